@@ -1,0 +1,11 @@
+// The `efsync` command line: each part of the product registers its own commands.
+import { Command } from 'commander';
+
+const program = new Command()
+  .name('efsync')
+  .description('Sync an energy forecasting service into a DuckDB warehouse, push capacity, score forecasts')
+  .showHelpAfterError();
+
+// Command registrations (one line per area).
+
+await program.parseAsync(process.argv);

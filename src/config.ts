@@ -1,0 +1,173 @@
+// config/efsync.yaml: validated with zod, every error naming the key and line; the
+// environment overrides the file; the API key never comes from the file itself.
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { isTimeZone, parseDuration } from './time.js';
+import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
+
+export const DEFAULT_CONFIG_PATH = 'config/efsync.yaml';
+
+/** A duration written as text (`15m`, `6h`, `7d`, `PT6H`), parsed to milliseconds. */
+const Duration = z.string().transform((text, ctx) => {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const Zone = z.string().refine(isTimeZone, 'not a known time zone (e.g. UTC, Europe/Stockholm)');
+
+export const RESOURCES = ['sites', 'models', 'forecasts', 'outputs', 'actuals'] as const;
+export type Resource = (typeof RESOURCES)[number];
+
+const ServiceConfig = z.strictObject({
+  base_url: z.url().nullable().prefault(null)
+    .describe('Base URL of the service, e.g. https://api.rebase.energy; null runs the embedded emulator'),
+  api_key_file: z.string().nullable().prefault(null)
+    .describe('File holding the API key; EFSYNC_API_KEY or EFSYNC_API_KEY_FILE take precedence'),
+  connections: z.int().min(1).max(256).prefault(16).describe('Keep-alive connections to the service'),
+  timeouts: z.strictObject({
+    connect: Duration.prefault('10s'),
+    headers: Duration.prefault('30s'),
+    body: Duration.prefault('60s'),
+  }).prefault({}),
+  retries: z.strictObject({
+    attempts: z.int().min(0).max(20).prefault(5).describe('Retries after the first try'),
+    base_delay: Duration.prefault('250ms'),
+    max_delay: Duration.prefault('20s'),
+    retry_after_max: Duration.prefault('60s').describe('Longest Retry-After that is honoured'),
+  }).prefault({}),
+  output_fill_param: z.string().min(1).prefault('fill')
+    .describe('Wire name of the Model Output parameter taking disabled|auto'),
+}).prefault({});
+
+const WarehouseConfig = z.strictObject({
+  path: z.string().min(1).prefault('data/warehouse.duckdb')
+    .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
+  lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
+}).prefault({});
+
+const SyncConfig = z.strictObject({
+  concurrency: z.int().min(1).max(64).prefault(8).describe('Sites synced at once'),
+  lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
+  initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
+  horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
+  vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past vintages'),
+  resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
+}).prefault({});
+
+const CapacityConfig = z.strictObject({
+  dir: z.string().prefault('config/capacity'),
+  max_over_nameplate_pct: z.number().min(0).prefault(10)
+    .describe('A capacity point may exceed the site nameplate by at most this share'),
+}).prefault({});
+
+const AccuracyConfig = z.strictObject({
+  tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
+  report: z.string().prefault('data/report.html'),
+  lead_buckets: z.array(Duration).prefault(['6h', '12h', '24h', '36h', '48h', '72h'])
+    .describe('Upper bounds of the lead-time buckets'),
+  deadband_pct: z.number().min(0).prefault(0),
+  max_missing_pct: z.number().min(0).max(100).prefault(10)
+    .describe('An interval with more missing sub-points than this is dropped'),
+  mape_min_actual_pct: z.number().min(0).prefault(1)
+    .describe('MAPE skips actuals below this share of capacity'),
+}).prefault({});
+
+const CatchUp = z.enum(['skip', 'once', 'each']);
+
+const ScheduleConfig = z.strictObject({
+  timezone: Zone.prefault('UTC'),
+  catch_up: CatchUp.prefault('once').describe('What to do with runs missed while the daemon was down'),
+  catch_up_limit: z.int().min(1).prefault(3).describe('With catch_up: each, the most missed runs to make up'),
+  retries: z.int().min(0).prefault(2),
+  retry_backoff: Duration.prefault('5m'),
+  timeout: Duration.prefault('2h'),
+  jobs: z.record(z.string(), z.string().nullable()).prefault({})
+    .describe('Job name to cron expression; null disables a job that has a default schedule'),
+}).prefault({});
+
+const EmulatorConfig = z.strictObject({
+  sites: z.int().min(1).prefault(4),
+  seed: z.int().prefault(1),
+}).prefault({});
+
+export const Config = z.strictObject({
+  service: ServiceConfig,
+  warehouse: WarehouseConfig,
+  sync: SyncConfig,
+  capacity: CapacityConfig,
+  accuracy: AccuracyConfig,
+  schedule: ScheduleConfig,
+  emulator: EmulatorConfig,
+  log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') }).prefault({}),
+});
+
+export type Config = z.output<typeof Config>;
+
+export interface LoadedConfig extends Config {
+  /** Where it was read from, or null when no file exists and the defaults apply. */
+  file: string | null;
+}
+
+/**
+ * Reads the config file (`EFSYNC_CONFIG` or config/efsync.yaml; a missing default file means
+ * defaults), then applies EFSYNC_BASE_URL, EFSYNC_DB and EFSYNC_LOG_LEVEL from the environment.
+ */
+export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const file = path ?? env.EFSYNC_CONFIG ?? DEFAULT_CONFIG_PATH;
+  const explicit = path !== undefined || env.EFSYNC_CONFIG !== undefined;
+  let raw: unknown = {};
+  let found: string | null = null;
+  if (existsSync(file)) {
+    const yaml = parseYaml(readFileSync(file, 'utf8'), file);
+    raw = yaml.value ?? {};
+    found = file;
+    const parsed = Config.safeParse(raw);
+    if (!parsed.success) throw yamlIssueError(yaml, parsed.error);
+    return { ...applyEnv(parsed.data, env), file: found };
+  }
+  if (explicit) throw new InputFileError(file, 1, 1, 'config file not found');
+  return { ...applyEnv(Config.parse(raw), env), file: found };
+}
+
+function applyEnv(config: Config, env: NodeJS.ProcessEnv): Config {
+  const fromEnv = (name: string, key: string, schema: z.ZodType<unknown>) => {
+    const value = env[name];
+    if (value === undefined || value === '') return undefined;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new Error(`${name} (overrides ${key}): ${parsed.error.issues[0].message}`);
+    return parsed.data;
+  };
+  const baseUrl = fromEnv('EFSYNC_BASE_URL', 'service.base_url', z.url()) as string | undefined;
+  const db = fromEnv('EFSYNC_DB', 'warehouse.path', z.string()) as string | undefined;
+  const level = fromEnv('EFSYNC_LOG_LEVEL', 'log.level', Config.shape.log.unwrap().shape.level) as
+    Config['log']['level'] | undefined;
+  return {
+    ...config,
+    service: { ...config.service, base_url: baseUrl ?? config.service.base_url },
+    warehouse: { ...config.warehouse, path: db ?? config.warehouse.path },
+    log: { level: level ?? config.log.level },
+  };
+}
+
+/**
+ * The API key: EFSYNC_API_KEY, else the file named by EFSYNC_API_KEY_FILE or
+ * `service.api_key_file`. Never part of the config file itself, never logged.
+ */
+export function resolveApiKey(config: Config, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.EFSYNC_API_KEY) return env.EFSYNC_API_KEY.trim();
+  const file = env.EFSYNC_API_KEY_FILE || config.service.api_key_file;
+  if (!file) return null;
+  if (!existsSync(file)) throw new Error(`API key file not found: ${file}`);
+  const key = readFileSync(file, 'utf8').trim();
+  if (!key) throw new Error(`API key file is empty: ${file}`);
+  return key;
+}
+
+/** JSON Schema of the config file, for editors (yaml-language-server) and the config repo's CI. */
+export function configJsonSchema(): unknown {
+  return z.toJSONSchema(Config, { io: 'input', unrepresentable: 'any' });
+}

@@ -1,0 +1,59 @@
+// What a job is: a name, a default schedule and a function composed of src/ calls.
+import type { ServiceClient } from '../api/client.js';
+import type { LoadedConfig, Resource } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../progress.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+
+export interface JobOptions {
+  /** Only these sites (ids or names); all sites when absent. */
+  sites?: string[];
+  /** A historical window to backfill instead of the incremental one (epoch ms). */
+  from?: number;
+  to?: number;
+  /** Only these resources, for the sync jobs. */
+  only?: Resource[];
+}
+
+export interface JobContext {
+  config: LoadedConfig;
+  log: Logger;
+  runId: string;
+  /** Opened for writing; the writer lock is held for the whole run. */
+  warehouse: Warehouse;
+  /** The service client, connected on first use (the embedded emulator when no service is configured). */
+  service(): Promise<ServiceClient>;
+  /** Aborted on SIGINT, SIGTERM or the run timeout: finish or roll back the current site, then stop. */
+  signal: AbortSignal;
+  options: JobOptions;
+  progress: Progress;
+  /** The clock, injectable for tests. */
+  now(): number;
+}
+
+export interface Failure {
+  siteId?: string;
+  resource?: string;
+  reason: string;
+}
+
+export interface JobOutcome {
+  status: 'ok' | 'partial' | 'failed';
+  /** Rows written per table. */
+  rows: Record<string, number>;
+  failures: Failure[];
+  /** Lines for the human summary on stdout. */
+  summary?: string[];
+}
+
+export interface Job {
+  name: string;
+  description: string;
+  /** Cron expression used when config/efsync.yaml names none; null: run only when asked. */
+  schedule: string | null;
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
+
+export function defineJob(job: Job): Job {
+  return job;
+}
