@@ -1,0 +1,69 @@
+// The service efsync talks to: the configured one, or an embedded emulator when none is
+// configured (demo data on loopback), so that every command runs on a fresh clone.
+import { randomBytes } from 'node:crypto';
+import { clientFromConfig, type ServiceClient } from './api/client.js';
+import { resolveApiKey, type LoadedConfig } from './config.js';
+import { startEmulator } from './emulator/server.js';
+import type { Logger } from './log.js';
+
+export interface ServiceConnection {
+  client: ServiceClient;
+  /** True when the client talks to an emulator started here (demo data). */
+  embedded: boolean;
+  /** Closes the client and, when embedded, the emulator. */
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** The embedded emulator's clock (tests); the wall clock otherwise. */
+  now?: () => number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class MissingApiKeyError extends Error {
+  constructor(baseUrl: string) {
+    super(
+      `no API key for ${baseUrl}: set EFSYNC_API_KEY, or EFSYNC_API_KEY_FILE (or service.api_key_file in the config) to a file holding it`,
+    );
+    this.name = 'MissingApiKeyError';
+  }
+}
+
+export async function connectService(
+  config: LoadedConfig,
+  log: Logger,
+  options: ConnectOptions = {},
+): Promise<ServiceConnection> {
+  const baseUrl = config.service.base_url;
+  if (baseUrl === null) return connectEmbedded(config, log, options);
+  const apiKey = resolveApiKey(config, options.env);
+  if (apiKey === null) throw new MissingApiKeyError(baseUrl);
+  const client = clientFromConfig(config, apiKey, log);
+  return { client, embedded: false, close: () => client.close() };
+}
+
+async function connectEmbedded(config: LoadedConfig, log: Logger, options: ConnectOptions): Promise<ServiceConnection> {
+  // A fresh random key per process: the embedded emulator is reachable only on loopback and only for this run.
+  const apiKey = randomBytes(16).toString('hex');
+  const emulator = await startEmulator({
+    apiKeys: [apiKey],
+    sites: config.emulator.sites,
+    seed: config.emulator.seed,
+    host: '127.0.0.1',
+    port: 0,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  log.warn(
+    { url: emulator.url, sites: config.emulator.sites, seed: config.emulator.seed },
+    'no service configured (service.base_url / EFSYNC_BASE_URL): using an embedded emulator with DEMO data',
+  );
+  const client = clientFromConfig({ ...config, service: { ...config.service, base_url: emulator.url } }, apiKey, log);
+  return {
+    client,
+    embedded: true,
+    async close() {
+      await client.close();
+      await emulator.close();
+    },
+  };
+}
