@@ -1,0 +1,519 @@
+// The typed client for the whole service interface (Platform API v2), on an undici keep-alive pool.
+//
+// Every call: one request per attempt, the body read as text, JSON.parse once, validated once with
+// the zod schema of schemas.ts (instants become epoch ms). Every failure is a ServiceError.
+//
+// Retry policy (docs/client.md explains it for users):
+// - GET and PUT are idempotent: retried on 429, 500, 502, 503, 504, connection errors, timeouts and
+//   bodies that are not JSON at all (a body cut off by the network). Update Model is a PUT that sets
+//   absolute values: after a success the model already holds the priority, so a repeat finds no
+//   collision and changes nothing, whichever priority_conflict_resolution was asked for.
+// - Upload Site Capacity (POST) sends the whole timeline of points; the service stores each point,
+//   which holds forward until the next. Sending the same points again leaves the same timeline, so
+//   it is idempotent in effect and retried exactly like GET and PUT.
+// - Create Site (POST) is not idempotent: a repeat after the service acted would create a second
+//   site. It is retried only when the service cannot have acted on it: 429 (rejected before any
+//   work), a refused connection or a connect timeout (the request never left this machine).
+// - Schema violations of a well-formed JSON body ('malformed') are never retried: the service would
+//   answer the same again.
+// - Backoff: exponential with full jitter, random(0, min(maxDelay, baseDelay * 2^retry)); a
+//   Retry-After (seconds or an HTTP date) replaces it when present, unless it is longer than
+//   retryAfterMax: then the call fails at once with a clear error rather than sleeping for it.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { LoadedConfig } from '../config.js';
+import { formatInstant } from '../time.js';
+import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
+import {
+  ActualsSeries, CreateSiteResponse, ErrorBody, ForecastSeries, MessageResponse, ModelItem, ModelOutput,
+  SiteResponse,
+  type CapacityUpload, type ErrorItem, type SiteRequest, type UpdateModelBody,
+} from './schemas.js';
+
+export interface ServiceClientOptions {
+  /** e.g. `https://api.rebase.energy`; paths are `/platform/v2/...` below it. */
+  baseUrl: string;
+  apiKey: string;
+  /** Keep-alive connections in the pool (default 16). */
+  connections?: number;
+  /** Milliseconds: connect (TCP/TLS), headers (request sent → headers), body (idle between chunks). */
+  timeouts?: Partial<Timeouts>;
+  retries?: Partial<RetryOptions>;
+  /** Wire name of the Model Output parameter that takes `disabled`/`auto` (default `fill`). */
+  outputFillParam?: string;
+  log?: Logger;
+  /** Aborts every call of this client (shutdown); each call may add its own signal too. */
+  signal?: AbortSignal;
+}
+
+export interface Timeouts {
+  connect: number;
+  headers: number;
+  body: number;
+}
+
+export interface RetryOptions {
+  /** Retries after the first try (0: never retry). */
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+  /** The longest Retry-After honoured; a longer one fails the call at once. */
+  retryAfterMax: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ListModelsOptions extends CallOptions {
+  modelType?: 'ai' | 'physical';
+  /** Extra fields, sent comma-separated: `['serving_active']`. */
+  extra?: string[];
+}
+
+export interface ForecastOptions extends CallOptions {
+  /** Epoch ms; the service defaults to 00:00 UTC today. */
+  start?: number;
+  end?: number;
+  /** The forecast as it was known at this instant (epoch ms). */
+  asOf?: number;
+  tz?: string;
+  modelId?: string;
+  /** Values divided by capacity. */
+  normalized?: boolean;
+}
+
+export interface ActualsOptions extends CallOptions {
+  start: number;
+  end: number;
+  tz?: string;
+  /** Default on the service: `power`. */
+  type?: string;
+}
+
+export interface ModelOutputOptions extends CallOptions {
+  start?: number;
+  end?: number;
+  asOf?: number;
+  tz?: string;
+  outputType?: 'forecast' | 'clearsky';
+  fill?: 'disabled' | 'auto';
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connect: 10_000, headers: 30_000, body: 60_000 };
+export const DEFAULT_RETRIES: RetryOptions = { attempts: 5, baseDelay: 250, maxDelay: 20_000, retryAfterMax: 60_000 };
+
+const SiteList = z.array(SiteResponse);
+const ModelList = z.array(ModelItem);
+
+/** Which failures a call may repeat (see the policy at the top of this file). */
+type RetryPolicy = 'idempotent' | 'unsent-only';
+
+type Method = 'GET' | 'PUT' | 'POST';
+
+interface Call<S extends z.ZodType> {
+  method: Method;
+  /** The interface's path template, e.g. `/platform/v2/sites/{site_id}/forecast`. */
+  template: string;
+  /** The concrete path with ids and query string. */
+  path: string;
+  schema: S;
+  body?: unknown;
+  siteId?: string;
+  modelId?: string;
+  policy: RetryPolicy;
+  signal?: AbortSignal;
+}
+
+/** Transport error codes meaning the request never reached the service. */
+const UNSENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+
+export class ServiceClient {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly apiKey: string;
+  private readonly timeouts: Timeouts;
+  private readonly retries: RetryOptions;
+  private readonly fillParam: string;
+  private readonly log?: Logger;
+  private readonly signal?: AbortSignal;
+  private readonly readHeaders: Record<string, string>;
+  private readonly writeHeaders: Record<string, string>;
+
+  constructor(options: ServiceClientOptions) {
+    if (!options.apiKey) throw new Error('ServiceClient: an API key is required');
+    const url = new URL(options.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.retries = { ...DEFAULT_RETRIES, ...options.retries };
+    this.fillParam = options.outputFillParam ?? 'fill';
+    this.log = options.log;
+    this.signal = options.signal;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections ?? 16,
+      connectTimeout: this.timeouts.connect,
+      headersTimeout: this.timeouts.headers,
+      bodyTimeout: this.timeouts.body,
+    });
+    this.readHeaders = { authorization: this.apiKey, accept: 'application/json' };
+    this.writeHeaders = { ...this.readHeaders, 'content-type': 'application/json' };
+  }
+
+  // ------------------------------------------------------------------ sites
+
+  listSites(options: CallOptions = {}): Promise<SiteResponse[]> {
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites', path: '/platform/v2/sites',
+      schema: SiteList, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  createSite(body: SiteRequest, options: CallOptions = {}): Promise<{ site_id: string }> {
+    return this.call({
+      method: 'POST', template: '/platform/v2/sites', path: '/platform/v2/sites',
+      schema: CreateSiteResponse, body, policy: 'unsent-only', signal: options.signal,
+    });
+  }
+
+  getSite(siteId: string, options: CallOptions = {}): Promise<SiteResponse> {
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
+      schema: SiteResponse, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<SiteResponse> {
+    return this.call({
+      method: 'PUT', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
+      schema: SiteResponse, body, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<ModelItem[]> {
+    const query = queryString([
+      ['model_type', options.modelType],
+      ['extra', options.extra && options.extra.length > 0 ? options.extra.join(',') : undefined],
+    ]);
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/models', path: sitePath(siteId, '/models') + query,
+      schema: ModelList, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  getSiteForecast(siteId: string, options: ForecastOptions = {}): Promise<ForecastSeries> {
+    const query = queryString([
+      ['start_date', instantParam(options.start)],
+      ['end_date', instantParam(options.end)],
+      ['tz', options.tz],
+      ['as_of', instantParam(options.asOf)],
+      ['model_id', options.modelId],
+      ['return_normalized', options.normalized === undefined ? undefined : String(options.normalized)],
+    ]);
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/forecast', path: sitePath(siteId, '/forecast') + query,
+      schema: ForecastSeries, siteId, modelId: options.modelId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  getSiteActuals(siteId: string, options: ActualsOptions): Promise<ActualsSeries> {
+    const query = queryString([
+      ['start_date', instantParam(options.start)],
+      ['end_date', instantParam(options.end)],
+      ['tz', options.tz],
+      ['type', options.type],
+    ]);
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual') + query,
+      schema: ActualsSeries, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<{ message: string }> {
+    return this.call({
+      method: 'POST', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity'),
+      // The timeline is re-sent whole, so a repeat is harmless: retried like a PUT.
+      schema: MessageResponse, body, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  // ------------------------------------------------------------------ models
+
+  updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<ModelItem> {
+    return this.call({
+      method: 'PUT', template: '/platform/v2/models/{model_id}', path: modelPath(modelId, ''),
+      schema: ModelItem, body, modelId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  getModelOutput(modelId: string, options: ModelOutputOptions = {}): Promise<ModelOutput> {
+    const query = queryString([
+      ['start_date', instantParam(options.start)],
+      ['end_date', instantParam(options.end)],
+      ['tz', options.tz],
+      ['as_of', instantParam(options.asOf)],
+      ['output_type', options.outputType],
+      [this.fillParam, options.fill],
+    ]);
+    return this.call({
+      method: 'GET', template: '/platform/v2/models/{model_id}/output', path: modelPath(modelId, '/output') + query,
+      schema: ModelOutput, modelId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** Closes the keep-alive connections once the requests in flight are done. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  // ------------------------------------------------------------------ the request loop
+
+  private async call<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+    const signal = combineSignals(this.signal, call.signal);
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw this.abortedError(call, attempt - 1);
+      try {
+        return await this.attempt(call, signal, attempt);
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        if (attempt > this.retries.attempts || !mayRetry(call.policy, error)) throw error;
+        const delay = this.retryDelay(call, error, attempt);
+        this.log?.warn(
+          { endpoint: `${call.method} ${call.template}`, path: call.path, attempt, status: error.status,
+            code: error.code, delayMs: Math.round(delay), reason: error.detail },
+          'service request failed, retrying',
+        );
+        await this.pause(call, delay, signal, attempt);
+      }
+    }
+  }
+
+  /** One request and its validation; every failure becomes a ServiceError. */
+  private async attempt<S extends z.ZodType>(call: Call<S>, signal: AbortSignal | undefined, attempt: number): Promise<z.output<S>> {
+    const started = performance.now();
+    let status: number | undefined;
+    let text: string;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: call.method,
+        path: this.basePath + call.path,
+        headers: call.body === undefined ? this.readHeaders : this.writeHeaders,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        signal,
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (cause) {
+      this.logRequest(call, attempt, status ?? null, started, errorCode(cause));
+      throw this.transportError(call, cause, signal, attempt);
+    }
+    this.logRequest(call, attempt, status, started);
+    if (status < 200 || status > 299) throw this.httpError(call, status, response.headers, text, attempt);
+    return this.decode(call, status, text, attempt);
+  }
+
+  private decode<S extends z.ZodType>(call: Call<S>, status: number, text: string, attempt: number): z.output<S> {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (cause) {
+      // Not JSON at all: most likely cut off or rewritten on the way, so worth another attempt.
+      throw this.error(call, {
+        kind: 'malformed', status, attempts: attempt, retryable: true, cause,
+        detail: `malformed response: not JSON (${text.length} bytes: ${(cause as Error).message})`,
+      });
+    }
+    const parsed = call.schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    throw this.error(call, {
+      kind: 'malformed', status, attempts: attempt, retryable: false,
+      detail: `malformed response: ${formatPath(issue.path)}: ${issue.message}`,
+    });
+  }
+
+  private httpError(call: Call<z.ZodType>, status: number, headers: Dispatcher.ResponseData['headers'],
+    text: string, attempt: number): ServiceError {
+    const errors = errorItems(text);
+    const summary = errors.length > 0
+      ? errors.slice(0, 3).map((e) => `${e.field}: ${e.message}`).join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '')
+      : oneLine(text, 160);
+    return this.error(call, {
+      kind: 'http', status, errors, attempts: attempt,
+      retryable: RETRYABLE_STATUS.has(status),
+      retryAfterMs: retryAfterMs(headers['retry-after']),
+      detail: summary ? `HTTP ${status}: ${summary}` : `HTTP ${status}`,
+    });
+  }
+
+  private transportError(call: Call<z.ZodType>, cause: unknown, signal: AbortSignal | undefined, attempt: number): ServiceError {
+    if (signal?.aborted) return this.abortedError(call, attempt);
+    const code = errorCode(cause);
+    const kind: ServiceErrorKind = code !== undefined && TIMEOUT_CODES.has(code) ? 'timeout' : 'network';
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return this.error(call, {
+      kind, code, attempts: attempt, cause, retryable: code !== 'UND_ERR_INVALID_ARG',
+      detail: `${kind === 'timeout' ? 'timed out' : 'connection failed'}: ${message}${code ? ` (${code})` : ''}`,
+    });
+  }
+
+  private abortedError(call: Call<z.ZodType>, attempt: number): ServiceError {
+    return this.error(call, { kind: 'aborted', attempts: attempt, detail: 'aborted' });
+  }
+
+  /** Builds the error with the call's endpoint and ids, the key scrubbed from anything the service said. */
+  private error(call: Call<z.ZodType>, details: Omit<ServiceErrorDetails, 'endpoint'>): ServiceError {
+    return new ServiceError({
+      ...details,
+      endpoint: `${call.method} ${call.template}`,
+      siteId: call.siteId,
+      modelId: call.modelId,
+      detail: this.scrub(details.detail),
+      errors: details.errors?.map((e) => ({ field: this.scrub(e.field), message: this.scrub(e.message) })),
+    });
+  }
+
+  private scrub(text: string): string {
+    return text.includes(this.apiKey) ? text.split(this.apiKey).join('[redacted]') : text;
+  }
+
+  /** Retry-After when the service sent one (fails fast beyond retryAfterMax), else backoff with full jitter. */
+  private retryDelay(call: Call<z.ZodType>, error: ServiceError, attempt: number): number {
+    if (error.retryAfterMs !== null) {
+      if (error.retryAfterMs > this.retries.retryAfterMax) {
+        throw this.error(call, {
+          kind: error.kind, status: error.status, errors: error.errors, attempts: attempt, retryable: true,
+          retryAfterMs: error.retryAfterMs,
+          detail: `${error.detail}; the service asks to retry after ${seconds(error.retryAfterMs)}, ` +
+            `longer than the ${seconds(this.retries.retryAfterMax)} allowed (service.retries.retry_after_max): giving up`,
+        });
+      }
+      return error.retryAfterMs;
+    }
+    const ceiling = Math.min(this.retries.maxDelay, this.retries.baseDelay * 2 ** (attempt - 1));
+    return Math.random() * ceiling;
+  }
+
+  private async pause(call: Call<z.ZodType>, delay: number, signal: AbortSignal | undefined, attempt: number): Promise<void> {
+    try {
+      await sleep(delay, undefined, { signal });
+    } catch {
+      throw this.abortedError(call, attempt);
+    }
+  }
+
+  private logRequest(call: Call<z.ZodType>, attempt: number, status: number | null, started: number, code?: string): void {
+    if (!this.log?.isLevelEnabled('debug')) return;
+    this.log.debug(
+      { method: call.method, path: call.path, status, ms: Math.round(performance.now() - started), attempt, code },
+      'service request',
+    );
+  }
+}
+
+function mayRetry(policy: RetryPolicy, error: ServiceError): boolean {
+  if (!error.retryable) return false;
+  if (policy === 'idempotent') return true;
+  return error.status === 429 || (error.code !== undefined && UNSENT_CODES.has(error.code));
+}
+
+function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a && b) return AbortSignal.any([a, b]);
+  return a ?? b;
+}
+
+function sitePath(siteId: string, rest: string): string {
+  return `/platform/v2/sites/${encodeURIComponent(siteId)}${rest}`;
+}
+
+function modelPath(modelId: string, rest: string): string {
+  return `/platform/v2/models/${encodeURIComponent(modelId)}${rest}`;
+}
+
+function instantParam(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : formatInstant(ms);
+}
+
+/** `?a=1&b=2` from the pairs that have a value; '' when none has. */
+function queryString(pairs: [string, string | undefined][]): string {
+  let query = '';
+  for (const [name, value] of pairs) {
+    if (value === undefined) continue;
+    query += `${query ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  }
+  return query;
+}
+
+/** The `errors[]` of an error body, or [] when the body is not one. */
+function errorItems(text: string): ErrorItem[] {
+  try {
+    const parsed = ErrorBody.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.errors : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Retry-After as milliseconds from now: delta seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return null;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** `forecast`, `[3].state[0].timestamp_utc`, or `(root)`. */
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  let text = '';
+  for (const part of path) {
+    text += typeof part === 'number' ? `[${part}]` : `${text ? '.' : ''}${String(part)}`;
+  }
+  return text;
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/** The client `config.service` describes; `overrides` wins (e.g. the base URL of an embedded emulator). */
+export function clientFromConfig(config: LoadedConfig, apiKey: string, log?: Logger,
+  overrides: Partial<ServiceClientOptions> = {}): ServiceClient {
+  const service = config.service;
+  const baseUrl = overrides.baseUrl ?? service.base_url;
+  if (!baseUrl) {
+    throw new Error('service.base_url is not set (config file or EFSYNC_BASE_URL); start the emulator or point it at the service');
+  }
+  return new ServiceClient({
+    baseUrl,
+    apiKey,
+    connections: service.connections,
+    timeouts: { connect: service.timeouts.connect, headers: service.timeouts.headers, body: service.timeouts.body },
+    retries: {
+      attempts: service.retries.attempts,
+      baseDelay: service.retries.base_delay,
+      maxDelay: service.retries.max_delay,
+      retryAfterMax: service.retries.retry_after_max,
+    },
+    outputFillParam: service.output_fill_param,
+    log,
+    ...overrides,
+  });
+}
