@@ -1,4 +1,25 @@
-// The warehouse: one DuckDB file written by one efsync process at a time.
+/**
+ * The warehouse: DuckDB files written by one efsync process at a time.
+ *
+ *   const wh = await Warehouse.open({ path: 'data/warehouse.duckdb', lockWaitMs?: 10_000,
+ *                                     holder?: { job: 'nightly', runId } });
+ *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.transaction(async () => ...);
+ *   await wh.publish();   // analysts see the new data from here on
+ *   await wh.close();     // releases the writer lock (also released on process exit)
+ *
+ * Files, for `path` = data/warehouse.duckdb:
+ *   data/warehouse.duckdb         the PUBLISHED snapshot analysts open read-only; replaced atomically
+ *                                 (rename) by publish(), so open readers keep their old snapshot
+ *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. When it is missing
+ *                                 but a published file exists, open() starts from a copy of that.
+ *   data/warehouse.duckdb.lock    the writer lock: JSON {pid, host, job, runId, startedAt}. A second
+ *                                 writer waits up to lockWaitMs, then throws WarehouseBusyError
+ *                                 naming the holder; a lock of a dead process on this host is taken over.
+ *
+ * `Warehouse.open({ path, readOnly: true })` opens the published snapshot read-only, without lock.
+ * Everything that uses the connection goes through one queue (`exclusive`), so concurrent callers
+ * (p-limit over sites) never interleave inside each other's transactions.
+ */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
