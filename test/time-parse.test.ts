@@ -1,0 +1,66 @@
+// parseInstant reads every timestamp form the service may send to the same epoch milliseconds.
+import { describe, expect, it } from 'vitest';
+import { formatInZone, formatInstant, formatMinute, parseInstant } from '../src/time.js';
+
+const NOON = Date.UTC(2026, 5, 15, 12, 0, 0);
+
+describe('parseInstant', () => {
+  it.each([
+    '2026-06-15T12:00:00Z',
+    '2026-06-15T12:00:00+0000',
+    '2026-06-15T12:00:00+00:00',
+    '2026-06-15T12:00:00+00',
+    '2026-06-15T12:00:00-00:00',
+    '2026-06-15T12:00Z',
+    '2026-06-15 12:00',
+    '2026-06-15T12:00:00',
+    '2026-06-15T12:00:00.000Z',
+    '2026-06-15T14:00:00+02:00',
+    '2026-06-15T14:00:00+0200',
+    '2026-06-15T06:30:00-05:30',
+  ])('reads %s as 12:00 UTC', (text) => {
+    expect(parseInstant(text)).toBe(NOON);
+  });
+
+  it('keeps fractional seconds to the millisecond', () => {
+    expect(parseInstant('2026-06-15T12:00:00.5Z')).toBe(NOON + 500);
+    expect(parseInstant('2026-06-15T12:00:00.123+00:00')).toBe(NOON + 123);
+    expect(parseInstant('2026-06-15T12:00:00.123456789+0000')).toBe(NOON + 123);
+  });
+
+  it('reads a bare date as its UTC midnight', () => {
+    expect(parseInstant('2026-06-15')).toBe(Date.UTC(2026, 5, 15));
+  });
+
+  it('crosses the day with an offset', () => {
+    expect(parseInstant('2026-01-01T00:30:00+01:00')).toBe(Date.UTC(2025, 11, 31, 23, 30));
+  });
+
+  it.each(['2026-02-30T00:00:00Z', '2026-06-15T24:00:00Z', '2026-06-15T12:60:00Z', '15/06/2026', '', 'now'])(
+    'rejects %j',
+    (text) => {
+      expect(() => parseInstant(text)).toThrow(RangeError);
+    },
+  );
+});
+
+describe('formatting instants for the wire', () => {
+  it('sends seconds precision with Z, and reads it back', () => {
+    expect(formatInstant(NOON + 999)).toBe('2026-06-15T12:00:00Z');
+    expect(parseInstant(formatInstant(NOON))).toBe(NOON);
+  });
+
+  it('sends capacity points at minute precision', () => {
+    expect(formatMinute(NOON + 59_000)).toBe('2026-06-15T12:00Z');
+  });
+
+  it('writes a zone offset that parses back to the same instant, across both DST changes', () => {
+    for (const ms of [Date.UTC(2026, 2, 29, 0, 30), Date.UTC(2026, 2, 29, 1, 30), Date.UTC(2026, 9, 25, 0, 30), Date.UTC(2026, 9, 25, 1, 30)]) {
+      const text = formatInZone(ms, 'Europe/Stockholm');
+      expect(text).toMatch(/\+0[12]:00$/);
+      expect(parseInstant(text)).toBe(ms);
+    }
+    expect(formatInZone(Date.UTC(2026, 2, 29, 0, 30), 'Europe/Stockholm')).toBe('2026-03-29T01:30:00+01:00');
+    expect(formatInZone(Date.UTC(2026, 2, 29, 1, 30), 'Europe/Stockholm')).toBe('2026-03-29T03:30:00+02:00');
+  });
+});
