@@ -36,7 +36,25 @@ describe('parseInstant', () => {
     expect(parseInstant('2026-01-01T00:30:00+01:00')).toBe(Date.UTC(2025, 11, 31, 23, 30));
   });
 
-  it.each(['2026-02-30T00:00:00Z', '2026-06-15T24:00:00Z', '2026-06-15T12:60:00Z', '15/06/2026', '', 'now'])(
+  it('reads leap days in the canonical form, and only in leap years', () => {
+    expect(parseInstant('2024-02-29T23:59:59Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59));
+    expect(parseInstant('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
+    expect(() => parseInstant('2026-02-29T00:00:00Z')).toThrow(RangeError);
+    expect(() => parseInstant('1900-02-29T00:00:00Z')).toThrow(RangeError);
+  });
+
+  it('reads every quarter hour of a year in the canonical form as Date does', () => {
+    const start = Date.UTC(2026, 0, 1);
+    for (let ms = start; ms < start + 366 * 86_400_000; ms += 900_000) {
+      expect(parseInstant(new Date(ms).toISOString().slice(0, 19) + 'Z')).toBe(ms);
+    }
+  });
+
+  it.each([
+    '2026-02-30T00:00:00Z', '2026-04-31T00:00:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z',
+    '2026-06-00T00:00:00Z', '2026-06-15T24:00:00Z', '2026-06-15T12:60:00Z', '2026-06-15T12:00:60Z',
+    '2026-06-1xT12:00:00Z', '2026/06/15T12:00:00Z', '15/06/2026', '', 'now',
+  ])(
     'rejects %j',
     (text) => {
       expect(() => parseInstant(text)).toThrow(RangeError);
