@@ -1,0 +1,114 @@
+// Pushing a plan: only the sites whose timeline differs from the service's, one site at a time,
+// each push recorded in the ledger whether it landed or not. A failed site never stops the others.
+import type { ServiceClient } from '../api/client.js';
+import { isServiceError } from '../api/errors.js';
+import type { Failure, JobOutcome } from '../runner/job.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { gitCommit, recordPush, wirePoints } from './ledger.js';
+import type { CapacityPlan, SitePlan } from './plan.js';
+
+export interface SitePush {
+  plan: SitePlan;
+  pushId: string;
+  status: 'ok' | 'failed';
+  /** The reason of a failed push, null when it landed. */
+  error: string | null;
+}
+
+export interface ApplyResult {
+  pushed: SitePush[];
+  failed: SitePush[];
+  /** Sites whose timeline the service already holds: nothing sent. */
+  unchanged: SitePlan[];
+  /** Sites left unpushed because the run was stopped (SIGINT, SIGTERM, timeout). */
+  skipped: SitePlan[];
+}
+
+export interface ApplyOptions {
+  /** The run the pushes belong to, null outside the run ledger. */
+  runId: string | null;
+  now: () => number;
+  signal?: AbortSignal;
+}
+
+export async function applyPlan(
+  plan: CapacityPlan,
+  client: ServiceClient,
+  warehouse: Warehouse,
+  options: ApplyOptions,
+): Promise<ApplyResult> {
+  const commit = gitCommit(plan.dir);
+  const result: ApplyResult = { pushed: [], failed: [], unchanged: [], skipped: [] };
+  for (const site of plan.sites) {
+    if (site.vsService.length === 0) result.unchanged.push(site);
+    else if (options.signal?.aborted) result.skipped.push(site);
+    else {
+      const push = await pushSite(site, client, warehouse, commit, options);
+      (push.status === 'ok' ? result.pushed : result.failed).push(push);
+    }
+  }
+  return result;
+}
+
+async function pushSite(
+  site: SitePlan,
+  client: ServiceClient,
+  warehouse: Warehouse,
+  commit: string | null,
+  options: ApplyOptions,
+): Promise<SitePush> {
+  const { timeline } = site;
+  const record = {
+    runId: options.runId,
+    siteId: timeline.siteId,
+    file: timeline.source.file,
+    contentHash: timeline.source.contentHash,
+    gitCommit: commit,
+    points: timeline.points,
+    pushedAt: options.now(),
+  };
+  try {
+    const response = await client.uploadSiteCapacity(
+      timeline.siteId,
+      { data: wirePoints(timeline.points) },
+      options.signal ? { signal: options.signal } : {},
+    );
+    const pushId = await recordPush(warehouse, { ...record, response, status: 'ok', error: null });
+    return { plan: site, pushId, status: 'ok', error: null };
+  } catch (error) {
+    const reason = (error as Error).message ?? String(error);
+    const response = isServiceError(error) ? { status: error.status, errors: error.errors } : null;
+    const pushId = await recordPush(warehouse, { ...record, response, status: 'failed', error: reason });
+    return { plan: site, pushId, status: 'failed', error: reason };
+  }
+}
+
+/** The run's outcome for the run ledger: partial when some sites failed and others did not. */
+export function applyOutcome(result: ApplyResult): JobOutcome {
+  const failures: Failure[] = [
+    ...result.failed.map((push) => ({ siteId: push.plan.timeline.siteId, resource: 'capacity', reason: push.error ?? 'failed' })),
+    ...result.skipped.map((site) => ({ siteId: site.timeline.siteId, resource: 'capacity', reason: 'not pushed: the run was stopped' })),
+  ];
+  const succeeded = result.pushed.length + result.unchanged.length;
+  return {
+    status: failures.length === 0 ? 'ok' : succeeded > 0 ? 'partial' : 'failed',
+    rows: { capacity_pushes: result.pushed.length + result.failed.length },
+    failures,
+    summary: applySummary(result),
+  };
+}
+
+function siteLabel(site: SitePlan): string {
+  return `${site.timeline.siteName} (${site.timeline.siteId}) from ${site.timeline.source.file}`;
+}
+
+export function applySummary(result: ApplyResult): string[] {
+  return [
+    ...result.pushed.map((p) => `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed)`),
+    ...result.unchanged.map((site) => `unchanged  ${siteLabel(site)}`),
+    ...result.failed.map((p) => `FAILED     ${siteLabel(p.plan)}: ${p.error}`),
+    ...result.skipped.map((site) => `not pushed ${siteLabel(site)}: the run was stopped`),
+    `capacity: ${result.pushed.length} pushed, ${result.unchanged.length} unchanged, ${result.failed.length} failed` +
+      (result.skipped.length > 0 ? `, ${result.skipped.length} not pushed` : ''),
+  ];
+}

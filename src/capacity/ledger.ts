@@ -1,0 +1,99 @@
+// The push ledger (warehouse table capacity_pushes): what was pushed, from which file and
+// commit, and what the service said. Plan diffs against the last successful push of each site.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { formatMinute, parseInstant } from '../time.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import type { TimelinePoint } from './validate.js';
+
+export interface PushRecord {
+  runId: string | null;
+  siteId: string;
+  file: string;
+  contentHash: string;
+  gitCommit: string | null;
+  points: TimelinePoint[];
+  response: unknown;
+  status: 'ok' | 'failed';
+  error: string | null;
+  pushedAt: number;
+}
+
+export interface StoredPush extends PushRecord {
+  pushId: string;
+}
+
+/** Points as they travel and as the ledger keeps them: `{valid_time: 'YYYY-MM-DDTHH:MMZ', value}` in kW. */
+export function wirePoints(points: TimelinePoint[]): { valid_time: string; value: number }[] {
+  return points.map((p) => ({ valid_time: formatMinute(p.time), value: p.valueKw }));
+}
+
+export async function recordPush(warehouse: Warehouse, push: PushRecord): Promise<string> {
+  const pushId = randomUUID();
+  await warehouse.run(
+    `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, response, status, error, pushed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9, $10, $11::TIMESTAMPTZ)`,
+    [
+      pushId, push.runId, push.siteId, push.file, push.contentHash, push.gitCommit,
+      JSON.stringify(wirePoints(push.points)), push.response === undefined ? null : JSON.stringify(push.response),
+      push.status, push.error, new Date(push.pushedAt).toISOString(),
+    ],
+  );
+  return pushId;
+}
+
+interface PushRow {
+  push_id: string;
+  run_id: string | null;
+  site_id: string;
+  file: string;
+  content_hash: string;
+  git_commit: string | null;
+  points: string;
+  response: string | null;
+  status: 'ok' | 'failed';
+  error: string | null;
+  pushed_at: Date;
+}
+
+const SELECT_PUSH = `SELECT push_id, run_id, site_id, file, content_hash, git_commit, points::VARCHAR AS points,
+  response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
+
+function fromRow(row: PushRow): StoredPush {
+  const points = (JSON.parse(row.points) as { valid_time: string; value: number }[])
+    .map((p) => ({ time: parseInstant(p.valid_time), valueKw: p.value }));
+  return {
+    pushId: row.push_id, runId: row.run_id, siteId: row.site_id, file: row.file, contentHash: row.content_hash,
+    gitCommit: row.git_commit, points, response: row.response === null ? null : JSON.parse(row.response),
+    status: row.status, error: row.error, pushedAt: row.pushed_at.getTime(),
+  };
+}
+
+/** The newest successful push of each site. */
+export async function lastSuccessfulPushes(warehouse: Warehouse): Promise<Map<string, StoredPush>> {
+  // A snapshot published before the capacity migration has no ledger yet: nothing was pushed.
+  const ledger = await warehouse.all(`SELECT 1 FROM duckdb_tables() WHERE table_name = 'capacity_pushes'`);
+  if (ledger.length === 0) return new Map();
+  const rows = await warehouse.all<PushRow>(
+    `${SELECT_PUSH} WHERE status = 'ok' QUALIFY row_number() OVER (PARTITION BY site_id ORDER BY pushed_at DESC, push_id) = 1`,
+  );
+  return new Map(rows.map((row) => [row.site_id, fromRow(row)]));
+}
+
+/** Every push of a run, in the order they were sent. */
+export async function pushesOfRun(warehouse: Warehouse, runId: string): Promise<StoredPush[]> {
+  const rows = await warehouse.all<PushRow>(`${SELECT_PUSH} WHERE run_id = $1 ORDER BY pushed_at, push_id`, [runId]);
+  return rows.map(fromRow);
+}
+
+/** HEAD of the git repository holding `dir`, or null when it is in none (or git is missing). */
+export function gitCommit(dir: string): string | null {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--verify', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim() || null;
+  } catch {
+    return null;
+  }
+}
