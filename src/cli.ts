@@ -7,5 +7,7 @@ const program = new Command()
   .showHelpAfterError();
 
 // Command registrations (one line per area).
+import { registerSyncCommands } from './sync/commands.js';
+registerSyncCommands(program);
 
 await program.parseAsync(process.argv);
