@@ -6,9 +6,7 @@ import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
 import { EXIT } from '../runner/exit-codes.js';
 import type { JobOptions } from '../runner/job.js';
-import { runJob } from '../runner/run.js';
 import { parseInstant } from '../time.js';
-import { syncJob } from './index.js';
 
 interface SyncFlags {
   only?: string;
@@ -46,6 +44,8 @@ async function syncCommand(flags: SyncFlags): Promise<number> {
     process.stderr.write(`efsync sync: ${(error as Error).message}\n`);
     return EXIT.usage;
   }
+  // Loaded here, not at the top: the other commands start without the sync's dependencies.
+  const [{ runJob }, { syncJob }] = await Promise.all([import('../runner/run.js'), import('./index.js')]);
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals) => abort.abort(new Error(signal));
   process.once('SIGINT', stop);
