@@ -1,0 +1,156 @@
+// The run ledger: the `runs` and `run_failures` tables of 001_core.sql, as the runner writes and
+// reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
+import { hostname } from 'node:os';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import type { Failure } from './job.js';
+
+export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted' | 'skipped';
+export type Trigger = 'manual' | 'schedule' | 'catch-up' | 'retry';
+
+export interface RunRow {
+  runId: string;
+  job: string;
+  trigger: Trigger;
+  scheduledFor: number | null;
+  attempt: number;
+  startedAt: number;
+  endedAt: number | null;
+  status: RunStatus;
+  rowsWritten: Record<string, number> | null;
+  errorSummary: string | null;
+  host: string | null;
+  pid: number | null;
+}
+
+/** Who runs: written into the ledger and named when another process finds the warehouse busy. */
+export interface Runner {
+  host: string;
+  pid: number;
+}
+
+export const THIS_PROCESS: Runner = { host: hostname(), pid: process.pid };
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A new ledger row: `running` at the start of a run, or a finished `skipped` one (with endedAt). */
+export async function insertRun(
+  wh: Warehouse,
+  run: Omit<RunRow, 'endedAt' | 'rowsWritten'> & { endedAt?: number },
+): Promise<void> {
+  await wh.run(
+    `INSERT INTO runs (run_id, job, trigger, scheduled_for, attempt, started_at, ended_at, status, error_summary, host, pid)
+     VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9, $10, $11)`,
+    [run.runId, run.job, run.trigger, iso(run.scheduledFor), run.attempt, iso(run.startedAt), iso(run.endedAt ?? null),
+      run.status, run.errorSummary, run.host, run.pid],
+  );
+}
+
+export async function finishRun(
+  wh: Warehouse,
+  runId: string,
+  end: { status: RunStatus; endedAt: number; rowsWritten: Record<string, number>; errorSummary: string | null },
+): Promise<void> {
+  await wh.run(
+    `UPDATE runs SET status = $2, ended_at = $3::TIMESTAMPTZ, rows_written = $4::JSON, error_summary = $5
+     WHERE run_id = $1`,
+    [runId, end.status, iso(end.endedAt), JSON.stringify(end.rowsWritten), end.errorSummary],
+  );
+}
+
+export async function insertFailures(wh: Warehouse, runId: string, failures: Failure[], at: number): Promise<void> {
+  for (const failure of failures) {
+    await wh.run(
+      `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at) VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ)`,
+      [runId, failure.siteId ?? null, failure.resource ?? null, failure.reason, iso(at)],
+    );
+  }
+}
+
+/**
+ * Runs still marked `running` whose process is gone. Called while holding the writer lock, so
+ * no other process can be writing: every `running` row is left over from a crash.
+ */
+export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<string[]> {
+  const orphans = await wh.all<{ run_id: string; host: string | null; pid: number | null }>(
+    `SELECT run_id, host, pid FROM runs WHERE status = 'running'`,
+  );
+  for (const orphan of orphans) {
+    await wh.run(
+      `UPDATE runs SET status = 'interrupted', ended_at = coalesce(ended_at, $2::TIMESTAMPTZ), error_summary = $3
+       WHERE run_id = $1`,
+      [orphan.run_id, iso(at), `the process (${orphan.host ?? '?'} pid ${orphan.pid ?? '?'}) ended without recording an outcome`],
+    );
+  }
+  return orphans.map((o) => o.run_id);
+}
+
+/** The run that already stands for this slot and attempt, if any: a slot is never run twice. */
+export async function runForSlot(wh: Warehouse, job: string, scheduledFor: number, attempt: number): Promise<string | null> {
+  const rows = await wh.all<{ run_id: string }>(
+    `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ AND attempt = $3 LIMIT 1`,
+    [job, iso(scheduledFor), attempt],
+  );
+  return rows[0]?.run_id ?? null;
+}
+
+/** The highest attempt recorded for a slot (0 when none), so a catch-up of it is the next attempt. */
+export async function lastAttempt(wh: Warehouse, job: string, scheduledFor: number): Promise<number> {
+  const rows = await wh.all<{ attempt: number | null }>(
+    `SELECT max(attempt) AS attempt FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ`,
+    [job, iso(scheduledFor)],
+  );
+  return rows[0]?.attempt ?? 0;
+}
+
+/**
+ * Per job, the start of its newest run that counts as having covered the schedule up to then:
+ * every run except interrupted ones (an interrupted nightly is caught up at the next start).
+ */
+export async function coveredUntil(wh: Warehouse): Promise<Map<string, number>> {
+  const rows = await wh.all<{ job: string; covered: Date }>(
+    `SELECT job, max(greatest(started_at, coalesce(scheduled_for, started_at))) AS covered
+     FROM runs WHERE status NOT IN ('interrupted', 'running') GROUP BY job`,
+  );
+  return new Map(rows.map((r) => [r.job, r.covered.getTime()]));
+}
+
+interface RunRecord {
+  run_id: string;
+  job: string;
+  trigger: Trigger;
+  scheduled_for: Date | null;
+  attempt: number;
+  started_at: Date;
+  ended_at: Date | null;
+  status: RunStatus;
+  rows_written: string | null;
+  error_summary: string | null;
+  host: string | null;
+  pid: number | null;
+}
+
+export function toRunRow(r: RunRecord): RunRow {
+  return {
+    runId: r.run_id,
+    job: r.job,
+    trigger: r.trigger,
+    scheduledFor: r.scheduled_for?.getTime() ?? null,
+    attempt: r.attempt,
+    startedAt: r.started_at.getTime(),
+    endedAt: r.ended_at?.getTime() ?? null,
+    status: r.status,
+    rowsWritten: r.rows_written ? (JSON.parse(r.rows_written) as Record<string, number>) : null,
+    errorSummary: r.error_summary,
+    host: r.host,
+    pid: r.pid,
+  };
+}
+
+export async function listRuns(wh: Warehouse, where = 'TRUE', params: (string | number)[] = []): Promise<RunRow[]> {
+  const rows = await wh.all<RunRecord>(
+    `SELECT run_id, job, trigger, scheduled_for, attempt, started_at, ended_at, status, rows_written::VARCHAR AS rows_written,
+       error_summary, host, pid FROM runs WHERE ${where} ORDER BY started_at, run_id`,
+    params,
+  );
+  return rows.map(toRunRow);
+}

@@ -1,0 +1,236 @@
+/**
+ * One run of one job, whoever asked for it (`efsync run`, the daemon, another command):
+ *
+ *   const result = await runJob(job, { config, options?, trigger?: 'manual', scheduledFor?, attempt?,
+ *                                      log?, signal?, now?, progress?, timeoutMs?, lockWaitMs? });
+ *   result.status    // ok | partial | failed | interrupted | skipped | busy
+ *   result.exitCode  // the documented exit code of `efsync run` (exit-codes.ts)
+ *
+ * It takes the warehouse writer lock (waiting at most `lockWaitMs`, then `busy` naming the holder),
+ * marks runs left `running` by a crashed process as interrupted, writes the `runs` row (running),
+ * runs the job with a child logger carrying the run id, a lazily connected service and a signal
+ * aborted by the caller's signal (SIGINT/SIGTERM) or the per-run timeout, then records the outcome
+ * and the failures, publishes the snapshot for analysts, and closes everything.
+ * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
+ * already holds for the same attempt is not run again (`skipped`, nothing written).
+ */
+import type { LoadedConfig } from '../config.js';
+import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
+import { silentProgress, type Progress } from '../progress.js';
+import type { ServiceConnection } from '../service.js';
+import { WarehouseBusyError } from '../warehouse/lock.js';
+import { Warehouse } from '../warehouse/warehouse.js';
+import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
+import { JobUsageError, type Failure, type Job, type JobContext, type JobOptions, type JobOutcome } from './job.js';
+import { finishRun, insertFailures, insertRun, markOrphanedRuns, runForSlot, THIS_PROCESS, type RunStatus, type Trigger } from './ledger.js';
+
+export interface RunJobOptions {
+  config: LoadedConfig;
+  options?: JobOptions;
+  trigger?: Trigger;
+  /** The schedule slot this run stands for (epoch ms); none for manual runs. */
+  scheduledFor?: number;
+  /** Attempt number for the slot, from 1. */
+  attempt?: number;
+  log?: Logger;
+  /** Aborting it (SIGINT, SIGTERM) interrupts the run: the current site finishes or rolls back. */
+  signal?: AbortSignal;
+  now?: () => number;
+  progress?: Progress;
+  /** Abort the run after this long; default `schedule.timeout`; 0 for none. */
+  timeoutMs?: number;
+  /** How long to wait for another writer; default `warehouse.lock_wait`. */
+  lockWaitMs?: number;
+  /** Ledger rows to write first, once the lock is held (skips the daemon noted while it was busy). */
+  pendingSkips?: SkipNote[];
+}
+
+/** A run that did not happen, recorded as `skipped` with the reason. */
+export interface SkipNote {
+  job: string;
+  trigger: Trigger;
+  scheduledFor: number | null;
+  attempt: number;
+  at: number;
+  reason: string;
+}
+
+export interface RunResult {
+  runId: string;
+  job: string;
+  /** `busy`: another process held the warehouse; nothing was written. */
+  status: RunStatus | 'busy';
+  exitCode: ExitCode;
+  rows: Record<string, number>;
+  failures: Failure[];
+  summary: string[];
+  /** One line on what went wrong (or why the run was skipped), null when all went well. */
+  error: string | null;
+  startedAt: number;
+  endedAt: number;
+}
+
+export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> {
+  const now = opts.now ?? Date.now;
+  const startedAt = now();
+  const runId = newRunId(startedAt);
+  const log = runLogger(opts.log ?? createLogger({ level: opts.config.log.level }), job.name, runId);
+  const trigger = opts.trigger ?? 'manual';
+  const attempt = opts.attempt ?? 1;
+  const result = (status: RunStatus | 'busy', error: string | null, outcome?: JobOutcome): RunResult => ({
+    runId, job: job.name, status, exitCode: exitCodeFor(status), error, startedAt, endedAt: now(),
+    rows: outcome?.rows ?? {}, failures: outcome?.failures ?? [], summary: outcome?.summary ?? [],
+  });
+
+  let warehouse: Warehouse;
+  try {
+    warehouse = await Warehouse.open({
+      path: opts.config.warehouse.path,
+      lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
+      holder: { job: job.name, runId },
+    });
+  } catch (error) {
+    if (!(error instanceof WarehouseBusyError)) throw error;
+    log.warn({ err: error.message }, 'warehouse busy: another efsync process is writing');
+    return result('busy', error.message);
+  }
+
+  try {
+    const orphans = await markOrphanedRuns(warehouse, now());
+    if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
+    await recordSkips(warehouse, opts.pendingSkips ?? []);
+    if (opts.scheduledFor !== undefined && trigger !== 'manual') {
+      const earlier = await runForSlot(warehouse, job.name, opts.scheduledFor, attempt);
+      if (earlier) {
+        const reason = `slot ${new Date(opts.scheduledFor).toISOString()} already run (run ${earlier})`;
+        log.info({ earlier }, reason);
+        if (orphans.length > 0 || (opts.pendingSkips ?? []).length > 0) await warehouse.publish();
+        return result('skipped', reason);
+      }
+    }
+    await insertRun(warehouse, {
+      runId, job: job.name, trigger, scheduledFor: opts.scheduledFor ?? null, attempt, startedAt,
+      status: 'running', errorSummary: null, ...THIS_PROCESS,
+    });
+    log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
+    const ended = await execute(job, warehouse, { ...opts, now }, runId, log);
+    await insertFailures(warehouse, runId, ended.outcome.failures, now());
+    await finishRun(warehouse, runId, {
+      status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
+    });
+    await warehouse.publish();
+    log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
+    return { ...result(ended.status, ended.error, ended.outcome), exitCode: ended.exitCode };
+  } finally {
+    await warehouse.close();
+  }
+}
+
+async function recordSkips(warehouse: Warehouse, skips: SkipNote[]): Promise<void> {
+  for (const skip of skips) {
+    await insertRun(warehouse, {
+      runId: newRunId(skip.at), job: skip.job, trigger: skip.trigger, scheduledFor: skip.scheduledFor,
+      attempt: skip.attempt, startedAt: skip.at, endedAt: skip.at, status: 'skipped', errorSummary: skip.reason,
+      ...THIS_PROCESS,
+    });
+  }
+}
+
+interface Ended {
+  status: RunStatus;
+  exitCode: ExitCode;
+  outcome: JobOutcome;
+  error: string | null;
+}
+
+/** Runs the job under the run's signal and turns whatever happens into a ledger outcome. */
+async function execute(
+  job: Job,
+  warehouse: Warehouse,
+  opts: RunJobOptions & { now: () => number },
+  runId: string,
+  log: Logger,
+): Promise<Ended> {
+  const abort = runSignal(opts.signal, opts.timeoutMs ?? opts.config.schedule.timeout);
+  let connection: Promise<ServiceConnection> | undefined;
+  const ctx: JobContext = {
+    config: opts.config,
+    log,
+    runId,
+    warehouse,
+    service: async () => (await (connection ??= connect(opts.config, log, opts.now))).client,
+    signal: abort.signal,
+    options: opts.options ?? {},
+    progress: opts.progress ?? silentProgress,
+    now: opts.now,
+  };
+  try {
+    const outcome = await job.run(ctx);
+    return judge(outcome, abort.reason());
+  } catch (error) {
+    const reason = abort.reason();
+    const message = reason ?? (error as Error).message ?? String(error);
+    log.error({ err: error }, 'run failed');
+    const outcome: JobOutcome = { status: 'failed', rows: {}, failures: [{ reason: message }] };
+    if (reason === null && error instanceof JobUsageError) {
+      return { status: 'failed', exitCode: EXIT.usage, outcome, error: message };
+    }
+    return judge(outcome, reason);
+  } finally {
+    abort.dispose();
+    ctx.progress.stop();
+    if (connection) await connection.then((c) => c.close(), () => undefined);
+  }
+}
+
+async function connect(config: LoadedConfig, log: Logger, now: () => number): Promise<ServiceConnection> {
+  // Loaded on first use: runs that never call the service never start the embedded emulator.
+  const { connectService } = await import('../service.js');
+  return connectService(config, log, { now });
+}
+
+/** The recorded status: an aborted run is interrupted (signal) or failed (timeout), whatever it returned. */
+function judge(outcome: JobOutcome, abortReason: string | null): Ended {
+  const interrupted = abortReason !== null && !abortReason.startsWith('timed out');
+  const status: RunStatus = abortReason === null ? outcome.status : interrupted ? 'interrupted' : 'failed';
+  const error = abortReason ?? firstFailure(outcome);
+  return { status, exitCode: exitCodeFor(status), outcome, error };
+}
+
+function firstFailure(outcome: JobOutcome): string | null {
+  if (outcome.failures.length === 0) return outcome.status === 'ok' ? null : outcome.status;
+  const first = outcome.failures[0];
+  const where = [first.siteId, first.resource].filter(Boolean).join(' ');
+  const more = outcome.failures.length > 1 ? ` (and ${outcome.failures.length - 1} more)` : '';
+  return `${where ? `${where}: ` : ''}${first.reason}${more}`;
+}
+
+/** The caller's signal joined with the per-run timeout; `reason()` says which fired first, if any. */
+function runSignal(outer: AbortSignal | undefined, timeoutMs: number) {
+  const controller = new AbortController();
+  let reason: string | null = null;
+  const stop = (why: string) => {
+    reason ??= why;
+    controller.abort(new Error(why));
+  };
+  const onOuter = () => stop(`interrupted (${String(outer?.reason instanceof Error ? outer.reason.message : outer?.reason ?? 'signal')})`);
+  if (outer?.aborted) onOuter();
+  outer?.addEventListener('abort', onOuter, { once: true });
+  const timer = timeoutMs > 0 ? setTimeout(() => stop(`timed out after ${formatMs(timeoutMs)}`), timeoutMs) : undefined;
+  timer?.unref();
+  return {
+    signal: controller.signal,
+    reason: () => reason,
+    dispose: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuter);
+    },
+  };
+}
+
+function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

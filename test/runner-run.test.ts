@@ -1,0 +1,100 @@
+// runJob: one run of a job, recorded in the ledger with its outcome and the exit code `efsync run` uses.
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/runner/exit-codes.js';
+import { defineJob, JobUsageError } from '../src/runner/job.js';
+import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
+import { runJob } from '../src/runner/run.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig, waitingJob } from './fixtures/runner-setup.js';
+
+const NOW = Date.UTC(2026, 10, 21, 2, 0, 0);
+const clock = () => NOW;
+
+describe('runJob', () => {
+  it('records a successful run and publishes what the job wrote', async () => {
+    const config = tempConfig();
+    const result = await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    expect(result).toMatchObject({ status: 'ok', exitCode: EXIT.ok, rows: { test_marks: 1 }, error: null });
+    const [run] = await publishedRuns(config);
+    expect(run).toMatchObject({
+      runId: result.runId, job: 'mark', trigger: 'manual', status: 'ok', attempt: 1,
+      startedAt: NOW, endedAt: NOW, rowsWritten: { test_marks: 1 }, pid: process.pid,
+    });
+    expect(await publishedAll(config, 'SELECT job, run_id FROM test_marks')).toEqual([{ job: 'mark', run_id: result.runId }]);
+  });
+
+  it('records a partial run with its failures per site and exits 1', async () => {
+    const config = tempConfig();
+    const failures = [{ siteId: 's2', resource: 'actuals', reason: 'HTTP 503 after 5 retries' }];
+    const result = await runJob(tableJob('mark', { status: 'partial', failures }), { config, log: quietLog, now: clock });
+    expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial, error: 's2 actuals: HTTP 503 after 5 retries' });
+    expect(await publishedAll(config, 'SELECT run_id, site_id, resource, error FROM run_failures')).toEqual([
+      { run_id: result.runId, site_id: 's2', resource: 'actuals', error: 'HTTP 503 after 5 retries' },
+    ]);
+  });
+
+  it('records a job that throws as failed (exit 4), a usage error exits 2', async () => {
+    const config = tempConfig();
+    const broken = defineJob({ name: 'broken', description: '', schedule: null, run: async () => { throw new Error('service unreachable'); } });
+    const failed = await runJob(broken, { config, log: quietLog, now: () => NOW - 1000 });
+    expect(failed).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'service unreachable' });
+    const misused = defineJob({ name: 'misused', description: '', schedule: null, run: async () => { throw new JobUsageError('unknown site: nope'); } });
+    expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
+    expect((await publishedRuns(config)).map((r) => [r.job, r.status, r.errorSummary])).toEqual([
+      ['broken', 'failed', 'service unreachable'],
+      ['misused', 'failed', 'unknown site: nope'],
+    ]);
+  });
+
+  it('records an aborted run as interrupted (exit 5)', async () => {
+    const config = tempConfig();
+    const controller = new AbortController();
+    const result = await runJob(waitingJob('slow', () => controller.abort(new Error('SIGTERM'))), {
+      config, log: quietLog, now: clock, signal: controller.signal,
+    });
+    expect(result).toMatchObject({ status: 'interrupted', exitCode: EXIT.interrupted, error: 'interrupted (SIGTERM)' });
+    expect((await publishedRuns(config))[0]).toMatchObject({ status: 'interrupted', errorSummary: 'interrupted (SIGTERM)' });
+  });
+
+  it('records a run over its timeout as failed', async () => {
+    const config = tempConfig();
+    const result = await runJob(waitingJob('slow'), { config, log: quietLog, now: clock, timeoutMs: 20 });
+    expect(result).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'timed out after 20ms' });
+  });
+
+  it('returns busy (exit 3) naming the holder while another writer holds the warehouse', async () => {
+    const config = tempConfig();
+    const holder = await Warehouse.open({ path: config.warehouse.path, lockWaitMs: 0, holder: { job: 'nightly', runId: 'R-1' } });
+    try {
+      const result = await runJob(tableJob('mark'), { config, log: quietLog, now: clock, lockWaitMs: 0 });
+      expect(result.status).toBe('busy');
+      expect(result.exitCode).toBe(EXIT.busy);
+      expect(result.error).toContain('nightly (run R-1, pid');
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('marks a run left running by a crashed process as interrupted', async () => {
+    const config = tempConfig();
+    const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
+    await insertRun(wh, { runId: 'C', job: 'nightly', trigger: 'schedule', scheduledFor: NOW - 86_400_000, attempt: 1,
+      startedAt: NOW - 86_400_000, status: 'running', errorSummary: null, host: THIS_PROCESS.host, pid: 999_999 });
+    await wh.publish();
+    await wh.close();
+    await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    const crashed = (await publishedRuns(config)).find((r) => r.runId === 'C');
+    expect(crashed).toMatchObject({ status: 'interrupted', endedAt: NOW });
+    expect(crashed?.errorSummary).toContain('pid 999999');
+  });
+
+  it('never runs a schedule slot twice', async () => {
+    const config = tempConfig();
+    const slot = { trigger: 'schedule' as const, scheduledFor: NOW, config, log: quietLog, now: clock };
+    expect((await runJob(tableJob('mark'), slot)).status).toBe('ok');
+    const again = await runJob(tableJob('mark'), slot);
+    expect(again.status).toBe('skipped');
+    expect(again.error).toMatch(/^slot 2026-11-21T02:00:00.000Z already run/);
+    expect(await publishedAll(config, 'SELECT count(*)::INTEGER AS n FROM test_marks')).toEqual([{ n: 1 }]);
+  });
+});
