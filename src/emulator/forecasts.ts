@@ -1,0 +1,151 @@
+// Forecast vintages: each model issues at its cron times; a vintage issued at I covers valid
+// times (I, I + horizon] with the truth plus an error that grows with lead time and differs by
+// model. Quantile models share one error draw and shift it by the normal quantile of their level,
+// so their forecasts never cross.
+import { CronExpressionParser } from 'cron-parser';
+import { hashText, smoothNoise } from './noise.js';
+import { dayOf, powerCurve, siteSeed, STEP_MS } from './truth.js';
+import { nameplate, type ModelRecord, type SiteRecord } from './store.js';
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+const issueCache = new Map<string, number[]>();
+const ISSUE_CACHE_LIMIT = 50_000;
+
+/** The issue times of a cron schedule (UTC) within one UTC day, cached per schedule and day. */
+function issuesOnDay(schedule: string, dayStart: number): number[] {
+  const key = `${schedule}|${dayStart}`;
+  let issues = issueCache.get(key);
+  if (!issues) {
+    issues = [];
+    const cron = CronExpressionParser.parse(schedule, { currentDate: dayStart - 1, tz: 'UTC' });
+    for (;;) {
+      const next = cron.next().getTime();
+      if (next >= dayStart + DAY_MS) break;
+      issues.push(next);
+    }
+    if (issueCache.size >= ISSUE_CACHE_LIMIT) issueCache.clear();
+    issueCache.set(key, issues);
+  }
+  return issues;
+}
+
+/**
+ * The issue times of a model in [from, to], oldest first. A model issues from the site's
+ * `dataStart - horizon` (the emulator backfills history) up to `now`.
+ */
+export function issuesBetween(model: ModelRecord, site: SiteRecord, from: number, to: number, now: number): number[] {
+  const first = Math.max(from, site.dataStart - model.horizonMs);
+  const last = Math.min(to, now);
+  const out: number[] = [];
+  for (let day = Math.floor(first / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
+    for (const issue of issuesOnDay(model.schedule, day)) if (issue >= first && issue <= last) out.push(issue);
+  }
+  return out;
+}
+
+/** The latest issue of a model at or before `at`, or null. Looks back at most a week. */
+export function latestIssue(model: ModelRecord, site: SiteRecord, at: number, now: number): number | null {
+  for (let from = at - DAY_MS; from > at - 8 * DAY_MS; from -= DAY_MS) {
+    const issues = issuesBetween(model, site, from, at, now);
+    if (issues.length > 0) return issues[issues.length - 1];
+    if (from < site.dataStart - model.horizonMs) return null;
+  }
+  return null;
+}
+
+/** Error spread per unit of the site's driver at lead 0, and its growth per day of lead. */
+const ERROR = {
+  physical: { base: 0.1, perDay: 0.05, bias: 0.02 },
+  ai: { base: 0.065, perDay: 0.045, bias: -0.01 },
+  quantile: { base: 0.065, perDay: 0.045, bias: 0 },
+} as const;
+
+/** How the unit error maps onto each site type's driver. */
+const TYPE_SCALE = { solar: 1, wind: 1.4, load: 0.45 } as const;
+
+/** A model's forecast (kW, before the capacity cap) for valid time `t` from the vintage issued at `issue`. */
+export function forecastValue(site: SiteRecord, model: ModelRecord, seed: number, issue: number, t: number): number {
+  const { day, index } = dayOf(site, seed, t);
+  const truth = day.power[index];
+  const leadDays = (t - issue) / DAY_MS;
+  const spread = ERROR[model.kind];
+  const sigma = (spread.base + spread.perDay * leadDays) * TYPE_SCALE[site.type];
+  // Quantile models draw one shared error per site, so p10 <= p50 <= p90 at every point.
+  const noiseSeed = model.kind === 'quantile'
+    ? hashText(`${seed}:${site.id}:quantiles:${issue}`)
+    : hashText(`${seed}:${model.id}:${issue}`);
+  const shift = model.kind === 'quantile' ? normalQuantile(model.quantile ?? 0.5) : 0;
+  const error = spread.bias * TYPE_SCALE[site.type] + sigma * (smoothNoise(noiseSeed, t, 6 * HOUR_MS) + shift);
+  switch (site.type) {
+    case 'solar': {
+      const clearSkyPower = day.driver[index];
+      return clamp(truth + clearSkyPower * error, 0, clearSkyPower);
+    }
+    case 'wind':
+      return nameplate(site) * powerCurve(day.driver[index] * Math.exp(error));
+    case 'load':
+      return clamp(truth * (1 + error), 0, nameplate(site) * 1.1);
+  }
+}
+
+/** Solar clear-sky power (kW) at valid time `t`: the `clearsky` output type. */
+export function clearSkyValue(site: SiteRecord, seed: number, t: number): number {
+  const { day, index } = dayOf(site, seed, t);
+  return site.type === 'solar' ? day.driver[index] : day.power[index];
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(Math.max(value, low), high);
+}
+
+/** The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9). */
+export function normalQuantile(p: number): number {
+  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const low = 0.02425;
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - low) return -normalQuantile(1 - p);
+  const q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/** One point of a stitched or per-model series. */
+export interface ForecastPoint { t: number; value: number; model: ModelRecord; issue: number }
+
+/**
+ * For each valid time on the 15-minute grid in [start, end), the value of the first model (in
+ * the given order) that has one: from its latest issue I with I <= asOf and I < t <= I + horizon.
+ * Valid times no model covers are left out.
+ */
+export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, start: number, end: number,
+  asOf: number, now: number): ForecastPoint[] {
+  const cutoff = Math.min(asOf, now);
+  const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
+  const pointers = models.map(() => -1);
+  const out: ForecastPoint[] = [];
+  for (let t = firstStep(start); t < end; t += STEP_MS) {
+    for (let m = 0; m < models.length; m++) {
+      const issues = issueLists[m];
+      // Advance to the latest issue strictly before t (and at or before the cutoff, by construction).
+      while (pointers[m] + 1 < issues.length && issues[pointers[m] + 1] < t) pointers[m]++;
+      const issue = issues[pointers[m]];
+      if (issue === undefined || t > issue + models[m].horizonMs || t < site.dataStart + STEP_MS) continue;
+      out.push({ t, value: forecastValue(site, models[m], seed, issue, t), model: models[m], issue });
+      break;
+    }
+  }
+  return out;
+}
+
+/** The first multiple of 15 minutes at or after `ms`. */
+export function firstStep(ms: number): number {
+  return Math.ceil(ms / STEP_MS) * STEP_MS;
+}

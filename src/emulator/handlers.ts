@@ -1,0 +1,261 @@
+// The ten endpoints, each a function from a parsed request to a status and a JSON body.
+// Requests are validated with the zod schemas of src/api/schemas.ts, the one definition of
+// the interface; a failure answers 400 with `errors[]` naming the offending field.
+import type { z } from 'zod';
+import {
+  ActualsQuery, CapacityUpload, ForecastQuery, issuesToErrors, ListModelsQuery, ModelOutputQuery, SiteRequest,
+  UpdateModelBody, type ErrorItem,
+} from '../api/schemas.js';
+import { formatInstant, formatInZone, startOfUtcDay } from '../time.js';
+import { clearSkyValue, latestIssue, stitch, type ForecastPoint } from './forecasts.js';
+import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
+import { STEP_MS, truthAt } from './truth.js';
+import { uniform, hashText } from './noise.js';
+
+const DAY_MS = 86_400_000;
+/** The longest date range a query may span. */
+export const MAX_RANGE_DAYS = 370;
+/** Actuals younger than this are provisional: they are revised once they are older. */
+export const PROVISIONAL_MS = 3 * 3_600_000;
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Set on forecast, output and actuals answers: the ones a malformed-rate fault may break. */
+  data?: boolean;
+}
+
+export interface Context {
+  store: Store;
+  account: string;
+  seed: number;
+  now: number;
+  historyDays: number;
+}
+
+export class HttpError extends Error {
+  constructor(readonly status: number, readonly errors: ErrorItem[]) {
+    super(errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+  }
+}
+
+export function errorReply(status: number, field: string, message: string): Reply {
+  return { status, body: { errors: [{ field, message }] } };
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new HttpError(400, issuesToErrors(result.error, prefix));
+  return result.data;
+}
+
+// ---------------------------------------------------------------- sites
+
+export function listSites(ctx: Context): Reply {
+  return { status: 200, body: ctx.store.sitesOf(ctx.account).map(siteResponse) };
+}
+
+export function createSite(ctx: Context, body: unknown): Reply {
+  const request = parse(SiteRequest, body);
+  // A new site comes with history: the emulator backfills `historyDays` before its creation day.
+  const site = ctx.store.createSite(ctx.account, request, ctx.now, startOfUtcDay(ctx.now) - ctx.historyDays * DAY_MS);
+  return { status: 200, body: { site_id: site.id } };
+}
+
+export function getSite(ctx: Context, siteId: string): Reply {
+  return { status: 200, body: siteResponse(ctx.store.site(ctx.account, siteId)) };
+}
+
+export function updateSite(ctx: Context, siteId: string, body: unknown): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const request = parse(SiteRequest, body);
+  return { status: 200, body: siteResponse(ctx.store.updateSite(site, request)) };
+}
+
+export function siteResponse(site: SiteRecord): Record<string, unknown> {
+  return {
+    id: site.id,
+    site_id: site.id,
+    name: site.name,
+    latitude: site.latitude,
+    longitude: site.longitude,
+    capacity_kw_array: capacityArray(site),
+    creation_timestamp_utc: formatInstant(site.createdAt),
+    type: site.type,
+    settings: site.settings,
+    assets: site.assets,
+    ...(site.type === 'wind' ? { turbine_type: site.turbine_type, turbine_count: site.turbine_count } : {}),
+    ...(site.type !== 'solar' ? { capacity: site.capacity } : {}),
+    ...(site.hub_height !== undefined ? { hub_height: site.hub_height } : {}),
+  };
+}
+
+// ---------------------------------------------------------------- capacity
+
+export function uploadCapacity(ctx: Context, siteId: string, body: unknown): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const upload = parse(CapacityUpload, body);
+  ctx.store.uploadCapacity(site, upload.data);
+  return { status: 200, body: { message: `capacity timeline of site ${site.id} updated with ${upload.data.length} point(s)` } };
+}
+
+/** The capacity in force at each valid time: the timeline held forward (before its start, its first value). */
+function capacityLookup(site: SiteRecord): (t: number) => number {
+  const segments = site.capacityTimeline;
+  return (t) => {
+    for (let i = segments.length - 1; i >= 0; i--) if (segments[i].start <= t) return segments[i].value;
+    return segments[0]?.value ?? 0;
+  };
+}
+
+// ---------------------------------------------------------------- models
+
+export function listModels(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const { model_type, extra } = parse(ListModelsQuery, query);
+  const extras = new Set((extra ?? '').split(',').map((e) => e.trim()).filter(Boolean));
+  const models = ctx.store.modelsOf(site.id).filter((model) => !model_type || model.label === model_type);
+  return { status: 200, body: models.map((model) => modelItem(model, site, extras.has('serving_active'))) };
+}
+
+export function updateModel(ctx: Context, modelId: string, body: unknown): Reply {
+  const model = ctx.store.model(ctx.account, modelId);
+  const update = parse(UpdateModelBody, body);
+  ctx.store.updateModel(model, update.settings, update.priority_conflict_resolution);
+  return { status: 200, body: modelItem(model, ctx.store.sites.get(model.siteId) as SiteRecord, true) };
+}
+
+export function modelItem(model: ModelRecord, site: SiteRecord, withServing: boolean): Record<string, unknown> {
+  return {
+    id: model.id,
+    name: model.name,
+    label: model.label,
+    version: model.version,
+    display_name: model.display_name,
+    priority: model.priority,
+    output_types: site.type === 'solar' ? ['forecast', 'clearsky'] : ['forecast'],
+    state: model.states.map((entry) => ({ state: entry.state, timestamp_utc: formatInstant(entry.timestamp) })),
+    schedule: { type: 'cron', value: model.schedule },
+    ...(withServing ? { serving_active: model.serving_active } : {}),
+  };
+}
+
+// ---------------------------------------------------------------- series
+
+/** The range [start, end) of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
+function forecastRange(ctx: Context, start: number | undefined, end: number | undefined): [number, number] {
+  const from = start ?? startOfUtcDay(ctx.now);
+  return checkRange(from, end ?? from + 2 * DAY_MS);
+}
+
+function checkRange(start: number, end: number): [number, number] {
+  if (end <= start) throw new HttpError(400, [{ field: 'end_date', message: 'must be after start_date' }]);
+  if (end - start > MAX_RANGE_DAYS * DAY_MS) {
+    throw new HttpError(400, [{ field: 'end_date', message: `the range may span at most ${MAX_RANGE_DAYS} days` }]);
+  }
+  return [start, end];
+}
+
+export function siteForecast(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const q = parse(ForecastQuery, query);
+  const [start, end] = forecastRange(ctx, q.start_date, q.end_date);
+  let models = ctx.store.modelsOf(site.id).filter((model) => model.serving_active);
+  if (q.model_id !== undefined) {
+    const chosen = ctx.store.modelsOf(site.id).find((model) => model.id === q.model_id);
+    if (!chosen) throw new HttpError(404, [{ field: 'model_id', message: `no model ${q.model_id} at site ${site.id}` }]);
+    models = [chosen];
+  }
+  const points = stitch(site, models, ctx.seed, start, end, q.as_of ?? ctx.now, ctx.now);
+  const capacityAt = capacityLookup(site);
+  const n = points.length;
+  const body = {
+    valid_time: new Array<string>(n), forecast: new Array<number>(n), capacity: new Array<number>(n),
+    model_name: new Array<string>(n), model_version: new Array<number>(n), update_time: new Array<string>(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const point = points[i];
+    const capacity = capacityAt(point.t);
+    body.valid_time[i] = formatInZone(point.t, q.tz);
+    body.forecast[i] = outputValue(point.value, capacity, q.return_normalized);
+    body.capacity[i] = capacity;
+    body.model_name[i] = point.model.name;
+    body.model_version[i] = point.model.version;
+    body.update_time[i] = formatInZone(point.issue, q.tz);
+  }
+  return { status: 200, body, data: true };
+}
+
+/** A value capped at the capacity in force, in kW or (normalised) as a share of it. */
+function outputValue(value: number, capacity: number, normalized: boolean): number {
+  const capped = Math.min(value, capacity);
+  if (!normalized) return round3(capped);
+  return capacity > 0 ? Math.round((capped / capacity) * 1e6) / 1e6 : 0;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+export function modelOutput(ctx: Context, modelId: string, query: Record<string, string>): Reply {
+  const model = ctx.store.model(ctx.account, modelId);
+  const site = ctx.store.sites.get(model.siteId) as SiteRecord;
+  const q = parse(ModelOutputQuery, query);
+  if (q.output_type === 'clearsky' && site.type !== 'solar') {
+    throw new HttpError(400, [{ field: 'output_type', message: 'clearsky output exists for solar sites only' }]);
+  }
+  const [start, end] = forecastRange(ctx, q.start_date, q.end_date);
+  const asOf = Math.min(q.as_of ?? ctx.now, ctx.now);
+  const vintage = latestIssue(model, site, asOf, ctx.now);
+  let points: ForecastPoint[] = [];
+  if (vintage !== null) {
+    points = stitch(site, [model], ctx.seed, start, end, vintage, ctx.now);
+    if (q.fill === 'disabled') points = points.filter((point) => point.issue === vintage);
+  }
+  const capacityAt = capacityLookup(site);
+  const n = points.length;
+  const body = {
+    model_id: model.id, model_version: model.version, model_name: model.name, model_label: model.label,
+    priority: model.priority,
+    as_of: formatInZone(vintage ?? asOf, q.tz),
+    forecast: new Array<number>(n), valid_time: new Array<string>(n), capacity: new Array<number>(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const point = points[i];
+    const capacity = capacityAt(point.t);
+    const value = q.output_type === 'clearsky' ? clearSkyValue(site, ctx.seed, point.t) : point.value;
+    body.forecast[i] = outputValue(value, capacity, false);
+    body.valid_time[i] = formatInZone(point.t, q.tz);
+    body.capacity[i] = capacity;
+  }
+  return { status: 200, body, data: true };
+}
+
+export function siteActuals(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const q = parse(ActualsQuery, query);
+  if (q.type !== 'power') throw new HttpError(400, [{ field: 'type', message: `unknown actuals type ${JSON.stringify(q.type)}; the emulator serves 'power'` }]);
+  const [start, end] = checkRange(q.start_date, q.end_date);
+  const first = Math.max(Math.ceil(start / STEP_MS) * STEP_MS, site.dataStart + STEP_MS);
+  const last = Math.min(end - 1, ctx.now);
+  const valid_time: string[] = [];
+  const value: (number | null)[] = [];
+  const seed = hashText(`${ctx.seed}:${site.id}:actuals`);
+  for (let t = first; t <= last; t += STEP_MS) {
+    valid_time.push(formatInZone(t, q.tz));
+    value.push(actualValue(site, ctx, seed, t));
+  }
+  return { status: 200, body: { valid_time, value }, data: true };
+}
+
+/**
+ * The metered value at `t`: the truth, with about 1 hour in 150 missing (null), and within
+ * PROVISIONAL_MS of now a provisional reading a few percent off, revised to the truth later.
+ */
+function actualValue(site: SiteRecord, ctx: Context, seed: number, t: number): number | null {
+  if (uniform(seed, Math.floor(t / 3_600_000)) < 1 / 150) return null;
+  const truth = truthAt(site, ctx.seed, t);
+  if (ctx.now - t < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
+  return round3(truth);
+}

@@ -1,0 +1,260 @@
+// The emulator's HTTP server (plain node:http, keep-alive): routing, the Authorization check,
+// JSON bodies, injected faults, and the state file. Endpoint logic lives in handlers.ts.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SiteRequest } from '../api/schemas.js';
+import { demoSiteRequest } from './demo.js';
+import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.js';
+import * as handlers from './handlers.js';
+import { errorReply, HttpError, type Context, type Reply } from './handlers.js';
+import { ConflictError, NotFoundError, Store } from './store.js';
+import { DAY, startOfUtcDay } from '../time.js';
+
+export interface EmulatorOptions {
+  /** Every key is one account, with its own demo sites. */
+  apiKeys: string[];
+  /** Demo sites created for every key (default 0). */
+  sites?: number;
+  seed?: number;
+  /** The emulator's clock (epoch ms); default Date.now. Data and vintages depend on it. */
+  now?: () => number;
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  faultRate?: number;
+  malformedRate?: number;
+  /** How long a `slow` fault holds its answer back (ms, default 3000). */
+  slowMs?: number;
+  /** Sites whose data responses are always malformed (tests). */
+  malformedSites?: string[];
+  /** A test hook that forces a fault on chosen requests. */
+  faultHook?: (context: FaultContext) => FaultKind | 'malformed' | undefined;
+  /** Load state from this file at start and save it after every change and on close. */
+  statePath?: string;
+  /** Days of history before the UTC day of creation (default 14). */
+  historyDays?: number;
+}
+
+export interface Emulator {
+  url: string;
+  port: number;
+  store: Store;
+  /** Changes fault injection while running (tests learn site ids only after start). */
+  setFaults(settings: { faultRate?: number; malformedRate?: number; malformedSites?: string[];
+    faultHook?: EmulatorOptions['faultHook'] | null }): void;
+  close(): Promise<void>;
+}
+
+const API_PREFIX = '/platform/v2';
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+type Handler = (ctx: Context, id: string, query: Record<string, string>, body: unknown) => Reply;
+
+/** The routes: path pattern (`:id` a path parameter) to handlers by method. */
+const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Record<string, Handler> }[] = [
+  { pattern: ['sites'], kind: 'none', methods: { GET: (c) => handlers.listSites(c), POST: (c, _i, _q, b) => handlers.createSite(c, b) } },
+  { pattern: ['sites', ':id'], kind: 'site', methods: { GET: (c, i) => handlers.getSite(c, i), PUT: (c, i, _q, b) => handlers.updateSite(c, i, b) } },
+  { pattern: ['sites', ':id', 'models'], kind: 'site', methods: { GET: (c, i, q) => handlers.listModels(c, i, q) } },
+  { pattern: ['sites', ':id', 'forecast'], kind: 'site', methods: { GET: (c, i, q) => handlers.siteForecast(c, i, q) } },
+  { pattern: ['sites', ':id', 'actual'], kind: 'site', methods: { GET: (c, i, q) => handlers.siteActuals(c, i, q) } },
+  { pattern: ['sites', ':id', 'capacity'], kind: 'site', methods: { POST: (c, i, _q, b) => handlers.uploadCapacity(c, i, b) } },
+  { pattern: ['models', ':id'], kind: 'model', methods: { PUT: (c, i, _q, b) => handlers.updateModel(c, i, b) } },
+  { pattern: ['models', ':id', 'output'], kind: 'model', methods: { GET: (c, i, q) => handlers.modelOutput(c, i, q) } },
+];
+
+function matchRoute(pathname: string) {
+  if (!pathname.startsWith(API_PREFIX + '/')) return undefined;
+  const parts = pathname.slice(API_PREFIX.length + 1).split('/').filter((part) => part !== '').map(decodeURIComponent);
+  for (const route of ROUTES) {
+    if (route.pattern.length !== parts.length) continue;
+    if (route.pattern.every((segment, i) => segment === ':id' || segment === parts[i])) {
+      return { route, id: parts[1] ?? '' };
+    }
+  }
+  return undefined;
+}
+
+/** Query parameters as an object; a repeated `extra` joins with commas, other repeats keep the last. */
+function queryObject(params: URLSearchParams): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [key, value] of params) query[key] = key === 'extra' && query[key] ? `${query[key]},${value}` : value;
+  return query;
+}
+
+export async function startEmulator(options: EmulatorOptions): Promise<Emulator> {
+  const seed = options.seed ?? 1;
+  const clock = options.now ?? Date.now;
+  const historyDays = options.historyDays ?? 14;
+  const slowMs = options.slowMs ?? 3000;
+  const store = new Store(seed, options.statePath);
+  store.load();
+  createDemoSites(store, options.apiKeys, options.sites ?? 0, clock(), historyDays, seed);
+  const accounts = new Map(options.apiKeys.map((key) => [key, Store.accountOf(key)]));
+  const faults = new FaultPlan(seed, {
+    faultRate: options.faultRate ?? 0,
+    malformedRate: options.malformedRate ?? 0,
+    malformedSites: new Set(options.malformedSites ?? []),
+    hook: options.faultHook,
+  });
+  const timers = new Set<NodeJS.Timeout>();
+
+  const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const match = matchRoute(url.pathname);
+    const siteId = match?.route.kind === 'site' ? match.id : match?.route.kind === 'model' ? store.models.get(match.id)?.siteId : undefined;
+    const { counter, fault: drawn } = faults.nextRequest();
+    const forced = faults.settings.hook?.({
+      method: req.method ?? 'GET', path: url.pathname, counter, siteId,
+      ...(match?.route.kind === 'model' ? { modelId: match.id } : {}),
+    });
+    const fault = forced && forced !== 'malformed' ? forced : drawn;
+    const answer = () => {
+      let reply = answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays });
+      if (reply.data && reply.status === 200) {
+        const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
+        const kind = faults.nextDataResponse(breakIt);
+        if (kind) reply = { ...reply, body: malform(reply.body as Record<string, unknown>, kind) };
+      }
+      return reply;
+    };
+    switch (fault) {
+      case 'http500':
+        return send(res, errorReply(500, '(server)', 'internal error (injected fault)'));
+      case 'http503':
+        return send(res, errorReply(503, '(server)', 'service unavailable (injected fault)'));
+      case 'http429':
+        return send(res, { ...errorReply(429, '(server)', 'too many requests (injected fault)'), headers: { 'retry-after': '1' } });
+      case 'slow': {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!res.destroyed) send(res, answer());
+        }, slowMs);
+        timers.add(timer);
+        return;
+      }
+      case 'cut':
+        return sendCut(res, answer());
+      default:
+        return send(res, answer());
+    }
+  };
+
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return send(res, errorReply(413, '(body)', `the body exceeds ${MAX_BODY_BYTES} bytes`));
+      try {
+        serve(req, res, Buffer.concat(chunks));
+      } catch (error) {
+        send(res, errorReply(500, '(server)', `emulator error: ${(error as Error).message}`));
+      }
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    store,
+    setFaults(settings) {
+      if (settings.faultRate !== undefined) faults.settings.faultRate = settings.faultRate;
+      if (settings.malformedRate !== undefined) faults.settings.malformedRate = settings.malformedRate;
+      if (settings.malformedSites !== undefined) faults.settings.malformedSites = new Set(settings.malformedSites);
+      if (settings.faultHook !== undefined) faults.settings.hook = settings.faultHook ?? undefined;
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      store.save();
+    },
+  };
+}
+
+interface ServeContext {
+  store: Store;
+  accounts: Map<string, string>;
+  seed: number;
+  now: number;
+  historyDays: number;
+}
+
+function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof matchRoute>, rawBody: Buffer,
+  serve: ServeContext): Reply {
+  if (!match) return errorReply(404, '(path)', `no endpoint at ${url.pathname}`);
+  const method = req.method ?? 'GET';
+  const handler = match.route.methods[method];
+  if (!handler) {
+    return { ...errorReply(405, '(method)', `${method} is not allowed here`), headers: { allow: Object.keys(match.route.methods).join(', ') } };
+  }
+  const key = req.headers.authorization;
+  const account = key === undefined ? undefined : serve.accounts.get(key);
+  if (account === undefined) {
+    return errorReply(401, 'Authorization', key === undefined ? 'missing API key' : 'unknown API key');
+  }
+  let body: unknown;
+  if (method === 'POST' || method === 'PUT') {
+    try {
+      body = JSON.parse(rawBody.toString('utf8'));
+    } catch (error) {
+      return errorReply(400, '(body)', `malformed JSON: ${(error as Error).message}`);
+    }
+  }
+  const ctx: Context = { store: serve.store, account, seed: serve.seed, now: serve.now, historyDays: serve.historyDays };
+  try {
+    return handler(ctx, match.id, queryObject(url.searchParams), body);
+  } catch (error) {
+    if (error instanceof HttpError) return { status: error.status, body: { errors: error.errors } };
+    if (error instanceof NotFoundError) return errorReply(404, match.route.kind === 'model' ? 'model_id' : 'site_id', error.message);
+    if (error instanceof ConflictError) return errorReply(409, error.field, error.message);
+    throw error;
+  }
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...reply.headers,
+  });
+  res.end(text);
+}
+
+/** A body cut off mid-way: the full Content-Length is announced, half is written, the socket is destroyed. */
+function sendCut(res: ServerResponse, reply: Reply): void {
+  const bytes = Buffer.from(JSON.stringify(reply.body));
+  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length, ...reply.headers });
+  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+}
+
+/**
+ * Demo sites for every account that does not have its demo fleet yet (a loaded state keeps its
+ * own). History starts `historyDays` before the UTC day of `now`; the sites were created a day earlier.
+ */
+function createDemoSites(store: Store, apiKeys: string[], count: number, now: number, historyDays: number, seed: number): void {
+  const dataStart = startOfUtcDay(now) - historyDays * DAY;
+  store.batch(() => {
+    for (const key of apiKeys) {
+      const account = Store.accountOf(key);
+      if (!store.addAccount(account)) continue;
+      for (let i = 0; i < count; i++) {
+        store.createSite(account, SiteRequest.parse(demoSiteRequest(i, seed)), dataStart - DAY, dataStart);
+      }
+    }
+  });
+}

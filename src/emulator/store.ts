@@ -1,0 +1,329 @@
+// The emulator's accounts, sites and models: what a key owns, the models a site gets, the
+// capacity timeline, serving priorities, and the JSON state file (written atomically).
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { z } from 'zod';
+import type { PVAsset, SiteRequest as SiteRequestSchema } from '../api/schemas.js';
+import { formatInstant } from '../time.js';
+
+export type SiteType = 'solar' | 'wind' | 'load';
+export type ModelKind = 'physical' | 'ai' | 'quantile';
+export type ParsedSiteRequest = z.output<typeof SiteRequestSchema>;
+
+/** One segment of a capacity timeline: `value` kW from `start` (inclusive) to `end` (exclusive, null = open). */
+export interface CapacitySegmentRecord { value: number; start: number; end: number | null }
+
+export interface SiteRecord {
+  id: string;
+  account: string;
+  name: string;
+  latitude: number;
+  longitude: number;
+  type: SiteType;
+  settings: Record<string, unknown>;
+  assets: PVAsset[];
+  turbine_type?: string;
+  turbine_count?: number;
+  capacity?: number;
+  hub_height?: number;
+  createdAt: number;
+  /** The first valid time with data: the emulator backfills `historyDays` before creation. */
+  dataStart: number;
+  capacityTimeline: CapacitySegmentRecord[];
+  /** False until a capacity upload: the timeline then follows the site's nameplate on update. */
+  capacityUploaded: boolean;
+  /** Bumped on every update, so that cached series of the old site are not served. */
+  revision: number;
+}
+
+export interface ModelRecord {
+  id: string;
+  siteId: string;
+  name: string;
+  /** `ai` or `physical`: the `model_type` that List Site Models filters on. */
+  label: 'ai' | 'physical';
+  kind: ModelKind;
+  quantile?: number;
+  version: number;
+  display_name: string;
+  priority: number;
+  serving_active: boolean;
+  schedule: string;
+  horizonMs: number;
+  states: { state: string; timestamp: number }[];
+}
+
+interface StateFile {
+  format: 1;
+  seed: number;
+  accounts: string[];
+  created: Record<string, number>;
+  sites: SiteRecord[];
+  models: ModelRecord[];
+}
+
+const HOUR = 3_600_000;
+
+/** The models each site gets: cron schedules in UTC, horizons, and their default serving priority order. */
+export const MODEL_PLANS = {
+  ai: { schedule: '30 */3 * * *', horizonMs: 48 * HOUR, display: 'AI model (gradient boosting on weather forecasts)' },
+  physical: { schedule: '0 */6 * * *', horizonMs: 72 * HOUR, display: 'Physical model' },
+  quantile: { schedule: '15 */6 * * *', horizonMs: 48 * HOUR, display: 'Quantile model' },
+} as const;
+
+/** Training takes these offsets after creation: queued, then training, then complete. */
+const TRAINING_STEPS: [string, number][] = [['queued', 0], ['training', 2 * 60_000], ['complete', 25 * 60_000]];
+
+export class NotFoundError extends Error {}
+export class ConflictError extends Error {
+  constructor(readonly field: string, message: string) { super(message); }
+}
+
+export class Store {
+  readonly sites = new Map<string, SiteRecord>();
+  readonly models = new Map<string, ModelRecord>();
+  private readonly accounts = new Set<string>();
+  private readonly created = new Map<string, number>();
+  private holdSaves = false;
+
+  constructor(readonly seed: number, private readonly statePath?: string) {}
+
+  /** The account id for an API key: a hash, so that the state file never holds a key. */
+  static accountOf(apiKey: string): string {
+    return createHash('sha256').update(apiKey).digest('hex').slice(0, 24);
+  }
+
+  hasAccount(account: string): boolean {
+    return this.accounts.has(account);
+  }
+
+  addAccount(account: string): boolean {
+    if (this.accounts.has(account)) return false;
+    this.accounts.add(account);
+    return true;
+  }
+
+  sitesOf(account: string): SiteRecord[] {
+    return [...this.sites.values()].filter((site) => site.account === account);
+  }
+
+  site(account: string, siteId: string): SiteRecord {
+    const site = this.sites.get(siteId);
+    if (!site || site.account !== account) throw new NotFoundError(`no site ${siteId}`);
+    return site;
+  }
+
+  model(account: string, modelId: string): ModelRecord {
+    const model = this.models.get(modelId);
+    if (!model || this.sites.get(model.siteId)?.account !== account) throw new NotFoundError(`no model ${modelId}`);
+    return model;
+  }
+
+  modelsOf(siteId: string): ModelRecord[] {
+    return [...this.models.values()].filter((model) => model.siteId === siteId).sort((a, b) => a.priority - b.priority);
+  }
+
+  /** Creates a site and its models. Ids are hashes of the seed, the account and a counter: stable per seed. */
+  createSite(account: string, request: ParsedSiteRequest, createdAt: number, dataStart: number): SiteRecord {
+    const counter = this.created.get(account) ?? 0;
+    this.created.set(account, counter + 1);
+    const id = uuidFrom(`${this.seed}:${account}:site:${counter}`);
+    const site: SiteRecord = {
+      id, account, createdAt, dataStart, revision: 0,
+      capacityTimeline: [], capacityUploaded: false,
+      ...siteFields(request),
+    };
+    site.capacityTimeline = [{ value: nameplate(site), start: dataStart, end: null }];
+    this.sites.set(id, site);
+    this.addModels(site);
+    this.save();
+    return site;
+  }
+
+  /** Replaces a site's description; models for newly asked quantiles are added, none removed. */
+  updateSite(site: SiteRecord, request: ParsedSiteRequest): SiteRecord {
+    Object.assign(site, { turbine_type: undefined, turbine_count: undefined, capacity: undefined, hub_height: undefined });
+    Object.assign(site, siteFields(request));
+    site.revision += 1;
+    if (!site.capacityUploaded) site.capacityTimeline = [{ value: nameplate(site), start: site.dataStart, end: null }];
+    this.addModels(site, site.createdAt);
+    this.save();
+    return site;
+  }
+
+  /**
+   * A capacity upload: points hold forward; the upload replaces the timeline from its first
+   * point onward and keeps what came before (the segment spanning that point ends there).
+   */
+  uploadCapacity(site: SiteRecord, points: { valid_time: number; value: number }[]): void {
+    const sorted = [...points].sort((a, b) => a.valid_time - b.valid_time);
+    const from = sorted[0].valid_time;
+    const kept = site.capacityTimeline
+      .filter((segment) => segment.start < from)
+      .map((segment) => ({ ...segment, end: segment.end === null || segment.end > from ? from : segment.end }));
+    const added: CapacitySegmentRecord[] = [];
+    for (const point of sorted) {
+      const last = added[added.length - 1];
+      if (last && last.start === point.valid_time) last.value = point.value; // a later duplicate wins
+      else added.push({ value: point.value, start: point.valid_time, end: null });
+    }
+    for (let i = 0; i < added.length - 1; i++) added[i].end = added[i + 1].start;
+    site.capacityTimeline = [...kept, ...added];
+    site.capacityUploaded = true;
+    this.save();
+  }
+
+  /** Serving settings with the priority collision rules of the interface. */
+  updateModel(model: ModelRecord, settings: { serving_active?: boolean; serving_priority?: number },
+    resolution: 'strict' | 'auto_increment' | 'swap'): ModelRecord {
+    if (settings.serving_priority !== undefined && settings.serving_priority !== model.priority) {
+      this.movePriority(model, settings.serving_priority, resolution);
+    }
+    if (settings.serving_active !== undefined) model.serving_active = settings.serving_active;
+    this.save();
+    return model;
+  }
+
+  private movePriority(model: ModelRecord, priority: number, resolution: 'strict' | 'auto_increment' | 'swap'): void {
+    const siblings = this.modelsOf(model.siteId).filter((other) => other.id !== model.id);
+    const holder = siblings.find((other) => other.priority === priority);
+    if (holder && resolution === 'strict') {
+      throw new ConflictError('settings.serving_priority', `priority ${priority} is held by model ${holder.id} (${holder.name})`);
+    }
+    if (holder && resolution === 'swap') {
+      holder.priority = model.priority;
+    } else if (holder) {
+      // auto_increment: shift the holder up by one, and whoever then collides, and so on.
+      let taken = priority;
+      for (const other of siblings.sort((a, b) => a.priority - b.priority)) {
+        if (other.priority === taken) {
+          other.priority += 1;
+          taken = other.priority;
+        }
+      }
+    }
+    model.priority = priority;
+  }
+
+  private addModels(site: SiteRecord, createdAt = site.createdAt): void {
+    const existing = this.modelsOf(site.id);
+    const wanted: { kind: ModelKind; quantile?: number }[] = [{ kind: 'ai' }, { kind: 'physical' }];
+    const quantiles = site.settings.quantileModels;
+    if (Array.isArray(quantiles)) for (const q of quantiles) wanted.push({ kind: 'quantile', quantile: Number(q) });
+    let nextPriority = existing.reduce((max, model) => Math.max(max, model.priority), 0) + 1;
+    for (const want of wanted) {
+      const name = modelName(want.kind, want.quantile);
+      if (existing.some((model) => model.name === name)) continue;
+      const plan = MODEL_PLANS[want.kind];
+      const model: ModelRecord = {
+        id: uuidFrom(`${this.seed}:${site.id}:model:${name}`),
+        siteId: site.id,
+        name,
+        label: want.kind === 'physical' ? 'physical' : 'ai',
+        kind: want.kind,
+        ...(want.quantile !== undefined ? { quantile: want.quantile } : {}),
+        version: 1,
+        display_name: want.quantile !== undefined ? `${plan.display} p${percentOf(want.quantile)}` : plan.display,
+        priority: nextPriority++,
+        serving_active: true,
+        schedule: plan.schedule,
+        horizonMs: plan.horizonMs,
+        states: TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: createdAt + offset })),
+      };
+      this.models.set(model.id, model);
+    }
+  }
+
+  /** Loads the state file; false when there is none yet. */
+  load(): boolean {
+    if (!this.statePath) return false;
+    let text: string;
+    try {
+      text = readFileSync(this.statePath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    const state = JSON.parse(text) as StateFile;
+    if (state.format !== 1) throw new Error(`${this.statePath}: unknown state format ${String(state.format)}`);
+    for (const account of state.accounts) this.accounts.add(account);
+    for (const [account, count] of Object.entries(state.created)) this.created.set(account, count);
+    for (const site of state.sites) this.sites.set(site.id, site);
+    for (const model of state.models) this.models.set(model.id, model);
+    return true;
+  }
+
+  /** Runs `change` with saving held back, then saves once (creating a demo fleet, for one). */
+  batch(change: () => void): void {
+    this.holdSaves = true;
+    try {
+      change();
+    } finally {
+      this.holdSaves = false;
+    }
+    this.save();
+  }
+
+  /** Writes the state file atomically (a temporary file renamed into place). */
+  save(): void {
+    if (!this.statePath || this.holdSaves) return;
+    const state: StateFile = {
+      format: 1, seed: this.seed, accounts: [...this.accounts], created: Object.fromEntries(this.created),
+      sites: [...this.sites.values()], models: [...this.models.values()],
+    };
+    const temporary = `${this.statePath}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(state));
+    renameSync(temporary, this.statePath);
+  }
+}
+
+export function modelName(kind: ModelKind, quantile?: number): string {
+  return kind === 'quantile' ? `quantile_p${percentOf(quantile ?? 0.5)}` : kind;
+}
+
+function percentOf(quantile: number): string {
+  return String(Math.round(quantile * 1000) / 10);
+}
+
+function siteFields(request: ParsedSiteRequest) {
+  const common = {
+    name: request.name, latitude: request.latitude, longitude: request.longitude,
+    settings: { model_resolution: '15min', ...(request.settings ?? {}) } as Record<string, unknown>,
+  };
+  switch (request.type) {
+    case 'solar':
+      return { ...common, type: 'solar' as const, assets: request.assets };
+    case 'wind':
+      return {
+        ...common, type: 'wind' as const, assets: [], turbine_type: request.turbine_type,
+        turbine_count: request.turbine_count, capacity: request.capacity,
+        ...(request.hub_height !== undefined ? { hub_height: request.hub_height } : {}),
+      };
+    case 'load':
+      return { ...common, type: 'load' as const, assets: [], capacity: request.capacity ?? DEFAULT_LOAD_CAPACITY };
+  }
+}
+
+/** A load site sent without a capacity gets this connection peak (kW). */
+export const DEFAULT_LOAD_CAPACITY = 1000;
+
+/** The site's nameplate in kW: the sum of PV asset capacities, or the wind or load capacity. */
+export function nameplate(site: Pick<SiteRecord, 'type' | 'assets' | 'capacity'>): number {
+  if (site.type === 'solar') return site.assets.reduce((sum, asset) => sum + asset.capacity, 0);
+  return site.capacity ?? DEFAULT_LOAD_CAPACITY;
+}
+
+/** The capacity timeline as the site response shows it. */
+export function capacityArray(site: SiteRecord) {
+  return site.capacityTimeline.map((segment) => ({
+    value: segment.value,
+    dateStart: formatInstant(segment.start),
+    dateEnd: segment.end === null ? null : formatInstant(segment.end),
+  }));
+}
+
+/** A UUID-shaped id from a hash of `text` (version-4 layout, deterministic). */
+export function uuidFrom(text: string): string {
+  const hex = createHash('sha256').update(text).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,118 @@
+// What really happened at each site: 15-minute power that follows the sun, the wind or the
+// working day. Values are interval-ending: the value at valid time t is the power of the quarter
+// hour (t - 15 min, t], taken at its midpoint. Cached per site and UTC day in a bounded LRU.
+import { assetIrradiance, assetPower, clearSky, cloudy, sunVector } from './solar.js';
+import { hashText, smoothNoise } from './noise.js';
+import { nameplate, type SiteRecord } from './store.js';
+
+export const STEP_MS = 15 * 60_000;
+const DAY_MS = 86_400_000;
+const STEPS_PER_DAY = DAY_MS / STEP_MS;
+const HOUR_MS = 3_600_000;
+
+/**
+ * One UTC day of a site: `power` is the truth in kW; `driver` is what forecasts perturb
+ * (solar: clear-sky power in kW; wind: hub-height wind speed in m/s; load: unused).
+ */
+export interface DaySeries { power: Float32Array; driver: Float32Array }
+
+const CACHE_LIMIT = 20_000;
+const cache = new Map<string, DaySeries>();
+
+/** The day series holding valid time `t` (a multiple of 15 minutes). */
+export function dayOf(site: SiteRecord, seed: number, t: number): { day: DaySeries; index: number } {
+  const dayStart = Math.floor((t - 1) / DAY_MS) * DAY_MS;
+  const key = `${site.id}:${site.revision}:${seed}:${dayStart}`;
+  let day = cache.get(key);
+  if (day) {
+    cache.delete(key); // keep recently used days at the end of the LRU order
+  } else {
+    day = generateDay(site, seed, dayStart);
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  }
+  cache.set(key, day);
+  return { day, index: Math.round((t - dayStart) / STEP_MS) - 1 };
+}
+
+/** The truth at valid time `t` in kW. */
+export function truthAt(site: SiteRecord, seed: number, t: number): number {
+  const { day, index } = dayOf(site, seed, t);
+  return day.power[index];
+}
+
+function generateDay(site: SiteRecord, seed: number, dayStart: number): DaySeries {
+  const power = new Float32Array(STEPS_PER_DAY);
+  const driver = new Float32Array(STEPS_PER_DAY);
+  const weatherSeed = siteSeed(site, seed);
+  for (let i = 0; i < STEPS_PER_DAY; i++) {
+    const mid = dayStart + (i + 1) * STEP_MS - STEP_MS / 2;
+    if (site.type === 'solar') {
+      const sun = sunVector(mid, site.latitude, site.longitude);
+      const clear = clearSky(sun.up);
+      const k = cloudIndex(site, weatherSeed, mid);
+      const sky = cloudy(clear, k, sun.up);
+      let actual = 0, potential = 0;
+      for (const asset of site.assets) {
+        if (asset.install_date && Date.parse(asset.install_date) > mid) continue;
+        actual += assetPower(asset, assetIrradiance(asset, sun, sky));
+        potential += assetPower(asset, assetIrradiance(asset, sun, clear));
+      }
+      power[i] = actual;
+      driver[i] = potential;
+    } else if (site.type === 'wind') {
+      const speed = windSpeed(site, weatherSeed, mid);
+      driver[i] = speed;
+      power[i] = nameplate(site) * powerCurve(speed);
+    } else {
+      power[i] = loadAt(site, weatherSeed, mid);
+    }
+  }
+  return { power, driver };
+}
+
+/** The seed of a site's weather: the emulator's seed and the site id. */
+export function siteSeed(site: SiteRecord, seed: number): number {
+  return hashText(`${seed}:${site.id}`);
+}
+
+/** Clear-sky index: cloudier towards the poles, smooth over hours, between 0.08 and 1. */
+function cloudIndex(site: SiteRecord, weatherSeed: number, ms: number): number {
+  const mean = 0.86 - 0.0045 * Math.abs(site.latitude);
+  const k = mean + 0.28 * smoothNoise(weatherSeed, ms, 4 * HOUR_MS) + 0.08 * smoothNoise(weatherSeed ^ 0x1234567, ms, HOUR_MS);
+  return Math.min(Math.max(k, 0.08), 1);
+}
+
+/** Hub-height wind speed (m/s): a site mean, weather systems over a day or two, a weak daily cycle. */
+function windSpeed(site: SiteRecord, weatherSeed: number, ms: number): number {
+  const mean = 7.2 + (weatherSeed % 1000) / 500; // 7.2 to 9.2 m/s
+  const weather = 0.42 * smoothNoise(weatherSeed, ms, 30 * HOUR_MS) + 0.15 * smoothNoise(weatherSeed ^ 0x9e37, ms, 3 * HOUR_MS);
+  const solarHour = localSolarHour(site.longitude, ms);
+  const daily = 0.08 * Math.cos(((solarHour - 15) / 24) * 2 * Math.PI);
+  return Math.max(mean * Math.exp(weather + daily - 0.09), 0);
+}
+
+/** Share of rated power at a wind speed: cut-in 3 m/s, rated 12 m/s, cut-out 25 m/s. */
+export function powerCurve(speed: number): number {
+  if (speed < 3 || speed >= 25) return 0;
+  if (speed >= 12) return 1;
+  return (speed ** 3 - 27) / (1728 - 27);
+}
+
+/** Load (kW): a night base, morning and evening peaks, quieter weekends, a little noise. */
+function loadAt(site: SiteRecord, weatherSeed: number, ms: number): number {
+  const solarHour = localSolarHour(site.longitude, ms);
+  const weekday = new Date(ms + (site.longitude / 15) * HOUR_MS).getUTCDay();
+  const weekend = weekday === 0 || weekday === 6;
+  const morning = Math.exp(-(((solarHour - 8.5) / 2.2) ** 2));
+  const evening = Math.exp(-(((solarHour - 18.5) / 2.5) ** 2));
+  const daytime = solarHour > 7 && solarHour < 20 ? 0.15 : 0;
+  const shape = 0.42 + 0.3 * morning + 0.35 * evening + daytime;
+  const level = (weekend ? 0.82 : 1) * shape * (1 + 0.05 * smoothNoise(weatherSeed, ms, 2 * HOUR_MS));
+  return Math.min(Math.max(level, 0.05), 1) * nameplate(site);
+}
+
+/** Local mean solar time in hours [0, 24) from the longitude. */
+export function localSolarHour(longitude: number, ms: number): number {
+  const hours = ((ms % DAY_MS) / HOUR_MS + longitude / 15) % 24;
+  return hours < 0 ? hours + 24 : hours;
+}
