@@ -144,6 +144,7 @@ export class ServiceClient {
   private readonly signal?: AbortSignal;
   private readonly readHeaders: Record<string, string>;
   private readonly writeHeaders: Record<string, string>;
+  private closing?: Promise<void>;
 
   constructor(options: ServiceClientOptions) {
     if (!options.apiKey) throw new Error('ServiceClient: an API key is required');
@@ -266,9 +267,10 @@ export class ServiceClient {
     });
   }
 
-  /** Closes the keep-alive connections once the requests in flight are done. */
+  /** Closes the keep-alive connections once the requests in flight are done; a second close does nothing. */
   async close(): Promise<void> {
-    await this.pool.close();
+    this.closing ??= this.pool.close();
+    await this.closing;
   }
 
   // ------------------------------------------------------------------ the request loop
