@@ -1,0 +1,88 @@
+// `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
+import type { Command } from 'commander';
+import { startEmulator } from './server.js';
+
+interface EmulatorFlags {
+  host: string;
+  port: string;
+  apiKey?: string[];
+  sites: string;
+  seed: string;
+  faultRate: string;
+  malformedRate: string;
+  slowMs: string;
+  state?: string;
+  historyDays: string;
+}
+
+class FlagError extends Error {}
+
+export function registerEmulatorCommands(program: Command): void {
+  program
+    .command('emulator')
+    .description('Run the local emulator of the forecasting service (Platform API v2) with demo sites')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port (0 picks a free one)', '0')
+    .option('--api-key <key...>', 'an accepted API key, one account each; repeatable (default: $EFSYNC_API_KEY)')
+    .option('--sites <n>', 'demo sites per key (solar fixed and tracking, wind, load)', '3')
+    .option('--seed <s>', 'seed of all generated data', '1')
+    .option('--fault-rate <r>', 'share of requests answered with a transient fault (0..1)', '0')
+    .option('--malformed-rate <r>', 'share of data responses that break the interface (0..1)', '0')
+    .option('--slow-ms <ms>', 'delay of a slow-response fault', '3000')
+    .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
+    .option('--history-days <n>', 'days of history before today', '14')
+    .action(async (flags: EmulatorFlags) => {
+      process.exitCode = await emulatorCommand(flags);
+    });
+}
+
+async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
+  let options: Parameters<typeof startEmulator>[0];
+  try {
+    options = optionsFrom(flags);
+  } catch (error) {
+    if (!(error instanceof FlagError)) throw error;
+    process.stderr.write(`efsync emulator: ${error.message}\n`);
+    return 2;
+  }
+  const emulator = await startEmulator(options);
+  process.stdout.write(`efsync emulator listening on ${emulator.url}\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  await emulator.close();
+  process.stderr.write(`efsync emulator: stopped on ${signal}${options.statePath ? `, state saved to ${options.statePath}` : ''}\n`);
+  return 0;
+}
+
+function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] {
+  const apiKeys = flags.apiKey ?? (process.env.EFSYNC_API_KEY ? [process.env.EFSYNC_API_KEY] : []);
+  if (apiKeys.length === 0) throw new FlagError('--api-key is required (or set EFSYNC_API_KEY)');
+  return {
+    apiKeys,
+    host: flags.host,
+    port: integer('--port', flags.port, 0, 65535),
+    sites: integer('--sites', flags.sites, 0, 100_000),
+    seed: integer('--seed', flags.seed, 0, 2 ** 31 - 1),
+    faultRate: share('--fault-rate', flags.faultRate),
+    malformedRate: share('--malformed-rate', flags.malformedRate),
+    slowMs: integer('--slow-ms', flags.slowMs, 0, 600_000),
+    historyDays: integer('--history-days', flags.historyDays, 0, 366),
+    ...(flags.state ? { statePath: flags.state } : {}),
+  };
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new FlagError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+function share(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new FlagError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
+  return value;
+}
