@@ -7,6 +7,8 @@ const program = new Command()
   .showHelpAfterError();
 
 // Command registrations (one line per area).
+import { registerEmulatorCommands } from './emulator/commands.js';
+registerEmulatorCommands(program);
 import { registerSyncCommands } from './sync/commands.js';
 registerSyncCommands(program);
 
