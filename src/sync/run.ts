@@ -41,10 +41,11 @@ export async function syncAll(ctx: JobContext, resources: readonly Resource[]): 
       return;
     }
     const task = siteTask(env, site);
+    const siteRows: RowCounts = {};
     for (const resource of ordered) {
       if (ctx.signal.aborted) break;
       try {
-        addRows(rows, await syncResource(env, resource, site, task, marks[resource]?.get(site.site_id) ?? null));
+        addRows(siteRows, await syncResource(env, resource, site, task, marks[resource]?.get(site.site_id) ?? null));
         succeeded += 1;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -52,6 +53,8 @@ export async function syncAll(ctx: JobContext, resources: readonly Resource[]): 
         ctx.log.warn({ siteId: site.site_id, resource, err: reason }, 'site resource failed; going on with the others');
       }
     }
+    addRows(rows, siteRows);
+    ctx.log.debug({ siteId: site.site_id, rows: siteRows }, 'site synced');
     ctx.progress.tick();
   })));
   ctx.progress.stop();
