@@ -1,0 +1,101 @@
+// Grouping of scored pairs: total, lead-time buckets, hour, weekday, month, date, site, model.
+// Each group is a SQL expression over the pairs relation (see PAIR_COLUMNS in metrics.ts) giving
+// a text key and a number to sort the keys by. Calendar groups read `group_time`, which is the
+// valid time moved inside the interval it labels, so an interval-ending value falls into the
+// interval it closes (14:00 ending -> hour 13), in the report's time zone.
+import { HOUR } from '../time.js';
+
+export const GROUPS = ['total', 'lead', 'hour', 'weekday', 'month', 'date', 'site', 'model'] as const;
+export type Group = (typeof GROUPS)[number];
+
+export type IntervalLabel = 'beginning' | 'ending' | 'instant';
+export const INTERVAL_LABELS: readonly IntervalLabel[] = ['beginning', 'ending', 'instant'];
+
+export interface GroupOptions {
+  /** IANA zone of hour, weekday, month and date groups. */
+  tz: string;
+  /** Upper bounds of the lead-time buckets in ms, ascending (e.g. 6h, 12h, 24h). */
+  leadBuckets: number[];
+}
+
+export interface GroupSql {
+  group: Group;
+  key: string;
+  order: string;
+}
+
+/** Parses `--by total,lead,hour`: every name must be a known group; order kept, duplicates removed. */
+export function parseGroups(text: string): Group[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new Error(`--by: name at least one group (${GROUPS.join(', ')})`);
+  for (const name of names) {
+    if (!(GROUPS as readonly string[]).includes(name)) {
+      throw new Error(`--by: unknown group "${name}" (use ${GROUPS.join(', ')})`);
+    }
+  }
+  return [...new Set(names as Group[])];
+}
+
+/**
+ * The instant used for calendar grouping and capacity look-up: an interval-ending value at t
+ * describes (t - length, t], so one microsecond before t lies inside it, as the Solar Forecast
+ * Arbiter does by shifting ending labels back by a nanosecond before grouping.
+ */
+export function groupTimeSql(validTime: string, label: IntervalLabel): string {
+  return label === 'ending' ? `(${validTime} - INTERVAL 1 MICROSECOND)` : validTime;
+}
+
+/** `0-6h`, `6-12h`, ..., `72h+`; leads before the issue time (hindcasts) are `<0h`. */
+export function leadBucketLabels(bounds: number[]): string[] {
+  const hours = bounds.map((b) => formatHours(b));
+  const labels = ['<0h'];
+  let lower = '0';
+  for (const h of hours) {
+    labels.push(`${lower}-${h}h`);
+    lower = h;
+  }
+  labels.push(`${lower}h+`);
+  return labels;
+}
+
+function formatHours(ms: number): string {
+  return String(Number((ms / HOUR).toFixed(3)));
+}
+
+function leadSql(bounds: number[]): GroupSql {
+  const labels = leadBucketLabels(bounds);
+  const leadUs = '(epoch_us(valid_time) - epoch_us(issue_time))';
+  const whens = bounds.map((b, i) => `WHEN ${leadUs} < ${b * 1000} THEN ${i + 1}`).join(' ');
+  const index = `CASE WHEN issue_time IS NULL THEN NULL WHEN ${leadUs} < 0 THEN 0 ${whens} ELSE ${bounds.length + 1} END`;
+  const key = `(${sqlList(labels)})[(${index}) + 1]`;
+  return { group: 'lead', key, order: index };
+}
+
+const sqlList = (values: string[]) => `[${values.map(sqlString).join(', ')}]`;
+
+export function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** The key and sort expressions of one group; rows whose key is NULL do not join that group. */
+export function groupSql(group: Group, options: GroupOptions): GroupSql {
+  const local = `(group_time AT TIME ZONE ${sqlString(options.tz)})`;
+  switch (group) {
+    case 'total':
+      return { group, key: `'all'`, order: '0' };
+    case 'lead':
+      return leadSql(options.leadBuckets);
+    case 'hour':
+      return { group, key: `lpad(CAST(hour(${local}) AS VARCHAR), 2, '0')`, order: `hour(${local})` };
+    case 'weekday':
+      return { group, key: `strftime(${local}, '%a')`, order: `isodow(${local})` };
+    case 'month':
+      return { group, key: `strftime(${local}, '%b')`, order: `month(${local})` };
+    case 'date':
+      return { group, key: `strftime(${local}, '%Y-%m-%d')`, order: `epoch(CAST(${local} AS DATE)) / 86400` };
+    case 'site':
+      return { group, key: 'site_id', order: '0' };
+    case 'model':
+      return { group, key: 'served_model', order: '0' };
+  }
+}

@@ -1,0 +1,182 @@
+// Bring your own forecast: a CSV of pairs (`valid_time`, `actual`, and any of `forecast`,
+// `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`) is checked
+// line by line, then loaded with DuckDB's CSV reader into an in-memory database and exposed as
+// the pairs relation the metric SQL scores.
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseInstant } from '../time.js';
+import { InputFileError } from '../yaml.js';
+import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
+import type { SqlRunner } from './metrics.js';
+
+export interface PairsColumns {
+  /** Column names in the file's order. */
+  names: string[];
+  forecast: boolean;
+  reference: boolean;
+  capacity: boolean;
+  issueTime: boolean;
+  site: boolean;
+  model: boolean;
+  /** Quantile columns with their levels in (0,1), ascending. */
+  quantiles: { column: string; level: number }[];
+}
+
+const KNOWN = ['valid_time', 'actual', 'forecast', 'reference', 'capacity', 'issue_time', 'site', 'model'];
+const QUANTILE_COLUMN = /^q(\d+(?:\.\d+)?)$/;
+const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Cells read as missing values: empty, and the NaN that pandas and numpy write. */
+const MISSING = ['', 'NaN', 'nan', 'NA'];
+
+/** Splits one CSV line; fields may be double-quoted ("" inside quotes is a quote). */
+function splitCsvLine(line: string): { value: string; column: number }[] {
+  const fields: { value: string; column: number }[] = [];
+  let i = 0;
+  for (;;) {
+    const column = i + 1;
+    let value = '';
+    if (line[i] === '"') {
+      i++;
+      while (i < line.length && !(line[i] === '"' && line[i + 1] !== '"')) {
+        value += line[i];
+        i += line[i] === '"' ? 2 : 1;
+      }
+      i++;
+      const end = line.indexOf(',', i);
+      i = end === -1 ? line.length : end;
+    } else {
+      const end = line.indexOf(',', i);
+      value = line.slice(i, end === -1 ? line.length : end);
+      i = end === -1 ? line.length : end;
+    }
+    fields.push({ value: value.trim(), column });
+    if (i >= line.length) return fields;
+    i++;
+  }
+}
+
+function readHeader(file: string, line: string): PairsColumns {
+  const fields = splitCsvLine(line.replace(/^\uFEFF/, ''));
+  const names = fields.map((f) => f.value);
+  const fail = (column: number, rule: string) => new InputFileError(file, 1, column, rule);
+  const quantiles: PairsColumns['quantiles'] = [];
+  const seen = new Set<string>();
+  for (const { value: name, column } of fields) {
+    if (seen.has(name)) throw fail(column, `column "${name}" appears twice`);
+    seen.add(name);
+    const q = QUANTILE_COLUMN.exec(name);
+    if (q) {
+      const level = Number(q[1]) / 100;
+      if (!(level > 0 && level < 1)) throw fail(column, `quantile column "${name}": the percent must lie between 0 and 100`);
+      quantiles.push({ column: name, level });
+    } else if (!KNOWN.includes(name)) {
+      throw fail(column, `unknown column "${name}" (expected ${KNOWN.join(', ')} or q<percent> such as q10)`);
+    }
+  }
+  for (const required of ['valid_time', 'actual']) {
+    if (!seen.has(required)) throw fail(1, `the header has no "${required}" column`);
+  }
+  if (!seen.has('forecast') && quantiles.length === 0) {
+    throw fail(1, 'the header names nothing to score: add a "forecast" column or quantile columns such as q10, q90');
+  }
+  quantiles.sort((a, b) => a.level - b.level);
+  return {
+    names, quantiles,
+    forecast: seen.has('forecast'), reference: seen.has('reference'), capacity: seen.has('capacity'),
+    issueTime: seen.has('issue_time'), site: seen.has('site'), model: seen.has('model'),
+  };
+}
+
+function checkCell(file: string, lineNo: number, name: string, cell: { value: string; column: number }): void {
+  const fail = (rule: string) => new InputFileError(file, lineNo, cell.column, `column "${name}": ${rule}`);
+  if (name === 'valid_time' || name === 'issue_time') {
+    if (cell.value === '') {
+      if (name === 'valid_time') throw fail('empty; every row needs a valid_time');
+      return;
+    }
+    try {
+      parseInstant(cell.value);
+    } catch {
+      throw fail(`not a timestamp: "${cell.value}" (use e.g. 2026-01-31T14:00:00Z)`);
+    }
+  } else if (name !== 'site' && name !== 'model') {
+    if (!MISSING.includes(cell.value) && !NUMBER.test(cell.value)) throw fail(`not a number: "${cell.value}"`);
+  }
+}
+
+/** Checks the whole file, naming the line and column of the first problem. */
+export async function validatePairsCsv(file: string): Promise<PairsColumns> {
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  let header: PairsColumns | undefined;
+  let lineNo = 0;
+  let rows = 0;
+  for await (const line of lines) {
+    lineNo++;
+    if (!header) {
+      header = readHeader(file, line);
+      continue;
+    }
+    if (line.trim() === '') continue;
+    const cells = splitCsvLine(line);
+    if (cells.length !== header.names.length) {
+      throw new InputFileError(file, lineNo, 1, `${cells.length} fields where the header has ${header.names.length}`);
+    }
+    header.names.forEach((name, i) => checkCell(file, lineNo, name, cells[i]));
+    rows++;
+  }
+  if (!header) throw new InputFileError(file, 1, 1, 'the file is empty; expected a header line with valid_time, actual, forecast');
+  if (rows === 0) throw new InputFileError(file, 2, 1, 'no rows after the header');
+  return header;
+}
+
+/** Text timestamps as DuckDB reads them: `2026-01-31T14:00Z` gains its seconds first. */
+function timestampSql(column: string): string {
+  return `CAST(regexp_replace(${column}, '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2})(Z|[+-].*)?$', '\\1:00\\2') AS TIMESTAMPTZ)`;
+}
+
+/** Loads a validated CSV into table `table` with DuckDB's reader. */
+export async function loadPairsCsv(sql: SqlRunner, file: string, columns: PairsColumns, table: string): Promise<void> {
+  const text = new Set(['valid_time', 'issue_time', 'site', 'model']);
+  const types = `{${columns.names.map((n) => `${sqlString(n)}: '${text.has(n) ? 'VARCHAR' : 'DOUBLE'}'`).join(', ')}}`;
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${table}_raw AS SELECT * FROM read_csv(${sqlString(file)},
+    header = true, auto_detect = false, delim = ',', quote = '"', columns = ${types},
+    nullstr = [${MISSING.map(sqlString).join(', ')}])`);
+  const select = columns.names.map((n) =>
+    n === 'valid_time' || n === 'issue_time' ? `${timestampSql(n)} AS ${n}` : `"${n}"`);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT ${select.join(', ')} FROM ${table}_raw`);
+  await sql.run(`DROP TABLE ${table}_raw`);
+}
+
+/**
+ * The pairs relation over a flat table of pairs (a loaded CSV, or the bench table): one row per
+ * table row (its rowid is the pid); a value missing in any series drops the row.
+ */
+export function flatPairsSql(table: string, columns: PairsColumns, label: IntervalLabel): string {
+  const or = (flag: boolean, expr: string, type: string) => (flag ? expr : `CAST(NULL AS ${type})`);
+  const missingQuantile = columns.quantiles.map((q) => `"${q.column}" IS NULL`).join(' OR ');
+  const reasons = [
+    `WHEN actual IS NULL THEN 'actual'`,
+    columns.forecast ? `WHEN forecast IS NULL THEN 'forecast'` : '',
+    columns.reference ? `WHEN reference IS NULL THEN 'reference'` : '',
+    missingQuantile ? `WHEN ${missingQuantile} THEN 'quantiles'` : '',
+  ].filter(Boolean).join(' ');
+  return `(SELECT rowid AS pid, 'pairs' AS subject,
+    ${or(columns.model, 'model', 'VARCHAR')} AS model,
+    ${or(columns.site, 'site', 'VARCHAR')} AS site_id,
+    CAST(NULL AS VARCHAR) AS served_model,
+    ${or(columns.issueTime, 'issue_time', 'TIMESTAMPTZ')} AS issue_time,
+    valid_time, ${groupTimeSql('valid_time', label)} AS group_time,
+    ${or(columns.forecast, 'forecast', 'DOUBLE')} AS forecast, actual,
+    ${or(columns.reference, 'reference', 'DOUBLE')} AS reference,
+    ${or(columns.capacity, 'capacity', 'DOUBLE')} AS capacity,
+    CASE ${reasons} END AS drop_reason
+  FROM ${table})`;
+}
+
+/** The quantile relation (pid, level, q) of a flat table, or null when it has no quantile columns. */
+export function flatQuantilesSql(table: string, columns: PairsColumns): string | null {
+  if (columns.quantiles.length === 0) return null;
+  return `(${columns.quantiles
+    .map((q) => `SELECT rowid AS pid, CAST(${q.level} AS DOUBLE) AS level, "${q.column}" AS q FROM ${table}`)
+    .join(' UNION ALL ')})`;
+}
