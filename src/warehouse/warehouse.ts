@@ -20,59 +20,171 @@
  * Everything that uses the connection goes through one queue (`exclusive`), so concurrent callers
  * (p-limit over sites) never interleave inside each other's transactions.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { WriterLock } from './lock.js';
 import { migrate } from './migrate.js';
+
+export { WarehouseBusyError, type LockHolder } from './lock.js';
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 
 export interface OpenOptions {
-  /** The warehouse file. */
+  /** The published warehouse file analysts open (default data/warehouse.duckdb, chosen by the caller). */
   path: string;
+  /** How long to wait for another efsync writer to finish before WarehouseBusyError; default 10 s. */
+  lockWaitMs?: number;
+  /** Who writes, for the lock file and the busy message. */
+  holder?: { job: string; runId: string };
+  /** Open the published snapshot read-only: no lock, no migrations, no publish. */
+  readOnly?: boolean;
+}
+
+const DEFAULT_LOCK_WAIT_MS = 10_000;
+
+/** `<dir>/<base>.writer.duckdb` beside the published `<dir>/<base>.duckdb`. */
+export function writerPathOf(path: string): string {
+  const extension = extname(path) || '.duckdb';
+  return join(dirname(path), `${basename(path, extname(path))}.writer${extension}`);
 }
 
 export class Warehouse {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly holding = new AsyncLocalStorage<true>();
+  private inTransaction = false;
+
   private constructor(
+    /** The published file analysts open. */
     readonly path: string,
+    /** The file this process writes (the published file itself when read-only). */
+    readonly writerPath: string,
     private readonly instance: DuckDBInstance,
+    /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
     readonly connection: DuckDBConnection,
+    private readonly lock: WriterLock | undefined,
   ) {}
 
   static async open(options: OpenOptions): Promise<Warehouse> {
+    if (options.readOnly) return Warehouse.openReadOnly(options.path);
     mkdirSync(dirname(options.path), { recursive: true });
-    const instance = await DuckDBInstance.create(options.path);
-    const connection = await instance.connect();
-    const warehouse = new Warehouse(options.path, instance, connection);
-    await migrate(warehouse);
-    return warehouse;
-  }
-
-  /** Rows as plain JS objects (TIMESTAMPTZ as Date, BIGINT as bigint, DOUBLE as number). */
-  async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params);
-    return reader.getRowObjectsJS() as T[];
-  }
-
-  async run(sql: string, params?: SqlParams): Promise<void> {
-    await this.connection.run(sql, params);
-  }
-
-  /** Runs `fn` in one transaction: all of it lands, or none of it. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    await this.run('BEGIN TRANSACTION');
+    const lock = await WriterLock.acquire(
+      `${options.path}.lock`,
+      options.path,
+      options.holder ?? { job: 'efsync', runId: '-' },
+      options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+    );
     try {
-      const result = await fn();
-      await this.run('COMMIT');
-      return result;
+      const writerPath = writerPathOf(options.path);
+      seedWriterFile(options.path, writerPath);
+      const instance = await DuckDBInstance.create(writerPath);
+      const connection = await instance.connect();
+      const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock);
+      await migrate(warehouse);
+      return warehouse;
     } catch (error) {
-      await this.run('ROLLBACK');
+      lock.release();
       throw error;
     }
   }
 
+  private static async openReadOnly(path: string): Promise<Warehouse> {
+    const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
+    const connection = await instance.connect();
+    return new Warehouse(path, path, instance, connection, undefined);
+  }
+
+  /**
+   * Runs `fn` with the connection to itself: callers queue, so concurrent loads never interleave
+   * statements inside each other's transactions. Re-entrant: `fn` may call run/all/transaction.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.holding.getStore()) return fn();
+    const result = this.queue.then(() => this.holding.run(true, fn));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Rows as plain JS objects (TIMESTAMPTZ as Date, BIGINT as bigint, DOUBLE as number). */
+  async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
+    return this.exclusive(async () => {
+      const reader = await this.connection.runAndReadAll(sql, params);
+      return reader.getRowObjectsJS() as T[];
+    });
+  }
+
+  async run(sql: string, params?: SqlParams): Promise<void> {
+    await this.exclusive(() => this.connection.run(sql, params));
+  }
+
+  /** Runs a statement and returns how many rows it inserted, updated or deleted. */
+  async changed(sql: string, params?: SqlParams): Promise<number> {
+    return this.exclusive(async () => (await this.connection.run(sql, params)).rowsChanged);
+  }
+
+  /** Runs `fn` in one transaction: all of it lands, or none of it. Nested calls join the outer one. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      if (this.inTransaction) return fn();
+      await this.connection.run('BEGIN TRANSACTION');
+      this.inTransaction = true;
+      try {
+        const result = await fn();
+        await this.connection.run('COMMIT');
+        return result;
+      } catch (error) {
+        await this.connection.run('ROLLBACK');
+        throw error;
+      } finally {
+        this.inTransaction = false;
+      }
+    });
+  }
+
+  /**
+   * Makes what is committed so far visible to analysts: checkpoints the writer file, copies it
+   * beside the published file, fsyncs, and renames it over the published one. Readers holding
+   * the old file keep their snapshot; the next reader to open sees the new one.
+   */
+  async publish(): Promise<void> {
+    if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
+    await this.exclusive(async () => {
+      await this.connection.run('CHECKPOINT');
+      const draft = `${this.path}.tmp-${process.pid}`;
+      copyFileSync(this.writerPath, draft);
+      fsyncPath(draft, 'r+');
+      // A WAL beside the published file can only come from someone who opened it read-write;
+      // DuckDB would replay it onto the new snapshot for the next reader, so it goes.
+      rmSync(`${this.path}.wal`, { force: true });
+      renameSync(draft, this.path);
+      fsyncPath(dirname(this.path), 'r');
+    });
+  }
+
   async close(): Promise<void> {
+    await this.queue;
     this.connection.closeSync();
     this.instance.closeSync();
+    this.lock?.release();
+  }
+}
+
+/**
+ * The writer file starts as a copy of the published one when it is missing, so deleting the
+ * writer file loses nothing that was published. A WAL left without its database is dropped.
+ */
+function seedWriterFile(publishedPath: string, writerPath: string): void {
+  if (existsSync(writerPath)) return;
+  rmSync(`${writerPath}.wal`, { force: true });
+  if (existsSync(publishedPath)) copyFileSync(publishedPath, writerPath);
+}
+
+function fsyncPath(path: string, flags: 'r' | 'r+'): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

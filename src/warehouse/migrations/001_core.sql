@@ -1,6 +1,9 @@
 -- The core tables: what the service holds, as synced, and the ledgers of what efsync did.
--- Every instant is a UTC TIMESTAMPTZ. Keys are declared as PRIMARY KEYs so that a rerun
--- can never duplicate a row.
+-- Every instant is a UTC TIMESTAMPTZ. Keys of the small tables are declared as PRIMARY KEYs
+-- so that a rerun can never duplicate a row. The big series tables (forecasts, model_outputs,
+-- actuals) have no PRIMARY KEY index: maintaining one made bulk merges ~6x slower, so their
+-- key (named in a comment on each) is enforced by the loader's anti-join merge
+-- (src/warehouse/loader.ts), the only writer of those tables.
 
 CREATE TABLE sites (
   site_id VARCHAR PRIMARY KEY,
@@ -135,8 +138,8 @@ CREATE TABLE forecasts (
   update_time TIMESTAMPTZ NOT NULL,
   valid_time TIMESTAMPTZ NOT NULL,
   forecast DOUBLE,
-  capacity DOUBLE,
-  PRIMARY KEY (site_id, model_name, model_version, update_time, valid_time)
+  capacity DOUBLE
+  -- key: (site_id, model_name, model_version, update_time, valid_time), enforced by the loader
 );
 COMMENT ON TABLE forecasts IS 'Site forecasts, every issued vintage (update_time) kept; an older vintage is never overwritten';
 COMMENT ON COLUMN forecasts.site_id IS 'The site';
@@ -155,8 +158,8 @@ CREATE TABLE model_outputs (
   model_name VARCHAR NOT NULL,
   model_version INTEGER NOT NULL,
   forecast DOUBLE,
-  capacity DOUBLE,
-  PRIMARY KEY (model_id, as_of, valid_time)
+  capacity DOUBLE
+  -- key: (model_id, as_of, valid_time), enforced by the loader
 );
 COMMENT ON TABLE model_outputs IS 'Each model''s own output, one vintage per as_of';
 COMMENT ON COLUMN model_outputs.model_id IS 'The model';
@@ -173,8 +176,8 @@ CREATE TABLE actuals (
   valid_time TIMESTAMPTZ NOT NULL,
   value DOUBLE,
   first_seen_at TIMESTAMPTZ NOT NULL,
-  revised_at TIMESTAMPTZ,
-  PRIMARY KEY (site_id, valid_time)
+  revised_at TIMESTAMPTZ
+  -- key: (site_id, valid_time), enforced by the loader
 );
 COMMENT ON TABLE actuals IS 'Measured power per site; the newest value, earlier values in actual_revisions';
 COMMENT ON COLUMN actuals.site_id IS 'The site';

@@ -1,0 +1,160 @@
+// The writer lock: one efsync process writes a warehouse at a time, across processes.
+// `<path>.lock` holds JSON naming the holder, so a second writer can say who is in the way.
+import { hostname } from 'node:os';
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  job: string;
+  runId: string;
+  /** ISO instant. */
+  startedAt: string;
+}
+
+export class WarehouseBusyError extends Error {
+  constructor(
+    readonly warehousePath: string,
+    readonly holder: LockHolder,
+  ) {
+    super(
+      `warehouse ${warehousePath} is being written by efsync ${holder.job} ` +
+        `(run ${holder.runId}, pid ${holder.pid} on host ${holder.host}) since ${holder.startedAt}`,
+    );
+    this.name = 'WarehouseBusyError';
+  }
+}
+
+const POLL_MS = 100;
+
+export class WriterLock {
+  private released = false;
+  private readonly onExit = () => this.release();
+
+  private constructor(
+    readonly lockPath: string,
+    readonly holder: LockHolder,
+  ) {
+    process.once('exit', this.onExit);
+  }
+
+  /**
+   * Takes `lockPath`, waiting up to `waitMs` for a live holder to let go. A lock whose pid is no
+   * longer alive on this host is stale and taken over.
+   */
+  static async acquire(
+    lockPath: string,
+    warehousePath: string,
+    who: { job: string; runId: string },
+    waitMs: number,
+  ): Promise<WriterLock> {
+    const holder: LockHolder = {
+      pid: process.pid,
+      host: hostname(),
+      job: who.job,
+      runId: who.runId,
+      startedAt: new Date().toISOString(),
+    };
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if (tryCreate(lockPath, holder)) return new WriterLock(lockPath, holder);
+      const current = readHolder(lockPath);
+      if (current === undefined) continue; // released between our attempt and the read
+      if (isStale(current)) {
+        takeOverStale(lockPath, current);
+        continue;
+      }
+      if (Date.now() >= deadline) throw new WarehouseBusyError(warehousePath, current);
+      await sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
+    }
+  }
+
+  /** Removes the lock file if it is still ours. Idempotent; safe in an exit handler. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    process.removeListener('exit', this.onExit);
+    const current = readHolder(this.lockPath);
+    if (current && sameHolder(current, this.holder)) unlinkQuietly(this.lockPath);
+  }
+}
+
+/**
+ * Creates the lock exclusively with its content complete: the JSON is written to a private file
+ * first and hard-linked into place (link fails with EEXIST like O_EXCL), so nobody ever reads a
+ * half-written lock.
+ */
+function tryCreate(lockPath: string, holder: LockHolder): boolean {
+  const draft = `${lockPath}.${holder.pid}-${Date.now()}`;
+  writeFileSync(draft, JSON.stringify(holder) + '\n', { flag: 'wx' });
+  try {
+    linkSync(draft, lockPath);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    unlinkQuietly(draft);
+  }
+}
+
+function readHolder(lockPath: string): LockHolder | undefined {
+  let text: string;
+  try {
+    text = readFileSync(lockPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    return JSON.parse(text) as LockHolder;
+  } catch {
+    throw new Error(`warehouse lock ${lockPath} is not valid JSON; remove it if no efsync process is running`);
+  }
+}
+
+function isStale(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false; // another host: we cannot tell, so it stays held
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Moves the stale lock aside before deleting it, and checks that what it moved is the stale lock
+ * it judged: two processes taking over at once must not delete each other's fresh lock.
+ */
+function takeOverStale(lockPath: string, stale: LockHolder): void {
+  const aside = `${lockPath}.stale-${process.pid}-${Date.now()}`;
+  try {
+    renameSync(lockPath, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const moved = readHolder(aside);
+  if (moved && !sameHolder(moved, stale)) {
+    try {
+      linkSync(aside, lockPath); // a live lock taken by mistake: put it back
+    } catch {
+      // someone holds the lock again; the one we moved has lost a race it could not win anyway
+    }
+  }
+  unlinkQuietly(aside);
+}
+
+function sameHolder(a: LockHolder, b: LockHolder): boolean {
+  return a.pid === b.pid && a.host === b.host && a.startedAt === b.startedAt && a.runId === b.runId;
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,117 @@
+// The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms) into the
+// core tables. The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
+// every merge here is an anti-join on the table's key: only new keys go in, and duplicates
+// within one staged batch are collapsed first. $1 is always the site id.
+
+/** SQL turning an epoch-ms expression into a TIMESTAMPTZ (NULL stays NULL). */
+export function instant(expression: string): string {
+  return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
+}
+
+/** New (site, model, version, update_time, valid_time) only: an existing vintage is never overwritten. */
+export const FORECAST_MERGE = `
+INSERT INTO forecasts (site_id, model_name, model_version, update_time, valid_time, forecast, capacity)
+WITH staged AS (
+  SELECT DISTINCT ON (model_name, model_version, update_time, valid_time)
+    model_name, model_version, ${instant('update_time')} AS update_time,
+    ${instant('valid_time')} AS valid_time, forecast, capacity
+  FROM temp.stage_forecasts
+),
+existing AS (
+  SELECT model_name, model_version, update_time, valid_time FROM forecasts
+  WHERE site_id = $1
+    AND valid_time BETWEEN (SELECT min(valid_time) FROM staged) AND (SELECT max(valid_time) FROM staged)
+)
+SELECT $1, s.model_name, s.model_version, s.update_time, s.valid_time, s.forecast, s.capacity
+FROM staged s ANTI JOIN existing e USING (model_name, model_version, update_time, valid_time)`;
+
+/** New (model_id, as_of, valid_time) only. */
+export const OUTPUT_MERGE = `
+INSERT INTO model_outputs (model_id, as_of, valid_time, site_id, model_name, model_version, forecast, capacity)
+WITH staged AS (
+  SELECT DISTINCT ON (model_id, as_of, valid_time)
+    model_id, ${instant('as_of')} AS as_of, ${instant('valid_time')} AS valid_time,
+    model_name, model_version, forecast, capacity
+  FROM temp.stage_outputs
+),
+existing AS (
+  SELECT model_id, as_of, valid_time FROM model_outputs
+  WHERE site_id = $1
+    AND as_of BETWEEN (SELECT min(as_of) FROM staged) AND (SELECT max(as_of) FROM staged)
+    AND model_id IN (SELECT model_id FROM staged)
+)
+SELECT s.model_id, s.as_of, s.valid_time, $1, s.model_name, s.model_version, s.forecast, s.capacity
+FROM staged s ANTI JOIN existing e USING (model_id, as_of, valid_time)`;
+
+const STAGED_ACTUALS = `(
+  SELECT DISTINCT ON (valid_time) ${instant('valid_time')} AS valid_time, value FROM temp.stage_actuals
+)`;
+
+/** $2 is now (epoch ms). Run in this order: revisions read the values the update replaces. */
+export const ACTUAL_MERGE = {
+  revisions: `
+INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
+SELECT a.site_id, a.valid_time, ${instant('$2')}, a.value, s.value
+FROM actuals a JOIN ${STAGED_ACTUALS} s USING (valid_time)
+WHERE a.site_id = $1 AND a.value IS DISTINCT FROM s.value
+ON CONFLICT (site_id, valid_time, replaced_at) DO UPDATE SET new_value = excluded.new_value`,
+  update: `
+UPDATE actuals SET value = s.value, revised_at = ${instant('$2')}
+FROM ${STAGED_ACTUALS} s
+WHERE actuals.site_id = $1 AND actuals.valid_time = s.valid_time AND actuals.value IS DISTINCT FROM s.value`,
+  insert: `
+INSERT INTO actuals (site_id, valid_time, value, first_seen_at, revised_at)
+SELECT $1, s.valid_time, s.value, ${instant('$2')}, NULL
+FROM ${STAGED_ACTUALS} s ANTI JOIN (SELECT valid_time FROM actuals WHERE site_id = $1) a USING (valid_time)`,
+};
+
+/**
+ * $1 site, $2 resource, $3 synced_to, $4 last_as_of, $5 now (epoch ms), $6 run id. The cursor
+ * never moves back (a backfill of an older window keeps it), and the row is written only when
+ * it advances, so a rerun of the same window writes nothing.
+ */
+export const SYNC_STATE_UPSERT = `
+INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
+VALUES ($1, $2, ${instant('$3')}, ${instant('$4')}, ${instant('$5')}, $6)
+ON CONFLICT (site_id, resource) DO UPDATE SET
+  synced_to = greatest(sync_state.synced_to, excluded.synced_to),
+  last_as_of = greatest(sync_state.last_as_of, excluded.last_as_of),
+  updated_at = excluded.updated_at,
+  run_id = excluded.run_id
+WHERE excluded.synced_to > sync_state.synced_to
+   OR excluded.last_as_of > sync_state.last_as_of
+   OR (sync_state.last_as_of IS NULL AND excluded.last_as_of IS NOT NULL)`;
+
+/** The last serving settings seen per model, for the models staged in temp.models_in; $1 is now. */
+export const SETTINGS_HISTORY_APPEND = `
+INSERT INTO model_settings_history (model_id, observed_at, priority, serving_active)
+SELECT m.model_id, ${instant('$1')}, m.priority, m.serving_active
+FROM temp.models_in m
+LEFT JOIN (
+  SELECT model_id, priority, serving_active FROM model_settings_history
+  WHERE model_id IN (SELECT model_id FROM temp.models_in)
+  QUALIFY row_number() OVER (PARTITION BY model_id ORDER BY observed_at DESC) = 1
+) last USING (model_id)
+WHERE last.model_id IS NULL
+   OR last.priority IS DISTINCT FROM m.priority
+   OR last.serving_active IS DISTINCT FROM m.serving_active`;
+
+export const STATES_APPEND = `
+INSERT INTO model_states (model_id, state, state_at, details)
+SELECT DISTINCT ON (model_id, state_at, state) s.model_id, s.state, s.state_at, s.details
+FROM temp.model_states_in s
+ANTI JOIN (
+  SELECT model_id, state_at, state FROM model_states WHERE model_id IN (SELECT model_id FROM temp.model_states_in)
+) e USING (model_id, state_at, state)`;
+
+/**
+ * Replaces, in `table`, the groups (rows sharing `groupKey`) whose staged rows in temp.<table>_in
+ * differ from the stored ones, comparing `columns` only. `scope` is a query naming the group keys
+ * this load speaks for, so a group the load emptied is emptied in the table too.
+ */
+export function changedGroupsSql(table: string, groupKey: string, columns: readonly string[], scope: string): string {
+  const list = columns.join(', ');
+  const stored = `SELECT ${list} FROM main.${table} WHERE ${groupKey} IN (${scope})`;
+  const staged = `SELECT ${list} FROM temp.${table}_in`;
+  return `SELECT DISTINCT ${groupKey} FROM ((${staged} EXCEPT ALL ${stored}) UNION ALL (${stored} EXCEPT ALL ${staged}))`;
+}

@@ -1,0 +1,285 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelItem, SiteResponse } from '../src/api/schemas.js';
+import {
+  addRows,
+  loadActuals,
+  loadForecasts,
+  loadModelOutputs,
+  loadModels,
+  loadSites,
+  type ForecastColumns,
+  type SiteModel,
+} from '../src/warehouse/loader.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+
+const H = 3_600_000;
+const T0 = Date.UTC(2026, 10, 1);
+
+let dir: string;
+let warehouse: Warehouse;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'efsync-loader-'));
+  warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+});
+
+afterEach(async () => {
+  await warehouse.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A forecast vintage issued at `issued` for 24 hourly points, values from `value(hour)`. */
+function vintage(issued: number, value: (hour: number) => number | null, model = 'ensemble'): ForecastColumns {
+  const hours = Array.from({ length: 24 }, (_, h) => h + 1);
+  return {
+    valid_time: hours.map((h) => issued + h * H),
+    forecast: hours.map(value),
+    capacity: hours.map(() => 1000),
+    model_name: hours.map(() => model),
+    model_version: hours.map(() => 3),
+    update_time: hours.map(() => issued),
+  };
+}
+
+/** A sync state the database refuses (run_id is NOT NULL), to make a merge fail mid-transaction. */
+const brokenSyncState = { syncState: { resource: 'forecasts', syncedTo: T0, runId: null as unknown as string } };
+
+/** Every row of a table, in a stable order, as text: for comparing whole tables. */
+async function snapshot(table: string): Promise<string> {
+  const rows = await warehouse.all(`SELECT * FROM ${table} ORDER BY ALL`);
+  return JSON.stringify(rows, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+describe('forecasts', () => {
+  it('inserts a vintage, and a rerun writes 0 rows and leaves the table identical', async () => {
+    const first = await loadForecasts(warehouse, 's1', vintage(T0, (h) => h * 10));
+    expect(first).toEqual({ forecasts: 24 });
+    const before = await snapshot('forecasts');
+    expect(await loadForecasts(warehouse, 's1', vintage(T0, (h) => h * 10))).toEqual({});
+    expect(await snapshot('forecasts')).toBe(before);
+  });
+
+  it('keeps every vintage and never overwrites an older one', async () => {
+    await loadForecasts(warehouse, 's1', vintage(T0, () => 1));
+    await loadForecasts(warehouse, 's1', vintage(T0 + 6 * H, () => 2));
+    // The service now answers the first vintage with other values: the stored one stays.
+    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 99))).toEqual({});
+    const rows = await warehouse.all<{ update_time: Date; n: bigint; total: number }>(
+      'SELECT update_time, count(*) AS n, sum(forecast) AS total FROM forecasts GROUP BY 1 ORDER BY 1',
+    );
+    expect(rows.map((r) => [r.update_time.getTime(), Number(r.n), r.total])).toEqual([
+      [T0, 24, 24],
+      [T0 + 6 * H, 24, 48],
+    ]);
+  });
+
+  it('keeps sites apart and stores instants exactly', async () => {
+    await loadForecasts(warehouse, 's1', vintage(T0 + 123, () => 1));
+    await loadForecasts(warehouse, 's2', vintage(T0 + 123, () => 1));
+    const [row] = await warehouse.all<{ n: bigint; first: Date }>(
+      "SELECT count(*) AS n, min(valid_time) AS first FROM forecasts WHERE site_id = 's2'",
+    );
+    expect(Number(row.n)).toBe(24);
+    expect(row.first.getTime()).toBe(T0 + 123 + H);
+  });
+
+  it('refuses columns of different lengths, naming the column', async () => {
+    const columns = { ...vintage(T0, () => 1), forecast: [1, 2] };
+    await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow(/forecast has 2 values where valid_time has 24/);
+  });
+
+  it('a merge failing mid-transaction leaves nothing half-written', async () => {
+    // The sync-state upsert runs after the forecasts are merged; a NULL run id violates its
+    // NOT NULL constraint, so the transaction fails with the forecast rows already inserted.
+    await expect(loadForecasts(warehouse, 's1', vintage(T0, () => 1), brokenSyncState)).rejects.toThrow(/run_id/);
+    expect(await warehouse.all('SELECT * FROM forecasts')).toEqual([]);
+    expect(await warehouse.all('SELECT * FROM sync_state')).toEqual([]);
+  });
+
+  it('a value that cannot be staged fails the load before anything is written', async () => {
+    const columns = { ...vintage(T0, () => 1), model_version: vintage(T0, () => 1).model_version.map(() => 2 ** 40) };
+    await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow();
+    expect(await warehouse.all('SELECT * FROM forecasts')).toEqual([]);
+  });
+});
+
+describe('sync state', () => {
+  it('is written with the data, only moves forward, and not at all on a rerun', async () => {
+    const state = (syncedTo: number) => ({ syncState: { resource: 'forecasts', syncedTo, runId: 'r1' } });
+    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 1), state(T0 + 24 * H))).toEqual({
+      forecasts: 24,
+      sync_state: 1,
+    });
+    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 1), state(T0 + 24 * H))).toEqual({});
+    // A backfill of an older window keeps the incremental cursor where it was.
+    expect(await loadForecasts(warehouse, 's1', vintage(T0 - 48 * H, () => 1), state(T0 - 24 * H))).toEqual({
+      forecasts: 24,
+    });
+    const [row] = await warehouse.all<{ synced_to: Date }>('SELECT synced_to FROM sync_state');
+    expect(row.synced_to.getTime()).toBe(T0 + 24 * H);
+  });
+
+  it('is rolled back with the data when another load in the queue fails', async () => {
+    const results = await Promise.allSettled([
+      loadForecasts(warehouse, 's1', vintage(T0, () => 1), { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } }),
+      loadForecasts(warehouse, 's2', vintage(T0, () => 1), brokenSyncState),
+      loadForecasts(warehouse, 's3', vintage(T0, () => 1), { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const sites = await warehouse.all<{ site_id: string; n: bigint }>(
+      'SELECT site_id, count(*) AS n FROM forecasts GROUP BY 1 ORDER BY 1',
+    );
+    expect(sites.map((s) => [s.site_id, Number(s.n)])).toEqual([['s1', 24], ['s3', 24]]);
+    const states = await warehouse.all<{ site_id: string }>('SELECT site_id FROM sync_state ORDER BY 1');
+    expect(states.map((s) => s.site_id)).toEqual(['s1', 's3']);
+  });
+});
+
+describe('model outputs', () => {
+  const output = (modelId: string, asOf: number, value: number) => ({
+    model_id: modelId,
+    model_name: 'gbm',
+    model_version: 2,
+    as_of: asOf,
+    valid_time: [asOf + H, asOf + 2 * H, asOf + 3 * H],
+    forecast: [value, value, null],
+    capacity: [500, 500, 500],
+  });
+
+  it('inserts new (model, as_of, valid_time) keys only', async () => {
+    expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0, 1), output('m2', T0, 1)])).toEqual({
+      model_outputs: 6,
+    });
+    const before = await snapshot('model_outputs');
+    expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0, 5), output('m2', T0, 5)])).toEqual({});
+    expect(await snapshot('model_outputs')).toBe(before);
+    expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0 + 24 * H, 1)])).toEqual({ model_outputs: 3 });
+  });
+});
+
+describe('actuals', () => {
+  const actuals = (values: (number | null)[]) => ({
+    valid_time: values.map((_, i) => T0 + i * H),
+    value: values,
+  });
+
+  it('inserts new points, revises changed ones keeping the revision, and ignores unchanged ones', async () => {
+    expect(await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 10 * H })).toEqual({ actuals: 3 });
+    const before = await snapshot('actuals');
+    expect(await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 11 * H })).toEqual({});
+    expect(await snapshot('actuals')).toBe(before);
+
+    const revised = await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), { now: T0 + 12 * H });
+    expect(revised).toEqual({ actuals: 3, actual_revisions: 2 });
+    const rows = await warehouse.all<{ value: number | null; first_seen_at: Date; revised_at: Date | null }>(
+      'SELECT value, first_seen_at, revised_at FROM actuals ORDER BY valid_time',
+    );
+    expect(rows.map((r) => [r.value, r.first_seen_at.getTime(), r.revised_at?.getTime() ?? null])).toEqual([
+      [1, T0 + 10 * H, null],
+      [2.5, T0 + 10 * H, T0 + 12 * H],
+      [3, T0 + 10 * H, T0 + 12 * H],
+      [4, T0 + 12 * H, null],
+    ]);
+    const revisions = await warehouse.all<{ valid_time: Date; old_value: number | null; new_value: number }>(
+      'SELECT valid_time, old_value, new_value FROM actual_revisions ORDER BY valid_time',
+    );
+    expect(revisions.map((r) => [r.valid_time.getTime(), r.old_value, r.new_value])).toEqual([
+      [T0 + H, 2, 2.5],
+      [T0 + 2 * H, null, 3],
+    ]);
+    // The revised values are now the stored ones: loading them again writes nothing.
+    expect(await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), { now: T0 + 13 * H })).toEqual({});
+  });
+});
+
+describe('sites and models', () => {
+  const solar = (tilt: number): SiteResponse => ({
+    id: 'site-a',
+    site_id: 'site-a',
+    name: 'Roof',
+    latitude: 59.3,
+    longitude: 18.1,
+    type: 'solar',
+    creation_timestamp_utc: T0,
+    settings: { model_resolution: '15min' },
+    assets: [
+      { mount: 'fixed', capacity: 100, azimuth: 180, tilt, install_date: '2024-05-01' },
+      { mount: 'dual_axis_tracking', capacity: 50 },
+    ],
+    capacity_kw_array: [{ value: 150, dateStart: null, dateEnd: T0 }, { value: 120, dateStart: T0, dateEnd: null }],
+  });
+  const wind: SiteResponse = {
+    id: 'site-b',
+    site_id: 'site-b',
+    name: 'Ridge',
+    latitude: 57,
+    longitude: 12,
+    type: 'wind',
+    creation_timestamp_utc: T0,
+    turbine_type: 'generic',
+    turbine_count: 3,
+    capacity: 9000,
+    assets: [],
+    capacity_kw_array: [],
+  };
+
+  it('upserts sites with assets and capacity, writing nothing on a rerun and only what changed after', async () => {
+    expect(await loadSites(warehouse, [solar(30), wind], { now: T0 })).toEqual({
+      sites: 2,
+      site_assets: 2,
+      site_capacity: 2,
+    });
+    const tables = ['sites', 'site_assets', 'site_capacity'];
+    const before = await Promise.all(tables.map(snapshot));
+    expect(await loadSites(warehouse, [solar(30), wind], { now: T0 + H })).toEqual({});
+    expect(await Promise.all(tables.map(snapshot))).toEqual(before);
+
+    expect(await loadSites(warehouse, [solar(35), wind], { now: T0 + 2 * H })).toEqual({ site_assets: 2 });
+    const assets = await warehouse.all<{ asset_index: number; tilt: number | null; install_date: unknown }>(
+      "SELECT asset_index, tilt FROM site_assets WHERE site_id = 'site-a' ORDER BY 1",
+    );
+    expect(assets.map((a) => a.tilt)).toEqual([35, null]);
+    const [site] = await warehouse.all<{ nameplate_kw: number; details: string }>(
+      "SELECT nameplate_kw, details FROM sites WHERE site_id = 'site-b'",
+    );
+    expect(site.nameplate_kw).toBe(9000);
+    expect(JSON.parse(site.details)).toMatchObject({ turbine_type: 'generic', turbine_count: 3 });
+  });
+
+  const model = (priority: number, states: ModelItem['state']): SiteModel => ({
+    id: 'm-1',
+    name: 'quantile_p10',
+    label: 'q10',
+    version: 1,
+    priority,
+    output_types: ['forecast'],
+    state: states,
+    schedule: { type: 'cron', value: '0 */6 * * *' },
+    serving_active: true,
+    model_type: 'ai',
+  });
+
+  it('upserts models, appends new states, and records settings only when they change', async () => {
+    const trained = [{ state: 'queued', timestamp_utc: T0 }, { state: 'complete', timestamp_utc: T0 + H }];
+    const total = {};
+    addRows(total, await loadModels(warehouse, 'site-a', [model(1, trained)], { now: T0 }));
+    expect(total).toEqual({ models: 1, model_states: 2, model_settings_history: 1 });
+    expect(await loadModels(warehouse, 'site-a', [model(1, trained)], { now: T0 + H })).toEqual({});
+
+    const retrained = [...trained, { state: 'training', timestamp_utc: T0 + 5 * H }];
+    expect(await loadModels(warehouse, 'site-a', [model(2, retrained)], { now: T0 + 6 * H })).toEqual({
+      models: 1,
+      model_states: 1,
+      model_settings_history: 1,
+    });
+    const [row] = await warehouse.all<{ quantile: number; latest_state: string; output_types: string[]; priority: number }>(
+      'SELECT quantile, latest_state, output_types, priority FROM models',
+    );
+    expect(row).toEqual({ quantile: 0.1, latest_state: 'training', output_types: ['forecast'], priority: 2 });
+    const history = await warehouse.all<{ priority: number }>('SELECT priority FROM model_settings_history ORDER BY observed_at');
+    expect(history.map((h) => h.priority)).toEqual([1, 2]);
+  });
+});
