@@ -168,35 +168,35 @@ export class ServiceClient {
 
   // ------------------------------------------------------------------ sites
 
-  listSites(options: CallOptions = {}): Promise<SiteResponse[]> {
+  async listSites(options: CallOptions = {}): Promise<SiteResponse[]> {
     return this.call({
       method: 'GET', template: '/platform/v2/sites', path: '/platform/v2/sites',
       schema: SiteList, policy: 'idempotent', signal: options.signal,
     });
   }
 
-  createSite(body: SiteRequest, options: CallOptions = {}): Promise<{ site_id: string }> {
+  async createSite(body: SiteRequest, options: CallOptions = {}): Promise<{ site_id: string }> {
     return this.call({
       method: 'POST', template: '/platform/v2/sites', path: '/platform/v2/sites',
       schema: CreateSiteResponse, body, policy: 'unsent-only', signal: options.signal,
     });
   }
 
-  getSite(siteId: string, options: CallOptions = {}): Promise<SiteResponse> {
+  async getSite(siteId: string, options: CallOptions = {}): Promise<SiteResponse> {
     return this.call({
       method: 'GET', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
       schema: SiteResponse, siteId, policy: 'idempotent', signal: options.signal,
     });
   }
 
-  updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<SiteResponse> {
+  async updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<SiteResponse> {
     return this.call({
       method: 'PUT', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
       schema: SiteResponse, body, siteId, policy: 'idempotent', signal: options.signal,
     });
   }
 
-  listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<ModelItem[]> {
+  async listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<ModelItem[]> {
     const query = queryString([
       ['model_type', options.modelType],
       ['extra', options.extra && options.extra.length > 0 ? options.extra.join(',') : undefined],
@@ -207,12 +207,12 @@ export class ServiceClient {
     });
   }
 
-  getSiteForecast(siteId: string, options: ForecastOptions = {}): Promise<ForecastSeries> {
+  async getSiteForecast(siteId: string, options: ForecastOptions = {}): Promise<ForecastSeries> {
     const query = queryString([
-      ['start_date', instantParam(options.start)],
-      ['end_date', instantParam(options.end)],
+      ['start_date', instantParam('start', options.start)],
+      ['end_date', instantParam('end', options.end)],
       ['tz', options.tz],
-      ['as_of', instantParam(options.asOf)],
+      ['as_of', instantParam('asOf', options.asOf)],
       ['model_id', options.modelId],
       ['return_normalized', options.normalized === undefined ? undefined : String(options.normalized)],
     ]);
@@ -222,10 +222,10 @@ export class ServiceClient {
     });
   }
 
-  getSiteActuals(siteId: string, options: ActualsOptions): Promise<ActualsSeries> {
+  async getSiteActuals(siteId: string, options: ActualsOptions): Promise<ActualsSeries> {
     const query = queryString([
-      ['start_date', instantParam(options.start)],
-      ['end_date', instantParam(options.end)],
+      ['start_date', instantParam('start', options.start)],
+      ['end_date', instantParam('end', options.end)],
       ['tz', options.tz],
       ['type', options.type],
     ]);
@@ -235,7 +235,7 @@ export class ServiceClient {
     });
   }
 
-  uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<{ message: string }> {
+  async uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<{ message: string }> {
     return this.call({
       method: 'POST', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity'),
       // The timeline is re-sent whole, so a repeat is harmless: retried like a PUT.
@@ -245,19 +245,19 @@ export class ServiceClient {
 
   // ------------------------------------------------------------------ models
 
-  updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<ModelItem> {
+  async updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<ModelItem> {
     return this.call({
       method: 'PUT', template: '/platform/v2/models/{model_id}', path: modelPath(modelId, ''),
       schema: ModelItem, body, modelId, policy: 'idempotent', signal: options.signal,
     });
   }
 
-  getModelOutput(modelId: string, options: ModelOutputOptions = {}): Promise<ModelOutput> {
+  async getModelOutput(modelId: string, options: ModelOutputOptions = {}): Promise<ModelOutput> {
     const query = queryString([
-      ['start_date', instantParam(options.start)],
-      ['end_date', instantParam(options.end)],
+      ['start_date', instantParam('start', options.start)],
+      ['end_date', instantParam('end', options.end)],
       ['tz', options.tz],
-      ['as_of', instantParam(options.asOf)],
+      ['as_of', instantParam('asOf', options.asOf)],
       ['output_type', options.outputType],
       [this.fillParam, options.fill],
     ]);
@@ -438,8 +438,11 @@ function modelPath(modelId: string, rest: string): string {
   return `/platform/v2/models/${encodeURIComponent(modelId)}${rest}`;
 }
 
-function instantParam(ms: number | undefined): string | undefined {
-  return ms === undefined ? undefined : formatInstant(ms);
+/** An epoch-ms option as wire text; a value that is no instant is a programming error, thrown before sending. */
+function instantParam(name: string, ms: number | undefined): string | undefined {
+  if (ms === undefined) return undefined;
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new RangeError(`${name}: not an instant in epoch milliseconds: ${ms}`);
+  return formatInstant(ms);
 }
 
 /** `?a=1&b=2` from the pairs that have a value; '' when none has. */
