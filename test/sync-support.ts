@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ServiceClient } from '../src/api/client.js';
 import { Config, type LoadedConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { createLogger, type Logger } from '../src/log.js';
 import type { JobOptions } from '../src/runner/job.js';
 import { runJob, type RunResult } from '../src/runner/run.js';
 import { syncJob } from '../src/sync/index.js';
@@ -66,8 +66,8 @@ export function writeConfigFile(dir: string, options: TestConfigOptions): string
   return file;
 }
 
-export async function runSync(config: LoadedConfig, options: JobOptions = {}, now = NOW): Promise<RunResult> {
-  return runJob(syncJob, { config, options, now: () => now, log: createLogger({ level: 'silent' }) });
+export async function runSync(config: LoadedConfig, options: JobOptions = {}, now = NOW, log?: Logger): Promise<RunResult> {
+  return runJob(syncJob, { config, options, now: () => now, log: log ?? createLogger({ level: 'silent' }) });
 }
 
 export function clientFor(emu: Emulator): ServiceClient {
