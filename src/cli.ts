@@ -11,5 +11,7 @@ import { registerEmulatorCommands } from './emulator/commands.js';
 registerEmulatorCommands(program);
 import { registerSyncCommands } from './sync/commands.js';
 registerSyncCommands(program);
+import { registerCapacityCommands } from './capacity/commands.js';
+registerCapacityCommands(program);
 
 await program.parseAsync(process.argv);

@@ -165,7 +165,7 @@ function readYaml(text: string, path: string, contentHash: string): ReadResult {
 
 function issueError(yaml: YamlFile, issue: z.core.$ZodIssue): InputFileError {
   const path = issue.path as PropertyKey[];
-  // An unknown key is reported at the key itself, where the typo is.
+  // An unknown key is reported where its value starts, on the line of the typo.
   const target = issue.code === 'unrecognized_keys' ? [...path, issue.keys[0]] : path;
   const where = yaml.positionOf(target);
   const key = target.map(String).join('.');

@@ -123,8 +123,8 @@ function counts(changes: PointChange[]): string {
   return `${of('added')} added, ${of('changed')} changed, ${of('removed')} removed`;
 }
 
-function kw(value: number | null | undefined): string {
-  return value === null || value === undefined ? '-' : String(value);
+function kw(value: number | null): string {
+  return value === null ? '-' : String(value);
 }
 
 function lastPushLine(plan: SitePlan): string {
@@ -149,23 +149,31 @@ export function formatPlan(plan: CapacityPlan): string {
     lines.push('');
   }
   const toPush = plan.sites.filter((s) => s.vsService.length > 0).length;
-  lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush} unchanged (values in kW)`);
+  lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush} unchanged`);
+  lines.push('(values: kW in force at valid_time on each timeline; changes: of the point at valid_time)');
   return lines.join('\n');
+}
+
+/** The value in force at `time` on a timeline held forward from each point; null before the first. */
+export function valueAt(points: TimelinePoint[], time: number): number | null {
+  let value: number | null = null;
+  for (const p of points) if (p.time <= time) value = p.valueKw;
+  return value;
 }
 
 function changeTable(site: SitePlan): string[] {
   const times = [...new Set([...site.vsService, ...(site.vsLastPush ?? [])].map((c) => c.time))].sort((a, b) => a - b);
   if (times.length === 0) return [];
-  const value = (points: TimelinePoint[] | undefined, time: number) => points?.find((p) => p.time === time)?.valueKw;
+  const serviceNow = [...site.kept, ...site.service];
   const change = (changes: PointChange[] | null, time: number) =>
     changes === null ? 'never pushed' : (changes.find((c) => c.time === time)?.change ?? '-');
   const rows = [
     ['valid_time', 'service', 'last push', 'config', 'vs service', 'vs last push'],
     ...times.map((time) => [
       formatMinute(time),
-      kw(value(site.service, time)),
-      site.lastPush ? kw(value(site.lastPush.points, time)) : '-',
-      kw(value(site.timeline.points, time)),
+      kw(valueAt(serviceNow, time)),
+      kw(site.lastPush ? valueAt(site.lastPush.points, time) : null),
+      kw(valueAt(site.timeline.points, time)),
       change(site.vsService, time),
       change(site.vsLastPush, time),
     ]),

@@ -2,6 +2,7 @@
 // duplicates, windows) need only the file; the site rules (the site exists, values within its
 // nameplate) need the service's site list. Every error names file, line, column and rule.
 import type { SiteResponse } from '../api/schemas.js';
+import { JobUsageError } from '../runner/job.js';
 import { formatMinute } from '../time.js';
 import { InputFileError } from '../yaml.js';
 import { readCapacityDir, type CapacityFile, type Position, type SourceWindow } from './files.js';
@@ -25,8 +26,8 @@ export interface SiteTimeline extends Timeline {
   nameplateKw: number | null;
 }
 
-/** One or more files broke a rule: nothing may be pushed. */
-export class CapacityConfigError extends Error {
+/** One or more files broke a rule: nothing may be pushed (a usage error: `efsync run` exits 2). */
+export class CapacityConfigError extends JobUsageError {
   constructor(readonly errors: InputFileError[]) {
     super(`${errors.length} error${errors.length === 1 ? '' : 's'} in the capacity files:\n${errors.map((e) => `  ${e.message}`).join('\n')}`);
     this.name = 'CapacityConfigError';
