@@ -27,6 +27,9 @@ export async function migrate(warehouse: Warehouse, migrations = listMigrations(
   await warehouse.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
   await warehouse.run(`COMMENT ON TABLE schema_migrations IS 'Migrations applied to this warehouse file'`);
+  await warehouse.run(`COMMENT ON COLUMN schema_migrations.version IS 'Migration number (NNN of NNN_name.sql)'`);
+  await warehouse.run(`COMMENT ON COLUMN schema_migrations.name IS 'Migration name (name of NNN_name.sql)'`);
+  await warehouse.run(`COMMENT ON COLUMN schema_migrations.applied_at IS 'When the migration was applied to this file'`);
   const applied = new Set(
     (await warehouse.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version),
   );
