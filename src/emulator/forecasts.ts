@@ -3,9 +3,9 @@
 // model. Quantile models share one error draw and shift it by the normal quantile of their level,
 // so their forecasts never cross.
 import { CronExpressionParser } from 'cron-parser';
-import { hashText, smoothNoise } from './noise.js';
-import { dayOf, powerCurve, siteSeed, STEP_MS } from './truth.js';
-import { nameplate, type ModelRecord, type SiteRecord } from './store.js';
+import { hashInts, hashText, smoothNoise } from './noise.js';
+import { powerCurve, SeriesCursor, STEP_MS } from './truth.js';
+import { nameplate, type ModelKind, type ModelRecord, type SiteRecord } from './store.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -65,35 +65,46 @@ const ERROR = {
 /** How the unit error maps onto each site type's driver. */
 const TYPE_SCALE = { solar: 1, wind: 1.4, load: 0.45 } as const;
 
-/** A model's forecast (kW, before the capacity cap) for valid time `t` from the vintage issued at `issue`. */
-export function forecastValue(site: SiteRecord, model: ModelRecord, seed: number, issue: number, t: number): number {
-  const { day, index } = dayOf(site, seed, t);
-  const truth = day.power[index];
-  const leadDays = (t - issue) / DAY_MS;
-  const spread = ERROR[model.kind];
-  const sigma = (spread.base + spread.perDay * leadDays) * TYPE_SCALE[site.type];
-  // Quantile models draw one shared error per site, so p10 <= p50 <= p90 at every point.
-  const noiseSeed = model.kind === 'quantile'
-    ? hashText(`${seed}:${site.id}:quantiles:${issue}`)
-    : hashText(`${seed}:${model.id}:${issue}`);
-  const shift = model.kind === 'quantile' ? normalQuantile(model.quantile ?? 0.5) : 0;
-  const error = spread.bias * TYPE_SCALE[site.type] + sigma * (smoothNoise(noiseSeed, t, 6 * HOUR_MS) + shift);
-  switch (site.type) {
-    case 'solar': {
-      const clearSkyPower = day.driver[index];
-      return clamp(truth + clearSkyPower * error, 0, clearSkyPower);
-    }
-    case 'wind':
-      return nameplate(site) * powerCurve(day.driver[index] * Math.exp(error));
-    case 'load':
-      return clamp(truth * (1 + error), 0, nameplate(site) * 1.1);
-  }
-}
+/**
+ * How one model's vintages turn the truth into forecasts. Quantile models draw one shared
+ * error per site and issue, shifted by the normal quantile of their level, so p10 <= p50 <= p90.
+ */
+export class ModelForecaster {
+  private readonly spread: (typeof ERROR)[ModelKind];
+  private readonly scale: number;
+  private readonly shift: number;
+  private readonly seedBase: number;
+  private issue = Number.NaN;
+  private noiseSeed = 0;
 
-/** Solar clear-sky power (kW) at valid time `t`: the `clearsky` output type. */
-export function clearSkyValue(site: SiteRecord, seed: number, t: number): number {
-  const { day, index } = dayOf(site, seed, t);
-  return site.type === 'solar' ? day.driver[index] : day.power[index];
+  constructor(private readonly site: SiteRecord, readonly model: ModelRecord, seed: number, private readonly cursor: SeriesCursor) {
+    this.spread = ERROR[model.kind];
+    this.scale = TYPE_SCALE[site.type];
+    this.shift = model.kind === 'quantile' ? normalQuantile(model.quantile ?? 0.5) : 0;
+    this.seedBase = hashText(model.kind === 'quantile' ? `${seed}:${site.id}:quantiles` : `${seed}:${model.id}`);
+  }
+
+  /** The forecast (kW, before the capacity cap) for valid time `t` from the vintage issued at `issue`. */
+  value(issue: number, t: number): number {
+    if (issue !== this.issue) {
+      this.issue = issue;
+      this.noiseSeed = hashInts(this.seedBase, issue / 60_000);
+    }
+    const point = this.cursor.at(t);
+    const truth = point.power;
+    const sigma = (this.spread.base + this.spread.perDay * (t - issue) / DAY_MS) * this.scale;
+    const error = this.spread.bias * this.scale + sigma * (smoothNoise(this.noiseSeed, t, 6 * HOUR_MS) + this.shift);
+    switch (this.site.type) {
+      case 'solar': {
+        const clearSkyPower = point.driver;
+        return clamp(truth + clearSkyPower * error, 0, clearSkyPower);
+      }
+      case 'wind':
+        return nameplate(this.site) * powerCurve(point.driver * Math.exp(error));
+      case 'load':
+        return clamp(truth * (1 + error), 0, nameplate(this.site) * 1.1);
+    }
+  }
 }
 
 function clamp(value: number, low: number, high: number): number {
@@ -128,6 +139,8 @@ export interface ForecastPoint { t: number; value: number; model: ModelRecord; i
 export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, start: number, end: number,
   asOf: number, now: number): ForecastPoint[] {
   const cutoff = Math.min(asOf, now);
+  const cursor = new SeriesCursor(site, seed);
+  const forecasters = models.map((model) => new ModelForecaster(site, model, seed, cursor));
   const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
   const pointers = models.map(() => -1);
   const out: ForecastPoint[] = [];
@@ -138,7 +151,7 @@ export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, st
       while (pointers[m] + 1 < issues.length && issues[pointers[m] + 1] < t) pointers[m]++;
       const issue = issues[pointers[m]];
       if (issue === undefined || t > issue + models[m].horizonMs || t < site.dataStart + STEP_MS) continue;
-      out.push({ t, value: forecastValue(site, models[m], seed, issue, t), model: models[m], issue });
+      out.push({ t, value: forecasters[m].value(issue, t), model: models[m], issue });
       break;
     }
   }

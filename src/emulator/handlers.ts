@@ -6,10 +6,11 @@ import {
   ActualsQuery, CapacityUpload, ForecastQuery, issuesToErrors, ListModelsQuery, ModelOutputQuery, SiteRequest,
   UpdateModelBody, type ErrorItem,
 } from '../api/schemas.js';
-import { formatInstant, formatInZone, startOfUtcDay } from '../time.js';
-import { clearSkyValue, latestIssue, stitch, type ForecastPoint } from './forecasts.js';
+import { formatInstant, startOfUtcDay } from '../time.js';
+import { latestIssue, stitch, type ForecastPoint } from './forecasts.js';
 import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
-import { STEP_MS, truthAt } from './truth.js';
+import { SeriesCursor, STEP_MS } from './truth.js';
+import { timestamp } from './timestamps.js';
 import { uniform, hashText } from './noise.js';
 
 const DAY_MS = 86_400_000;
@@ -177,12 +178,12 @@ export function siteForecast(ctx: Context, siteId: string, query: Record<string,
   for (let i = 0; i < n; i++) {
     const point = points[i];
     const capacity = capacityAt(point.t);
-    body.valid_time[i] = formatInZone(point.t, q.tz);
+    body.valid_time[i] = timestamp(point.t, q.tz);
     body.forecast[i] = outputValue(point.value, capacity, q.return_normalized);
     body.capacity[i] = capacity;
     body.model_name[i] = point.model.name;
     body.model_version[i] = point.model.version;
-    body.update_time[i] = formatInZone(point.issue, q.tz);
+    body.update_time[i] = timestamp(point.issue, q.tz);
   }
   return { status: 200, body, data: true };
 }
@@ -214,19 +215,20 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
     if (q.fill === 'disabled') points = points.filter((point) => point.issue === vintage);
   }
   const capacityAt = capacityLookup(site);
+  const clearSky = new SeriesCursor(site, ctx.seed);
   const n = points.length;
   const body = {
     model_id: model.id, model_version: model.version, model_name: model.name, model_label: model.label,
     priority: model.priority,
-    as_of: formatInZone(vintage ?? asOf, q.tz),
+    as_of: timestamp(vintage ?? asOf, q.tz),
     forecast: new Array<number>(n), valid_time: new Array<string>(n), capacity: new Array<number>(n),
   };
   for (let i = 0; i < n; i++) {
     const point = points[i];
     const capacity = capacityAt(point.t);
-    const value = q.output_type === 'clearsky' ? clearSkyValue(site, ctx.seed, point.t) : point.value;
+    const value = q.output_type === 'clearsky' ? clearSky.at(point.t).driver : point.value;
     body.forecast[i] = outputValue(value, capacity, false);
-    body.valid_time[i] = formatInZone(point.t, q.tz);
+    body.valid_time[i] = timestamp(point.t, q.tz);
     body.capacity[i] = capacity;
   }
   return { status: 200, body, data: true };
@@ -242,9 +244,10 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
   const valid_time: string[] = [];
   const value: (number | null)[] = [];
   const seed = hashText(`${ctx.seed}:${site.id}:actuals`);
+  const cursor = new SeriesCursor(site, ctx.seed);
   for (let t = first; t <= last; t += STEP_MS) {
-    valid_time.push(formatInZone(t, q.tz));
-    value.push(actualValue(site, ctx, seed, t));
+    valid_time.push(timestamp(t, q.tz));
+    value.push(actualValue(cursor.at(t).power, ctx.now, seed, t));
   }
   return { status: 200, body: { valid_time, value }, data: true };
 }
@@ -253,9 +256,8 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
  * The metered value at `t`: the truth, with about 1 hour in 150 missing (null), and within
  * PROVISIONAL_MS of now a provisional reading a few percent off, revised to the truth later.
  */
-function actualValue(site: SiteRecord, ctx: Context, seed: number, t: number): number | null {
+function actualValue(truth: number, now: number, seed: number, t: number): number | null {
   if (uniform(seed, Math.floor(t / 3_600_000)) < 1 / 150) return null;
-  const truth = truthAt(site, ctx.seed, t);
-  if (ctx.now - t < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
+  if (now - t < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
   return round3(truth);
 }

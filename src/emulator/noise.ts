@@ -1,22 +1,23 @@
 // Deterministic noise for the emulator: every "random" number is a hash of a seed and an index,
 // so a seed and a clock always give the same data, in any request order, in any process.
 
-/** A 32-bit integer hash of a list of integers (murmur3 finaliser folded over the inputs). */
-export function hashInts(...values: number[]): number {
-  let h = 0x9e3779b9;
-  for (const value of values) {
-    h = Math.imul(h ^ (value | 0), 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-    // Inputs beyond 32 bits (epoch indices stay below 2^31, but be safe) fold in their high part.
-    const high = Math.floor(value / 4294967296);
-    if (high !== 0) h = Math.imul(h ^ high, 0x27d4eb2d);
-  }
+/** A 32-bit integer hash of integers (a murmur3-style mix folded over the inputs; hot, so fixed arity). */
+export function hashInts(a: number, b: number, c = 0): number {
+  let h = mix(mix(mix(0x9e3779b9, a), b), c);
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
   h ^= h >>> 12;
   return h >>> 0;
+}
+
+function mix(h: number, value: number): number {
+  h = Math.imul(h ^ (value | 0), 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  // Inputs beyond 32 bits fold in their high part, so large indices do not alias.
+  const high = Math.floor(value / 4294967296);
+  return high !== 0 ? Math.imul(h ^ high, 0x27d4eb2d) : h;
 }
 
 /** A 32-bit seed for a text (an id, a key hash): FNV-1a. */
@@ -30,13 +31,13 @@ export function hashText(text: string): number {
 }
 
 /** Uniform in [0, 1) from a hash of the inputs. */
-export function uniform(...values: number[]): number {
-  return hashInts(...values) / 4294967296;
+export function uniform(a: number, b: number, c = 0): number {
+  return hashInts(a, b, c) / 4294967296;
 }
 
 /** Roughly standard normal from a hash of the inputs (sum of four uniforms, rescaled). */
-export function gaussian(...values: number[]): number {
-  const h1 = hashInts(...values);
+export function gaussian(a: number, b: number): number {
+  const h1 = hashInts(a, b);
   const h2 = hashInts(h1, 0x68e31da4);
   const sum = (h1 & 0xffff) + (h1 >>> 16) + (h2 & 0xffff) + (h2 >>> 16);
   // Four uniforms on [0, 65536): mean 131070, standard deviation 65536 * sqrt(4/12).

@@ -84,6 +84,8 @@ export class Store {
   readonly models = new Map<string, ModelRecord>();
   private readonly accounts = new Set<string>();
   private readonly created = new Map<string, number>();
+  /** Models by site, so that a site's models are found without scanning all of them. */
+  private readonly modelsBySite = new Map<string, ModelRecord[]>();
   private holdSaves = false;
 
   constructor(readonly seed: number, private readonly statePath?: string) {}
@@ -119,8 +121,16 @@ export class Store {
     return model;
   }
 
+  /** A site's models by serving priority, lowest number (served first) first. */
   modelsOf(siteId: string): ModelRecord[] {
-    return [...this.models.values()].filter((model) => model.siteId === siteId).sort((a, b) => a.priority - b.priority);
+    return [...(this.modelsBySite.get(siteId) ?? [])].sort((a, b) => a.priority - b.priority);
+  }
+
+  private addModel(model: ModelRecord): void {
+    this.models.set(model.id, model);
+    const siblings = this.modelsBySite.get(model.siteId);
+    if (siblings) siblings.push(model);
+    else this.modelsBySite.set(model.siteId, [model]);
   }
 
   /** Creates a site and its models. Ids are hashes of the seed, the account and a counter: stable per seed. */
@@ -230,7 +240,7 @@ export class Store {
         horizonMs: plan.horizonMs,
         states: TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: createdAt + offset })),
       };
-      this.models.set(model.id, model);
+      this.addModel(model);
     }
   }
 
@@ -249,7 +259,7 @@ export class Store {
     for (const account of state.accounts) this.accounts.add(account);
     for (const [account, count] of Object.entries(state.created)) this.created.set(account, count);
     for (const site of state.sites) this.sites.set(site.id, site);
-    for (const model of state.models) this.models.set(model.id, model);
+    for (const model of state.models) this.addModel(model);
     return true;
   }
 

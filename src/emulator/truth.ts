@@ -19,9 +19,8 @@ export interface DaySeries { power: Float32Array; driver: Float32Array }
 const CACHE_LIMIT = 20_000;
 const cache = new Map<string, DaySeries>();
 
-/** The day series holding valid time `t` (a multiple of 15 minutes). */
-export function dayOf(site: SiteRecord, seed: number, t: number): { day: DaySeries; index: number } {
-  const dayStart = Math.floor((t - 1) / DAY_MS) * DAY_MS;
+/** The day series of a site holding valid time `t` (a multiple of 15 minutes); the day's start. */
+function dayOf(site: SiteRecord, seed: number, dayStart: number): DaySeries {
   const key = `${site.id}:${site.revision}:${seed}:${dayStart}`;
   let day = cache.get(key);
   if (day) {
@@ -31,13 +30,37 @@ export function dayOf(site: SiteRecord, seed: number, t: number): { day: DaySeri
     if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   }
   cache.set(key, day);
-  return { day, index: Math.round((t - dayStart) / STEP_MS) - 1 };
+  return day;
 }
 
-/** The truth at valid time `t` in kW. */
-export function truthAt(site: SiteRecord, seed: number, t: number): number {
-  const { day, index } = dayOf(site, seed, t);
-  return day.power[index];
+/**
+ * Reads one site's series in time order: `at(t)` positions on valid time t, then `power` and
+ * `driver` are its values. It keeps the current day, so a run of valid times costs one lookup a day.
+ */
+export class SeriesCursor {
+  private dayStart = Number.NaN;
+  private day: DaySeries | undefined;
+  private index = 0;
+
+  constructor(private readonly site: SiteRecord, private readonly seed: number) {}
+
+  at(t: number): this {
+    const dayStart = Math.floor((t - 1) / DAY_MS) * DAY_MS;
+    if (dayStart !== this.dayStart) {
+      this.day = dayOf(this.site, this.seed, dayStart);
+      this.dayStart = dayStart;
+    }
+    this.index = Math.round((t - dayStart) / STEP_MS) - 1;
+    return this;
+  }
+
+  get power(): number {
+    return (this.day as DaySeries).power[this.index];
+  }
+
+  get driver(): number {
+    return (this.day as DaySeries).driver[this.index];
+  }
 }
 
 function generateDay(site: SiteRecord, seed: number, dayStart: number): DaySeries {
