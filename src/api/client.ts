@@ -313,7 +313,7 @@ export class ServiceClient {
       text = await response.body.text();
     } catch (cause) {
       this.logRequest(call, attempt, status ?? null, started, errorCode(cause));
-      throw this.transportError(call, cause, signal, attempt);
+      throw this.transportError(call, cause, signal, attempt, status);
     }
     this.logRequest(call, attempt, status, started);
     if (status < 200 || status > 299) throw this.httpError(call, status, response.headers, text, attempt);
@@ -354,14 +354,19 @@ export class ServiceClient {
     });
   }
 
-  private transportError(call: Call<z.ZodType>, cause: unknown, signal: AbortSignal | undefined, attempt: number): ServiceError {
+  /** A failure below HTTP; `status` is known when the headers came and the body did not (cut off, or too slow). */
+  private transportError(call: Call<z.ZodType>, cause: unknown, signal: AbortSignal | undefined, attempt: number,
+    status: number | undefined): ServiceError {
     if (signal?.aborted) return this.abortedError(call, attempt);
     const code = errorCode(cause);
     const kind: ServiceErrorKind = code !== undefined && TIMEOUT_CODES.has(code) ? 'timeout' : 'network';
     const message = cause instanceof Error ? cause.message : String(cause);
+    const what = status === undefined
+      ? (kind === 'timeout' ? 'timed out' : 'connection failed')
+      : (kind === 'timeout' ? `response body stalled after HTTP ${status}` : `response body cut off after HTTP ${status}`);
     return this.error(call, {
       kind, code, attempts: attempt, cause, retryable: code !== 'UND_ERR_INVALID_ARG',
-      detail: `${kind === 'timeout' ? 'timed out' : 'connection failed'}: ${message}${code ? ` (${code})` : ''}`,
+      detail: `${what}: ${message}${code ? ` (${code})` : ''}`,
     });
   }
 
