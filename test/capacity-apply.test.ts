@@ -1,0 +1,283 @@
+// Plan and apply against the emulator over loopback, through the runner like `efsync capacity
+// apply`: the service's capacity_kw_array and the forecast's capacity column follow the pushed
+// timeline, forecasts are capped, a second apply pushes nothing, the ledger records every push,
+// one failing site leaves the others pushed, and an invalid file pushes nothing at all.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pushCapacity from '../jobs/push-capacity.js';
+import type { ServiceClient } from '../src/api/client.js';
+import { applyPlan } from '../src/capacity/apply.js';
+import { formatPlan, planCapacity, planJson, valueAt } from '../src/capacity/plan.js';
+import type { Emulator } from '../src/emulator/server.js';
+import { EXIT } from '../src/runner/exit-codes.js';
+import { runJob } from '../src/runner/run.js';
+import { DAY, parseInstant } from '../src/time.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+import {
+  capacityConfig, clientFor, NOW, OTHER_KEY, publishedLedger, quietLog, siteNamed, startDemoEmulator, tempDir, writeFiles,
+} from './capacity-support.js';
+
+const at = (text: string) => parseInstant(text);
+
+const UPPSALA = `# Uppsala solar fixed: 4794 kW nameplate
+site: Uppsala solar fixed
+unit: kW
+points:
+  - valid_time: 2026-11-22T00:00Z
+    value: 4000
+windows:
+  - from: 2026-11-22T10:00Z
+    to: 2026-11-22T13:00Z
+    value: 100
+    reason: inverter replacement
+`;
+
+const ESBJERG = `site: Esbjerg wind
+unit: MW
+points:
+  - valid_time: 2026-11-22T00:00Z
+    value: 30.5
+  - valid_time: 2026-11-23T00:00Z
+    value: 1.1
+`;
+
+const FREIBURG = `# site: Freiburg load
+valid_time,value
+2026-11-22T00:00Z,3500
+2026-11-22T18:00Z,4000
+`;
+
+let emulator: Emulator;
+let client: ServiceClient;
+
+beforeAll(async () => {
+  emulator = await startDemoEmulator();
+  client = clientFor(emulator);
+});
+
+afterAll(async () => {
+  await client.close();
+  await emulator.close();
+});
+
+/** The capacity of every site of both accounts, to prove that nothing was pushed. */
+async function allCapacity() {
+  const other = clientFor(emulator, OTHER_KEY);
+  try {
+    const sites = [...(await client.listSites()), ...(await other.listSites())];
+    return sites.map((s) => ({ id: s.site_id, capacity: s.capacity_kw_array }));
+  } finally {
+    await other.close();
+  }
+}
+
+function folder(files: Record<string, string>): string {
+  const dir = tempDir('capacity-apply');
+  writeFiles(dir, files);
+  return dir;
+}
+
+const apply = (config: ReturnType<typeof capacityConfig>) => runJob(pushCapacity, { config, log: quietLog, now: () => NOW });
+
+describe('capacity plan and apply', () => {
+  it('plans, pushes, and the service and its forecasts follow the timeline; a second apply pushes nothing', async () => {
+    const dir = folder({ 'uppsala.yaml': UPPSALA, 'esbjerg.yaml': ESBJERG, 'freiburg.csv': FREIBURG });
+    const config = capacityConfig(emulator, dir);
+    const uppsala = await siteNamed(client, 'Uppsala solar fixed');
+    const start = at('2026-11-22T00:00Z');
+    const before = await client.getSiteForecast(uppsala.site_id, { start, end: start + DAY });
+
+    const plan = await planCapacity(dir, client, null, 10);
+    const text = formatPlan(plan);
+    expect(text).toContain(`Uppsala solar fixed (${uppsala.site_id})  ${join(dir, 'uppsala.yaml')}`);
+    expect(text).toContain('against the service: 3 added, 0 changed, 0 removed  -> apply pushes it');
+    expect(text).toMatch(/2026-11-22T10:00Z\s+4794\s+-\s+100\s+added\s+never pushed/);
+    expect(text).toContain('3 sites: 3 to push, 0 unchanged');
+    expect(planJson(plan).sites.find((s) => s.site_name === 'Esbjerg wind')).toMatchObject({
+      push: true,
+      points: [{ valid_time: '2026-11-22T00:00Z', value: 30500 }, { valid_time: '2026-11-23T00:00Z', value: 1100 }],
+      vs_service: { added: [{ valid_time: '2026-11-22T00:00Z', before: null, after: 30500 }, { valid_time: '2026-11-23T00:00Z', before: null, after: 1100 }] },
+      last_push: null,
+    });
+
+    const first = await apply(config);
+    expect(first).toMatchObject({ status: 'ok', exitCode: EXIT.ok, rows: { capacity_pushes: 3 } });
+    expect(first.summary).toContain('capacity: 3 pushed, 0 unchanged, 0 failed');
+
+    // The site's capacity_kw_array: the base before the file's first point is kept, then the file's timeline.
+    const after = await client.getSite(uppsala.site_id);
+    expect(after.capacity_kw_array.slice(1)).toEqual([
+      { value: 4000, dateStart: at('2026-11-22T00:00Z'), dateEnd: at('2026-11-22T10:00Z') },
+      { value: 100, dateStart: at('2026-11-22T10:00Z'), dateEnd: at('2026-11-22T13:00Z') },
+      { value: 4000, dateStart: at('2026-11-22T13:00Z'), dateEnd: null },
+    ]);
+    expect(after.capacity_kw_array[0]).toMatchObject({ value: 4794, dateEnd: at('2026-11-22T00:00Z') });
+
+    // The forecast's capacity column follows the timeline, and forecasts are capped by it.
+    const timeline = [{ time: start, valueKw: 4000 }, { time: at('2026-11-22T10:00Z'), valueKw: 100 }, { time: at('2026-11-22T13:00Z'), valueKw: 4000 }];
+    const forecast = await client.getSiteForecast(uppsala.site_id, { start, end: start + DAY });
+    expect(forecast.valid_time.length).toBeGreaterThan(0);
+    forecast.valid_time.forEach((t, i) => {
+      expect(forecast.capacity[i]).toBe(valueAt(timeline, t));
+      expect(forecast.forecast[i]!).toBeLessThanOrEqual(forecast.capacity[i]!);
+    });
+    const inWindow = (t: number) => t >= at('2026-11-22T10:00Z') && t < at('2026-11-22T13:00Z');
+    const uncapped = before.valid_time.map((t, i) => (inWindow(t) ? before.forecast[i]! : 0));
+    expect(Math.max(...uncapped)).toBeGreaterThan(100);
+    expect(Math.max(...forecast.valid_time.map((t, i) => (inWindow(t) ? forecast.forecast[i]! : 0)))).toBe(100);
+
+    // MW converted; the CSV file's points landed too.
+    const esbjerg = await siteNamed(client, 'Esbjerg wind');
+    const wind = await client.getSiteForecast(esbjerg.site_id, { start, end: start + 2 * DAY });
+    expect(new Set(wind.capacity)).toEqual(new Set([30500, 1100]));
+    const freiburg = await siteNamed(client, 'Freiburg load');
+    expect(freiburg.capacity_kw_array.slice(1).map((s) => s.value)).toEqual([3500, 4000]);
+
+    // The ledger: one row per site with file, content hash, points and response; no git repository here.
+    const ledger = await publishedLedger(config);
+    expect(ledger).toHaveLength(3);
+    const row = ledger.find((r) => r.site_id === uppsala.site_id)!;
+    expect(row).toMatchObject({
+      run_id: first.runId, file: join(dir, 'uppsala.yaml'), status: 'ok', error: null, git_commit: null,
+      content_hash: createHash('sha256').update(readFileSync(join(dir, 'uppsala.yaml'))).digest('hex'),
+    });
+    expect(JSON.parse(row.points)).toEqual([
+      { valid_time: '2026-11-22T00:00Z', value: 4000 }, { valid_time: '2026-11-22T10:00Z', value: 100 },
+      { valid_time: '2026-11-22T13:00Z', value: 4000 },
+    ]);
+    expect(JSON.parse(row.response!).message).toContain(uppsala.site_id);
+
+    // A second apply with nothing changed pushes nothing.
+    const second = await apply(config);
+    expect(second).toMatchObject({ status: 'ok', rows: { capacity_pushes: 0 } });
+    expect(second.summary).toContain('capacity: 0 pushed, 3 unchanged, 0 failed');
+    expect(await publishedLedger(config)).toHaveLength(3);
+
+    // An edit shows in the plan against the service and the last push, and only that site is pushed.
+    writeFiles(dir, { 'freiburg.csv': FREIBURG.replace('3500', '3000') });
+    const ledgerWarehouse = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
+    const edited = await planCapacity(dir, client, ledgerWarehouse, 10);
+    await ledgerWarehouse.close();
+    const freiburgPlan = planJson(edited).sites.find((s) => s.site_name === 'Freiburg load')!;
+    expect(freiburgPlan.vs_service).toEqual({ added: [], changed: [{ valid_time: '2026-11-22T00:00Z', before: 3500, after: 3000 }], removed: [] });
+    expect(freiburgPlan.vs_last_push).toEqual(freiburgPlan.vs_service);
+    expect(freiburgPlan.last_push).toMatchObject({ file: join(dir, 'freiburg.csv') });
+    expect(formatPlan(edited)).toContain('3 sites: 1 to push, 2 unchanged');
+    const third = await apply(config);
+    expect(third.summary).toContain('capacity: 1 pushed, 2 unchanged, 0 failed');
+    expect((await publishedLedger(config)).filter((r) => r.run_id === third.runId).map((r) => r.site_id)).toEqual([freiburg.site_id]);
+  });
+
+  it('records the git commit of the capacity folder when it is a git repository', async () => {
+    const dir = folder({ 'sevilla.csv': '# site: Sevilla solar tracking\nvalid_time,value\n2026-11-22T00:00Z,7000\n' });
+    const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=ops', '-c', 'user.email=ops@example.com', ...args], { encoding: 'utf8' });
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-q', '-m', 'Sevilla capacity');
+    const head = git('rev-parse', 'HEAD').trim();
+    const config = capacityConfig(emulator, dir);
+    expect(await apply(config)).toMatchObject({ status: 'ok' });
+    expect((await publishedLedger(config)).map((r) => r.git_commit)).toEqual([head]);
+  });
+
+  it('when one site\'s push fails, pushes the others and records which failed and why', async () => {
+    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3900'), 'esbjerg.yaml': ESBJERG.replace('30.5', '29') });
+    const config = capacityConfig(emulator, dir);
+    const esbjerg = await siteNamed(client, 'Esbjerg wind');
+    const uppsala = await siteNamed(client, 'Uppsala solar fixed');
+    emulator.setFaults({ faultHook: (c) => (c.method === 'POST' && c.siteId === esbjerg.site_id ? 'http500' : undefined) });
+    try {
+      const result = await apply(config);
+      expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
+      expect(result.failures).toEqual([expect.objectContaining({ siteId: esbjerg.site_id, resource: 'capacity', reason: expect.stringContaining('500') })]);
+      expect(result.summary.find((l) => l.startsWith('FAILED'))).toContain(`Esbjerg wind (${esbjerg.site_id})`);
+      expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
+    } finally {
+      emulator.setFaults({ faultHook: null });
+    }
+    expect((await client.getSite(uppsala.site_id)).capacity_kw_array[1]).toMatchObject({ value: 3900 });
+    expect((await client.getSite(esbjerg.site_id)).capacity_kw_array[1]).not.toMatchObject({ value: 29000 });
+    const ledger = await publishedLedger(config);
+    expect(ledger.map((r) => [r.site_id, r.status])).toEqual(expect.arrayContaining([[uppsala.site_id, 'ok'], [esbjerg.site_id, 'failed']]));
+    expect(ledger.find((r) => r.status === 'failed')!.error).toContain('500');
+
+    // The failed site still differs from the service, so the next apply pushes it (and only it).
+    const retry = await apply(config);
+    expect(retry.summary).toContain('capacity: 1 pushed, 1 unchanged, 0 failed');
+    expect((await client.getSite(esbjerg.site_id)).capacity_kw_array[1]).toMatchObject({ value: 29000 });
+  });
+
+  it('a site gone by the time of its push (404: another account\'s id) fails alone', async () => {
+    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3800'), 'freiburg.csv': FREIBURG.replace('3500', '2500') });
+    const config = capacityConfig(emulator, dir);
+    const other = clientFor(emulator, OTHER_KEY);
+    const foreign = await siteNamed(other, 'Freiburg load');
+    await other.close();
+    const plan = await planCapacity(dir, client, null, 10);
+    const moved = {
+      ...plan,
+      sites: plan.sites.map((s) => (s.timeline.siteName === 'Freiburg load' ? { ...s, timeline: { ...s.timeline, siteId: foreign.site_id } } : s)),
+    };
+    const warehouse = await Warehouse.open({ path: config.warehouse.path });
+    try {
+      const result = await applyPlan(moved, client, warehouse, { runId: null, now: () => NOW });
+      expect(result.pushed.map((p) => p.plan.timeline.siteName)).toEqual(['Uppsala solar fixed']);
+      expect(result.failed).toHaveLength(1);
+      expect(result.failed[0].error).toContain('404');
+      const rows = await warehouse.all<{ site_id: string; status: string; response: string }>(
+        'SELECT site_id, status, response::VARCHAR AS response FROM capacity_pushes ORDER BY status');
+      expect(rows.map((r) => [r.site_id, r.status])).toEqual([[foreign.site_id, 'failed'], [plan.sites.find((s) => s.timeline.siteName === 'Uppsala solar fixed')!.timeline.siteId, 'ok']]);
+      expect(JSON.parse(rows[0].response)).toMatchObject({ status: 404 });
+    } finally {
+      await warehouse.close();
+    }
+    expect((await siteNamed(client, 'Uppsala solar fixed')).capacity_kw_array[1]).toMatchObject({ value: 3800 });
+  });
+});
+
+describe('an invalid file stops the whole apply: nothing is pushed', () => {
+  const valid = { 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3700') };
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ['an unknown site', { 'bad.yaml': 'site: Atlantis solar\nunit: kW\npoints:\n  - {valid_time: 2026-11-22T00:00Z, value: 10}\n' },
+      /bad\.yaml:1:7: site: unknown site "Atlantis solar": no site of this account has that id or name/],
+    ['a site of another account', {}, /bad\.yaml:1:7: site: unknown site "[0-9a-f-]+": no site of this account/],
+    ['a value above the nameplate by more than the margin', { 'bad.yaml': 'site: Freiburg load\nunit: MW\npoints:\n  - valid_time: 2026-11-22T00:00Z\n    value: 5.5\n' },
+      /bad\.yaml:5:12: value: 5500 kW is above the site's nameplate 4964 kW by more than 10% \(at most 5460\.4 kW\)/],
+    ['a window above the nameplate', { 'bad.yaml': `site: Esbjerg wind
+unit: kW
+points: [{valid_time: 2026-11-22T00:00Z, value: 36000}]
+windows: [{from: 2026-11-23T00:00Z, to: 2026-11-23T06:00Z, value: 40000, reason: typo}]
+` }, /bad\.yaml:4:67: value: 40000 kW is above the site's nameplate 36000 kW/],
+    ['two files for one site', { 'again.csv': '# site: Uppsala solar fixed\nvalid_time,value\n2026-11-22T00:00Z,10\n' },
+      /uppsala\.yaml:2:7: site: Uppsala solar fixed \([0-9a-f-]+\) already has its capacity in .*again\.csv/],
+    ['a timestamp not at minute precision', { 'bad.yaml': 'site: Freiburg load\nunit: kW\npoints:\n  - valid_time: 2026-11-22T00:00:00Z\n    value: 1\n' },
+      /bad\.yaml:4:17: points\.0\.valid_time: must be UTC at minute precision/],
+    ['a negative value', { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,-3\n' },
+      /bad\.csv:3:19: value: must not be negative/],
+    ['duplicate times', { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,3\n2026-11-22T00:00Z,4\n' },
+      /bad\.csv:4:1: valid_time: duplicate 2026-11-22T00:00Z, also at line 3/],
+    ['an unknown unit', { 'bad.yaml': 'site: Freiburg load\nunit: kw\npoints: [{valid_time: 2026-11-22T00:00Z, value: 1}]\n' },
+      /bad\.yaml:2:7: unit: unknown unit "kw": use kW or MW/],
+  ];
+
+  it.each(cases)('%s', async (name, files, expected) => {
+    let bad = files;
+    if (name === 'a site of another account') {
+      const other = clientFor(emulator, OTHER_KEY);
+      const foreign = await siteNamed(other, 'Freiburg load');
+      await other.close();
+      bad = { 'bad.yaml': `site: ${foreign.site_id}\nunit: kW\npoints: [{valid_time: 2026-11-22T00:00Z, value: 1}]\n` };
+    }
+    const dir = folder({ ...valid, ...bad });
+    const config = capacityConfig(emulator, dir);
+    const capacityBefore = await allCapacity();
+    const result = await apply(config);
+    expect(result).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
+    expect(result.error).toMatch(expected);
+    expect(await allCapacity()).toEqual(capacityBefore);
+    expect(await publishedLedger(config)).toEqual([]);
+  });
+});
