@@ -45,5 +45,10 @@ export async function migrate(warehouse: Warehouse, migrations = listMigrations(
     });
     done.push(migration.version);
   }
+  // DuckDB 1.5 cannot replay a WAL holding COMMENT ON a table with a DEFAULT now() column
+  // (INTERNAL Error "GetDefaultDatabase with no default database set"): a process killed before
+  // its next checkpoint left a file that no longer opened. Checkpointing here keeps the schema
+  // statements out of the WAL, so a crash mid-sync leaves only data changes to replay.
+  await warehouse.run('CHECKPOINT');
   return done;
 }

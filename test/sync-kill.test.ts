@@ -1,0 +1,67 @@
+// A sync process killed (SIGKILL) after its first sites landed, then rerun, ends with the same
+// warehouse as a clean run: each site and resource lands in one transaction with its sync
+// state, the dead writer's lock is taken over, and the rerun fetches what is missing.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../src/emulator/server.js';
+import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+
+const SITES = 30;
+const KILL_AFTER_SITES = 4;
+
+let emu: Emulator;
+
+beforeAll(async () => {
+  emu = await emulator({ sites: SITES });
+});
+
+afterAll(async () => {
+  await emu?.close();
+});
+
+/** Starts a sync in a child process and SIGKILLs it once `sites` sites have landed; resolves with what it saw. */
+function killMidSync(configFile: string, sites: number): Promise<{ landed: number; ended: boolean; signal: string | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'sync-child.ts'), configFile, String(NOW)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let landed = 0;
+    let ended = false;
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      if (line.includes('"msg":"site synced"')) landed += 1;
+      if (line.includes('"msg":"sync ended"')) ended = true;
+      if (landed === sites) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('exit', (_code, signal) => resolve({ landed, ended, signal }));
+  });
+}
+
+describe('a sync killed mid-way, then rerun', () => {
+  it('ends with the same data as a clean run', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'killed.duckdb');
+    const configFile = writeConfigFile(dir, { dir, url: emu.url, db, sync: { concurrency: 2 } });
+
+    const killed = await killMidSync(configFile, KILL_AFTER_SITES);
+    expect(killed.signal).toBe('SIGKILL');
+    expect(killed.ended).toBe(false);
+    expect(killed.landed).toBeGreaterThanOrEqual(KILL_AFTER_SITES);
+    expect(killed.landed).toBeLessThan(SITES);
+
+    const rerun = await runSync(testConfig({ dir, url: emu.url, db }));
+    expect(rerun.status).toBe('ok');
+
+    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    expect((await runSync(clean)).status).toBe('ok');
+
+    const hashes = await tableHashes(db);
+    expect(hashes).toEqual(await tableHashes(clean.warehouse.path));
+    expect(hashes.sites).toMatch(new RegExp(`^${SITES} rows`));
+    const runs = await query<{ status: string }>(db, 'SELECT status FROM runs ORDER BY started_at');
+    expect(runs.map((r) => r.status)).not.toContain('running');
+    expect(runs.at(-1)?.status).toBe('ok');
+  }, 300_000);
+});
