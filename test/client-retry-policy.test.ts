@@ -121,6 +121,19 @@ describe('idempotent requests (GET, PUT)', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('time out a body that stalls mid-way, then retry', async () => {
+    const stall = (res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"valid_time": [');
+    };
+    const logs = memoryLogger();
+    const { server, client } = await serve([stall, ok], { timeouts: { body: 100 }, log: logs.log });
+    await expect(client.getSiteActuals('s1', RANGE)).resolves.toMatchObject({ value: [1.5, 2.5] });
+    expect(server.requests).toHaveLength(2);
+    const retry = logs.lines().find((line) => line.msg === 'service request failed, retrying');
+    expect(retry).toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT', reason: expect.stringContaining('response body stalled after HTTP 200') });
+  });
+
   it("report 'timeout' when every attempt times out", async () => {
     const { client } = await serve([() => undefined], { timeouts: { headers: 100 }, retries: { attempts: 1, baseDelay: 1 } });
     const error = await failure(client.getSiteActuals('s1', RANGE));
