@@ -132,7 +132,7 @@ export function normalQuantile(p: number): number {
 export interface ForecastPoint { t: number; value: number; model: ModelRecord; issue: number }
 
 /**
- * For each valid time on the 15-minute grid in [start, end), the value of the first model (in
+ * For each valid time on the 15-minute grid in (start, end], the value of the first model (in
  * the given order) that has one: from its latest issue I with I <= asOf and I < t <= I + horizon.
  * Valid times no model covers are left out.
  */
@@ -144,7 +144,7 @@ export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, st
   const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
   const pointers = models.map(() => -1);
   const out: ForecastPoint[] = [];
-  for (let t = firstStep(start); t < end; t += STEP_MS) {
+  for (let t = firstStepAfter(start); t <= end; t += STEP_MS) {
     for (let m = 0; m < models.length; m++) {
       const issues = issueLists[m];
       // Advance to the latest issue strictly before t (and at or before the cutoff, by construction).
@@ -158,7 +158,7 @@ export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, st
   return out;
 }
 
-/** The first multiple of 15 minutes at or after `ms`. */
-export function firstStep(ms: number): number {
-  return Math.ceil(ms / STEP_MS) * STEP_MS;
+/** The first multiple of 15 minutes after `ms`: ranges hold the interval-ending values of (start, end]. */
+export function firstStepAfter(ms: number): number {
+  return Math.floor(ms / STEP_MS) * STEP_MS + STEP_MS;
 }

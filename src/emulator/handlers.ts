@@ -7,7 +7,7 @@ import {
   UpdateModelBody, type ErrorItem,
 } from '../api/schemas.js';
 import { formatInstant, startOfUtcDay } from '../time.js';
-import { latestIssue, stitch, type ForecastPoint } from './forecasts.js';
+import { firstStepAfter, latestIssue, stitch, type ForecastPoint } from './forecasts.js';
 import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
@@ -144,7 +144,7 @@ export function modelItem(model: ModelRecord, site: SiteRecord, withServing: boo
 
 // ---------------------------------------------------------------- series
 
-/** The range [start, end) of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
+/** The range (start, end] of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
 function forecastRange(ctx: Context, start: number | undefined, end: number | undefined): [number, number] {
   const from = start ?? startOfUtcDay(ctx.now);
   return checkRange(from, end ?? from + 2 * DAY_MS);
@@ -239,8 +239,8 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
   const q = parse(ActualsQuery, query);
   if (q.type !== 'power') throw new HttpError(400, [{ field: 'type', message: `unknown actuals type ${JSON.stringify(q.type)}; the emulator serves 'power'` }]);
   const [start, end] = checkRange(q.start_date, q.end_date);
-  const first = Math.max(Math.ceil(start / STEP_MS) * STEP_MS, site.dataStart + STEP_MS);
-  const last = Math.min(end - 1, ctx.now);
+  const first = Math.max(firstStepAfter(start), site.dataStart + STEP_MS);
+  const last = Math.min(end, ctx.now);
   const valid_time: string[] = [];
   const value: (number | null)[] = [];
   const seed = hashText(`${ctx.seed}:${site.id}:actuals`);

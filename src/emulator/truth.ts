@@ -93,9 +93,9 @@ function generateDay(site: SiteRecord, seed: number, dayStart: number): DaySerie
   return { power, driver };
 }
 
-/** The seed of a site's weather: the emulator's seed and the site id. */
-export function siteSeed(site: SiteRecord, seed: number): number {
-  return hashText(`${seed}:${site.id}`);
+/** The seed of a site's weather: the emulator's seed and the place, so neighbours share the sky. */
+function siteSeed(site: SiteRecord, seed: number): number {
+  return hashText(`${seed}:${site.latitude.toFixed(2)}:${site.longitude.toFixed(2)}`);
 }
 
 /** Clear-sky index: cloudier towards the poles, smooth over hours, between 0.08 and 1. */
