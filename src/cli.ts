@@ -13,5 +13,7 @@ import { registerSyncCommands } from './sync/commands.js';
 registerSyncCommands(program);
 import { registerCapacityCommands } from './capacity/commands.js';
 registerCapacityCommands(program);
+import { registerRunnerCommands } from './runner/commands.js';
+registerRunnerCommands(program);
 
 await program.parseAsync(process.argv);

@@ -84,10 +84,17 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
   return orphans.map((o) => o.run_id);
 }
 
-/** The run that already stands for this slot and attempt, if any: a slot is never run twice. */
-export async function runForSlot(wh: Warehouse, job: string, scheduledFor: number, attempt: number): Promise<string | null> {
+/**
+ * The run that already took this slot, if any, so a slot is never run twice (a double fire, two
+ * daemons, a DST hour that repeats): any run of the slot that did not end failed or interrupted,
+ * or any run of this attempt or a later one. A failed slot can be retried, an interrupted one
+ * caught up, each once per attempt number.
+ */
+export async function slotTakenBy(wh: Warehouse, job: string, scheduledFor: number, attempt: number): Promise<string | null> {
   const rows = await wh.all<{ run_id: string }>(
-    `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ AND attempt = $3 LIMIT 1`,
+    `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ
+       AND (status NOT IN ('failed', 'interrupted') OR attempt >= $3)
+     ORDER BY started_at LIMIT 1`,
     [job, iso(scheduledFor), attempt],
   );
   return rows[0]?.run_id ?? null;

@@ -12,7 +12,7 @@
  * aborted by the caller's signal (SIGINT/SIGTERM) or the per-run timeout, then records the outcome
  * and the failures, publishes the snapshot for analysts, and closes everything.
  * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
- * already holds for the same attempt is not run again (`skipped`, nothing written).
+ * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
 import type { LoadedConfig } from '../config.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
@@ -22,7 +22,7 @@ import { WarehouseBusyError } from '../warehouse/lock.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { JobUsageError, type Failure, type Job, type JobContext, type JobOptions, type JobOutcome } from './job.js';
-import { finishRun, insertFailures, insertRun, markOrphanedRuns, runForSlot, THIS_PROCESS, type RunStatus, type Trigger } from './ledger.js';
+import { finishRun, insertFailures, insertRun, lastAttempt, markOrphanedRuns, slotTakenBy, THIS_PROCESS, type RunStatus, type Trigger } from './ledger.js';
 
 export interface RunJobOptions {
   config: LoadedConfig;
@@ -58,6 +58,8 @@ export interface SkipNote {
 export interface RunResult {
   runId: string;
   job: string;
+  /** The attempt number the run was recorded with (a catch-up continues after earlier attempts). */
+  attempt: number;
   /** `busy`: another process held the warehouse; nothing was written. */
   status: RunStatus | 'busy';
   exitCode: ExitCode;
@@ -76,9 +78,9 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   const runId = newRunId(startedAt);
   const log = runLogger(opts.log ?? createLogger({ level: opts.config.log.level }), job.name, runId);
   const trigger = opts.trigger ?? 'manual';
-  const attempt = opts.attempt ?? 1;
+  let attempt = opts.attempt ?? 1;
   const result = (status: RunStatus | 'busy', error: string | null, outcome?: JobOutcome): RunResult => ({
-    runId, job: job.name, status, exitCode: exitCodeFor(status), error, startedAt, endedAt: now(),
+    runId, job: job.name, attempt, status, exitCode: exitCodeFor(status), error, startedAt, endedAt: now(),
     rows: outcome?.rows ?? {}, failures: outcome?.failures ?? [], summary: outcome?.summary ?? [],
   });
 
@@ -100,7 +102,9 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
     await recordSkips(warehouse, opts.pendingSkips ?? []);
     if (opts.scheduledFor !== undefined && trigger !== 'manual') {
-      const earlier = await runForSlot(warehouse, job.name, opts.scheduledFor, attempt);
+      // A catch-up redoes an interrupted slot as its next attempt.
+      if (trigger === 'catch-up') attempt = (await lastAttempt(warehouse, job.name, opts.scheduledFor)) + 1;
+      const earlier = await slotTakenBy(warehouse, job.name, opts.scheduledFor, attempt);
       if (earlier) {
         const reason = `slot ${new Date(opts.scheduledFor).toISOString()} already run (run ${earlier})`;
         log.info({ earlier }, reason);

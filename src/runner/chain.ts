@@ -1,0 +1,41 @@
+// A job made of other jobs, run in order in one run (one lock, one ledger row, one signal).
+// The chain stops only on a fatal step (one that failed as a whole or threw) or on the signal:
+// a partial sync, where some sites failed, still lets the steps after it run.
+import type { Failure, JobContext, JobOutcome } from './job.js';
+import type { JobRegistry } from './registry.js';
+
+export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {
+  const jobs = steps.map((name) => registry.get(name)); // every step known before the first runs
+  const rows: Record<string, number> = {};
+  const failures: Failure[] = [];
+  const summary: string[] = [];
+  let status: JobOutcome['status'] = 'ok';
+  for (const [index, job] of jobs.entries()) {
+    if (ctx.signal.aborted) {
+      summary.push(`stopped before ${steps.slice(index).join(', ')}`);
+      break;
+    }
+    const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
+    for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
+    failures.push(...outcome.failures);
+    summary.push(`${job.name}: ${outcome.status}`, ...(outcome.summary ?? []).map((line) => `  ${line}`));
+    if (outcome.status === 'failed') {
+      status = 'failed';
+      const rest = steps.slice(index + 1);
+      if (rest.length > 0) summary.push(`not run after the failure of ${job.name}: ${rest.join(', ')}`);
+      break;
+    }
+    if (outcome.status === 'partial') status = 'partial';
+  }
+  return { status, rows, failures, summary };
+}
+
+async function runStep(ctx: JobContext, step: string, run: () => Promise<JobOutcome>): Promise<JobOutcome> {
+  try {
+    return await run();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    ctx.log.error({ step, err: error }, 'step failed');
+    return { status: 'failed', rows: {}, failures: [{ resource: step, reason: `${step}: ${reason}` }] };
+  }
+}

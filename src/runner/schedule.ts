@@ -1,0 +1,131 @@
+/**
+ * `efsync schedule`: the daemon. Which jobs run when (config `schedule.jobs` over each job's
+ * default), the catch-up read from the published ledger, and node-cron as the clock: one task
+ * ticking every minute in UTC that hands over to the Scheduler (scheduler.ts), which places the
+ * slots in `schedule.timezone` itself. node-cron is not given the jobs' own expressions: on the
+ * days the clocks change it skips a wall time that does not exist (02:30 on a spring-forward night)
+ * and runs a doubled one at its second occurrence (test/runner-dst.test.ts shows both), where
+ * efsync's rule is to run the gap's slot at the end of the gap and a doubled one once, first.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import cron from 'node-cron';
+import type { LoadedConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import { formatInZone } from '../time.js';
+import { InputFileError, parseYaml } from '../yaml.js';
+import { Warehouse } from '../warehouse/warehouse.js';
+import { coveredUntil } from './ledger.js';
+import type { JobRegistry } from './registry.js';
+import { runJob } from './run.js';
+import { Scheduler, type ScheduledJob, type SchedulerPolicy } from './scheduler.js';
+import { cronProblem, nextSlot } from './slots.js';
+
+export interface JobSchedule {
+  job: string;
+  /** Null: the job runs only when asked (`efsync run`). */
+  expr: string | null;
+  /** Where the expression comes from. */
+  source: 'config' | 'default';
+}
+
+/**
+ * Every job's schedule: `schedule.jobs.<job>` in the config (null disables it), else the job's
+ * default. An unknown job name or a bad expression is an error naming the key and line.
+ */
+export function jobSchedules(config: LoadedConfig, registry: JobRegistry): JobSchedule[] {
+  for (const [name, expr] of Object.entries(config.schedule.jobs)) {
+    if (!registry.has(name)) {
+      throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: unknown job; the jobs are: ${registry.names().join(', ')}`);
+    }
+    const problem = expr === null ? null : cronProblem(expr);
+    if (problem) throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: ${problem}`);
+  }
+  return registry.all().map((job) => {
+    const configured = Object.hasOwn(config.schedule.jobs, job.name);
+    const expr = configured ? config.schedule.jobs[job.name] : job.schedule;
+    const problem = !configured && expr !== null ? cronProblem(expr) : null;
+    if (problem) throw new Error(`jobs/${job.name}.ts: default schedule ${problem}`);
+    return { job: job.name, expr, source: configured ? 'config' : 'default' };
+  });
+}
+
+/** The next `count` slots of a schedule, as instants. */
+export function upcoming(expr: string, tz: string, after: number, count: number): number[] {
+  const slots: number[] = [];
+  let from = after;
+  for (let i = 0; i < count; i++) slots.push((from = nextSlot(expr, tz, from)));
+  return slots;
+}
+
+function configError(config: LoadedConfig, path: string[], rule: string): Error {
+  if (!config.file || !existsSync(config.file)) return new Error(`${rule} (set by the defaults or the environment)`);
+  const where = parseYaml(readFileSync(config.file, 'utf8'), config.file).positionOf(path);
+  return new InputFileError(config.file, where.line, where.column, rule);
+}
+
+export function schedulerPolicy(config: LoadedConfig): SchedulerPolicy {
+  const s = config.schedule;
+  return { timezone: s.timezone, catchUp: s.catch_up, catchUpLimit: s.catch_up_limit, retries: s.retries, retryBackoffMs: s.retry_backoff };
+}
+
+/** Per job, how far the ledger of the published warehouse says it has run (none on a new warehouse). */
+export async function readCoveredUntil(config: LoadedConfig): Promise<Map<string, number>> {
+  if (!existsSync(config.warehouse.path)) return new Map();
+  const warehouse = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
+  try {
+    return await coveredUntil(warehouse);
+  } finally {
+    await warehouse.close();
+  }
+}
+
+export interface DaemonOptions {
+  config: LoadedConfig;
+  registry: JobRegistry;
+  log: Logger;
+  /** Aborted on SIGINT/SIGTERM: the daemon stops after recording the current run as interrupted. */
+  signal: AbortSignal;
+  /** Lines for the operator (stdout). */
+  print: (line: string) => void;
+  clock?: () => number;
+}
+
+/** Runs until `signal` aborts; resolves after a graceful stop. */
+export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
+  const { config, registry, log, print } = options;
+  const clock = options.clock ?? Date.now;
+  const scheduled: ScheduledJob[] = jobSchedules(config, registry)
+    .filter((s): s is JobSchedule & { expr: string } => s.expr !== null)
+    .map((s) => ({ name: s.job, expr: s.expr }));
+  const scheduler = new Scheduler(scheduled, schedulerPolicy(config), (request, signal, skips) =>
+    runJob(registry.get(request.job), {
+      config, log, signal, now: clock, pendingSkips: skips,
+      trigger: request.trigger, scheduledFor: request.scheduledFor, attempt: request.attempt,
+    }), clock, log);
+
+  const tz = config.schedule.timezone;
+  print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
+  for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
+
+  scheduler.start(await readCoveredUntil(config));
+  // A missed minute (a busy event loop) is harmless: a tick picks up every slot since the last one.
+  const cronLog = log.child({ component: 'node-cron' });
+  const task = cron.schedule('* * * * *', () => scheduler.tick(), {
+    name: 'efsync-scheduler', timezone: 'UTC', suppressMissedWarning: true,
+    logger: {
+      info: (message) => cronLog.debug(message),
+      warn: (message) => cronLog.warn(message),
+      error: (message, err) => cronLog.error({ err: err ?? message }, String(message)),
+      debug: (message) => cronLog.debug(String(message)),
+    },
+  });
+  await new Promise<void>((resolve) => {
+    if (options.signal.aborted) resolve();
+    options.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await task.destroy();
+  const reason = options.signal.reason instanceof Error ? options.signal.reason.message : 'shutdown';
+  await scheduler.stop(reason);
+  print(`efsync schedule: stopped (${reason})`);
+  return scheduler;
+}

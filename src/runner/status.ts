@@ -1,0 +1,198 @@
+/**
+ * `efsync status`: what ran and what failed, what runs next, and how fresh each site's data is.
+ * It reads the PUBLISHED warehouse read-only (the writer works on its own file), so it answers
+ * while a sync runs; the run in progress, if any, is named from the writer lock.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { LoadedConfig } from '../config.js';
+import type { LockHolder } from '../warehouse/lock.js';
+import { Warehouse } from '../warehouse/warehouse.js';
+import { formatInZone } from '../time.js';
+import { toRunRow, type RunRow } from './ledger.js';
+import type { JobRegistry } from './registry.js';
+import { jobSchedules, upcoming } from './schedule.js';
+
+export interface JobStatus {
+  job: string;
+  description: string;
+  schedule: string | null;
+  scheduleSource: 'config' | 'default';
+  /** Next slots in the configured zone (ISO with offset); empty when not scheduled. */
+  next: string[];
+  last: (Omit<RunRow, 'scheduledFor' | 'startedAt' | 'endedAt'> & {
+    scheduledFor: string | null;
+    startedAt: string;
+    endedAt: string | null;
+    failures: number;
+    lastOkAt: string | null;
+  }) | null;
+}
+
+export interface FailureStatus {
+  runId: string;
+  job: string;
+  siteId: string | null;
+  resource: string | null;
+  error: string;
+  failedAt: string;
+}
+
+export interface Status {
+  generatedAt: string;
+  timezone: string;
+  warehouse: string;
+  /** False before the first run has published a warehouse. */
+  published: boolean;
+  /** The process writing now, from the writer lock. */
+  writing: LockHolder | null;
+  jobs: JobStatus[];
+  /** One row per site: newest actual and forecast stored (ISO UTC). */
+  freshness: Record<string, unknown>[];
+  failures: FailureStatus[];
+}
+
+const RECENT_FAILURES = 20;
+const NEXT_SLOTS = 3;
+
+export async function collectStatus(config: LoadedConfig, registry: JobRegistry, now = Date.now()): Promise<Status> {
+  const tz = config.schedule.timezone;
+  const path = config.warehouse.path;
+  const published = existsSync(path);
+  const ledger = published ? await readPublished(path) : { last: new Map(), freshness: [], failures: [] };
+  const jobs = jobSchedules(config, registry).map((s): JobStatus => ({
+    job: s.job,
+    description: registry.get(s.job).description,
+    schedule: s.expr,
+    scheduleSource: s.source,
+    next: s.expr === null ? [] : upcoming(s.expr, tz, now, NEXT_SLOTS).map((ms) => formatInZone(ms, tz)),
+    last: ledger.last.get(s.job) ?? null,
+  }));
+  return {
+    generatedAt: new Date(now).toISOString(),
+    timezone: tz,
+    warehouse: path,
+    published,
+    writing: readLock(`${path}.lock`),
+    jobs,
+    freshness: ledger.freshness,
+    failures: ledger.failures,
+  };
+}
+
+async function readPublished(path: string) {
+  const wh = await Warehouse.open({ path, readOnly: true });
+  try {
+    return { last: await lastRuns(wh), freshness: await freshness(wh), failures: await recentFailures(wh) };
+  } finally {
+    await wh.close();
+  }
+}
+
+async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatus['last']>>> {
+  const rows = await wh.all<Parameters<typeof toRunRow>[0] & { failures: bigint; last_ok_at: Date | null }>(
+    `SELECT * REPLACE (rows_written::VARCHAR AS rows_written) FROM job_last_runs ORDER BY job`,
+  );
+  return new Map(rows.map((r) => {
+    const run = toRunRow(r);
+    return [run.job, {
+      ...run,
+      status: shownStatus(run),
+      scheduledFor: iso(run.scheduledFor),
+      startedAt: new Date(run.startedAt).toISOString(),
+      endedAt: iso(run.endedAt),
+      failures: Number(r.failures),
+      lastOkAt: r.last_ok_at?.toISOString() ?? null,
+    }];
+  }));
+}
+
+/** A run still marked running whose process is gone (on this host) crashed: show it as interrupted. */
+function shownStatus(run: RunRow): RunRow['status'] {
+  if (run.status !== 'running' || run.host !== hostname() || run.pid === null) return run.status;
+  try {
+    process.kill(run.pid, 0);
+    return 'running';
+  } catch {
+    return 'interrupted';
+  }
+}
+
+async function freshness(wh: Warehouse): Promise<Record<string, unknown>[]> {
+  const hasView = await wh.all(`SELECT 1 FROM duckdb_views() WHERE view_name = 'site_freshness' AND NOT internal`);
+  const rows = hasView.length > 0
+    ? await wh.all<Record<string, unknown>>(`SELECT * FROM site_freshness ORDER BY site_id`)
+    : await wh.all<Record<string, unknown>>(`
+        SELECT s.site_id, s.name, s.type,
+          (SELECT max(valid_time) FROM actuals a WHERE a.site_id = s.site_id AND a.value IS NOT NULL) AS newest_actual,
+          (SELECT max(valid_time) FROM forecasts f WHERE f.site_id = s.site_id) AS newest_forecast_valid_time,
+          (SELECT max(update_time) FROM forecasts f WHERE f.site_id = s.site_id) AS newest_forecast_update_time,
+          s.synced_at
+        FROM sites s ORDER BY s.site_id`);
+  return rows.map(plainValues);
+}
+
+async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
+  const rows = await wh.all<{ run_id: string; job: string; site_id: string | null; resource: string | null; error: string; failed_at: Date }>(
+    `SELECT f.run_id, r.job, f.site_id, f.resource, f.error, f.failed_at
+     FROM run_failures f JOIN runs r USING (run_id)
+     ORDER BY f.failed_at DESC, f.run_id, f.site_id LIMIT ${RECENT_FAILURES}`,
+  );
+  return rows.map((r) => ({
+    runId: r.run_id, job: r.job, siteId: r.site_id, resource: r.resource, error: r.error, failedAt: r.failed_at.toISOString(),
+  }));
+}
+
+function readLock(lockPath: string): LockHolder | null {
+  try {
+    return JSON.parse(readFileSync(lockPath, 'utf8')) as LockHolder;
+  } catch {
+    return null;
+  }
+}
+
+/** Dates as ISO text and BIGINTs as numbers, for JSON and for the table. */
+function plainValues(row: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(row).map(([key, value]) => [
+    key,
+    value instanceof Date ? value.toISOString() : typeof value === 'bigint' ? Number(value) : value,
+  ]));
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The human view: a few aligned tables. */
+export function formatStatus(status: Status): string[] {
+  const lines: string[] = [];
+  lines.push(`warehouse ${status.warehouse}${status.published ? '' : ' (nothing published yet)'}`);
+  if (status.writing) {
+    const w = status.writing;
+    lines.push(`writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`);
+  }
+  lines.push('', `jobs (times in ${status.timezone})`);
+  lines.push(...table(['job', 'schedule', 'next', 'last run', 'status', 'rows', 'error'], status.jobs.map((j) => [
+    j.job,
+    j.schedule ?? '-',
+    j.next[0] ?? '-',
+    j.last ? formatInZone(Date.parse(j.last.startedAt), status.timezone) : 'never',
+    j.last ? j.last.status : '-',
+    j.last?.rowsWritten ? String(Object.values(j.last.rowsWritten).reduce((a, b) => a + b, 0)) : '-',
+    j.last?.errorSummary ?? '',
+  ])));
+  lines.push('', 'freshness per site (UTC)');
+  if (status.freshness.length === 0) lines.push('  no sites synced yet');
+  else {
+    const columns = Object.keys(status.freshness[0]);
+    lines.push(...table(columns, status.freshness.map((row) => columns.map((c) => String(row[c] ?? '-')))));
+  }
+  lines.push('', `recent failures (${status.failures.length})`);
+  lines.push(...(status.failures.length === 0 ? ['  none'] : table(['failed at', 'job', 'site', 'resource', 'error'],
+    status.failures.map((f) => [f.failedAt, f.job, f.siteId ?? '-', f.resource ?? '-', f.error]))));
+  return lines;
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)];
+}
