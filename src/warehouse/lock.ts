@@ -48,6 +48,7 @@ export class WriterLock {
     warehousePath: string,
     who: { job: string; runId: string },
     waitMs: number,
+    onWait?: (holder: LockHolder) => void,
   ): Promise<WriterLock> {
     const holder: LockHolder = {
       pid: process.pid,
@@ -57,6 +58,7 @@ export class WriterLock {
       startedAt: new Date().toISOString(),
     };
     const deadline = Date.now() + waitMs;
+    let told = false;
     for (;;) {
       if (tryCreate(lockPath, holder)) return new WriterLock(lockPath, holder);
       const current = readHolder(lockPath);
@@ -66,6 +68,8 @@ export class WriterLock {
         continue;
       }
       if (Date.now() >= deadline) throw new WarehouseBusyError(warehousePath, current);
+      if (!told) onWait?.(current);
+      told = true;
       await sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
     }
   }

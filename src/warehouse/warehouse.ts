@@ -2,8 +2,9 @@
  * The warehouse: DuckDB files written by one efsync process at a time.
  *
  *   const wh = await Warehouse.open({ path: 'data/warehouse.duckdb', lockWaitMs?: 10_000,
- *                                     holder?: { job: 'nightly', runId } });
- *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.transaction(async () => ...);
+ *                                     holder?: { job: 'nightly', runId }, onWait?: (holder) => log });
+ *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.changed(sql, params) → rows changed;
+ *   await wh.transaction(async () => ...);   // nested calls join the outer transaction
  *   await wh.publish();   // analysts see the new data from here on
  *   await wh.close();     // releases the writer lock (also released on process exit)
  *
@@ -24,7 +25,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { WriterLock } from './lock.js';
+import { WriterLock, type LockHolder } from './lock.js';
 import { migrate } from './migrate.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
@@ -38,6 +39,8 @@ export interface OpenOptions {
   lockWaitMs?: number;
   /** Who writes, for the lock file and the busy message. */
   holder?: { job: string; runId: string };
+  /** Called once when another writer holds the lock and open() starts waiting (to log it). */
+  onWait?: (holder: LockHolder) => void;
   /** Open the published snapshot read-only: no lock, no migrations, no publish. */
   readOnly?: boolean;
 }
@@ -74,6 +77,7 @@ export class Warehouse {
       options.path,
       options.holder ?? { job: 'efsync', runId: '-' },
       options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+      options.onWait,
     );
     try {
       const writerPath = writerPathOf(options.path);

@@ -1,0 +1,79 @@
+// A second process for the warehouse tests: holds a warehouse file open and answers commands,
+// one JSON object per line on stdin, one JSON answer per line on stdout.
+//   node --import tsx test/warehouse-child.ts reader <file> <read_only|read_write>
+//     DuckDB directly, as an analyst's notebook would.
+//   node --import tsx test/warehouse-child.ts writer <path> <lockWaitMs> <job> <runId>
+//     efsync's Warehouse, taking the writer lock.
+// While the writer waits for the lock it says {"waiting": holder}.
+// Commands: {"sql": "..."} → {"rows": [...]}; {"publish": true} → {"ok": true};
+// {"exit": true} exits without closing (the lock must go with the process); stdin end closes.
+import { createInterface } from 'node:readline';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+
+interface Held {
+  query(sql: string): Promise<unknown[]>;
+  publish(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function reply(message: unknown): void {
+  process.stdout.write(JSON.stringify(message, (_, v) => (typeof v === 'bigint' ? Number(v) : v)) + '\n');
+}
+
+async function openReader(file: string, mode: string): Promise<Held> {
+  const instance = await DuckDBInstance.create(file, { access_mode: mode === 'read_only' ? 'READ_ONLY' : 'READ_WRITE' });
+  const connection: DuckDBConnection = await instance.connect();
+  return {
+    query: async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS(),
+    publish: async () => {
+      throw new Error('a reader does not publish');
+    },
+    close: async () => {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+async function openWriter(path: string, lockWaitMs: string, job: string, runId: string): Promise<Held> {
+  const warehouse = await Warehouse.open({
+    path,
+    lockWaitMs: Number(lockWaitMs),
+    holder: { job, runId },
+    onWait: (holder) => reply({ waiting: holder }),
+  });
+  return {
+    query: (sql) => warehouse.all(sql),
+    publish: () => warehouse.publish(),
+    close: () => warehouse.close(),
+  };
+}
+
+async function main(): Promise<void> {
+  const [role, ...args] = process.argv.slice(2);
+  let held: Held;
+  try {
+    held = role === 'reader' ? await openReader(args[0], args[1]) : await openWriter(args[0], args[1], args[2], args[3]);
+  } catch (error) {
+    reply({ error: (error as Error).message, name: (error as Error).name });
+    return;
+  }
+  reply({ ready: true, pid: process.pid });
+  for await (const line of createInterface({ input: process.stdin })) {
+    const command = JSON.parse(line) as { sql?: string; publish?: boolean; exit?: boolean };
+    if (command.exit) process.exit(0);
+    try {
+      if (command.sql !== undefined) reply({ rows: await held.query(command.sql) });
+      else if (command.publish) {
+        await held.publish();
+        reply({ ok: true });
+      }
+    } catch (error) {
+      reply({ error: (error as Error).message });
+    }
+  }
+  await held.close();
+}
+
+await main();

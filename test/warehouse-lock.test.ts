@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
+import { startChild } from './warehouse-support.js';
+
+let dir: string;
+let path: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'efsync-lock-'));
+  path = join(dir, 'warehouse.duckdb');
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The pid of a process that has exited: nothing runs under it any more. */
+function deadPid(): number {
+  return Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
+}
+
+describe('writer lock', () => {
+  it('a second writer in another process waits, then fails naming the holder', async () => {
+    const holder = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'run-42' } });
+    try {
+      const second = startChild(['writer', path, '300', 'sync', 'run-43']);
+      expect((await second.next()).waiting).toMatchObject({ pid: process.pid, runId: 'run-42' });
+      const answer = await second.next();
+      expect(answer.name).toBe('WarehouseBusyError');
+      expect(answer.error).toBe(
+        `warehouse ${path} is being written by efsync nightly (run run-42, pid ${process.pid} on host ${hostname()}) ` +
+          `since ${JSON.parse(readFileSync(`${path}.lock`, 'utf8')).startedAt}`,
+      );
+      await second.exited;
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('a waiting writer gets the lock once the holder closes', async () => {
+    const holder = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'run-1' } });
+    const second = startChild(['writer', path, '30000', 'sync', 'run-2']);
+    expect((await second.next()).waiting).toMatchObject({ runId: 'run-1' });
+    await holder.close();
+    expect((await second.next()).ready).toBe(true);
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ job: 'sync', runId: 'run-2', pid: second.process.pid });
+    expect(await second.close()).toBe(0);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('the lock goes with the process, even when it exits without closing', async () => {
+    const writer = startChild(['writer', path, '0', 'nightly', 'run-1']);
+    expect((await writer.next()).ready).toBe(true);
+    expect(existsSync(`${path}.lock`)).toBe(true);
+    writer.process.stdin!.write(JSON.stringify({ exit: true }) + '\n');
+    await writer.exited;
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('takes over the lock of a killed writer', async () => {
+    const writer = startChild(['writer', path, '0', 'nightly', 'run-1']);
+    expect((await writer.next()).ready).toBe(true);
+    writer.process.kill('SIGKILL');
+    await writer.exited;
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).runId).toBe('run-1');
+
+    const next = await Warehouse.open({ path, lockWaitMs: 0, holder: { job: 'nightly', runId: 'run-2' } });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: process.pid });
+    await next.close();
+  });
+
+  it('takes over a stale lock file whose pid is gone', async () => {
+    const stale = { pid: deadPid(), host: hostname(), job: 'nightly', runId: 'old', startedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(`${path}.lock`, JSON.stringify(stale));
+    const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid).toBe(process.pid);
+    await warehouse.close();
+  });
+
+  it('leaves alone a lock held on another host, and says so', async () => {
+    const remote = { pid: 1, host: 'elsewhere', job: 'nightly', runId: 'r9', startedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(`${path}.lock`, JSON.stringify(remote));
+    const opening = Warehouse.open({ path, lockWaitMs: 200 });
+    await expect(opening).rejects.toBeInstanceOf(WarehouseBusyError);
+    await expect(opening).rejects.toThrow(/efsync nightly \(run r9, pid 1 on host elsewhere\) since 2026-01-01T00:00:00.000Z/);
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toEqual(remote);
+  });
+});

@@ -1,0 +1,69 @@
+// Second processes for the warehouse tests (see warehouse-child.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
+
+export interface Answer {
+  ready?: boolean;
+  pid?: number;
+  rows?: Record<string, unknown>[];
+  ok?: boolean;
+  waiting?: { pid: number; runId: string };
+  error?: string;
+  name?: string;
+}
+
+export interface Child {
+  process: ChildProcess;
+  /** The next line the child writes, parsed. */
+  next(): Promise<Answer>;
+  /** Sends a command and waits for its answer. */
+  ask(command: object): Promise<Answer>;
+  /** Ends stdin (the child closes what it holds) and waits for it to exit. */
+  close(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export function startChild(args: string[]): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const pending: Answer[] = [];
+  const waiting: ((answer: Answer) => void)[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const answer = JSON.parse(line) as Answer;
+    const resolve = waiting.shift();
+    if (resolve) resolve(answer);
+    else pending.push(answer);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const next = () =>
+    pending.length > 0 ? Promise.resolve(pending.shift()!) : new Promise<Answer>((resolve) => waiting.push(resolve));
+  return {
+    process: child,
+    next,
+    ask: (command) => {
+      child.stdin!.write(JSON.stringify(command) + '\n');
+      return next();
+    },
+    close: () => {
+      child.stdin!.end();
+      return exited;
+    },
+    exited,
+  };
+}
+
+/** A reader process holding `file` open, as an analyst's session would. */
+export async function startReader(file: string, mode: 'read_only' | 'read_write'): Promise<Child> {
+  const child = startChild(['reader', file, mode]);
+  const first = await child.next();
+  if (!first.ready) throw new Error(`reader did not open ${file}: ${first.error}`);
+  return child;
+}
+
+export async function count(child: Child, sql: string): Promise<number> {
+  const answer = await child.ask({ sql: `SELECT count(*) AS n FROM (${sql})` });
+  if (answer.error) throw new Error(answer.error);
+  return Number(answer.rows![0].n);
+}
