@@ -15,5 +15,7 @@ import { registerCapacityCommands } from './capacity/commands.js';
 registerCapacityCommands(program);
 import { registerRunnerCommands } from './runner/commands.js';
 registerRunnerCommands(program);
+import { registerAccuracyCommands } from './accuracy/commands.js';
+registerAccuracyCommands(program);
 
 await program.parseAsync(process.argv);

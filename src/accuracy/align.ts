@@ -1,0 +1,210 @@
+// Alignment of the warehouse's forecasts, model outputs and actuals into the pairs relation
+// (see PAIR_COLUMNS in metrics.ts), all in DuckDB temp tables on the warehouse connection:
+//   1. per site, the interval length of its forecasts and of its actuals (given, or the most
+//      common step in the data); actuals coarser than the forecast are never scored;
+//   2. actuals resampled to the forecast intervals by mean, each sub-point placed by the two
+//      interval labels; an interval missing more than `maxMissingPct` of its sub-points is dropped;
+//   3. forecast points of every subject, inner-joined with actual and reference: a point missing
+//      any of them stays in the relation with its drop_reason, so drops are counted per group;
+//   4. the capacity at each valid time from the site's capacity timeline (held forward).
+import { DAY } from '../time.js';
+import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
+import type { SqlRunner } from './metrics.js';
+import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
+
+export interface AlignOptions {
+  /** Valid-time window [from, to) in epoch ms; open when absent. */
+  from?: number;
+  to?: number;
+  /** Only these sites, by id or name. */
+  sites?: string[];
+  /** Only these model outputs, by model name (the site forecast is always scored). */
+  models?: string[];
+  forecastLabel: IntervalLabel;
+  actualLabel: IntervalLabel;
+  /** Interval lengths in ms; inferred per site from the data when absent. */
+  forecastIntervalMs?: number;
+  actualIntervalMs?: number;
+  /** An interval missing more than this share of its actual sub-points is dropped. */
+  maxMissingPct: number;
+}
+
+export interface SkippedSite {
+  siteId: string;
+  reason: string;
+}
+
+export interface Aligned {
+  pairs: string;
+  quantiles: string | null;
+  skipped: SkippedSite[];
+}
+
+export const PAIRS_TABLE = 'acc_pairs';
+export const QUANTILES_TABLE = 'acc_quantiles';
+
+const us = (ms: number) => ms * 1000;
+const ts = (ms: number) => `make_timestamptz(${us(ms)})`;
+
+function windowSql(column: string, options: AlignOptions): string {
+  const parts = ['TRUE'];
+  if (options.from !== undefined) parts.push(`${column} >= ${ts(options.from)}`);
+  if (options.to !== undefined) parts.push(`${column} < ${ts(options.to)}`);
+  return parts.join(' AND ');
+}
+
+const inList = (values: string[]) => values.map(sqlString).join(', ');
+
+/** The most common positive step between consecutive valid times, per site, in microseconds. */
+function stepSql(table: string, partition: string, options: AlignOptions): string {
+  return `SELECT site_id, mode(step) AS step FROM (
+      SELECT site_id, epoch_us(valid_time) - lag(epoch_us(valid_time)) OVER (PARTITION BY ${partition} ORDER BY valid_time) AS step
+      FROM ${table} WHERE site_id IN (SELECT site_id FROM acc_chosen) AND ${windowSql('valid_time', options)})
+    WHERE step > 0 GROUP BY site_id`;
+}
+
+async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void> {
+  const filter = options.sites?.length
+    ? `site_id IN (${inList(options.sites)}) OR name IN (${inList(options.sites)})`
+    : 'TRUE';
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_chosen AS SELECT site_id, name, type, nameplate_kw FROM sites WHERE ${filter}`);
+  if (options.sites?.length) {
+    const found = await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen');
+    const known = new Set(found.flatMap((s) => [s.site_id, s.name]));
+    const missing = options.sites.filter((s) => !known.has(s));
+    if (missing.length) throw new Error(`--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`);
+  }
+  const fixed = (ms: number | undefined) => (ms === undefined ? 'NULL' : String(us(ms)));
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site AS
+    WITH forecast_steps AS (
+      ${stepSql('forecasts', 'site_id, model_name, update_time', options)}
+      UNION ALL
+      ${stepSql('model_outputs', 'model_id, as_of', options)}
+    ),
+    actual_steps AS (${stepSql('actuals', 'site_id', options)})
+    SELECT c.site_id, c.type, c.nameplate_kw,
+      coalesce(${fixed(options.forecastIntervalMs)}, (SELECT min(step) FROM forecast_steps f WHERE f.site_id = c.site_id)) AS f_len,
+      coalesce(${fixed(options.actualIntervalMs)}, (SELECT min(step) FROM actual_steps a WHERE a.site_id = c.site_id)) AS a_len,
+      ${referencePeriodUsSql('c.type')} AS ref_period
+    FROM acc_chosen c`);
+}
+
+/** Sites whose actuals cannot be resampled to their forecast intervals are left out, with the reason. */
+async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<SkippedSite[]> {
+  if (options.forecastLabel === 'instant') return [];
+  const rows = await sql.all<{ site_id: string; f_len: bigint; a_len: bigint }>(
+    `SELECT site_id, f_len, a_len FROM acc_site WHERE f_len IS NOT NULL AND a_len IS NOT NULL AND (a_len > f_len OR f_len % a_len <> 0)`);
+  const minutes = (v: bigint) => `${Number(v) / 60e6} min`;
+  const skipped = rows.map((r) => ({
+    siteId: r.site_id,
+    reason: Number(r.a_len) > Number(r.f_len)
+      ? `actuals every ${minutes(r.a_len)} are coarser than the forecast intervals of ${minutes(r.f_len)}: an interval forecast is never scored against a coarser observation`
+      : `forecast intervals of ${minutes(r.f_len)} are not a whole number of actual intervals of ${minutes(r.a_len)}`,
+  }));
+  if (skipped.length) await sql.run(`DELETE FROM acc_site WHERE site_id IN (${inList(skipped.map((s) => s.siteId))})`);
+  return skipped;
+}
+
+async function collectPoints(sql: SqlRunner, options: AlignOptions): Promise<void> {
+  const modelFilter = options.models?.length ? `m.name IN (${inList(options.models)})` : 'TRUE';
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_points AS
+    SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
+      f.update_time AS issue_time, f.valid_time, f.forecast, f.capacity AS service_capacity, CAST(NULL AS DOUBLE) AS level
+    FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('f.valid_time', options)}
+    UNION ALL
+    SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
+      o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
+    FROM model_outputs o JOIN models m USING (model_id)
+    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`);
+}
+
+/**
+ * Actuals resampled to each site's forecast intervals: the mean of the sub-points, labelled as
+ * the forecast is, kept when no more than `maxMissingPct` of the expected sub-points are missing.
+ */
+async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<void> {
+  const [bounds] = await sql.all<{ lo: bigint | null; hi: bigint | null }>(
+    `SELECT min(epoch_us(least(issue_time, valid_time))) AS lo, max(epoch_us(valid_time)) AS hi FROM acc_points`);
+  // A reference reaches back at most one persistence period before the issue time.
+  const lo = bounds?.lo === null || bounds === undefined ? 0 : Number(bounds.lo) - us(referencePeriodMs('load') + DAY);
+  const hi = bounds?.hi === null || bounds === undefined ? 0 : Number(bounds.hi) + us(DAY);
+  const t = 'epoch_us(a.valid_time)';
+  const instantForecast = options.forecastLabel === 'instant';
+  const position = {
+    beginning: t,
+    ending: `${t} - s.a_len`,
+    // an instant on a boundary belongs to the interval its label closes
+    instant: options.forecastLabel === 'ending' ? `${t} - 1` : t,
+  }[options.actualLabel];
+  const start = `((${position}) // s.f_len) * s.f_len`;
+  const label = instantForecast ? t : options.forecastLabel === 'ending' ? `${start} + s.f_len` : start;
+  const expected = instantForecast ? '1' : 's.f_len // s.a_len';
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_actual_iv AS
+    SELECT a.site_id, make_timestamptz(${label}) AS label_time, avg(a.value) AS actual
+    FROM actuals a JOIN acc_site s USING (site_id)
+    WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
+      AND ${t} >= ${lo} AND ${t} < ${hi}
+    GROUP BY a.site_id, ${label}
+    HAVING any_value(${expected}) - count(a.value) <= ${options.maxMissingPct / 100} * any_value(${expected})`);
+}
+
+async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
+  const groupTime = groupTimeSql('n.valid_time', options.forecastLabel);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site_levels AS
+    SELECT site_id, count(DISTINCT level) AS levels FROM acc_points WHERE level IS NOT NULL GROUP BY site_id`);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${PAIRS_TABLE} AS
+    WITH points AS (
+      SELECT subject, model, site_id, served_model, issue_time, valid_time, forecast, service_capacity,
+        CAST(NULL AS BIGINT) AS levels_present, CAST(NULL AS BIGINT) AS levels_expected
+      FROM acc_points WHERE level IS NULL
+      UNION ALL
+      SELECT 'quantiles', NULL, p.site_id, NULL, p.issue_time, p.valid_time, NULL, any_value(p.service_capacity),
+        count(p.forecast), any_value(l.levels)
+      FROM acc_points p JOIN acc_site_levels l USING (site_id)
+      WHERE p.level IS NOT NULL GROUP BY p.site_id, p.issue_time, p.valid_time
+    ),
+    numbered AS (
+      SELECT row_number() OVER () AS pid, n.*, ${groupTime} AS group_time, s.nameplate_kw,
+        ${referenceTimeSql('n.valid_time', 'n.issue_time', 's.ref_period')} AS reference_time
+      FROM points n JOIN acc_site s USING (site_id)
+    ),
+    capacity AS (
+      SELECT site_id, coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from, valid_to, value_kw
+      FROM site_capacity WHERE site_id IN (SELECT site_id FROM acc_site)
+    )
+    SELECT n.pid, n.subject, n.model, n.site_id, n.served_model, n.issue_time, n.valid_time, n.group_time,
+      n.forecast, a.actual, r.actual AS reference,
+      coalesce(CASE WHEN c.valid_to IS NULL OR n.group_time < c.valid_to THEN c.value_kw END,
+               n.service_capacity, n.nameplate_kw) AS capacity,
+      CASE WHEN a.actual IS NULL THEN 'actual'
+           WHEN n.subject <> 'quantiles' AND n.forecast IS NULL THEN 'forecast'
+           WHEN r.actual IS NULL THEN 'reference'
+           WHEN n.subject = 'quantiles' AND n.levels_present < n.levels_expected THEN 'quantiles' END AS drop_reason
+    FROM numbered n
+    LEFT JOIN acc_actual_iv a ON a.site_id = n.site_id AND a.label_time = n.valid_time
+    LEFT JOIN acc_actual_iv r ON r.site_id = n.site_id AND r.label_time = n.reference_time
+    ASOF LEFT JOIN capacity c ON c.site_id = n.site_id AND n.group_time >= c.valid_from`);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${QUANTILES_TABLE} AS
+    SELECT p.pid, q.level, q.forecast AS q
+    FROM ${PAIRS_TABLE} p JOIN acc_points q
+      ON q.level IS NOT NULL AND q.site_id = p.site_id AND q.issue_time = p.issue_time AND q.valid_time = p.valid_time
+    WHERE p.subject = 'quantiles'`);
+}
+
+/** Builds the pairs and quantile relations of the warehouse's data in temp tables. */
+export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Promise<Aligned> {
+  await chooseSites(sql, options);
+  const skipped = await unusableSites(sql, options);
+  await collectPoints(sql, options);
+  await resampleActuals(sql, options);
+  await buildPairs(sql, options);
+  const [{ count }] = await sql.all<{ count: bigint }>(`SELECT count(*) AS count FROM ${QUANTILES_TABLE}`);
+  return { pairs: PAIRS_TABLE, quantiles: Number(count) > 0 ? QUANTILES_TABLE : null, skipped };
+}
+
+/** Drops the temp tables of an alignment. */
+export async function dropAlignment(sql: SqlRunner): Promise<void> {
+  for (const table of ['acc_chosen', 'acc_site', 'acc_points', 'acc_actual_iv', 'acc_site_levels', PAIRS_TABLE, QUANTILES_TABLE]) {
+    await sql.run(`DROP TABLE IF EXISTS ${table}`);
+  }
+}

@@ -1,0 +1,153 @@
+// `efsync accuracy`: score the warehouse (results stored, a table or JSON on stdout, an optional
+// report), or with --pairs a CSV file of pairs with no service and no warehouse.
+// Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file.
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { newRunId } from '../log.js';
+import { EXIT } from '../runner/exit-codes.js';
+import { isTimeZone, parseDuration, parseInstant } from '../time.js';
+import { Warehouse } from '../warehouse/warehouse.js';
+import { InputFileError } from '../yaml.js';
+import { resultsTable, toJsonRows } from './format.js';
+import { INTERVAL_LABELS, parseGroups, type IntervalLabel } from './groups.js';
+import type { AccuracyRow } from './metrics.js';
+import { runPairsAccuracy, runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from './score.js';
+
+interface Flags {
+  from?: string;
+  to?: string;
+  site?: string[];
+  model?: string[];
+  by?: string;
+  tz?: string;
+  json?: boolean;
+  report?: string | boolean;
+  db?: string;
+  config?: string;
+  pairs?: string;
+  intervalLabel?: string;
+  deadband?: string;
+  maxMissing?: string;
+  forecastInterval?: string;
+  actualInterval?: string;
+}
+
+/** A usage error: the message names the option. */
+class UsageError extends Error {}
+
+function option<T>(name: string, text: string | undefined, parse: (text: string) => T): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: ${(error as Error).message}`);
+  }
+}
+
+function percent(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > 100) throw new Error(`not a percentage from 0 to 100: "${text}"`);
+  return value;
+}
+
+function label(text: string): IntervalLabel {
+  if (!(INTERVAL_LABELS as readonly string[]).includes(text)) throw new Error(`use ${INTERVAL_LABELS.join(', ')}`);
+  return text as IntervalLabel;
+}
+
+function zone(text: string): string {
+  if (!isTimeZone(text)) throw new Error(`not a known time zone: "${text}" (e.g. UTC, Europe/Stockholm)`);
+  return text;
+}
+
+/** `--site a --site b,c` -> [a, b, c]. */
+const collect = (value: string, previous: string[] = []) =>
+  previous.concat(value.split(',').map((s) => s.trim()).filter(Boolean));
+
+function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySettings): AccuracySettings {
+  const reportPath = flags.report === undefined || flags.report === false ? null : flags.report === true ? defaultReport : flags.report;
+  const labelled = option('--interval-label', flags.intervalLabel, label);
+  return {
+    ...base,
+    groups: option('--by', flags.by, parseGroups) ?? (flags.pairs ? ['total', 'hour'] : base.groups),
+    tz: option('--tz', flags.tz, zone) ?? base.tz,
+    from: option('--from', flags.from, parseInstant),
+    to: option('--to', flags.to, parseInstant),
+    sites: flags.site,
+    models: flags.model,
+    deadbandPct: option('--deadband', flags.deadband, percent) ?? base.deadbandPct,
+    maxMissingPct: option('--max-missing', flags.maxMissing, percent) ?? base.maxMissingPct,
+    forecastLabel: labelled ?? base.forecastLabel,
+    actualLabel: labelled ?? base.actualLabel,
+    forecastIntervalMs: option('--forecast-interval', flags.forecastInterval, parseDuration),
+    actualIntervalMs: option('--actual-interval', flags.actualInterval, parseDuration),
+    reportPath,
+  };
+}
+
+function print(rows: AccuracyRow[], json: boolean | undefined): void {
+  process.stdout.write(json ? `${JSON.stringify(toJsonRows(rows))}\n` : `${resultsTable(rows)}\n`);
+}
+
+async function accuracyCommand(flags: Flags): Promise<number> {
+  const config = loadConfig(flags.config);
+  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy));
+  const now = Date.now();
+  if (flags.pairs) {
+    if (flags.site || flags.model || flags.from || flags.to || flags.db) {
+      throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
+    }
+    const result = await runPairsAccuracy(flags.pairs, settings, now);
+    print(result.rows, flags.json);
+    if (settings.reportPath) process.stderr.write(`report: ${settings.reportPath}\n`);
+    return EXIT.ok;
+  }
+  const runId = newRunId(now);
+  const warehouse = await Warehouse.open({ path: flags.db ?? config.warehouse.path, holder: { job: 'accuracy', runId } });
+  try {
+    const run = await runWarehouseAccuracy(warehouse, settings, { runId, now });
+    await warehouse.publish();
+    print(run.result.rows, flags.json);
+    for (const s of run.result.skipped) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+    if (run.reportPath) process.stderr.write(`report: ${run.reportPath}\n`);
+    return run.result.skipped.length ? EXIT.partial : EXIT.ok;
+  } finally {
+    await warehouse.close();
+  }
+}
+
+export function registerAccuracyCommands(program: Command): void {
+  program
+    .command('accuracy')
+    .description('Score the site forecast and each model\'s output against actuals, by lead time, hour, site and model (or a CSV of pairs with --pairs)')
+    .option('--from <time>', 'first valid time scored, e.g. 2026-01-01 or 2026-01-01T06:00Z (default: all)')
+    .option('--to <time>', 'valid times before this (default: all)')
+    .option('--site <ids>', 'only these sites, by id or name (repeat or comma-separate)', collect)
+    .option('--model <names>', 'only these model outputs, by name (the site forecast is always scored)', collect)
+    .option('--by <groups>', 'groups: total,lead,hour,weekday,month,date,site,model (default total,lead,hour; with --pairs total,hour)')
+    .option('--tz <zone>', 'time zone of hour, weekday, month and date (default: accuracy.tz of the config, UTC)')
+    .option('--json', 'print a JSON array of rows instead of the table')
+    .option('--report [file]', 'write the HTML report (default file: accuracy.report of the config, data/report.html)')
+    .option('--db <path>', 'the warehouse (default: warehouse.path of the config, or EFSYNC_DB)')
+    .option('--config <file>', 'config file (default config/efsync.yaml)')
+    .option('--pairs <file>', 'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)')
+    .option('--interval-label <label>', 'beginning, ending or instant, for forecasts and actuals (default ending, as the service)')
+    .option('--deadband <percent>', 'errors within this percentage of the actual count as zero')
+    .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
+    .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')
+    .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
+    .action(async (flags: Flags) => {
+      try {
+        process.exitCode = await accuracyCommand(flags);
+      } catch (error) {
+        if (!(error instanceof UsageError || error instanceof InputFileError || isOptionError(error))) throw error;
+        process.stderr.write(`efsync accuracy: ${(error as Error).message}\n`);
+        process.exitCode = EXIT.usage;
+      }
+    });
+}
+
+/** Errors that name an option or a site the user asked for (thrown by parsing and alignment). */
+function isOptionError(error: unknown): boolean {
+  return error instanceof Error && /^--[a-z-]+:? /.test(error.message);
+}

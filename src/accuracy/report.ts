@@ -1,0 +1,231 @@
+// The report: one self-contained HTML file (inline CSS and SVG, no script, no network) with
+// forecast against actual per site, error by lead time per model, error by hour of day, skill
+// against the reference, and the metrics table with a plain-language line on each metric.
+// Plots are vega-lite specs compiled to vega and rendered to SVG headless.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import * as vega from 'vega';
+import * as vl from 'vega-lite';
+import { subjectLabel } from './format.js';
+import { orderedNames, type AccuracyRow, type SqlRunner } from './metrics.js';
+
+export interface SeriesPoint {
+  site: string | null;
+  time: number;
+  forecast: number | null;
+  actual: number | null;
+  reference: number | null;
+}
+
+/** Days of forecast against actual shown per site, and the most sites drawn. */
+const SERIES_DAYS = 7;
+const SERIES_SITES = 8;
+
+/**
+ * The latest days of each site: per valid time the most recently issued site forecast (what was
+ * finally served), the actual and the reference, from the pairs relation.
+ */
+export async function reportSeries(sql: SqlRunner, pairs: string): Promise<SeriesPoint[]> {
+  const rows = await sql.all<{ site: string | null; time: Date; forecast: number | null; actual: number | null; reference: number | null }>(`
+    WITH latest AS (
+      SELECT site_id, valid_time, arg_max(forecast, coalesce(issue_time, valid_time)) AS forecast,
+        any_value(actual) AS actual, arg_max(reference, coalesce(issue_time, valid_time)) AS reference
+      FROM ${pairs} WHERE subject IN ('forecast', 'pairs')
+      GROUP BY site_id, valid_time
+    ),
+    sites AS (
+      SELECT site_id, max(valid_time) AS last FROM latest GROUP BY site_id ORDER BY site_id NULLS FIRST LIMIT ${SERIES_SITES}
+    )
+    SELECT l.site_id AS site, l.valid_time AS time, l.forecast, l.actual, l.reference
+    FROM latest l JOIN sites s ON l.site_id IS NOT DISTINCT FROM s.site_id
+    WHERE l.valid_time > s.last - INTERVAL ${SERIES_DAYS} DAY
+    ORDER BY site, time`);
+  return rows.map((r) => ({ ...r, time: r.time.getTime() }));
+}
+
+/** What each metric means, in a line a planner can read. */
+export const METRIC_MEANINGS: Record<string, string> = {
+  n: 'Number of forecast points scored (after alignment and the inner join).',
+  dropped: 'Forecast points left out because the actual, the forecast, the reference or a quantile was missing.',
+  mape_skipped: 'Points MAPE left out because the actual was (near) zero, e.g. solar at night.',
+  mae: 'Mean absolute error (kW): the typical size of a miss, whatever its sign.',
+  mbe: 'Mean bias error (kW): positive means the forecast is too high on average, negative too low.',
+  rmse: 'Root mean square error (kW): like MAE but large misses weigh more.',
+  mape: 'Mean absolute percentage error (%): the miss as a share of what was measured.',
+  nmae: 'MAE as a percentage of the capacity at each time: comparable across sites of different size.',
+  nmbe: 'MBE as a percentage of capacity.',
+  nrmse: 'RMSE as a percentage of capacity.',
+  skill: 'Forecast skill against the naive reference (persistence): 1 - RMSE/RMSE_ref; 0 means no better than persistence, 1 perfect, negative worse.',
+  rmse_ref: 'RMSE (kW) of the reference: yesterday\'s (solar, wind) or last week\'s (load) actuals at the same time.',
+  r: 'Pearson correlation of forecast and actual: 1 means they rise and fall together.',
+  r2: 'Coefficient of determination: the share of the actual\'s variation the forecast explains (1 is perfect, below 0 worse than the mean).',
+  crmse: 'Centred RMSE (kW): the RMSE left after removing the bias; the error in the shape.',
+  ksi: 'Kolmogorov-Smirnov integral (kW): how far the distribution of forecasts is from that of actuals, regardless of timing.',
+  over: 'OVER (kW): the part of KSI beyond what chance allows (1.63/sqrt(n)).',
+  cpi: 'Combined performance index (kW): (KSI + OVER + 2 RMSE) / 4.',
+  pinball: 'Pinball loss (kW) at one quantile level: how well that quantile is placed; lower is better.',
+  crps: 'Continuous ranked probability score (kW) of the distribution the quantiles describe; lower is better, equals MAE for a single-value forecast.',
+  crps_pinball: 'CRPS approximated as twice the mean pinball loss over the levels.',
+  coverage: 'Share of actuals (%) inside the range from the lowest to the highest quantile.',
+  coverage_nominal: 'The share (%) that range should hold if the quantiles are right.',
+};
+
+function meaningOf(name: string): string {
+  return METRIC_MEANINGS[name.startsWith('pinball_q') ? 'pinball' : name] ?? '';
+}
+
+async function toSvg(spec: vl.TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+const finite = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
+
+function seriesSpec(series: SeriesPoint[]): vl.TopLevelSpec {
+  const values = series.flatMap((p) =>
+    (['forecast', 'actual', 'reference'] as const)
+      .filter((s) => p[s] !== null)
+      .map((s) => ({ site: p.site ?? 'all', time: p.time, series: s, kW: p[s] })));
+  return {
+    data: { values },
+    facet: { row: { field: 'site', type: 'nominal', title: null } },
+    resolve: { scale: { y: 'independent' } },
+    spec: {
+      width: 1100, height: 160,
+      mark: { type: 'line', strokeWidth: 1.2 },
+      encoding: {
+        x: { field: 'time', type: 'temporal', title: 'valid time (UTC)' },
+        y: { field: 'kW', type: 'quantitative', title: 'kW' },
+        color: { field: 'series', type: 'nominal', scale: { domain: ['actual', 'forecast', 'reference'], range: ['#222', '#1f77b4', '#bbb'] } },
+      },
+    },
+  };
+}
+
+/** Rows of one group as plot data: one point per subject and key, with the metric that is finite. */
+function groupValues(rows: AccuracyRow[], group: string, metric: string) {
+  return rows
+    .filter((r) => r.group === group && finite(r.values[metric]))
+    .map((r) => ({ subject: subjectLabel(r), key: r.key, order: r.keyOrder, value: r.values[metric] }));
+}
+
+const DISPLAY_NAMES: Record<string, string> = { nrmse: 'nRMSE', nmae: 'nMAE', rmse: 'RMSE', mae: 'MAE' };
+
+/** The normalised metric when capacities are known, else the plain one. */
+function errorMetric(rows: AccuracyRow[], normalised: string, plain: string): { name: string; title: string } {
+  return rows.some((r) => finite(r.values[normalised]))
+    ? { name: normalised, title: `${DISPLAY_NAMES[normalised]} (% of capacity)` }
+    : { name: plain, title: `${DISPLAY_NAMES[plain]} (kW)` };
+}
+
+function lineByKeySpec(values: ReturnType<typeof groupValues>, xTitle: string, yTitle: string): vl.TopLevelSpec {
+  return {
+    data: { values },
+    width: 520, height: 260,
+    mark: { type: 'line', point: true },
+    encoding: {
+      x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
+      y: { field: 'value', type: 'quantitative', title: yTitle },
+      color: { field: 'subject', type: 'nominal', title: null },
+    },
+  };
+}
+
+function skillSpec(values: ReturnType<typeof groupValues>, xTitle: string): vl.TopLevelSpec {
+  return {
+    data: { values },
+    width: 520, height: 260,
+    mark: 'bar',
+    encoding: {
+      x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
+      xOffset: { field: 'subject' },
+      y: { field: 'value', type: 'quantitative', title: 'skill vs persistence (1 - RMSE/RMSE_ref)' },
+      color: { field: 'subject', type: 'nominal', title: null },
+    },
+  };
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+function formatCell(value: number | undefined): string {
+  if (value === undefined) return '';
+  if (!Number.isFinite(value)) return String(value);
+  return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(4);
+}
+
+function metricsTableHtml(rows: AccuracyRow[]): string {
+  const totals = rows.filter((r) => r.group === 'total');
+  const names = [...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter((n) => !n.startsWith('dropped_'));
+  const header = ['forecast', 'n', ...names].map((h) => `<th title="${escapeHtml(meaningOf(h))}">${escapeHtml(h)}</th>`).join('');
+  const body = totals.map((r) =>
+    `<tr><td>${escapeHtml(subjectLabel(r))}</td><td>${r.n}</td>${names.map((n) => `<td>${formatCell(r.values[n])}</td>`).join('')}</tr>`);
+  const glossary = ['n', ...names]
+    .filter((n) => meaningOf(n))
+    .map((n) => `<dt>${escapeHtml(n)}</dt><dd>${escapeHtml(meaningOf(n))}</dd>`)
+    .filter((line, i, all) => all.indexOf(line) === i);
+  return `<div class="scroll"><table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></div>
+<h3>What the metrics mean</h3><dl>${glossary.join('')}</dl>`;
+}
+
+export interface ReportInput {
+  title: string;
+  rows: AccuracyRow[];
+  series: SeriesPoint[];
+  generatedAt: number;
+  /** Lines under the title: source, window, time zone, labels, skipped sites. */
+  notes: string[];
+}
+
+async function section(title: string, explanation: string, spec: vl.TopLevelSpec | null): Promise<string> {
+  const body = spec ? await toSvg(spec) : '<p class="empty">No data for this plot (its group was not scored or has no values).</p>';
+  return `<section><h2>${escapeHtml(title)}</h2><p>${escapeHtml(explanation)}</p>${body}</section>`;
+}
+
+/** The report as one HTML string. */
+export async function renderReport(input: ReportInput): Promise<string> {
+  const { rows } = input;
+  const err = errorMetric(rows, 'nrmse', 'rmse');
+  const hourErr = errorMetric(rows, 'nmae', 'mae');
+  const lead = groupValues(rows, 'lead', err.name);
+  const hour = groupValues(rows, 'hour', hourErr.name);
+  const skillByLead = groupValues(rows, 'lead', 'skill');
+  const skill = skillByLead.length ? skillByLead : groupValues(rows, 'total', 'skill');
+  const sections = [
+    await section('Forecast against actual', `The last ${SERIES_DAYS} days per site: the latest issued forecast, the actual and the persistence reference.`,
+      input.series.length ? seriesSpec(input.series) : null),
+    await section('Error by lead time', `${err.title} per forecast, by time between issue and valid time.`,
+      lead.length ? lineByKeySpec(lead, 'lead time', err.title) : null),
+    await section('Error by hour of day', `${hourErr.title} per forecast, by hour of the day (an interval-ending value counts in the hour it closes).`,
+      hour.length ? lineByKeySpec(hour, 'hour of day', hourErr.title) : null),
+    await section('Skill against the reference', 'Above 0: better than persistence; 1 would be perfect.',
+      skill.length ? skillSpec(skill, skillByLead.length ? 'lead time' : 'total') : null),
+  ];
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(input.title)}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; max-width: 1250px; }
+h1 { margin-bottom: .2rem; } .notes { color: #555; margin-top: 0; }
+section { margin: 2rem 0; } table { border-collapse: collapse; font-size: 13px; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; } .scroll { overflow-x: auto; }
+dt { font-weight: 600; float: left; clear: left; width: 9rem; } dd { margin: 0 0 .4rem 9.5rem; }
+.empty { color: #999; }
+</style></head><body>
+<h1>${escapeHtml(input.title)}</h1>
+<p class="notes">${input.notes.map(escapeHtml).join('<br>')}<br>Generated ${new Date(input.generatedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC</p>
+<section><h2>Metrics (all points)</h2>${metricsTableHtml(rows)}</section>
+${sections.join('\n')}
+</body></html>
+`;
+}
+
+export async function writeReport(path: string, input: ReportInput): Promise<void> {
+  const html = await renderReport(input);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, html);
+}

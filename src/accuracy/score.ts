@@ -1,0 +1,161 @@
+// The two ways in: score the warehouse (alignment, then metrics), or score a table or CSV file
+// of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { Config } from '../config.js';
+import { formatInstant } from '../time.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
+import type { Group, IntervalLabel } from './groups.js';
+import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
+import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
+import { reportSeries, writeReport, type SeriesPoint } from './report.js';
+import { storeAccuracy } from './store.js';
+
+export interface AccuracyResult {
+  rows: AccuracyRow[];
+  /** Sites left out of a warehouse run, with the reason. */
+  skipped: SkippedSite[];
+  /** Forecast, actual and reference of the latest days per site, for the report's first plot. */
+  series: SeriesPoint[];
+}
+
+export interface ScoreExtras {
+  /** Also read the series the report plots. */
+  withSeries?: boolean;
+}
+
+export async function scoreWarehouse(
+  sql: SqlRunner, options: MetricOptions & AlignOptions & ScoreExtras,
+): Promise<AccuracyResult> {
+  const aligned = await alignWarehouse(sql, options);
+  try {
+    const rows = await computeMetrics(sql, aligned.pairs, aligned.quantiles, options);
+    const series = options.withSeries ? await reportSeries(sql, aligned.pairs) : [];
+    return { rows, skipped: aligned.skipped, series };
+  } finally {
+    await dropAlignment(sql);
+  }
+}
+
+/** Groups a flat pairs table can be split by: lead needs issue_time, site a site column. */
+export function checkGroupsForPairs(groups: Group[], columns: PairsColumns): void {
+  if (groups.includes('lead') && !columns.issueTime) throw new Error('--by lead needs an issue_time column in the pairs file');
+  if (groups.includes('site') && !columns.site) throw new Error('--by site needs a site column in the pairs file');
+  if (groups.includes('model')) throw new Error('--by model groups the warehouse site forecast by serving model; a pairs file scores each model column value as its own row instead');
+}
+
+/** Scores a flat table of pairs already in `sql`'s database (a loaded CSV, or the bench table). */
+export async function scorePairsTable(
+  sql: SqlRunner, table: string, columns: PairsColumns, label: IntervalLabel, options: MetricOptions & ScoreExtras,
+): Promise<AccuracyResult> {
+  checkGroupsForPairs(options.groups, columns);
+  await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_pairs AS SELECT * FROM ${flatPairsSql(table, columns, label)}`);
+  const quantiles = flatQuantilesSql(table, columns);
+  if (quantiles) await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_quantiles AS SELECT * FROM ${quantiles}`);
+  const rows = await computeMetrics(sql, 'acc_flat_pairs', quantiles ? 'acc_flat_quantiles' : null, options);
+  const series = options.withSeries ? await reportSeries(sql, 'acc_flat_pairs') : [];
+  return { rows, skipped: [], series };
+}
+
+/** Scores a CSV of pairs: checked line by line, loaded with DuckDB's reader into memory. */
+export async function scorePairsFile(
+  file: string, label: IntervalLabel, options: MetricOptions & ScoreExtras,
+): Promise<AccuracyResult> {
+  const columns = await validatePairsCsv(file);
+  checkGroupsForPairs(options.groups, columns);
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const sql = connectionRunner(connection);
+    await loadPairsCsv(sql, file, columns, 'csv_pairs');
+    return await scorePairsTable(sql, 'csv_pairs', columns, label, options);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/**
+ * The interval label assumed for the service's forecasts and actuals: the emulator's values are
+ * interval-ending (the value at t is the power of (t - 15 min, t]), and the real service's
+ * public pages say nothing else; `--interval-label` changes it.
+ */
+export const SERVICE_INTERVAL_LABEL: IntervalLabel = 'ending';
+
+export interface AccuracySettings extends MetricOptions, AlignOptions {
+  /** Where to write the HTML report; null for none. */
+  reportPath: string | null;
+}
+
+/** Settings from the config's accuracy section, before command-line overrides. */
+export function settingsFromConfig(accuracy: Config['accuracy']): AccuracySettings {
+  return {
+    groups: ['total', 'lead', 'hour'],
+    tz: accuracy.tz,
+    leadBuckets: accuracy.lead_buckets,
+    deadbandPct: accuracy.deadband_pct,
+    maxMissingPct: accuracy.max_missing_pct,
+    mapeMinActualPct: accuracy.mape_min_actual_pct,
+    forecastLabel: SERVICE_INTERVAL_LABEL,
+    actualLabel: SERVICE_INTERVAL_LABEL,
+    reportPath: null,
+  };
+}
+
+/** The report needs the lead and hour groups whatever was asked for the table. */
+function groupsFor(settings: AccuracySettings): Group[] {
+  if (!settings.reportPath) return settings.groups;
+  return [...new Set<Group>([...settings.groups, 'total', 'lead', 'hour'])];
+}
+
+function reportNotes(settings: AccuracySettings, skipped: SkippedSite[], source: string): string[] {
+  const window = `${settings.from === undefined ? 'the start' : formatInstant(settings.from)} to ${settings.to === undefined ? 'the end' : formatInstant(settings.to)}`;
+  return [
+    `Source: ${source}; valid times from ${window}.`,
+    `Hours, weekdays and dates in ${settings.tz}; forecast intervals labelled ${settings.forecastLabel}, actuals ${settings.actualLabel}.`,
+    ...skipped.map((s) => `Site ${s.siteId} left out: ${s.reason}.`),
+  ];
+}
+
+export interface WarehouseRun {
+  result: AccuracyResult;
+  /** Rows written per table. */
+  written: Record<string, number>;
+  reportPath: string | null;
+}
+
+/** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
+export async function runWarehouseAccuracy(
+  warehouse: Warehouse, settings: AccuracySettings, meta: { runId: string; now: number },
+): Promise<WarehouseRun> {
+  const groups = groupsFor(settings);
+  const result = await scoreWarehouse(warehouse, { ...settings, groups, withSeries: settings.reportPath !== null });
+  if (settings.reportPath) {
+    await writeReport(settings.reportPath, {
+      title: 'Forecast accuracy', rows: result.rows, series: result.series, generatedAt: meta.now,
+      notes: reportNotes(settings, result.skipped, 'the warehouse'),
+    });
+  }
+  const written = await storeAccuracy(warehouse, {
+    runId: meta.runId, scoredAt: meta.now, source: 'warehouse', from: settings.from, to: settings.to,
+    sites: settings.sites, models: settings.models, groups, tz: settings.tz,
+    forecastLabel: settings.forecastLabel, actualLabel: settings.actualLabel, deadbandPct: settings.deadbandPct,
+    maxMissingPct: settings.maxMissingPct, mapeMinActualPct: settings.mapeMinActualPct,
+    skipped: result.skipped, reportPath: settings.reportPath ?? undefined,
+  }, result.rows);
+  return { result, written, reportPath: settings.reportPath };
+}
+
+/** Scores a CSV of pairs and writes the report when asked; nothing is stored. */
+export async function runPairsAccuracy(file: string, settings: AccuracySettings, now: number): Promise<AccuracyResult> {
+  // The report plots hours; lead times only when the file has issue times and they were asked for.
+  const groups = settings.reportPath ? [...new Set<Group>([...settings.groups, 'total', 'hour'])] : settings.groups;
+  const result = await scorePairsFile(file, settings.forecastLabel, { ...settings, groups, withSeries: settings.reportPath !== null });
+  if (settings.reportPath) {
+    await writeReport(settings.reportPath, {
+      title: `Forecast accuracy: ${file}`, rows: result.rows, series: result.series, generatedAt: now,
+      notes: reportNotes(settings, [], file),
+    });
+  }
+  return result;
+}
