@@ -1,8 +1,8 @@
 // Pushes the capacity timelines of the capacity folder (capacity.dir) to the service: every file
 // validated first (one invalid file pushes nothing), then only the sites that changed, each push
-// recorded in the ledger (capacity_pushes).
+// recorded in the ledger (capacity_pushes). `--site` narrows the push, never the validation.
 import { applyOutcome, applyPlan } from '../src/capacity/apply.js';
-import { planCapacity } from '../src/capacity/plan.js';
+import { onlySites, planCapacity } from '../src/capacity/plan.js';
 import { defineJob } from '../src/runner/job.js';
 
 export default defineJob({
@@ -12,8 +12,9 @@ export default defineJob({
   schedule: '5 * * * *',
   async run(ctx) {
     const client = await ctx.service();
-    const plan = await planCapacity(
-      ctx.config.capacity.dir, client, ctx.warehouse, ctx.config.capacity.max_over_nameplate_pct,
+    const plan = onlySites(
+      await planCapacity(ctx.config.capacity.dir, client, ctx.warehouse, ctx.config.capacity.max_over_nameplate_pct),
+      ctx.options.sites,
     );
     const result = await applyPlan(plan, client, ctx.warehouse, { runId: ctx.runId, now: ctx.now, signal: ctx.signal });
     return applyOutcome(result);

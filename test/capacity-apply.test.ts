@@ -4,7 +4,7 @@
 // one failing site leaves the others pushed, and an invalid file pushes nothing at all.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pushCapacity from '../jobs/push-capacity.js';
@@ -169,6 +169,27 @@ describe('capacity plan and apply', () => {
     const third = await apply(config);
     expect(third.summary).toContain('capacity: 1 pushed, 2 unchanged, 0 failed');
     expect((await publishedLedger(config)).filter((r) => r.run_id === third.runId).map((r) => r.site_id)).toEqual([freiburg.site_id]);
+
+    // A file removed: the plan says the service keeps what was pushed last.
+    rmSync(join(dir, 'esbjerg.yaml'));
+    const reopened = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
+    const removed = await planCapacity(dir, client, reopened, 10);
+    await reopened.close();
+    expect(removed.notInFolder.map((p) => p.siteId)).toEqual([esbjerg.site_id]);
+    expect(formatPlan(removed)).toContain(`no file any more for site ${esbjerg.site_id} (last pushed 2026-11-21T06:00Z from ${join(dir, 'esbjerg.yaml')}): the service keeps that timeline`);
+  });
+
+  it('--site narrows the push, while every file is still validated', async () => {
+    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3600'), 'freiburg.csv': FREIBURG.replace('3500', '2600') });
+    const config = capacityConfig(emulator, dir);
+    const only = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Freiburg load'] } });
+    expect(only.summary).toEqual([expect.stringMatching(/^pushed {5}Freiburg load/), 'capacity: 1 pushed, 0 unchanged, 0 failed']);
+    const unknown = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Atlantis'] } });
+    expect(unknown).toMatchObject({ status: 'failed', exitCode: EXIT.usage, error: '--site "Atlantis": no capacity file covers that site' });
+    writeFiles(dir, { 'broken.csv': 'valid_time,value\nsoon,1\n' });
+    const invalid = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Freiburg load'] } });
+    expect(invalid).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
+    expect(invalid.error).toContain('broken.csv:2:1: valid_time: must be UTC at minute precision');
   });
 
   it('records the git commit of the capacity folder when it is a git repository', async () => {

@@ -184,6 +184,13 @@ points: [*d]
     expect(errorsOf(file, text)).toEqual(expected);
   });
 
+  it('names a capacity folder that does not exist', () => {
+    const missing = join(tempDir('capacity-check'), 'nope');
+    expect(checkCapacityDir(missing).errors.map((e) => e.message)).toEqual([
+      `${missing}:1:1: the capacity folder does not exist (set --dir or capacity.dir)`,
+    ]);
+  });
+
   it('rejects a file that links outside the folder', () => {
     const outside = tempDir('capacity-outside');
     writeFiles(outside, { 'secret.yaml': `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}\n` });

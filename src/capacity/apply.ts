@@ -102,7 +102,7 @@ function siteLabel(site: SitePlan): string {
   return `${site.timeline.siteName} (${site.timeline.siteId}) from ${site.timeline.source.file}`;
 }
 
-export function applySummary(result: ApplyResult): string[] {
+function applySummary(result: ApplyResult): string[] {
   return [
     ...result.pushed.map((p) => `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed)`),
     ...result.unchanged.map((site) => `unchanged  ${siteLabel(site)}`),

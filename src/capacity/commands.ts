@@ -5,11 +5,13 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import { EXIT } from '../runner/exit-codes.js';
+import { JobUsageError } from '../runner/job.js';
 import { InputFileError } from '../yaml.js';
 import { CapacityConfigError, checkCapacityDir } from './validate.js';
 
 interface CommonFlags {
   dir?: string;
+  site?: string[];
   db?: string;
   config?: string;
   json?: boolean;
@@ -37,15 +39,20 @@ function errorJson(errors: InputFileError[]) {
   return errors.map((e) => ({ file: e.file, line: e.line, column: e.column, rule: e.rule }));
 }
 
-/** Runs a command body; invalid files or config end it with exit code 2 and located errors. */
+/** Runs a command body; invalid files, config or options end it with exit code 2 and say why. */
 async function guarded(flags: CommonFlags, body: (config: LoadedConfig) => Promise<number>): Promise<void> {
   try {
     process.exitCode = await body(configFor(flags));
   } catch (error) {
     const errors = error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
-    if (!errors) throw error;
-    if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(errors) })}\n`);
-    printErrors(errors);
+    if (errors) {
+      if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(errors) })}\n`);
+      printErrors(errors);
+    } else if (error instanceof JobUsageError) {
+      process.stderr.write(`${error.message}\n`);
+    } else {
+      throw error;
+    }
     process.exitCode = EXIT.usage;
   }
 }
@@ -65,14 +72,16 @@ export function registerCapacityCommands(program: Command): void {
 
   common(capacity.command('plan'))
     .description('Show what apply would change, per site, against the service and against the last push')
+    .option('--site <id...>', 'only these sites (id or name); every file is still validated')
     .option('--db <path>', 'warehouse holding the push ledger (default: warehouse.path of the config)')
     .option('--json', 'print the plan as JSON (for CI)')
     .action((flags: CommonFlags) => guarded(flags, (config) => planCommand(config, flags)));
 
   common(capacity.command('apply'))
     .description('Push the sites whose timeline changed; every push is recorded in the warehouse ledger')
+    .option('--site <id...>', 'only these sites (id or name); every file is still validated')
     .option('--db <path>', 'warehouse holding the push ledger (default: warehouse.path of the config)')
-    .action((flags: CommonFlags) => guarded(flags, applyCommand));
+    .action((flags: CommonFlags) => guarded(flags, (config) => applyCommand(config, flags)));
 }
 
 function checkCommand(config: LoadedConfig, flags: CommonFlags): number {
@@ -88,6 +97,9 @@ function checkCommand(config: LoadedConfig, flags: CommonFlags): number {
     })}\n`);
   } else {
     for (const t of timelines) process.stdout.write(`ok  ${t.source.file}: site ${t.source.site}, ${t.points.length} points\n`);
+    if (timelines.length === 0 && errors.length === 0) {
+      process.stdout.write(`no capacity files (*.yaml, *.yml, *.csv) in ${config.capacity.dir}\n`);
+    }
     if (errors.length > 0) printErrors(errors);
     process.stdout.write(`Not checked offline (needs the service): ${unchecked}; \`efsync capacity plan\` checks those too.\n`);
   }
@@ -99,14 +111,17 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<nu
   const { createLogger } = await import('../log.js');
   const { connectService } = await import('../service.js');
   const { Warehouse } = await import('../warehouse/warehouse.js');
-  const { formatPlan, planCapacity, planJson } = await import('./plan.js');
+  const { formatPlan, onlySites, planCapacity, planJson } = await import('./plan.js');
   const connection = await connectService(config, createLogger({ level: config.log.level }));
   // The published snapshot holds the ledger, and reading it never waits for a writer.
   const warehouse = existsSync(config.warehouse.path)
     ? await Warehouse.open({ path: config.warehouse.path, readOnly: true })
     : null;
   try {
-    const plan = await planCapacity(config.capacity.dir, connection.client, warehouse, config.capacity.max_over_nameplate_pct);
+    const plan = onlySites(
+      await planCapacity(config.capacity.dir, connection.client, warehouse, config.capacity.max_over_nameplate_pct),
+      flags.site,
+    );
     process.stdout.write(flags.json ? `${JSON.stringify(planJson(plan))}\n` : `${formatPlan(plan)}\n`);
     return EXIT.ok;
   } finally {
@@ -115,7 +130,7 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<nu
   }
 }
 
-async function applyCommand(config: LoadedConfig): Promise<number> {
+async function applyCommand(config: LoadedConfig, flags: CommonFlags): Promise<number> {
   // The offline rules first: a broken file stops here, before any connection or lock.
   const { errors } = checkCapacityDir(config.capacity.dir);
   if (errors.length > 0) throw new CapacityConfigError(errors);
@@ -127,7 +142,8 @@ async function applyCommand(config: LoadedConfig): Promise<number> {
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
     const result = await runJob(pushCapacity, {
-      config, trigger: 'manual', signal: stop.signal, log: createLogger({ level: config.log.level }),
+      config, options: flags.site ? { sites: flags.site } : {}, trigger: 'manual', signal: stop.signal,
+      log: createLogger({ level: config.log.level }),
     });
     for (const line of result.summary) process.stdout.write(`${line}\n`);
     if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);

@@ -2,7 +2,7 @@
 // Reading checks the shape of each file (syntax, keys, timestamp text, numbers, unit) and keeps
 // the line and column of every value, so that later rules can point at the exact spot.
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, join, sep } from 'node:path';
 import { z } from 'zod';
 import { MinuteInstant } from '../api/schemas.js';
@@ -63,6 +63,9 @@ export function toKw(value: number, unit: Unit): number {
  * the folder (a symlink escaping it) is an error: config review covers the folder, nothing else.
  */
 export function listCapacityFiles(dir: string): { files: string[]; errors: InputFileError[] } {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    return { files: [], errors: [new InputFileError(dir, 1, 1, 'the capacity folder does not exist (set --dir or capacity.dir)')] };
+  }
   const root = realpathSync(dir);
   const files: string[] = [];
   const errors: InputFileError[] = [];
@@ -80,7 +83,7 @@ export function listCapacityFiles(dir: string): { files: string[]; errors: Input
       errors.push(new InputFileError(path, 1, 1, `the file resolves to ${target}, outside the capacity folder ${root}`));
       continue;
     }
-    if (lstatSync(target).isFile()) files.push(path);
+    if (statSync(target).isFile()) files.push(path);
   }
   return { files, errors };
 }

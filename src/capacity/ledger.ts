@@ -80,12 +80,6 @@ export async function lastSuccessfulPushes(warehouse: Warehouse): Promise<Map<st
   return new Map(rows.map((row) => [row.site_id, fromRow(row)]));
 }
 
-/** Every push of a run, in the order they were sent. */
-export async function pushesOfRun(warehouse: Warehouse, runId: string): Promise<StoredPush[]> {
-  const rows = await warehouse.all<PushRow>(`${SELECT_PUSH} WHERE run_id = $1 ORDER BY pushed_at, push_id`, [runId]);
-  return rows.map(fromRow);
-}
-
 /** HEAD of the git repository holding `dir`, or null when it is in none (or git is missing). */
 export function gitCommit(dir: string): string | null {
   try {

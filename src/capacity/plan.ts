@@ -3,6 +3,7 @@
 import type { ServiceClient } from '../api/client.js';
 import type { CapacitySegment, SiteResponse } from '../api/schemas.js';
 import { formatInstant, formatMinute } from '../time.js';
+import { JobUsageError } from '../runner/job.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lastSuccessfulPushes, wirePoints, type StoredPush } from './ledger.js';
 import {
@@ -33,6 +34,8 @@ export interface SitePlan {
 export interface CapacityPlan {
   dir: string;
   sites: SitePlan[];
+  /** Sites the ledger has pushes for but no file covers any more: the service keeps their last timeline. */
+  notInFolder: StoredPush[];
 }
 
 /**
@@ -79,7 +82,7 @@ export function diffPoints(before: TimelinePoint[], after: TimelinePoint[]): Poi
   return changes;
 }
 
-export function planSite(timeline: SiteTimeline, site: SiteResponse, lastPush: StoredPush | null): SitePlan {
+function planSite(timeline: SiteTimeline, site: SiteResponse, lastPush: StoredPush | null): SitePlan {
   const { compared: service, kept } = splitAt(servicePoints(site.capacity_kw_array), timeline.points[0].time);
   return {
     timeline,
@@ -109,10 +112,23 @@ export async function planCapacity(
   if (errors.length > 0) throw new CapacityConfigError(errors);
   const pushes = warehouse ? await lastSuccessfulPushes(warehouse) : new Map<string, StoredPush>();
   const byId = new Map(sites.map((s) => [s.site_id, s]));
+  const covered = new Set(resolved.map((t) => t.siteId));
   return {
     dir,
     sites: resolved.map((t) => planSite(t, byId.get(t.siteId)!, pushes.get(t.siteId) ?? null)),
+    notInFolder: [...pushes.values()].filter((push) => !covered.has(push.siteId)),
   };
+}
+
+/** The plan narrowed to `sites` (ids or names); validation still covered every file. */
+export function onlySites(plan: CapacityPlan, sites: string[] | undefined): CapacityPlan {
+  if (!sites || sites.length === 0) return plan;
+  const matches = (site: SitePlan, wanted: string) => site.timeline.siteId === wanted || site.timeline.siteName === wanted;
+  const unknown = sites.filter((wanted) => !plan.sites.some((site) => matches(site, wanted)));
+  if (unknown.length > 0) {
+    throw new JobUsageError(`--site ${unknown.map((u) => JSON.stringify(u)).join(', ')}: no capacity file covers that site`);
+  }
+  return { ...plan, sites: plan.sites.filter((site) => sites.some((wanted) => matches(site, wanted))) };
 }
 
 // ---------------------------------------------------------------- output
@@ -147,6 +163,9 @@ export function formatPlan(plan: CapacityPlan): string {
     }
     lines.push(...changeTable(site));
     lines.push('');
+  }
+  for (const push of plan.notInFolder) {
+    lines.push(`no file any more for site ${push.siteId} (last pushed ${formatMinute(push.pushedAt)} from ${push.file}): the service keeps that timeline`);
   }
   const toPush = plan.sites.filter((s) => s.vsService.length > 0).length;
   lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush} unchanged`);
@@ -207,6 +226,9 @@ export function planJson(plan: CapacityPlan) {
         ? { pushed_at: formatInstant(site.lastPush.pushedAt), git_commit: site.lastPush.gitCommit, content_hash: site.lastPush.contentHash, file: site.lastPush.file }
         : null,
       vs_last_push: site.vsLastPush ? changesJson(site.vsLastPush) : null,
+    })),
+    not_in_folder: plan.notInFolder.map((push) => ({
+      site_id: push.siteId, file: push.file, pushed_at: formatInstant(push.pushedAt), points: wirePoints(push.points),
     })),
   };
 }
