@@ -238,6 +238,27 @@ describe('cancellation', () => {
     expect(error.kind).toBe('aborted');
   });
 
+  it('many calls in flight on one shutdown signal raise no listener warnings, and abort together', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const shutdown = new AbortController();
+    const perCall = new AbortController();
+    server = await scriptedServer(() => undefined); // never answers
+    client = new ServiceClient({ baseUrl: server.url, apiKey: 'policy-key', connections: 4, signal: shutdown.signal });
+    try {
+      const calls = Array.from({ length: 40 }, (_, i) => failure(client!.getSite(`s${i}`, { signal: perCall.signal })));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      shutdown.abort();
+      const errors = await Promise.all(calls);
+      expect(errors.every((error) => error.kind === 'aborted')).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('an already aborted signal sends nothing', async () => {
     const { server, client } = await serve([ok]);
     const error = await failure(client.listSites({ signal: AbortSignal.abort() }));

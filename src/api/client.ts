@@ -19,6 +19,7 @@
 // - Backoff: exponential with full jitter, random(0, min(maxDelay, baseDelay * 2^retry)); a
 //   Retry-After (seconds or an HTTP date) replaces it when present, unless it is longer than
 //   retryAfterMax: then the call fails at once with a clear error rather than sleeping for it.
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -155,7 +156,7 @@ export class ServiceClient {
     this.retries = { ...DEFAULT_RETRIES, ...options.retries };
     this.fillParam = options.outputFillParam ?? 'fill';
     this.log = options.log;
-    this.signal = options.signal;
+    this.signal = options.signal && listenable(options.signal);
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 16,
       connectTimeout: this.timeouts.connect,
@@ -276,7 +277,15 @@ export class ServiceClient {
   // ------------------------------------------------------------------ the request loop
 
   private async call<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const signal = combineSignals(this.signal, call.signal);
+    const linked = linkSignals(this.signal, call.signal && listenable(call.signal));
+    try {
+      return await this.withRetries(call, linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  private async withRetries<S extends z.ZodType>(call: Call<S>, signal: AbortSignal | undefined): Promise<z.output<S>> {
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw this.abortedError(call, attempt - 1);
       try {
@@ -430,9 +439,42 @@ function mayRetry(policy: RetryPolicy, error: ServiceError): boolean {
   return error.status === 429 || (error.code !== undefined && UNSENT_CODES.has(error.code));
 }
 
-function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (a && b) return AbortSignal.any([a, b]);
-  return a ?? b;
+/** Aborts `controller` when `source` aborts; returns the unsubscribe. */
+function follow(source: AbortSignal, controller: AbortController): () => void {
+  const abort = () => controller.abort(source.reason);
+  if (source.aborted) abort();
+  else source.addEventListener('abort', abort, { once: true });
+  return () => source.removeEventListener('abort', abort);
+}
+
+const followers = new WeakMap<AbortSignal, AbortSignal>();
+
+/**
+ * A signal of our own that follows `source`, one per source: every request in flight listens to
+ * its signal, and a caller's shutdown signal shared by dozens of concurrent calls would otherwise
+ * collect more listeners than Node allows without a leak warning.
+ */
+function listenable(source: AbortSignal): AbortSignal {
+  let signal = followers.get(source);
+  if (!signal) {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
+    follow(source, controller);
+    signal = controller.signal;
+    followers.set(source, signal);
+  }
+  return signal;
+}
+
+/**
+ * One signal for a call from the client's and the call's own. Not AbortSignal.any: its
+ * composites stay attached to a long-lived source, and a sync makes tens of thousands of calls.
+ */
+function linkSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal?: AbortSignal; dispose(): void } {
+  if (!a || !b) return { signal: a ?? b, dispose() {} };
+  const controller = new AbortController();
+  const unfollow = [follow(a, controller), follow(b, controller)];
+  return { signal: controller.signal, dispose: () => unfollow.forEach((stop) => stop()) };
 }
 
 function sitePath(siteId: string, rest: string): string {
