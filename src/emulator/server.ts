@@ -42,7 +42,15 @@ export interface Emulator {
   /** Changes fault injection while running (tests learn site ids only after start). */
   setFaults(settings: { faultRate?: number; malformedRate?: number; malformedSites?: string[];
     faultHook?: EmulatorOptions['faultHook'] | null }): void;
+  /** What was served since start: requests, injected faults by kind, malformed data responses. */
+  stats(): EmulatorStats;
   close(): Promise<void>;
+}
+
+export interface EmulatorStats {
+  requests: number;
+  faults: Record<FaultKind, number>;
+  malformed: number;
 }
 
 const API_PREFIX = '/platform/v2';
@@ -97,6 +105,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     hook: options.faultHook,
   });
   const timers = new Set<NodeJS.Timeout>();
+  const stats: EmulatorStats = { requests: 0, faults: { http500: 0, http503: 0, http429: 0, slow: 0, cut: 0 }, malformed: 0 };
 
   const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -108,12 +117,17 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       ...(match?.route.kind === 'model' ? { modelId: match.id } : {}),
     });
     const fault = forced && forced !== 'malformed' ? forced : drawn;
+    stats.requests += 1;
+    if (fault) stats.faults[fault] += 1;
     const answer = () => {
       let reply = answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays });
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
         const kind = faults.nextDataResponse(breakIt);
-        if (kind) reply = { ...reply, body: malform(reply.body as Record<string, unknown>, kind) };
+        if (kind) {
+          stats.malformed += 1;
+          reply = { ...reply, body: malform(reply.body as Record<string, unknown>, kind) };
+        }
       }
       return reply;
     };
@@ -167,6 +181,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     url: `http://${host}:${address.port}`,
     port: address.port,
     store,
+    stats: () => structuredClone(stats),
     setFaults(settings) {
       if (settings.faultRate !== undefined) faults.settings.faultRate = settings.faultRate;
       if (settings.malformedRate !== undefined) faults.settings.malformedRate = settings.malformedRate;

@@ -1,0 +1,86 @@
+// Capacity uploads: points hold forward, a later upload replaces the timeline from its first
+// point on, and the timeline shows in capacity_kw_array, the forecast's capacity column and caps
+// the forecasts (zero capacity, zero forecast).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../src/emulator/server.js';
+import { api, startTestEmulator, type Api } from './emulator-support.js';
+
+let emulator: Emulator;
+let k1: Api;
+
+beforeAll(async () => {
+  emulator = await startTestEmulator();
+  k1 = api(emulator, 'k1');
+});
+afterAll(() => emulator.close());
+
+async function windSite(): Promise<string> {
+  const body = { name: 'Capacity test', latitude: 55.5, longitude: 8.5, type: 'wind', turbine_type: 'V126/3000', turbine_count: 10, capacity: 30000 };
+  return (await k1.send('POST', '/sites', body)).body.site_id;
+}
+
+describe('capacity upload', () => {
+  it('answers with a message and shows the timeline as segments in capacity_kw_array', async () => {
+    const site = await windSite();
+    const answer = await k1.send('POST', `/sites/${site}/capacity`, {
+      data: [{ valid_time: '2026-03-30T06:00Z', value: 15000 }, { valid_time: '2026-03-29T18:00Z', value: 0 }],
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ message: expect.any(String) });
+    const { capacity_kw_array } = (await k1.get(`/sites/${site}`)).body;
+    expect(capacity_kw_array).toEqual([
+      { value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: '2026-03-29T18:00:00Z' },
+      { value: 0, dateStart: '2026-03-29T18:00:00Z', dateEnd: '2026-03-30T06:00:00Z' },
+      { value: 15000, dateStart: '2026-03-30T06:00:00Z', dateEnd: null },
+    ]);
+  });
+
+  it('follows the timeline in the forecast capacity column and caps forecasts; zero capacity gives zero', async () => {
+    const site = await windSite();
+    await k1.send('POST', `/sites/${site}/capacity`, {
+      data: [{ valid_time: '2026-03-29T18:00Z', value: 0 }, { valid_time: '2026-03-30T06:00Z', value: 1500 }],
+    });
+    const { body } = await k1.get(`/sites/${site}/forecast`);
+    const at = (time: string) => body.valid_time.indexOf(time);
+    expect(body.capacity[at('2026-03-29T17:45:00Z')]).toBe(30000);
+    expect(body.capacity[at('2026-03-29T18:00:00Z')]).toBe(0);
+    expect(body.capacity[at('2026-03-30T05:45:00Z')]).toBe(0);
+    expect(body.capacity[at('2026-03-30T06:00:00Z')]).toBe(1500);
+    body.forecast.forEach((value: number, i: number) => expect(value).toBeLessThanOrEqual(body.capacity[i]));
+    expect(body.forecast.slice(at('2026-03-29T18:00:00Z'), at('2026-03-30T06:00:00Z')).every((v: number) => v === 0)).toBe(true);
+    expect(body.forecast.slice(at('2026-03-30T06:00:00Z')).some((v: number) => v === 1500)).toBe(true);
+    const ai = (await k1.get<any[]>(`/sites/${site}/models`)).body.find((m) => m.name === 'ai');
+    const output = (await k1.get(`/models/${ai.id}/output`)).body;
+    output.forecast.forEach((value: number, i: number) => expect(value).toBeLessThanOrEqual(output.capacity[i]));
+    expect(output.capacity).toContain(0);
+  });
+
+  it('replaces the timeline from the first point of a later upload onward', async () => {
+    const site = await windSite();
+    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 100 }, { valid_time: '2026-04-05T00:00Z', value: 200 }] });
+    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-03T00:00Z', value: 300 }] });
+    const values = (await k1.get(`/sites/${site}`)).body.capacity_kw_array;
+    expect(values).toEqual([
+      { value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: '2026-04-01T00:00:00Z' },
+      { value: 100, dateStart: '2026-04-01T00:00:00Z', dateEnd: '2026-04-03T00:00:00Z' },
+      { value: 300, dateStart: '2026-04-03T00:00:00Z', dateEnd: null },
+    ]);
+  });
+
+  it('rejects empty data, a valid_time not in YYYY-MM-DDTHH:MMZ and a negative value, naming the field', async () => {
+    const site = await windSite();
+    const cases: [unknown, string][] = [
+      [{ data: [] }, 'data'],
+      [{ data: [{ valid_time: '2026-04-01T00:00:00Z', value: 1 }] }, 'data.0.valid_time'],
+      [{ data: [{ valid_time: '2026-04-01T00:00Z', value: 1 }, { valid_time: '2026-04-01 02:00', value: 1 }] }, 'data.1.valid_time'],
+      [{ data: [{ valid_time: '2026-04-01T00:00Z', value: -5 }] }, 'data.0.value'],
+      [{}, 'data'],
+    ];
+    for (const [body, field] of cases) {
+      const answer = await k1.send('POST', `/sites/${site}/capacity`, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.errors[0].field).toBe(field);
+    }
+    expect((await k1.get(`/sites/${site}`)).body.capacity_kw_array).toHaveLength(1);
+  });
+});
