@@ -1,0 +1,49 @@
+// `efsync emulator` as a user runs it: the URL on stdout, the sites served to a key, a clean
+// exit on SIGTERM with the state saved, and a clear message for a missing key.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'efsync.js');
+
+describe('efsync emulator', () => {
+  it('prints its URL, serves the sites of a key, and saves its state on SIGTERM', async () => {
+    const statePath = join(mkdtempSync(join(tmpdir(), 'efsync-emulator-cli-')), 'state.json');
+    const child = spawn(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', () => reject(new Error('the emulator exited before printing its URL')));
+      });
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
+      expect(url, line).toBeDefined();
+      const response = await fetch(`${url}/platform/v2/sites`, { headers: { authorization: 'k' } });
+      expect(response.status).toBe(200);
+      const sites = (await response.json()) as any[];
+      expect(sites.map((s) => s.type).sort()).toEqual(['load', 'solar', 'wind']);
+      expect((await fetch(`${url}/platform/v2/sites`, { headers: { authorization: 'nope' } })).status).toBe(401);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(statePath)).toBe(true);
+  });
+
+  it('refuses to start without an API key, naming the flag', () => {
+    const env = { ...process.env };
+    delete env.EFSYNC_API_KEY;
+    const result = spawnSync(process.execPath, [BIN, 'emulator', '--port', '0'], { encoding: 'utf8', env });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--api-key');
+  });
+
+  it('refuses a fault rate outside 0..1', () => {
+    const result = spawnSync(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], { encoding: 'utf8' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--fault-rate');
+  });
+});
