@@ -189,13 +189,12 @@ describe('forecasts, outputs and actuals', () => {
     expect(series.forecast.every((v) => v === null || (v >= 0 && v <= 1))).toBe(true);
   });
 
-  it('reads actuals for a past range at 15-minute steps', async () => {
+  it('reads actuals for a past range at 15-minute steps, each value ending its interval: (start, end]', async () => {
     const [site] = await client.listSites();
     const start = TODAY - 2 * DAY;
     const actuals = await client.getSiteActuals(site.id, { start, end: start + DAY });
     expect(actuals.valid_time.length).toBe(96);
-    expect(actuals.valid_time[0]).toBe(start);
-    expect(actuals.valid_time.every((t, i) => t === start + i * 15 * 60_000)).toBe(true);
+    expect(actuals.valid_time.every((t, i) => t === start + (i + 1) * 15 * 60_000)).toBe(true);
     expect(actuals.value.filter((v) => v !== null).length).toBeGreaterThan(80);
   });
 
