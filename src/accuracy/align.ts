@@ -1,13 +1,14 @@
 // Alignment of the warehouse's forecasts, model outputs and actuals into the pairs relation
 // (see PAIR_COLUMNS in metrics.ts), all in DuckDB temp tables on the warehouse connection:
-//   1. per site, the interval length of its forecasts and of its actuals (given, or the most
-//      common step in the data); actuals coarser than the forecast are never scored;
+//   1. per site, the interval length of its forecasts (given, else the site's model_resolution,
+//      else the most common step in the data) and of its actuals (given, else the most common
+//      step); actuals coarser than the forecast are never scored;
 //   2. actuals resampled to the forecast intervals by mean, each sub-point placed by the two
 //      interval labels; an interval missing more than `maxMissingPct` of its sub-points is dropped;
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
-import { DAY } from '../time.js';
+import { DAY, HOUR, MINUTE } from '../time.js';
 import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
@@ -63,11 +64,21 @@ function stepSql(table: string, partition: string, options: AlignOptions): strin
     WHERE step > 0 GROUP BY site_id`;
 }
 
+/** The site's `model_resolution` setting (15min, 30min, 1h, 1d) in microseconds, NULL when other. */
+function resolutionUsSql(setting: string): string {
+  const known = Object.entries(MODEL_RESOLUTIONS).map(([text, ms]) => `WHEN '${text}' THEN ${us(ms)}`).join(' ');
+  return `CAST(CASE ${setting} ${known} END AS BIGINT)`;
+}
+
+const MODEL_RESOLUTIONS: Record<string, number> = { '15min': 15 * MINUTE, '30min': 30 * MINUTE, '1h': HOUR, '1d': DAY };
+
 async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const filter = options.sites?.length
     ? `site_id IN (${inList(options.sites)}) OR name IN (${inList(options.sites)})`
     : 'TRUE';
-  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_chosen AS SELECT site_id, name, type, nameplate_kw FROM sites WHERE ${filter}`);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_chosen AS
+    SELECT site_id, name, type, nameplate_kw, ${resolutionUsSql("settings->>'$.model_resolution'")} AS resolution
+    FROM sites WHERE ${filter}`);
   if (options.sites?.length) {
     const found = await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen');
     const known = new Set(found.flatMap((s) => [s.site_id, s.name]));
@@ -83,7 +94,8 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
     ),
     actual_steps AS (${stepSql('actuals', 'site_id', options)})
     SELECT c.site_id, c.type, c.nameplate_kw,
-      coalesce(${fixed(options.forecastIntervalMs)}, (SELECT min(step) FROM forecast_steps f WHERE f.site_id = c.site_id)) AS f_len,
+      coalesce(${fixed(options.forecastIntervalMs)}, c.resolution,
+        (SELECT min(step) FROM forecast_steps f WHERE f.site_id = c.site_id)) AS f_len,
       coalesce(${fixed(options.actualIntervalMs)}, (SELECT min(step) FROM actual_steps a WHERE a.site_id = c.site_id)) AS a_len,
       ${referencePeriodUsSql('c.type')} AS ref_period
     FROM acc_chosen c`);

@@ -17,8 +17,8 @@ export function referencePeriodUsSql(siteType: string): string {
 /**
  * The valid time whose actual is the reference for `validTime` issued at `issueTime`:
  * validTime - k * period with the smallest k >= 1 that lies at or before the issue time
- * (k = 1 when the issue time is unknown). For a day-ahead solar forecast issued at 06:00 for
- * tomorrow 12:00 that is today 12:00 minus a day, i.e. yesterday 12:00 (k = 2).
+ * (k = 1 when the issue time is unknown). For a solar forecast issued today at 06:00 for
+ * tomorrow 12:00, today 12:00 was not yet measured at issue, so it is yesterday 12:00 (k = 2).
  */
 export function referenceTimeSql(validTime: string, issueTime: string, periodUs: string): string {
   const leadUs = `(epoch_us(${validTime}) - epoch_us(${issueTime}))`;
