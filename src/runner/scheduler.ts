@@ -79,7 +79,8 @@ export class Scheduler {
       );
       if (plan.note) this.log.info({ job: job.name }, plan.note);
       if (plan.skip) this.note({ job: job.name, trigger: 'catch-up', scheduledFor: plan.skip.slot, attempt: 1, at: now, reason: plan.skip.reason });
-      for (const slot of plan.run) this.offer({ job: job.name, trigger: 'catch-up', scheduledFor: slot, attempt: 1 });
+      // Queued one after the other on purpose: the overlap rule is for slots that come due later.
+      for (const slot of plan.run) this.queue.push({ job: job.name, trigger: 'catch-up', scheduledFor: slot, attempt: 1 });
     }
     this.pump();
   }

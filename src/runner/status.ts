@@ -44,8 +44,8 @@ export interface Status {
   warehouse: string;
   /** False before the first run has published a warehouse. */
   published: boolean;
-  /** The process writing now, from the writer lock. */
-  writing: LockHolder | null;
+  /** The process writing now, from the writer lock; `alive: false` when it crashed (the next run takes over). */
+  writing: (LockHolder & { alive: boolean }) | null;
   jobs: JobStatus[];
   /** One row per site: newest actual and forecast stored (ISO UTC). */
   freshness: Record<string, unknown>[];
@@ -110,26 +110,12 @@ async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatu
 /** A run still marked running whose process is gone (on this host) crashed: show it as interrupted. */
 function shownStatus(run: RunRow): RunRow['status'] {
   if (run.status !== 'running' || run.host !== hostname() || run.pid === null) return run.status;
-  try {
-    process.kill(run.pid, 0);
-    return 'running';
-  } catch {
-    return 'interrupted';
-  }
+  return processAlive(run.pid) ? 'running' : 'interrupted';
 }
 
+/** W's `site_freshness` view (002_views.sql): newest actual and forecast per site. */
 async function freshness(wh: Warehouse): Promise<Record<string, unknown>[]> {
-  const hasView = await wh.all(`SELECT 1 FROM duckdb_views() WHERE view_name = 'site_freshness' AND NOT internal`);
-  const rows = hasView.length > 0
-    ? await wh.all<Record<string, unknown>>(`SELECT * FROM site_freshness ORDER BY site_id`)
-    : await wh.all<Record<string, unknown>>(`
-        SELECT s.site_id, s.name, s.type,
-          (SELECT max(valid_time) FROM actuals a WHERE a.site_id = s.site_id AND a.value IS NOT NULL) AS newest_actual,
-          (SELECT max(valid_time) FROM forecasts f WHERE f.site_id = s.site_id) AS newest_forecast_valid_time,
-          (SELECT max(update_time) FROM forecasts f WHERE f.site_id = s.site_id) AS newest_forecast_update_time,
-          s.synced_at
-        FROM sites s ORDER BY s.site_id`);
-  return rows.map(plainValues);
+  return (await wh.all<Record<string, unknown>>(`SELECT * FROM site_freshness ORDER BY site_id`)).map(plainValues);
 }
 
 async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
@@ -143,11 +129,23 @@ async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
   }));
 }
 
-function readLock(lockPath: string): LockHolder | null {
+/** The writer lock's holder; `alive` false when its process on this host is gone (a crash). */
+function readLock(lockPath: string): (LockHolder & { alive: boolean }) | null {
+  let holder: LockHolder;
   try {
-    return JSON.parse(readFileSync(lockPath, 'utf8')) as LockHolder;
+    holder = JSON.parse(readFileSync(lockPath, 'utf8')) as LockHolder;
   } catch {
     return null;
+  }
+  return { ...holder, alive: holder.host !== hostname() || processAlive(holder.pid) };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 
@@ -167,7 +165,9 @@ export function formatStatus(status: Status): string[] {
   lines.push(`warehouse ${status.warehouse}${status.published ? '' : ' (nothing published yet)'}`);
   if (status.writing) {
     const w = status.writing;
-    lines.push(`writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`);
+    lines.push(w.alive
+      ? `writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`
+      : `crashed: ${w.job} (run ${w.runId}, pid ${w.pid}) ended without releasing the lock; the next run marks it interrupted`);
   }
   lines.push('', `jobs (times in ${status.timezone})`);
   lines.push(...table(['job', 'schedule', 'next', 'last run', 'status', 'rows', 'error'], status.jobs.map((j) => [

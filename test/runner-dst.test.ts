@@ -1,0 +1,102 @@
+// Daylight saving in Europe/Stockholm: a nightly at 02:30 local, a time that does not exist on
+// 2026-03-29 and exists twice on 2026-10-25, runs exactly once each night: at 03:00 (the end
+// of the gap) in spring, at the first 02:30 in autumn. node-cron alone would skip the spring night.
+import cron from 'node-cron';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { nextSlots } from '../src/runner/slots.js';
+import { formatInZone } from '../src/time.js';
+import { ledgerLines, manualClock, publishedRuns, tableJob, tempConfig, testScheduler } from './fixtures/runner-setup.js';
+
+const TZ = 'Europe/Stockholm';
+const NIGHTLY = '30 2 * * *';
+const MINUTE = 60_000;
+const local = (slots: number[]) => slots.map((ms) => formatInZone(ms, TZ));
+
+describe('slots across a DST change', () => {
+  it('spring forward: the 02:30 that does not exist runs once, at 03:00', () => {
+    expect(local(nextSlots(NIGHTLY, TZ, Date.UTC(2026, 2, 27), Date.UTC(2026, 2, 31)))).toEqual([
+      '2026-03-27T02:30:00+01:00',
+      '2026-03-28T02:30:00+01:00',
+      '2026-03-29T03:00:00+02:00',
+      '2026-03-30T02:30:00+02:00',
+    ]);
+  });
+
+  it('fall back: the 02:30 that exists twice runs once, at the first', () => {
+    expect(local(nextSlots(NIGHTLY, TZ, Date.UTC(2026, 9, 23), Date.UTC(2026, 9, 27)))).toEqual([
+      '2026-10-23T02:30:00+02:00',
+      '2026-10-24T02:30:00+02:00',
+      '2026-10-25T02:30:00+02:00',
+      '2026-10-26T02:30:00+01:00',
+    ]);
+  });
+
+  it('a half-hourly schedule runs each wall time once: the gap collapses to 03:00, the repeated hour runs once', () => {
+    expect(local(nextSlots('*/30 * * * *', TZ, Date.UTC(2026, 2, 29, 0, 15), Date.UTC(2026, 2, 29, 1, 45)))).toEqual([
+      '2026-03-29T01:30:00+01:00', '2026-03-29T03:00:00+02:00', '2026-03-29T03:30:00+02:00',
+    ]);
+    expect(local(nextSlots('*/30 * * * *', TZ, Date.UTC(2026, 9, 24, 23, 45), Date.UTC(2026, 9, 25, 2, 15)))).toEqual([
+      '2026-10-25T02:00:00+02:00', '2026-10-25T02:30:00+02:00', '2026-10-25T03:00:00+01:00',
+    ]);
+  });
+});
+
+describe("node-cron's own behaviour on those nights (why the daemon places slots itself)", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('skips the spring night and runs the autumn one at its second 02:30', () => {
+    vi.useFakeTimers({ now: new Date('2026-03-28T12:00:00Z'), toFake: ['Date'] });
+    const spring = cron.createTask(NIGHTLY, () => undefined, { timezone: TZ });
+    expect(spring.getNextRuns(2).map((d) => formatInZone(d.getTime(), TZ))).toEqual([
+      '2026-03-30T02:30:00+02:00', // no run on 2026-03-29 at all
+      '2026-03-31T02:30:00+02:00',
+    ]);
+    vi.setSystemTime(new Date('2026-10-24T12:00:00Z'));
+    const autumn = cron.createTask(NIGHTLY, () => undefined, { timezone: TZ });
+    expect(formatInZone(autumn.getNextRuns(1)[0].getTime(), TZ)).toBe('2026-10-25T02:30:00+01:00');
+  });
+});
+
+describe('the daemon ticking every minute through the DST nights', () => {
+  async function tickThrough(from: number, to: number) {
+    const config = tempConfig({ schedule: { timezone: TZ } });
+    const clock = manualClock(from);
+    const scheduler = testScheduler(config, [tableJob('nightly')], [{ name: 'nightly', expr: NIGHTLY }], clock.now);
+    scheduler.start(new Map());
+    for (let t = from + MINUTE; t <= to; t += MINUTE) {
+      clock.set(t);
+      scheduler.tick();
+      await scheduler.idle();
+    }
+    return ledgerLines(await publishedRuns(config));
+  }
+
+  it('spring: one run, for 03:00 local', async () => {
+    expect(await tickThrough(Date.UTC(2026, 2, 28, 22), Date.UTC(2026, 2, 29, 4))).toEqual([
+      ['nightly', 'schedule', '2026-03-29T01:00:00.000Z', 1, 'ok'],
+    ]);
+  });
+
+  it('autumn: one run, for the first 02:30 local (00:30 UTC), none in the repeated hour', async () => {
+    expect(await tickThrough(Date.UTC(2026, 9, 24, 22), Date.UTC(2026, 9, 25, 4))).toEqual([
+      ['nightly', 'schedule', '2026-10-25T00:30:00.000Z', 1, 'ok'],
+    ]);
+  });
+
+  it('a second daemon ticking the same slot does not run it again (the ledger holds scheduled_for)', async () => {
+    const config = tempConfig({ schedule: { timezone: TZ } });
+    const slot = Date.UTC(2026, 9, 25, 0, 30); // the first 02:30
+    const results = [];
+    for (let daemon = 0; daemon < 2; daemon++) {
+      const clock = manualClock(slot - MINUTE);
+      const scheduler = testScheduler(config, [tableJob('nightly')], [{ name: 'nightly', expr: NIGHTLY }], clock.now);
+      scheduler.start(new Map());
+      clock.set(slot);
+      scheduler.tick();
+      await scheduler.idle();
+      results.push(...scheduler.results.map((r) => [r.status, r.error]));
+    }
+    expect(results).toEqual([['ok', null], ['skipped', expect.stringMatching(/^slot 2026-10-25T00:30:00.000Z already run/)]]);
+    expect(ledgerLines(await publishedRuns(config))).toEqual([['nightly', 'schedule', '2026-10-25T00:30:00.000Z', 1, 'ok']]);
+  });
+});
