@@ -123,6 +123,26 @@ describe('site forecast', () => {
   });
 });
 
+describe('model resolution', () => {
+  it('serves hourly forecasts and outputs to a site whose model_resolution is 1h; actuals stay 15-minute', async () => {
+    const body = {
+      name: 'Hourly', latitude: 52.52, longitude: 13.4, type: 'solar', settings: { model_resolution: '1h' },
+      assets: [{ mount: 'fixed', capacity: 800, tilt: 35, azimuth: 180 }],
+    };
+    const site = (await k1.send('POST', '/sites', body)).body.site_id;
+    const forecast = (await k1.get(`/sites/${site}/forecast`)).body;
+    expect(forecast.valid_time).toHaveLength(48);
+    expect(forecast.valid_time.slice(0, 2)).toEqual(['2026-03-29T01:00:00Z', '2026-03-29T02:00:00Z']);
+    expect(Math.max(...forecast.forecast)).toBeGreaterThan(0);
+    expect(Math.max(...forecast.forecast)).toBeLessThanOrEqual(800);
+    const ai = (await models(site)).find((m) => m.name === 'ai');
+    const output = (await k1.get(`/models/${ai.id}/output`)).body;
+    expect(output.valid_time[0]).toBe('2026-03-29T10:00:00Z');
+    const actuals = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-29' })).body;
+    expect(actuals.valid_time).toHaveLength(96);
+  });
+});
+
 describe('model output', () => {
   it('answers one vintage, the latest issue at or before as_of, and names it in as_of', async () => {
     const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');

@@ -92,7 +92,8 @@ export class ModelForecaster {
     }
     const point = this.cursor.at(t);
     const truth = point.power;
-    const sigma = (this.spread.base + this.spread.perDay * (t - issue) / DAY_MS) * this.scale;
+    const leadDays = Math.max(t - issue, 0) / DAY_MS;
+    const sigma = (this.spread.base + this.spread.perDay * leadDays) * this.scale;
     const error = this.spread.bias * this.scale + sigma * (smoothNoise(this.noiseSeed, t, 6 * HOUR_MS) + this.shift);
     switch (this.site.type) {
       case 'solar': {
@@ -131,34 +132,52 @@ export function normalQuantile(p: number): number {
 /** One point of a stitched or per-model series. */
 export interface ForecastPoint { t: number; value: number; model: ModelRecord; issue: number }
 
+const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR_MS, '1d': DAY_MS };
+
+/** The step of a site's forecasts, from its `model_resolution` setting (15 minutes by default). */
+export function resolutionOf(site: SiteRecord): number {
+  return RESOLUTIONS[String(site.settings.model_resolution)] ?? STEP_MS;
+}
+
+/** The mean of `value` over the 15-minute points of the interval (t - step, t]. */
+export function intervalMean(t: number, step: number, value: (point: number) => number): number {
+  if (step === STEP_MS) return value(t);
+  let sum = 0;
+  for (let point = t - step + STEP_MS; point <= t; point += STEP_MS) sum += value(point);
+  return sum / (step / STEP_MS);
+}
+
 /**
- * For each valid time on the 15-minute grid in (start, end], the value of the first model (in
- * the given order) that has one: from its latest issue I with I <= asOf and I < t <= I + horizon.
+ * For each valid time in (start, end] on the site's resolution grid, the value of the first
+ * model (in the given order) that has one: from its latest issue I with I <= asOf and
+ * I < t <= I + horizon. Coarser steps average the 15-minute values of the interval ending at t.
  * Valid times no model covers are left out.
  */
 export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, start: number, end: number,
   asOf: number, now: number): ForecastPoint[] {
+  const step = resolutionOf(site);
   const cutoff = Math.min(asOf, now);
   const cursor = new SeriesCursor(site, seed);
   const forecasters = models.map((model) => new ModelForecaster(site, model, seed, cursor));
   const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
   const pointers = models.map(() => -1);
   const out: ForecastPoint[] = [];
-  for (let t = firstStepAfter(start); t <= end; t += STEP_MS) {
+  for (let t = firstStepAfter(start, step); t <= end; t += step) {
     for (let m = 0; m < models.length; m++) {
       const issues = issueLists[m];
       // Advance to the latest issue strictly before t (and at or before the cutoff, by construction).
       while (pointers[m] + 1 < issues.length && issues[pointers[m] + 1] < t) pointers[m]++;
       const issue = issues[pointers[m]];
       if (issue === undefined || t > issue + models[m].horizonMs || t < site.dataStart + STEP_MS) continue;
-      out.push({ t, value: forecasters[m].value(issue, t), model: models[m], issue });
+      const forecaster = forecasters[m];
+      out.push({ t, value: intervalMean(t, step, (point) => forecaster.value(issue, point)), model: models[m], issue });
       break;
     }
   }
   return out;
 }
 
-/** The first multiple of 15 minutes after `ms`: ranges hold the interval-ending values of (start, end]. */
-export function firstStepAfter(ms: number): number {
-  return Math.floor(ms / STEP_MS) * STEP_MS + STEP_MS;
+/** The first multiple of `step` after `ms`: ranges hold the interval-ending values of (start, end]. */
+export function firstStepAfter(ms: number, step = STEP_MS): number {
+  return Math.floor(ms / step) * step + step;
 }

@@ -7,7 +7,7 @@ import {
   UpdateModelBody, type ErrorItem,
 } from '../api/schemas.js';
 import { formatInstant, startOfUtcDay } from '../time.js';
-import { firstStepAfter, latestIssue, stitch, type ForecastPoint } from './forecasts.js';
+import { firstStepAfter, intervalMean, latestIssue, resolutionOf, stitch, type ForecastPoint } from './forecasts.js';
 import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
@@ -216,6 +216,7 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
   }
   const capacityAt = capacityLookup(site);
   const clearSky = new SeriesCursor(site, ctx.seed);
+  const step = resolutionOf(site);
   const n = points.length;
   const body = {
     model_id: model.id, model_version: model.version, model_name: model.name, model_label: model.label,
@@ -226,7 +227,7 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
   for (let i = 0; i < n; i++) {
     const point = points[i];
     const capacity = capacityAt(point.t);
-    const value = q.output_type === 'clearsky' ? clearSky.at(point.t).driver : point.value;
+    const value = q.output_type === 'clearsky' ? intervalMean(point.t, step, (t) => clearSky.at(t).driver) : point.value;
     body.forecast[i] = outputValue(value, capacity, false);
     body.valid_time[i] = timestamp(point.t, q.tz);
     body.capacity[i] = capacity;
