@@ -8,9 +8,10 @@
 //   bodies that are not JSON at all (a body cut off by the network). Update Model is a PUT that sets
 //   absolute values: after a success the model already holds the priority, so a repeat finds no
 //   collision and changes nothing, whichever priority_conflict_resolution was asked for.
-// - Upload Site Capacity (POST) sends the whole timeline of points; the service stores each point,
-//   which holds forward until the next. Sending the same points again leaves the same timeline, so
-//   it is idempotent in effect and retried exactly like GET and PUT.
+// - Upload Site Capacity (POST) sends the whole timeline from its first point, and the service
+//   replaces the timeline from there (each point holds forward until the next). Sending the same
+//   points again leaves the same timeline: idempotent in effect, so retried exactly like GET and
+//   PUT; not retrying would leave a capacity change unapplied after a transient fault.
 // - Create Site (POST) is not idempotent: a repeat after the service acted would create a second
 //   site. It is retried only when the service cannot have acted on it: 429 (rejected before any
 //   work), a refused connection or a connect timeout (the request never left this machine).
