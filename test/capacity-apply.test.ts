@@ -192,6 +192,11 @@ describe('capacity plan and apply', () => {
     expect(invalid.error).toContain('broken.csv:2:1: valid_time: must be UTC at minute precision');
   });
 
+  it('the example files in config/capacity/ are valid for the demo sites', async () => {
+    const plan = await planCapacity('config/capacity', client, null, 10);
+    expect(plan.sites.map((s) => s.timeline.siteName).sort()).toEqual(['Esbjerg wind', 'Freiburg load', 'Uppsala solar fixed']);
+  });
+
   it('records the git commit of the capacity folder when it is a git repository', async () => {
     const dir = folder({ 'sevilla.csv': '# site: Sevilla solar tracking\nvalid_time,value\n2026-11-22T00:00Z,7000\n' });
     const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=ops', '-c', 'user.email=ops@example.com', ...args], { encoding: 'utf8' });

@@ -28,6 +28,7 @@ export interface ApplyOptions {
   /** The run the pushes belong to, null outside the run ledger. */
   runId: string | null;
   now: () => number;
+  /** Once aborted, the remaining sites are not pushed (and are named). */
   signal?: AbortSignal;
 }
 
@@ -68,11 +69,8 @@ async function pushSite(
     pushedAt: options.now(),
   };
   try {
-    const response = await client.uploadSiteCapacity(
-      timeline.siteId,
-      { data: wirePoints(timeline.points) },
-      options.signal ? { signal: options.signal } : {},
-    );
+    // Not aborted mid-request: a stop lets the current push finish, so the ledger says what the service holds.
+    const response = await client.uploadSiteCapacity(timeline.siteId, { data: wirePoints(timeline.points) });
     const pushId = await recordPush(warehouse, { ...record, response, status: 'ok', error: null });
     return { plan: site, pushId, status: 'ok', error: null };
   } catch (error) {
