@@ -74,7 +74,8 @@ export interface RunResult {
 
 export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> {
   const now = opts.now ?? Date.now;
-  const startedAt = now();
+  // Until the lock is ours the run has not started: started_at is set once it is.
+  let startedAt = now();
   const runId = newRunId(startedAt);
   const log = runLogger(opts.log ?? createLogger({ level: opts.config.log.level }), job.name, runId);
   const trigger = opts.trigger ?? 'manual';
@@ -98,7 +99,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   }
 
   try {
-    const orphans = await markOrphanedRuns(warehouse, now());
+    startedAt = now();
+    const orphans = await markOrphanedRuns(warehouse, startedAt);
     if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
     await recordSkips(warehouse, opts.pendingSkips ?? []);
     if (opts.scheduledFor !== undefined && trigger !== 'manual') {

@@ -1,0 +1,54 @@
+// SIGTERM mid-run: the current site's transaction finishes, the run is recorded as interrupted,
+// the process exits 5 and the lock is free. A killed process (SIGKILL) is found out by the next run.
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/runner/exit-codes.js';
+import { loadJobs } from '../src/runner/registry.js';
+import { runJob } from '../src/runner/run.js';
+import { collectStatus } from '../src/runner/status.js';
+import { SLOW_RUN, startChild } from './fixtures/runner-child.js';
+import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
+
+describe('stopping a run', () => {
+  it('SIGTERM mid-run: whole sites only, the run recorded as interrupted, exit 5', async () => {
+    const config = tempConfig();
+    const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
+    await child.line(/^site 2 done/);
+    child.process.kill('SIGTERM');
+    const { code, stdout } = await child.exit;
+    expect(code).toBe(EXIT.interrupted);
+    expect(stdout).toContain('interrupted: interrupted (SIGTERM)');
+
+    const [run] = await publishedRuns(config);
+    expect(run).toMatchObject({ job: 'slow-sync', status: 'interrupted', errorSummary: 'interrupted (SIGTERM)' });
+    const perSite = await publishedAll<{ site: number; n: number }>(config, 'SELECT site, count(*)::INTEGER AS n FROM slow_rows GROUP BY site ORDER BY site');
+    expect(perSite.length).toBeGreaterThanOrEqual(3);
+    expect(perSite.length).toBeLessThan(1000);
+    expect(perSite.every((s) => s.n === 50)).toBe(true);
+    expect(run.rowsWritten).toEqual({ slow_rows: perSite.length * 50 });
+
+    // The lock is free: the next run starts at once.
+    expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
+  });
+
+  it('a killed process: status names the dead writer, the next run records it as interrupted', async () => {
+    const config = tempConfig();
+    await runJob(tableJob('first'), { config, log: quietLog });
+    const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
+    await child.line(/^site 1 done/);
+    child.process.kill('SIGKILL');
+    await child.exit;
+
+    const registry = await loadJobs();
+    const before = await collectStatus(config, registry);
+    expect(before.writing).toMatchObject({ job: 'slow-sync', pid: child.process.pid, alive: false });
+
+    expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
+    const crashed = (await publishedRuns(config)).find((r) => r.job === 'slow-sync');
+    expect(crashed).toMatchObject({ status: 'interrupted', pid: child.process.pid });
+    expect(crashed?.errorSummary).toContain(`pid ${child.process.pid}) ended without recording an outcome`);
+    // Sites committed before the kill are there, each whole; the one in flight rolled back.
+    const perSite = await publishedAll<{ n: number }>(config, 'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site');
+    expect(perSite.every((s) => s.n === 50)).toBe(true);
+    expect((await collectStatus(config, registry)).writing).toBeNull();
+  });
+});
