@@ -71,7 +71,7 @@ export function getSite(ctx: Context, siteId: string): Reply {
 export function updateSite(ctx: Context, siteId: string, body: unknown): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const request = parse(SiteRequest, body);
-  return { status: 200, body: siteResponse(ctx.store.updateSite(site, request)) };
+  return { status: 200, body: siteResponse(ctx.store.updateSite(site, request, ctx.now)) };
 }
 
 export function siteResponse(site: SiteRecord): Record<string, unknown> {

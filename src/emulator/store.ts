@@ -151,12 +151,12 @@ export class Store {
   }
 
   /** Replaces a site's description; models for newly asked quantiles are added, none removed. */
-  updateSite(site: SiteRecord, request: ParsedSiteRequest): SiteRecord {
+  updateSite(site: SiteRecord, request: ParsedSiteRequest, now: number): SiteRecord {
     Object.assign(site, { turbine_type: undefined, turbine_count: undefined, capacity: undefined, hub_height: undefined });
     Object.assign(site, siteFields(request));
     site.revision += 1;
     if (!site.capacityUploaded) site.capacityTimeline = [{ value: nameplate(site), start: site.dataStart, end: null }];
-    this.addModels(site, site.createdAt);
+    this.addModels(site, now);
     this.save();
     return site;
   }
