@@ -219,6 +219,16 @@ describe('connection failures', () => {
   });
 });
 
+describe('a closed client', () => {
+  it('fails at once rather than retrying', async () => {
+    const { server, client } = await serve([ok]);
+    await client.close();
+    const error = await failure(client.listSites());
+    expect(error).toMatchObject({ kind: 'network', code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/), attempts: 1 });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
 describe('cancellation', () => {
   it('an abort during a Retry-After wait ends the call at once', async () => {
     const controller = new AbortController();

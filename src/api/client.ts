@@ -134,6 +134,8 @@ interface Call<S extends z.ZodType> {
 const UNSENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN']);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+/** Failures of our own making that another attempt cannot cure: a bad argument, a closed client. */
+const FINAL_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 
 export class ServiceClient {
   private readonly pool: Pool;
@@ -375,7 +377,7 @@ export class ServiceClient {
       ? (kind === 'timeout' ? 'timed out' : 'connection failed')
       : (kind === 'timeout' ? `response body stalled after HTTP ${status}` : `response body cut off after HTTP ${status}`);
     return this.error(call, {
-      kind, code, attempts: attempt, cause, retryable: code !== 'UND_ERR_INVALID_ARG',
+      kind, code, attempts: attempt, cause, retryable: code === undefined || !FINAL_CODES.has(code),
       detail: `${what}: ${message}${code ? ` (${code})` : ''}`,
     });
   }
