@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
-const SITES = 30;
-const KILL_AFTER_SITES = 4;
+const SITES = 20;
+const KILL_AFTER_SITES = 3;
 
 let emu: Emulator;
 
