@@ -16,7 +16,9 @@ export default defineJob({
       await planCapacity(ctx.config.capacity.dir, client, ctx.warehouse, ctx.config.capacity.max_over_nameplate_pct),
       ctx.options.sites,
     );
-    const result = await applyPlan(plan, client, ctx.warehouse, { runId: ctx.runId, now: ctx.now, signal: ctx.signal });
+    const result = await applyPlan(plan, client, ctx.warehouse, {
+      runId: ctx.runId, now: ctx.now, signal: ctx.signal, concurrency: ctx.config.sync.concurrency,
+    });
     return applyOutcome(result);
   },
 });

@@ -1,5 +1,6 @@
 // Pushing a plan: only the sites whose timeline differs from the service's, one site at a time,
 // each push recorded in the ledger whether it landed or not. A failed site never stops the others.
+import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import { isServiceError } from '../api/errors.js';
 import type { Failure, JobOutcome } from '../runner/job.js';
@@ -30,6 +31,8 @@ export interface ApplyOptions {
   now: () => number;
   /** Once aborted, the remaining sites are not pushed (and are named). */
   signal?: AbortSignal;
+  /** Sites pushed at once (default 1). */
+  concurrency?: number;
 }
 
 export async function applyPlan(
@@ -39,14 +42,16 @@ export async function applyPlan(
   options: ApplyOptions,
 ): Promise<ApplyResult> {
   const commit = gitCommit(plan.dir);
+  const limit = pLimit(options.concurrency ?? 1);
+  const outcomes = await Promise.all(plan.sites.map((site) => limit(async () => {
+    if (site.vsService.length === 0) return { site, kind: 'unchanged' as const };
+    if (options.signal?.aborted) return { site, kind: 'skipped' as const };
+    return { site, kind: 'pushed' as const, push: await pushSite(site, client, warehouse, commit, options) };
+  })));
   const result: ApplyResult = { pushed: [], failed: [], unchanged: [], skipped: [] };
-  for (const site of plan.sites) {
-    if (site.vsService.length === 0) result.unchanged.push(site);
-    else if (options.signal?.aborted) result.skipped.push(site);
-    else {
-      const push = await pushSite(site, client, warehouse, commit, options);
-      (push.status === 'ok' ? result.pushed : result.failed).push(push);
-    }
+  for (const outcome of outcomes) {
+    if (outcome.kind === 'pushed') (outcome.push.status === 'ok' ? result.pushed : result.failed).push(outcome.push);
+    else result[outcome.kind].push(outcome.site);
   }
   return result;
 }
