@@ -36,6 +36,6 @@ async function runStep(ctx: JobContext, step: string, run: () => Promise<JobOutc
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     ctx.log.error({ step, err: error }, 'step failed');
-    return { status: 'failed', rows: {}, failures: [{ resource: step, reason: `${step}: ${reason}` }] };
+    return { status: 'failed', rows: {}, failures: [{ resource: step, reason }] };
   }
 }

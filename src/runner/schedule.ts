@@ -97,13 +97,17 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
   const scheduled: ScheduledJob[] = jobSchedules(config, registry)
     .filter((s): s is JobSchedule & { expr: string } => s.expr !== null)
     .map((s) => ({ name: s.job, expr: s.expr }));
-  const scheduler = new Scheduler(scheduled, schedulerPolicy(config), (request, signal, skips) =>
-    runJob(registry.get(request.job), {
+  const tz = config.schedule.timezone;
+  const scheduler = new Scheduler(scheduled, schedulerPolicy(config), async (request, signal, skips) => {
+    const result = await runJob(registry.get(request.job), {
       config, log, signal, now: clock, pendingSkips: skips,
       trigger: request.trigger, scheduledFor: request.scheduledFor, attempt: request.attempt,
-    }), clock, log);
+    });
+    print(`${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
+      `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`);
+    return result;
+  }, clock, log);
 
-  const tz = config.schedule.timezone;
   print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
   for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
 

@@ -1,0 +1,82 @@
+// The nightly chain: the jobs of jobs/ in order in one run; a partial step lets the next run, a
+// failed one stops the chain; and the real chain against the embedded emulator.
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NIGHTLY_STEPS } from '../jobs/nightly.js';
+import { runChain } from '../src/runner/chain.js';
+import { defineJob, type JobOutcome } from '../src/runner/job.js';
+import { JobRegistry, loadJobs } from '../src/runner/registry.js';
+import { runJob } from '../src/runner/run.js';
+import { publishedAll, publishedRuns, quietLog, tempConfig } from './fixtures/runner-setup.js';
+
+function step(name: string, outcome: Partial<JobOutcome>, order: string[]) {
+  return defineJob({
+    name, description: '', schedule: null,
+    run: async () => {
+      order.push(name);
+      return { status: 'ok', rows: { t: 1 }, failures: [], ...outcome };
+    },
+  });
+}
+
+const chainJob = (registry: JobRegistry, steps: string[]) =>
+  defineJob({ name: 'chain', description: '', schedule: null, run: (ctx) => runChain(ctx, registry, steps) });
+
+describe('runChain', () => {
+  it('runs every step in order; a partial step (some sites failed) still lets the next run', async () => {
+    const order: string[] = [];
+    const failures = [{ siteId: 's2', resource: 'actuals', reason: 'malformed response' }];
+    const registry = new JobRegistry()
+      .add(step('a', {}, order)).add(step('b', { status: 'partial', failures }, order)).add(step('c', {}, order));
+    const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(result).toMatchObject({ status: 'partial', exitCode: 1, rows: { t: 3 }, failures });
+    expect(result.summary).toEqual(['a: ok', 'b: partial', 'c: ok']);
+  });
+
+  it('stops at a step that fails as a whole, or throws, naming the steps not run', async () => {
+    const order: string[] = [];
+    const boom = defineJob({ name: 'b', description: '', schedule: null, run: async () => { order.push('b'); throw new Error('service unreachable'); } });
+    const registry = new JobRegistry().add(step('a', {}, order)).add(boom).add(step('c', {}, order));
+    const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
+    expect(order).toEqual(['a', 'b']);
+    expect(result).toMatchObject({ status: 'failed', exitCode: 4, error: 'b: service unreachable' });
+    expect(result.summary).toEqual(['a: ok', 'b: failed', 'not run after the failure of b: c']);
+  });
+
+  it('refuses a chain with an unknown step before running any', async () => {
+    const order: string[] = [];
+    const registry = new JobRegistry().add(step('a', {}, order));
+    const result = await runJob(chainJob(registry, ['a', 'zz']), { config: tempConfig(), log: quietLog });
+    expect(order).toEqual([]);
+    expect(result.error).toBe('unknown job "zz"; the jobs are: a');
+  });
+});
+
+describe('jobs/', () => {
+  it('holds every job, each file named after its job, and the nightly chain of them', async () => {
+    const registry = await loadJobs();
+    expect([...registry.broken.keys()]).toEqual([]);
+    expect(registry.names()).toEqual([
+      'accuracy', 'nightly', 'push-capacity', 'sync-actuals', 'sync-forecasts', 'sync-models', 'sync-outputs', 'sync-sites',
+    ]);
+    expect(NIGHTLY_STEPS).toEqual(['sync-sites', 'sync-models', 'sync-forecasts', 'sync-outputs', 'sync-actuals', 'accuracy']);
+  });
+
+  it('the nightly chain syncs the embedded emulator and scores it, in one run', async () => {
+    const base = tempConfig({ emulator: { sites: 3, seed: 7 } });
+    const config = { ...base, accuracy: { ...base.accuracy, report: join(dirname(base.warehouse.path), 'report.html') } };
+    const registry = await loadJobs();
+    const result = await runJob(registry.get('nightly'), { config, log: quietLog });
+    expect(result.status).toBe('ok');
+    expect(result.summary.filter((l) => !l.startsWith(' '))).toEqual(NIGHTLY_STEPS.map((s) => `${s}: ok`));
+    expect(result.rows).toMatchObject({ sites: 3 });
+    expect(result.rows.forecasts).toBeGreaterThan(0);
+    expect(result.rows.actuals).toBeGreaterThan(0);
+    const [run] = await publishedRuns(config);
+    expect(run).toMatchObject({ job: 'nightly', status: 'ok', rowsWritten: result.rows });
+    const [counts] = await publishedAll<{ sites: number; actuals: number }>(
+      config, 'SELECT (SELECT count(*) FROM sites)::INTEGER AS sites, (SELECT count(*) FROM actuals)::INTEGER AS actuals');
+    expect(counts).toEqual({ sites: 3, actuals: result.rows.actuals });
+  });
+});
