@@ -1,0 +1,174 @@
+// `npm run bench [-- --sites N] [-- --json]`: the sync against the emulator in its own process,
+// beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
+// scoring beside a plain DuckDB scan. Prints figures; asserts no timings.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { benchAccuracy } from './accuracy.js';
+import { benchAppend } from './load.js';
+import { rawFetch } from './fetch.js';
+
+const { values: args } = parseArgs({
+  options: {
+    sites: { type: 'string', default: '1000' },
+    json: { type: 'boolean', default: false },
+    pairs: { type: 'string', default: '10000000' },
+    'skip-accuracy': { type: 'boolean', default: false },
+  },
+});
+const SITES = Number(args.sites);
+const API_KEY = 'bench-key';
+const HISTORY_DAYS = 7;
+const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
+
+const work = mkdtempSync(join(tmpdir(), 'efsync-bench-'));
+// Progress goes to stderr so that stdout holds the table and, with --json, the JSON last line.
+const say = (line: string) => console.error(line);
+
+try {
+  say(`efsync bench: ${SITES} sites, ${HISTORY_DAYS} days of 15-minute data, work dir ${work}`);
+  const emulator = await startEmulatorProcess();
+  try {
+    const env = benchEnv(emulator.url);
+    say('initial sync ...');
+    const first = await timedSync(env);
+    say('second sync (nothing new) ...');
+    const second = await timedSync(env);
+    say('raw fetch-and-parse of the same requests ...');
+    const fetched = await rawFetch({ baseUrl: emulator.url, apiKey: API_KEY, now: first.startedAt, historyDays: HISTORY_DAYS });
+    say('raw data-chunk append of the same number of rows ...');
+    const appendS = await benchAppend(first.rows);
+    const ratio = first.seconds / (fetched.seconds + appendS);
+    const accuracy = args['skip-accuracy'] ? null : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
+
+    const result = {
+      sites: SITES,
+      rows: first.rows,
+      sync_s: round(first.seconds),
+      fetch_s: round(fetched.seconds),
+      append_s: round(appendS),
+      ratio: round(ratio),
+      resync_s: round(second.seconds),
+      resync_rows: second.rows,
+      peak_rss_mb: Math.round(first.peakRssMb),
+    };
+    printTable(result, fetched, first, second, accuracy);
+    if (args.json) console.log(JSON.stringify(result));
+  } finally {
+    emulator.process.kill('SIGTERM');
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+async function startEmulatorProcess(): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, [
+    CLI, 'emulator', '--api-key', API_KEY, '--sites', String(SITES), '--seed', '1', '--port', '0',
+    '--history-days', String(HISTORY_DAYS),
+  ], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`emulator exited with ${code} before listening`)));
+  });
+  return { url, process: child };
+}
+
+function benchEnv(url: string): NodeJS.ProcessEnv {
+  const config = join(work, 'efsync.yaml');
+  writeFileSync(config, [
+    'sync:',
+    `  initial_history: ${HISTORY_DAYS}d`,
+    '  concurrency: 8',
+    'service:',
+    '  connections: 32',
+  ].join('\n'));
+  return {
+    ...process.env,
+    EFSYNC_BASE_URL: url,
+    EFSYNC_API_KEY: API_KEY,
+    EFSYNC_CONFIG: config,
+    EFSYNC_DB: join(work, 'warehouse.duckdb'),
+    EFSYNC_LOG_LEVEL: 'warn',
+  };
+}
+
+interface SyncFigures {
+  seconds: number;
+  rows: number;
+  peakRssMb: number;
+  startedAt: number;
+}
+
+/** Runs `efsync sync` in its own process; peak RSS is the kernel's high-water mark of that process. */
+async function timedSync(env: NodeJS.ProcessEnv): Promise<SyncFigures> {
+  const startedAt = Date.now();
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, [CLI, 'sync'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  let peakKb = 0;
+  const poll = setInterval(() => { peakKb = Math.max(peakKb, highWaterKb(child.pid)); }, 100);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(poll);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (code !== 0) throw new Error(`efsync sync exited with ${code}`);
+  return { seconds, rows: await rowsOfLastRun(env.EFSYNC_DB!), peakRssMb: peakKb / 1024, startedAt };
+}
+
+function highWaterKb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Rows the last run wrote, from the run ledger of the published warehouse. */
+async function rowsOfLastRun(path: string): Promise<number> {
+  const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll('SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1');
+    const written = JSON.parse(String(reader.getRowObjectsJS()[0]?.r ?? '{}')) as Record<string, number>;
+    return Object.values(written).reduce((a, b) => a + Number(b), 0);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+function printTable(
+  result: Record<string, number>,
+  fetched: { seconds: number; rows: number; responses: number },
+  first: SyncFigures,
+  second: SyncFigures,
+  accuracy: Awaited<ReturnType<typeof benchAccuracy>> | null,
+): void {
+  const rate = (rows: number, s: number) => `${Math.round(rows / s).toLocaleString('en-US')} rows/s`;
+  const lines = [
+    ['initial sync', `${first.seconds.toFixed(2)} s`, `${first.rows.toLocaleString('en-US')} rows`, rate(first.rows, first.seconds), `peak RSS ${first.peakRssMb.toFixed(0)} MB`],
+    ['second sync', `${second.seconds.toFixed(2)} s`, `${second.rows} rows written`, '', `peak RSS ${second.peakRssMb.toFixed(0)} MB`],
+    ['raw fetch+parse', `${fetched.seconds.toFixed(2)} s`, `${fetched.rows.toLocaleString('en-US')} rows`, `${fetched.responses} responses`, ''],
+    ['raw append', `${result.append_s.toFixed(2)} s`, `${first.rows.toLocaleString('en-US')} rows`, rate(first.rows, result.append_s), ''],
+    ['ratio', result.ratio.toFixed(2), 'sync / (fetch + append)', 'target <= 1.5', ''],
+  ];
+  if (accuracy) {
+    lines.push(
+      ['accuracy', `${accuracy.score_s.toFixed(2)} s`, `${accuracy.pairs.toLocaleString('en-US')} pairs`, rate(accuracy.pairs, accuracy.score_s), ''],
+      ['plain scan', `${accuracy.scan_s.toFixed(2)} s`, 'one DuckDB scan-aggregate', '', ''],
+      ['ratio', accuracy.ratio.toFixed(2), 'accuracy / scan', 'target <= 2', ''],
+    );
+  }
+  for (const line of lines) console.log(line.map((cell, i) => cell.padEnd([16, 12, 26, 20, 0][i])).join(' '));
+}
