@@ -11,13 +11,13 @@ import { firstStepAfter, intervalMean, latestIssue, resolutionOf, stitch, type F
 import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
-import { uniform, hashText } from './noise.js';
+import { hashText, uniform } from './noise.js';
 
 const DAY_MS = 86_400_000;
 /** The longest date range a query may span. */
-export const MAX_RANGE_DAYS = 370;
+const MAX_RANGE_DAYS = 370;
 /** Actuals younger than this are provisional: they are revised once they are older. */
-export const PROVISIONAL_MS = 3 * 3_600_000;
+const PROVISIONAL_MS = 3 * 3_600_000;
 
 export interface Reply {
   status: number;
@@ -45,9 +45,9 @@ export function errorReply(status: number, field: string, message: string): Repl
   return { status, body: { errors: [{ field, message }] } };
 }
 
-function parse<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new HttpError(400, issuesToErrors(result.error, prefix));
+  if (!result.success) throw new HttpError(400, issuesToErrors(result.error));
   return result.data;
 }
 
@@ -74,7 +74,7 @@ export function updateSite(ctx: Context, siteId: string, body: unknown): Reply {
   return { status: 200, body: siteResponse(ctx.store.updateSite(site, request, ctx.now)) };
 }
 
-export function siteResponse(site: SiteRecord): Record<string, unknown> {
+function siteResponse(site: SiteRecord): Record<string, unknown> {
   return {
     id: site.id,
     site_id: site.id,
@@ -127,7 +127,7 @@ export function updateModel(ctx: Context, modelId: string, body: unknown): Reply
   return { status: 200, body: modelItem(model, ctx.store.sites.get(model.siteId) as SiteRecord, true) };
 }
 
-export function modelItem(model: ModelRecord, site: SiteRecord, withServing: boolean): Record<string, unknown> {
+function modelItem(model: ModelRecord, site: SiteRecord, withServing: boolean): Record<string, unknown> {
   return {
     id: model.id,
     name: model.name,

@@ -72,7 +72,12 @@ const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Rec
 
 function matchRoute(pathname: string) {
   if (!pathname.startsWith(API_PREFIX + '/')) return undefined;
-  const parts = pathname.slice(API_PREFIX.length + 1).split('/').filter((part) => part !== '').map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = pathname.slice(API_PREFIX.length + 1).split('/').filter((part) => part !== '').map(decodeURIComponent);
+  } catch {
+    return undefined; // a broken %-escape names no resource
+  }
   for (const route of ROUTES) {
     if (route.pattern.length !== parts.length) continue;
     if (route.pattern.every((segment, i) => segment === ':id' || segment === parts[i])) {
@@ -120,7 +125,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     stats.requests += 1;
     if (fault) stats.faults[fault] += 1;
     const answer = () => {
-      let reply = answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays });
+      let reply = safely(() => answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays }));
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
         const kind = faults.nextDataResponse(breakIt);
@@ -162,11 +167,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     });
     req.on('end', () => {
       if (size > MAX_BODY_BYTES) return send(res, errorReply(413, '(body)', `the body exceeds ${MAX_BODY_BYTES} bytes`));
-      try {
-        serve(req, res, Buffer.concat(chunks));
-      } catch (error) {
-        send(res, errorReply(500, '(server)', `emulator error: ${(error as Error).message}`));
-      }
+      serve(req, res, Buffer.concat(chunks));
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -237,6 +238,15 @@ function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof 
     if (error instanceof NotFoundError) return errorReply(404, match.route.kind === 'model' ? 'model_id' : 'site_id', error.message);
     if (error instanceof ConflictError) return errorReply(409, error.field, error.message);
     throw error;
+  }
+}
+
+/** A bug in the emulator answers 500 naming it, rather than ending the process (a slow answer runs in a timer). */
+function safely(answer: () => Reply): Reply {
+  try {
+    return answer();
+  } catch (error) {
+    return errorReply(500, '(server)', `emulator error: ${(error as Error).message}`);
   }
 }
 
