@@ -64,7 +64,7 @@ function zone(text: string): string {
 const collect = (value: string, previous: string[] = []) =>
   previous.concat(value.split(',').map((s) => s.trim()).filter(Boolean));
 
-function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySettings): AccuracySettings {
+function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySettings, now: number): AccuracySettings {
   const reportPath = flags.report === undefined || flags.report === false ? null : flags.report === true ? defaultReport : flags.report;
   const labelled = option('--interval-label', flags.intervalLabel, label);
   return {
@@ -72,7 +72,8 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
     groups: option('--by', flags.by, parseGroups) ?? (flags.pairs ? ['total', 'hour'] : base.groups),
     tz: option('--tz', flags.tz, zone) ?? base.tz,
     from: option('--from', flags.from, parseInstant),
-    to: option('--to', flags.to, parseInstant),
+    // Valid times still ahead have no actual yet: the warehouse is scored up to now unless told.
+    to: option('--to', flags.to, parseInstant) ?? (flags.pairs ? undefined : now),
     sites: flags.site,
     models: flags.model,
     deadbandPct: option('--deadband', flags.deadband, percent) ?? base.deadbandPct,
@@ -91,8 +92,8 @@ function print(rows: AccuracyRow[], json: boolean | undefined): void {
 
 async function accuracyCommand(flags: Flags): Promise<number> {
   const config = loadConfig(flags.config);
-  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy));
   const now = Date.now();
+  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy), now);
   if (flags.pairs) {
     if (flags.site || flags.model || flags.from || flags.to || flags.db) {
       throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
@@ -121,7 +122,7 @@ export function registerAccuracyCommands(program: Command): void {
     .command('accuracy')
     .description('Score the site forecast and each model\'s output against actuals, by lead time, hour, site and model (or a CSV of pairs with --pairs)')
     .option('--from <time>', 'first valid time scored, e.g. 2026-01-01 or 2026-01-01T06:00Z (default: all)')
-    .option('--to <time>', 'valid times before this (default: all)')
+    .option('--to <time>', 'valid times before this (default: now)')
     .option('--site <ids>', 'only these sites, by id or name (repeat or comma-separate)', collect)
     .option('--model <names>', 'only these model outputs, by name (the site forecast is always scored)', collect)
     .option('--by <groups>', 'groups: total,lead,hour,weekday,month,date,site,model (default total,lead,hour; with --pairs total,hour)')

@@ -89,10 +89,11 @@ function errorSql(fx: string, obs: string, deadbandPct: number): string {
 
 const KEYS = 'subject, model, grp, key';
 
-/** Join condition on the result keys; model is NULL for some subjects, so NULLs must match. */
-function sameKeys(left: string, right: string): string {
-  return KEYS.split(', ').map((k) => `${left}.${k} IS NOT DISTINCT FROM ${right}.${k}`).join(' AND ');
-}
+/**
+ * A 64-bit hash of the result keys, to sort and join the ECDF rows by one integer; computeMetrics
+ * checks that no two groups share one (the chance is about 1e-10 for 100 000 groups).
+ */
+const GROUP_ID = `hash(${KEYS})`;
 
 /** Deterministic metrics, counts and the ECDF metrics (KSI, OVER) per subject and group key. */
 function pointMetricsSql(pairs: string, options: MetricOptions): string {
@@ -113,7 +114,7 @@ scored AS (
   FROM expanded
 ),
 agg AS (
-  SELECT ${KEYS}, min(key_order) AS key_order,
+  SELECT ${KEYS}, ${GROUP_ID} AS gid, min(key_order) AS key_order,
     count(*) FILTER (WHERE drop_reason IS NULL) AS n,
     count(*) FILTER (WHERE drop_reason IS NOT NULL) AS dropped,
     ${dropCounts},
@@ -137,27 +138,28 @@ agg AS (
 -- Right-continuous ECDFs of actual (+1) and forecast (-1): sorted by value, the running sum c
 -- is n * (ECDF_o - ECDF_f) after each value; it holds until the next value, dx further on.
 -- Within a run of equal values dx is 0, so only the last of them (holding the full sum) counts.
+-- Every group holds as many actuals as forecasts, so its values sum to 0: one running sum over
+-- all groups sorted by (group id, value) restarts at 0 in each group, and the dx that crosses into
+-- the next group meets c = 0. This sorts once instead of per partition (several times faster).
 ecdf_points AS (
-  SELECT ${KEYS}, o AS x, 1 AS w FROM scored WHERE o IS NOT NULL
+  SELECT ${GROUP_ID} AS gid, o AS x, 1 AS w FROM scored WHERE o IS NOT NULL
   UNION ALL
-  SELECT ${KEYS}, f AS x, -1 AS w FROM scored WHERE o IS NOT NULL
+  SELECT ${GROUP_ID} AS gid, f AS x, -1 AS w FROM scored WHERE o IS NOT NULL
 ),
 ecdf_steps AS (
-  SELECT ${KEYS},
-    abs(sum(w) OVER ecdf) AS c,
-    lead(x) OVER ecdf - x AS dx
+  SELECT gid, abs(sum(w) OVER ecdf) AS c, lead(x) OVER ecdf - x AS dx
   FROM ecdf_points
-  WINDOW ecdf AS (PARTITION BY ${KEYS} ORDER BY x ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+  WINDOW ecdf AS (ORDER BY gid, x ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 ecdf_by_level AS (
-  SELECT ${KEYS}, c, sum(dx) AS width FROM ecdf_steps WHERE dx > 0 GROUP BY ${KEYS}, c
+  SELECT gid, c, sum(dx) AS width FROM ecdf_steps WHERE c > 0 AND dx > 0 GROUP BY gid, c
 ),
 ecdf AS (
-  SELECT l.subject, l.model, l.grp, l.key,
+  SELECT l.gid,
     sum(l.c / a.n_point * l.width) AS ksi,
     sum(greatest(l.c / a.n_point - ${KS_CRITICAL} / sqrt(a.n_point), 0) * l.width) AS over
-  FROM ecdf_by_level l JOIN agg a ON ${sameKeys('l', 'a')}
-  GROUP BY l.subject, l.model, l.grp, l.key
+  FROM ecdf_by_level l JOIN agg a USING (gid)
+  GROUP BY l.gid
 )
 SELECT a.*,
   CASE WHEN a.n_point = 0 THEN NULL ELSE coalesce(k.ksi, 0) END AS ksi,
@@ -166,7 +168,7 @@ SELECT a.*,
   CASE WHEN a.rmse = a.rmse_ref THEN 0.0
        WHEN a.rmse_ref = 0 THEN -'Infinity'::DOUBLE
        ELSE 1 - a.rmse / a.rmse_ref END AS skill
-FROM agg a LEFT JOIN ecdf k ON ${sameKeys('a', 'k')}`;
+FROM agg a LEFT JOIN ecdf k USING (gid)`;
 }
 
 /** Piecewise-linear CDF from (level, value) nodes: the exact CRPS integral, in SQL. */
@@ -246,6 +248,9 @@ export async function computeMetrics(
 ): Promise<AccuracyRow[]> {
   type PointRow = Keyed & Record<string, unknown>;
   const pointRows = await sql.all<PointRow>(pointMetricsSql(pairs, options));
+  if (new Set(pointRows.map((r) => r.gid)).size !== pointRows.length) {
+    throw new Error('two result groups share one hash, so their KSI and OVER would mix; score them in separate runs (e.g. by --site)');
+  }
   const rows = new Map<string, AccuracyRow>();
   for (const r of pointRows) {
     const values: Record<string, number> = {};

@@ -1,0 +1,64 @@
+// Accuracy speed: score N synthetic forecast-actual pairs held in a DuckDB file with the accuracy
+// engine (every metric of group total, KSI and OVER included), beside one plain DuckDB
+// scan-aggregate over the same table (MAE, MBE, RMSE) as the limit. Figures only, no assertions.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
+import type { PairsColumns } from '../src/accuracy/pairs.js';
+import { scorePairsTable } from '../src/accuracy/score.js';
+
+const COLUMNS: PairsColumns = {
+  names: ['valid_time', 'issue_time', 'actual', 'forecast', 'reference', 'capacity'],
+  forecast: true, reference: true, capacity: true, issueTime: true, site: false, model: false, quantiles: [],
+};
+
+/** A day-shaped 15-minute series with noisy forecasts and a day-old reference, 1 MW capacity. */
+async function buildPairs(sql: SqlRunner, pairs: number): Promise<void> {
+  await sql.run('SELECT setseed(0.42)');
+  await sql.run(`CREATE TABLE bench_pairs AS
+    WITH t AS (SELECT i, greatest(0, 500 + 450 * sin(2 * pi() * (i % 96) / 96)) AS truth FROM range(${pairs}) r(i))
+    SELECT make_timestamptz(1767225600000000 + i * 900000000) AS valid_time,
+      make_timestamptz(1767225600000000 + (i - 4 - (i % 192)) * 900000000) AS issue_time,
+      truth + 60 * (random() - 0.5) AS actual,
+      truth + 120 * (random() - 0.5) AS forecast,
+      truth + 200 * (random() - 0.5) AS reference,
+      1000.0 AS capacity
+    FROM t`);
+}
+
+async function seconds(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return (performance.now() - start) / 1000;
+}
+
+export async function benchAccuracy(pairs = 10_000_000, path?: string): Promise<{ pairs: number; score_s: number; scan_s: number; ratio: number }> {
+  const dir = path ? null : mkdtempSync(join(tmpdir(), 'efsync-bench-accuracy-'));
+  const file = path ?? join(dir!, 'accuracy.duckdb');
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  try {
+    const sql = connectionRunner(connection);
+    await buildPairs(sql, pairs);
+    await sql.run('CHECKPOINT');
+    const scan = () => sql.all(`SELECT count(*) AS n, avg(abs(forecast - actual)) AS mae, avg(forecast - actual) AS mbe,
+      sqrt(avg((forecast - actual) * (forecast - actual))) AS rmse FROM bench_pairs`);
+    await scan(); // warm the file's pages for both
+    const scan_s = await seconds(scan);
+    const score_s = await seconds(() => scorePairsTable(sql, 'bench_pairs', COLUMNS, 'ending', {
+      groups: ['total'], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1,
+    }));
+    return { pairs, score_s, scan_s, ratio: score_s / scan_s };
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const pairs = Number(process.argv[2] ?? 10_000_000);
+  console.log(JSON.stringify(await benchAccuracy(pairs)));
+}

@@ -1,0 +1,36 @@
+// Scores the site forecast and every model output against the actuals of the last days, stores
+// the results (accuracy_runs, accuracy_results) and writes the HTML report (accuracy.report).
+// The nightly chain runs it after the sync; `efsync accuracy` runs the same with more options.
+import { headlineTable } from '../src/accuracy/format.js';
+import { runWarehouseAccuracy, settingsFromConfig } from '../src/accuracy/score.js';
+import { defineJob } from '../src/runner/job.js';
+import { DAY } from '../src/time.js';
+
+/** Valid times scored when the run names no window: the last 30 days up to now. */
+const DEFAULT_WINDOW = 30 * DAY;
+
+export default defineJob({
+  name: 'accuracy',
+  description: 'Score forecasts and model outputs against actuals into the accuracy tables and the HTML report',
+  // Run by the nightly chain after the sync, or when asked.
+  schedule: null,
+  async run(ctx) {
+    const now = ctx.now();
+    const to = ctx.options.to ?? now;
+    const settings = {
+      ...settingsFromConfig(ctx.config.accuracy),
+      from: ctx.options.from ?? to - DEFAULT_WINDOW,
+      to,
+      sites: ctx.options.sites,
+      reportPath: ctx.config.accuracy.report,
+    };
+    const run = await runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now });
+    const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
+    return {
+      status: failures.length ? 'partial' : 'ok',
+      rows: run.written,
+      failures,
+      summary: [...headlineTable(run.result.rows).split('\n'), `report: ${run.reportPath}`],
+    };
+  },
+});
