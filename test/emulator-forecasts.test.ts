@@ -157,6 +157,12 @@ describe('model output', () => {
     expect(older.capacity.length).toBe(older.valid_time.length);
   });
 
+  it('answers empty columns, and the asked as_of, before the model issued anything', async () => {
+    const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');
+    const none = (await k1.get(`/models/${ai.id}/output`, { as_of: '2026-01-01T00:00:00Z' })).body;
+    expect(none).toMatchObject({ as_of: '2026-01-01T00:00:00Z', forecast: [], valid_time: [], capacity: [] });
+  });
+
   it('fills earlier valid times from earlier vintages with fill=auto', async () => {
     const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');
     const alone = (await k1.get(`/models/${ai.id}/output`, { fill: 'disabled' })).body;
