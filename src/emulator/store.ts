@@ -95,10 +95,7 @@ export class Store {
     return createHash('sha256').update(apiKey).digest('hex').slice(0, 24);
   }
 
-  hasAccount(account: string): boolean {
-    return this.accounts.has(account);
-  }
-
+  /** Registers an account; false when it was already there (its demo sites exist). */
   addAccount(account: string): boolean {
     if (this.accounts.has(account)) return false;
     this.accounts.add(account);
