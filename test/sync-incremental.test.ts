@@ -48,6 +48,7 @@ describe('an incremental sync', () => {
     expect(run.rows.forecasts).toBeGreaterThan(0);
     expect(run.rows.model_outputs).toBeGreaterThan(0);
     expect(run.rows.actuals).toBeGreaterThan(0);
+    expect(run.summary).toContain('sync state advanced for 9 site resource(s)');
 
     // Every forecast and output row of the first sync is still there, value for value.
     for (const table of ['forecasts', 'model_outputs']) {

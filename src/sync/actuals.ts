@@ -1,14 +1,15 @@
 // Actuals: the newest value per site and valid time; the loader keeps every revision.
+import type { ActualsSeries } from '../api/schemas.js';
 import { loadActuals } from '../warehouse/loader.js';
-import type { RowCounts, SiteTask, SyncEnv } from './types.js';
-import { planActuals, type SyncMark } from './windows.js';
+import { loadOptions, type ResourceSync } from './types.js';
+import { planActuals } from './windows.js';
 
-export async function syncActuals(env: SyncEnv, site: SiteTask, mark: SyncMark | null): Promise<RowCounts> {
-  const plan = planActuals(env.now, mark, env.settings, env.backfill);
-  const [read] = plan.reads;
-  const series = await env.client.getSiteActuals(site.siteId, { start: read.start, end: read.end });
-  return loadActuals(env.warehouse, site.siteId, series, {
-    now: env.now,
-    ...(plan.mark ? { syncState: { resource: 'actuals', ...plan.mark, runId: env.runId } } : {}),
-  });
-}
+export const actualsSync: ResourceSync<ActualsSeries> = {
+  async fetch(env, site, mark) {
+    const plan = planActuals(env.now, mark, env.settings, env.backfill);
+    const series = await env.client.getSiteActuals(site.siteId, { start: plan.window.start, end: plan.window.end });
+    return { data: series, mark: plan.mark };
+  },
+  load: (env, site, fetched) =>
+    loadActuals(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'actuals', fetched.mark)),
+};

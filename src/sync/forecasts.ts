@@ -2,17 +2,8 @@
 import pLimit from 'p-limit';
 import type { ForecastSeries } from '../api/schemas.js';
 import { loadForecasts, type ForecastColumns } from '../warehouse/loader.js';
-import type { RowCounts, SiteTask, SyncEnv } from './types.js';
-import { planVintages, type SyncMark, type VintageRead } from './windows.js';
-
-export async function fetchForecasts(env: SyncEnv, siteId: string, reads: VintageRead[]): Promise<ForecastSeries[]> {
-  const limit = pLimit(env.requestsPerSite);
-  return Promise.all(reads.map((read) => limit(() => env.client.getSiteForecast(siteId, {
-    start: read.start,
-    end: read.end,
-    ...(read.asOf === null ? {} : { asOf: read.asOf }),
-  }))));
-}
+import { loadOptions, type ResourceSync } from './types.js';
+import { planVintages } from './windows.js';
 
 /** Several reads of one site's forecast as one set of columns (the loader drops repeated keys). */
 export function forecastColumns(series: ForecastSeries[]): ForecastColumns {
@@ -27,11 +18,17 @@ export function forecastColumns(series: ForecastSeries[]): ForecastColumns {
   };
 }
 
-export async function syncForecasts(env: SyncEnv, site: SiteTask, mark: SyncMark | null): Promise<RowCounts> {
-  const plan = planVintages(env.now, mark, env.settings, env.backfill);
-  const series = await fetchForecasts(env, site.siteId, plan.reads);
-  return loadForecasts(env.warehouse, site.siteId, forecastColumns(series), {
-    now: env.now,
-    ...(plan.mark ? { syncState: { resource: 'forecasts', ...plan.mark, runId: env.runId } } : {}),
-  });
-}
+export const forecastsSync: ResourceSync<ForecastColumns> = {
+  async fetch(env, site, mark) {
+    const plan = planVintages(env.now, mark, env.settings, env.backfill);
+    const limit = pLimit(env.requestsPerSite);
+    const series = await Promise.all(plan.reads.map((read) => limit(() => env.client.getSiteForecast(site.siteId, {
+      start: read.start,
+      end: read.end,
+      ...(read.asOf === null ? {} : { asOf: read.asOf }),
+    }))));
+    return { data: forecastColumns(series), mark: plan.mark };
+  },
+  load: (env, site, fetched) =>
+    loadForecasts(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'forecasts', fetched.mark)),
+};

@@ -1,15 +1,8 @@
 // Models: each site's models with serving settings (serving_active via extra), state and schedule.
+// The loader derives the quantile level from `quantile_p<percent>` names.
 import type { ServiceClient } from '../api/client.js';
 import { loadModels, type SiteModel } from '../warehouse/loader.js';
-import type { RowCounts, SiteTask, SyncEnv } from './types.js';
-
-/** Quantile level of a model named `quantile_p<percent>` (`quantile_p10` → 0.1); null for point forecasts. */
-export function quantileLevel(name: string): number | null {
-  const match = /^quantile_p(\d+(?:\.\d+)?)$/.exec(name);
-  if (!match) return null;
-  const level = Number(match[1]) / 100;
-  return level > 0 && level < 1 ? level : null;
-}
+import type { ResourceSync } from './types.js';
 
 /**
  * The site's models with serving_active, each classified ai or physical by listing the site's
@@ -29,6 +22,7 @@ export async function fetchModels(client: ServiceClient, siteId: string): Promis
   }));
 }
 
-export async function syncModels(env: SyncEnv, site: SiteTask): Promise<RowCounts> {
-  return loadModels(env.warehouse, site.siteId, await site.models(), { now: env.now });
-}
+export const modelsSync: ResourceSync<SiteModel[]> = {
+  fetch: async (_env, site) => ({ data: await site.models(), mark: null }),
+  load: (env, site, fetched) => loadModels(env.warehouse, site.siteId, fetched.data, { now: env.now }),
+};

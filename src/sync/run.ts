@@ -1,68 +1,134 @@
 // The sync of a run: list the sites, then stream them through p-limit, each site's resources in
 // order, each resource fetched then loaded in its own transaction. Only the sites in flight hold
 // data, so memory does not grow with the number of sites. A failing site and resource is recorded
-// and skipped; every other site still syncs.
+// and skipped; every other site still syncs. The run measures where its time goes: fetching
+// (service, parsing) and loading (warehouse, one transaction at a time).
+import { performance } from 'node:perf_hooks';
 import pLimit from 'p-limit';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
 import { JobUsageError, type Failure, type JobContext, type JobOutcome } from '../runner/job.js';
 import type { SiteModel } from '../warehouse/loader.js';
-import { syncActuals } from './actuals.js';
-import { syncForecasts } from './forecasts.js';
-import { fetchModels, syncModels } from './models.js';
-import { syncOutputs } from './outputs.js';
-import { syncSite } from './sites.js';
+import { actualsSync } from './actuals.js';
+import { forecastsSync } from './forecasts.js';
+import { fetchModels, modelsSync } from './models.js';
+import { outputsSync } from './outputs.js';
+import { syncSites } from './sites.js';
 import { readMarks } from './state.js';
-import type { RowCounts, SiteTask, SyncEnv } from './types.js';
+import type { ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
 import type { SyncMark } from './windows.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
 const REQUESTS_PER_SITE = 4;
 
+/** Resources read per site; `sites` comes whole with the site list and loads at once. */
+type SiteResource = Exclude<Resource, 'sites'>;
+
+const STEPS: Record<SiteResource, ResourceSync<unknown>> = {
+  models: modelsSync as ResourceSync<unknown>,
+  forecasts: forecastsSync as ResourceSync<unknown>,
+  outputs: outputsSync as ResourceSync<unknown>,
+  actuals: actualsSync as ResourceSync<unknown>,
+};
+
+/** Resources read by window: their sync_state says how far each site got. */
+const WINDOWED: readonly Resource[] = ['forecasts', 'outputs', 'actuals'];
+
 type Marks = Partial<Record<Resource, Map<string, SyncMark>>>;
+
+interface Tally {
+  rows: RowCounts;
+  failures: Failure[];
+  succeeded: number;
+  notStarted: number;
+  /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
+  marksAdvanced: number;
+  /** Milliseconds summed over sites: fetches overlap (concurrency), loads do not. */
+  fetchMs: number;
+  loadMs: number;
+}
 
 /** Syncs `resources` (in the order of RESOURCES) for the sites of `ctx.options.sites`, or all. */
 export async function syncAll(ctx: JobContext, resources: readonly Resource[]): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => resources.includes(r));
+  const perSite = ordered.filter((r): r is SiteResource => r !== 'sites');
   const env = await syncEnv(ctx);
   const sites = selectSites(await env.client.listSites(), ctx.options.sites);
-  const marks = await readAllMarks(ctx, ordered);
-  const rows: RowCounts = {};
-  const failures: Failure[] = [];
-  let succeeded = 0;
-  let notStarted = 0;
+  const marks: Marks = {};
+  for (const resource of ordered.filter((r) => WINDOWED.includes(r))) marks[resource] = await readMarks(ctx.warehouse, resource);
+  const tally: Tally = { rows: {}, failures: [], succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
 
   ctx.log.info({ sites: sites.length, resources: ordered, backfill: env.backfill }, 'sync started');
+  const started = performance.now();
+  if (ordered.includes('sites')) await syncSiteList(ctx, env, sites, tally);
   ctx.progress.start(sites.length, 'sync');
   const limit = pLimit(ctx.config.sync.concurrency);
   await Promise.all(sites.map((site) => limit(async () => {
     if (ctx.signal.aborted) {
-      notStarted += 1;
+      tally.notStarted += 1;
       return;
     }
-    const task = siteTask(env, site);
-    const siteRows: RowCounts = {};
-    for (const resource of ordered) {
-      if (ctx.signal.aborted) break;
-      try {
-        addRows(siteRows, await syncResource(env, resource, site, task, marks[resource]?.get(site.site_id) ?? null));
-        succeeded += 1;
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        failures.push({ siteId: site.site_id, resource, reason });
-        ctx.log.warn({ siteId: site.site_id, resource, err: reason }, 'site resource failed; going on with the others');
-      }
-    }
-    addRows(rows, siteRows);
-    ctx.log.debug({ siteId: site.site_id, rows: siteRows }, 'site synced');
+    await syncOneSite(ctx, env, site, perSite, marks, tally);
     ctx.progress.tick();
   })));
   ctx.progress.stop();
+  const wallMs = performance.now() - started;
 
-  if (notStarted > 0) failures.push({ reason: `stopped before ${notStarted} of ${sites.length} sites started` });
-  const status = failures.length === 0 ? 'ok' : succeeded > 0 ? 'partial' : 'failed';
-  ctx.log.info({ status, rows, failures: failures.length }, 'sync ended');
-  return { status, rows, failures, summary: summaryLines(sites.length, ordered, rows, failures) };
+  if (tally.notStarted > 0) tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
+  const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
+  const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
+  ctx.log.info({ status, rows: tally.rows, marksAdvanced: tally.marksAdvanced, failures: tally.failures.length, ...timing }, 'sync ended');
+  return { status, rows: tally.rows, failures: tally.failures, summary: summaryLines(sites.length, ordered, tally, wallMs) };
+}
+
+/** The sites resource: every selected site as listed, in one load. */
+async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[], tally: Tally): Promise<void> {
+  try {
+    const rows = await env.warehouse.exclusive(async () => {
+      const loadStart = performance.now();
+      const written = await syncSites(env, sites);
+      tally.loadMs += performance.now() - loadStart;
+      return written;
+    });
+    addRows(tally.rows, rows);
+    tally.succeeded += 1;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    tally.failures.push({ resource: 'sites', reason });
+    ctx.log.warn({ resource: 'sites', err: reason }, 'loading the site list failed; going on with the per-site resources');
+  }
+}
+
+/** One site's resources in order; a failure of one is recorded and the next still runs. */
+async function syncOneSite(ctx: JobContext, env: SyncEnv, site: SiteResponse, resources: SiteResource[], marks: Marks, tally: Tally): Promise<void> {
+  const task = siteTask(env, site);
+  const siteRows: RowCounts = {};
+  for (const resource of resources) {
+    if (ctx.signal.aborted) break;
+    try {
+      const step = STEPS[resource];
+      const fetchStart = performance.now();
+      const fetched = await step.fetch(env, task, marks[resource]?.get(site.site_id) ?? null);
+      tally.fetchMs += performance.now() - fetchStart;
+      // Timed while holding the warehouse, so the wait for other sites' loads is not counted.
+      const rows = await env.warehouse.exclusive(async () => {
+        const loadStart = performance.now();
+        const written = await step.load(env, task, fetched);
+        tally.loadMs += performance.now() - loadStart;
+        return written;
+      });
+      const { sync_state: advanced = 0, ...data } = rows;
+      tally.marksAdvanced += advanced;
+      addRows(siteRows, data);
+      tally.succeeded += 1;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      tally.failures.push({ siteId: site.site_id, resource, reason });
+      ctx.log.warn({ siteId: site.site_id, resource, err: reason }, 'site resource failed; going on with the others');
+    }
+  }
+  addRows(tally.rows, siteRows);
+  ctx.log.debug({ siteId: site.site_id, rows: siteRows }, 'site synced');
 }
 
 async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
@@ -90,50 +156,30 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
   return sites.filter((s) => wanted.includes(s.site_id) || wanted.includes(s.name));
 }
 
-async function readAllMarks(ctx: JobContext, resources: Resource[]): Promise<Marks> {
-  const marks: Marks = {};
-  for (const resource of resources) {
-    if (resource === 'forecasts' || resource === 'outputs' || resource === 'actuals') {
-      marks[resource] = await readMarks(ctx.warehouse, resource);
-    }
-  }
-  return marks;
-}
-
 function siteTask(env: SyncEnv, site: SiteResponse): SiteTask {
   let models: Promise<SiteModel[]> | undefined;
   return {
     siteId: site.site_id,
-    name: site.name,
     models: () => (models ??= fetchModels(env.client, site.site_id)),
   };
-}
-
-function syncResource(env: SyncEnv, resource: Resource, site: SiteResponse, task: SiteTask, mark: SyncMark | null): Promise<RowCounts> {
-  switch (resource) {
-    case 'sites':
-      return syncSite(env, site);
-    case 'models':
-      return syncModels(env, task);
-    case 'forecasts':
-      return syncForecasts(env, task, mark);
-    case 'outputs':
-      return syncOutputs(env, task, mark);
-    case 'actuals':
-      return syncActuals(env, task, mark);
-  }
 }
 
 function addRows(total: RowCounts, part: RowCounts): void {
   for (const [table, count] of Object.entries(part)) total[table] = (total[table] ?? 0) + count;
 }
 
-function summaryLines(siteCount: number, resources: Resource[], rows: RowCounts, failures: Failure[]): string[] {
-  const failedSites = new Set(failures.map((f) => f.siteId).filter(Boolean));
-  const tables = Object.entries(rows).filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b));
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wallMs: number): string[] {
+  const failedSites = new Set(tally.failures.map((f) => f.siteId).filter(Boolean));
+  const tables = Object.entries(tally.rows).filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b));
   return [
     `synced ${resources.join(', ')} of ${siteCount} site(s); ${failedSites.size} with failures`,
     tables.length === 0 ? 'rows written: none (nothing new)' : `rows written: ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
-    ...failures.map((f) => `failed: ${[f.siteId, f.resource].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
+    `sync state advanced for ${tally.marksAdvanced} site resource(s)`,
+    `time: ${seconds(wallMs)}; fetching ${seconds(tally.fetchMs)} summed over sites in parallel, loading ${seconds(tally.loadMs)} one transaction at a time`,
+    ...tally.failures.map((f) => `failed: ${[f.siteId, f.resource].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
   ];
 }

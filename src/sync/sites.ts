@@ -1,9 +1,10 @@
-// Sites: the site row, its PV assets and its capacity timeline, as the site list returned them.
+// Sites: the site rows, their PV assets and capacity timelines, as the site list returned them.
+// The list is read once per run, so all selected sites load in one transaction (a reader never
+// sees a site without its assets), instead of one small transaction per site.
 import type { SiteResponse } from '../api/schemas.js';
 import { loadSites } from '../warehouse/loader.js';
 import type { RowCounts, SyncEnv } from './types.js';
 
-/** The sites step of one site: the site list already read it, so only the load remains. */
-export async function syncSite(env: SyncEnv, site: SiteResponse): Promise<RowCounts> {
-  return loadSites(env.warehouse, [site], { now: env.now });
+export function syncSites(env: SyncEnv, sites: readonly SiteResponse[]): Promise<RowCounts> {
+  return loadSites(env.warehouse, sites, { now: env.now });
 }

@@ -1,9 +1,10 @@
-// What every resource module of the sync gets: the service, the warehouse, the run's clock and windows.
+// What every resource module of the sync gets and gives: the run's environment in, a fetch
+// phase (the service) and a load phase (the warehouse) out, so a run can say where time goes.
 import type { ServiceClient } from '../api/client.js';
 import type { Logger } from '../log.js';
-import type { SiteModel } from '../warehouse/loader.js';
+import type { LoadOptions, SiteModel } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import type { Backfill, WindowSettings } from './windows.js';
+import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
 export type RowCounts = Record<string, number>;
@@ -25,6 +26,25 @@ export interface SyncEnv {
 /** One site being synced; its models are listed once and shared by the models and outputs steps. */
 export interface SiteTask {
   siteId: string;
-  name: string;
   models(): Promise<SiteModel[]>;
+}
+
+/** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */
+export interface Fetched<T> {
+  data: T;
+  mark: SyncMark | null;
+}
+
+/** One pulled resource: read a site's data from the service, then write it in one transaction. */
+export interface ResourceSync<T> {
+  fetch(env: SyncEnv, site: SiteTask, mark: SyncMark | null): Promise<Fetched<T>>;
+  load(env: SyncEnv, site: SiteTask, fetched: Fetched<T>): Promise<RowCounts>;
+}
+
+/** The loader's options: the run's clock, and the new sync state written with the data. */
+export function loadOptions(env: SyncEnv, resource: string, mark: SyncMark | null): LoadOptions {
+  return {
+    now: env.now,
+    ...(mark ? { syncState: { resource, syncedTo: mark.syncedTo, lastAsOf: mark.lastAsOf, runId: env.runId } } : {}),
+  };
 }

@@ -35,8 +35,8 @@ export interface VintageRead extends Window {
   asOf: number | null;
 }
 
-export interface Plan<R> {
-  reads: R[];
+export interface VintagePlan {
+  reads: VintageRead[];
   /** The sync state to record once every read has landed; null leaves it as it is (backfill). */
   mark: SyncMark | null;
 }
@@ -51,12 +51,9 @@ function incrementalStart(now: number, mark: SyncMark | null, settings: WindowSe
 }
 
 /** Actuals: one window, [synced_to - lookback, now], or the backfill window. */
-export function planActuals(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): Plan<Window> {
-  if (backfill) return { reads: [{ start: backfill.from, end: backfill.to }], mark: null };
-  return {
-    reads: [{ start: incrementalStart(now, mark, settings), end: now }],
-    mark: { syncedTo: now, lastAsOf: null },
-  };
+export function planActuals(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): { window: Window; mark: SyncMark | null } {
+  if (backfill) return { window: { start: backfill.from, end: backfill.to }, mark: null };
+  return { window: { start: incrementalStart(now, mark, settings), end: now }, mark: { syncedTo: now, lastAsOf: null } };
 }
 
 /**
@@ -66,7 +63,7 @@ export function planActuals(now: number, mark: SyncMark | null, settings: Window
  * A backfill reads one as_of per UTC day of its window (the day-ahead vintages) and no
  * current forecast, and leaves the sync state where it is.
  */
-export function planVintages(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): Plan<VintageRead> {
+export function planVintages(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): VintagePlan {
   if (backfill) {
     const asOfs = grid(ceilTo(backfill.from, DAY), Math.min(backfill.to, now), DAY);
     return { reads: asOfs.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon })), mark: null };
