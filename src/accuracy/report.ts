@@ -155,21 +155,19 @@ const escapeHtml = (text: string) =>
 function formatCell(value: number | undefined): string {
   if (value === undefined) return '';
   if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value)) return String(value);
   return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(4);
 }
 
+/** Group total as a table with one row per metric, one column per forecast, and what the metric means. */
 function metricsTableHtml(rows: AccuracyRow[]): string {
   const totals = rows.filter((r) => r.group === 'total');
-  const names = [...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter((n) => !n.startsWith('dropped_'));
-  const header = ['forecast', 'n', ...names].map((h) => `<th title="${escapeHtml(meaningOf(h))}">${escapeHtml(h)}</th>`).join('');
-  const body = totals.map((r) =>
-    `<tr><td>${escapeHtml(subjectLabel(r))}</td><td>${r.n}</td>${names.map((n) => `<td>${formatCell(r.values[n])}</td>`).join('')}</tr>`);
-  const glossary = ['n', ...names]
-    .filter((n) => meaningOf(n))
-    .map((n) => `<dt>${escapeHtml(n)}</dt><dd>${escapeHtml(meaningOf(n))}</dd>`)
-    .filter((line, i, all) => all.indexOf(line) === i);
-  return `<div class="scroll"><table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></div>
-<h3>What the metrics mean</h3><dl>${glossary.join('')}</dl>`;
+  const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter((n) => !n.startsWith('dropped_'));
+  const value = (r: AccuracyRow, name: string) => formatCell(name === 'n' ? r.n : r.values[name]);
+  const header = ['metric', ...totals.map(subjectLabel), 'what it means'].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const body = names.map((name) =>
+    `<tr><td>${escapeHtml(name)}</td>${totals.map((r) => `<td>${value(r, name)}</td>`).join('')}<td class="meaning">${escapeHtml(meaningOf(name))}</td></tr>`);
+  return `<table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
 export interface ReportInput {
@@ -212,8 +210,8 @@ body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; max-width:
 h1 { margin-bottom: .2rem; } .notes { color: #555; margin-top: 0; }
 section { margin: 2rem 0; } table { border-collapse: collapse; font-size: 13px; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; } .scroll { overflow-x: auto; }
-dt { font-weight: 600; float: left; clear: left; width: 9rem; } dd { margin: 0 0 .4rem 9.5rem; }
+th:first-child, td:first-child, td.meaning, th:last-child { text-align: left; }
+td.meaning { white-space: normal; color: #444; min-width: 28rem; }
 .empty { color: #999; }
 </style></head><body>
 <h1>${escapeHtml(input.title)}</h1>
