@@ -33,6 +33,16 @@ describe('efsync run', () => {
     expect(stderr).toContain(`${file}:3:13: schedule.catch_up: Invalid option`);
   });
 
+  it('exits 2 when a service is configured but no API key is given, and records the run', async () => {
+    const config = tempConfig();
+    const { code, stdout } = await startChild([...CLI, 'run', 'nightly', '--db', config.warehouse.path], {
+      EFSYNC_LOG_LEVEL: 'fatal', EFSYNC_BASE_URL: 'http://127.0.0.1:9', EFSYNC_API_KEY: '', EFSYNC_API_KEY_FILE: '',
+    }).exit;
+    expect(code).toBe(EXIT.usage);
+    expect(stdout).toContain('error: no API key for http://127.0.0.1:9: set EFSYNC_API_KEY');
+    expect(stdout).toMatch(/nightly run \S+: failed \(exit 2\)/);
+  });
+
   it('exits 3 naming the holder when another process writes the warehouse', async () => {
     const config = tempConfig();
     const holder = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'N-1' } });

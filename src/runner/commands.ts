@@ -114,7 +114,13 @@ async function runCommand(name: string, flags: RunFlags): Promise<number> {
     const { runJob } = await import('./run.js');
     const result = await runJob(job, {
       config, options, trigger: 'manual', log, signal: shutdown.signal, progress: terminalProgress(), timeoutMs, lockWaitMs,
-    });
+    }).catch((error: Error) => error);
+    if (result instanceof Error) {
+      // The run could not even be recorded (e.g. the warehouse file is unreadable).
+      log.error({ err: result }, 'run failed before it started');
+      process.stdout.write(`${job.name}: failed before it started: ${result.message}\n`);
+      return EXIT.failed;
+    }
     const lines = result.summary.length > 0 ? [...result.summary] : [];
     if (result.status === 'busy') lines.push(`not run: ${result.error}`);
     else if (result.error) lines.push(`error: ${result.error}`);

@@ -191,8 +191,16 @@ async function execute(
 
 async function connect(config: LoadedConfig, log: Logger, now: () => number): Promise<ServiceConnection> {
   // Loaded on first use: runs that never call the service never start the embedded emulator.
-  const { connectService } = await import('../service.js');
-  return connectService(config, log, { now });
+  const { connectService, MissingApiKeyError } = await import('../service.js');
+  try {
+    return await connectService(config, log, { now });
+  } catch (error) {
+    // No key, or a key file that is missing or empty: configuration, so exit 2 rather than 4.
+    if (error instanceof MissingApiKeyError || /^API key file/.test((error as Error).message)) {
+      throw new JobUsageError((error as Error).message);
+    }
+    throw error;
+  }
 }
 
 /** The recorded status: an aborted run is interrupted (signal) or failed (timeout), whatever it returned. */
