@@ -26,7 +26,7 @@ export function exitCodeFor(status: RunStatus | 'busy'): ExitCode {
     case 'partial':
       return EXIT.partial;
     case 'busy':
-    case 'skipped':
+    case 'skipped': // only scheduled runs are skipped: their slot was already run
       return EXIT.busy;
     case 'interrupted':
       return EXIT.interrupted;

@@ -100,9 +100,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 
   try {
     startedAt = now();
-    const orphans = await markOrphanedRuns(warehouse, startedAt);
-    if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
-    await recordSkips(warehouse, opts.pendingSkips ?? []);
+    const tidied = await tidyLedger(warehouse, opts.pendingSkips ?? [], startedAt, log);
     if (opts.scheduledFor !== undefined && trigger !== 'manual') {
       // A catch-up redoes an interrupted slot as its next attempt.
       if (trigger === 'catch-up') attempt = (await lastAttempt(warehouse, job.name, opts.scheduledFor)) + 1;
@@ -110,7 +108,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       if (earlier) {
         const reason = `slot ${new Date(opts.scheduledFor).toISOString()} already run (run ${earlier})`;
         log.info({ earlier }, reason);
-        if (orphans.length > 0 || (opts.pendingSkips ?? []).length > 0) await warehouse.publish();
+        if (tidied) await warehouse.publish();
         return result('skipped', reason);
       }
     }
@@ -130,6 +128,17 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   } finally {
     await warehouse.close();
   }
+}
+
+/**
+ * With the lock held: runs left `running` by a crashed process become interrupted, and the skips
+ * the daemon noted while it could not write are recorded. True when it wrote anything.
+ */
+async function tidyLedger(warehouse: Warehouse, skips: SkipNote[], at: number, log: Logger): Promise<boolean> {
+  const orphans = await markOrphanedRuns(warehouse, at);
+  if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
+  await recordSkips(warehouse, skips);
+  return orphans.length > 0 || skips.length > 0;
 }
 
 async function recordSkips(warehouse: Warehouse, skips: SkipNote[]): Promise<void> {
