@@ -30,6 +30,7 @@ interface Flags {
   maxMissing?: string;
   forecastInterval?: string;
   actualInterval?: string;
+  distribution?: boolean;
 }
 
 /** A usage error: the message names the option. */
@@ -82,6 +83,7 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
     actualLabel: labelled ?? base.actualLabel,
     forecastIntervalMs: option('--forecast-interval', flags.forecastInterval, parseDuration),
     actualIntervalMs: option('--actual-interval', flags.actualInterval, parseDuration),
+    distribution: flags.distribution,
     reportPath,
   };
 }
@@ -137,6 +139,7 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
     .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')
     .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
+    .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that sort every value (faster on very large windows)')
     .action(async (flags: Flags) => {
       try {
         process.exitCode = await accuracyCommand(flags);

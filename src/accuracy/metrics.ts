@@ -48,6 +48,8 @@ export interface MetricOptions extends GroupOptions {
   deadbandPct: number;
   /** MAPE skips actuals at or below this percentage of capacity (or exactly zero without capacity). */
   mapeMinActualPct: number;
+  /** Compute KSI, OVER and CPI (default true): they sort every value, the rest is one pass. */
+  distribution?: boolean;
 }
 
 /** One result row: a subject (and model) in one group key, with its metric values by name. */
@@ -95,6 +97,36 @@ const KEYS = 'subject, model, grp, key';
  */
 const GROUP_ID = `hash(${KEYS})`;
 
+/** KSI and OVER per group id, from the `scored` and `agg` CTEs of pointMetricsSql. */
+const ECDF_SQL = `,
+-- Right-continuous ECDFs of actual (+1) and forecast (-1): sorted by value, the running sum c
+-- is n * (ECDF_o - ECDF_f) after each value; it holds until the next value, dx further on.
+-- Within a run of equal values dx is 0, so only the last of them (holding the full sum) counts.
+-- Every group holds as many actuals as forecasts, so its values sum to 0: one running sum over
+-- all groups sorted by (group id, value) restarts at 0 in each group, and the dx that crosses into
+-- the next group meets c = 0. This sorts once instead of per partition (several times faster).
+ecdf_points AS (
+  SELECT gid, o AS x, 1 AS w FROM scored WHERE o IS NOT NULL
+  UNION ALL
+  SELECT gid, f AS x, -1 AS w FROM scored WHERE o IS NOT NULL
+),
+ecdf_steps AS (
+  SELECT gid, abs(sum(w) OVER ecdf) AS c, lead(x) OVER ecdf - x AS dx
+  FROM ecdf_points
+  WINDOW ecdf AS (ORDER BY gid, x ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+ecdf_by_level AS (
+  SELECT gid, c, sum(dx) AS width FROM ecdf_steps WHERE c > 0 AND dx > 0 GROUP BY gid, c
+),
+ecdf AS (
+  SELECT l.gid,
+    sum(l.c / a.n_point * l.width) AS ksi,
+    sum(greatest(l.c / a.n_point - ${KS_CRITICAL} / sqrt(a.n_point), 0) * l.width) AS over
+  FROM ecdf_by_level l JOIN agg a USING (gid)
+  GROUP BY l.gid
+)
+`;
+
 /** Deterministic metrics, counts and the ECDF metrics (KSI, OVER) per subject and group key. */
 function pointMetricsSql(pairs: string, options: MetricOptions): string {
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
@@ -103,7 +135,7 @@ function pointMetricsSql(pairs: string, options: MetricOptions): string {
   return `
 WITH expanded AS (${expandedSql(pairs, options)}),
 scored AS (
-  SELECT ${KEYS}, key_order, drop_reason, capacity,
+  SELECT ${KEYS}, ${GROUP_ID} AS gid, key_order, drop_reason, capacity,
     CASE WHEN drop_reason IS NULL THEN forecast END AS f,
     CASE WHEN drop_reason IS NULL AND forecast IS NOT NULL THEN actual END AS o,
     forecast IS NOT NULL AS has_forecast, reference IS NOT NULL AS has_reference,
@@ -114,7 +146,7 @@ scored AS (
   FROM expanded
 ),
 agg AS (
-  SELECT ${KEYS}, ${GROUP_ID} AS gid, min(key_order) AS key_order,
+  SELECT ${KEYS}, gid, min(key_order) AS key_order,
     count(*) FILTER (WHERE drop_reason IS NULL) AS n,
     count(*) FILTER (WHERE drop_reason IS NOT NULL) AS dropped,
     ${dropCounts},
@@ -133,42 +165,15 @@ agg AS (
     corr(f, o) AS r,
     1 - sum(e_plain * e_plain) / (var_pop(o) * count(o)) AS r2,
     stddev_pop(e_plain) AS crmse
-  FROM scored GROUP BY ${KEYS}
-),
--- Right-continuous ECDFs of actual (+1) and forecast (-1): sorted by value, the running sum c
--- is n * (ECDF_o - ECDF_f) after each value; it holds until the next value, dx further on.
--- Within a run of equal values dx is 0, so only the last of them (holding the full sum) counts.
--- Every group holds as many actuals as forecasts, so its values sum to 0: one running sum over
--- all groups sorted by (group id, value) restarts at 0 in each group, and the dx that crosses into
--- the next group meets c = 0. This sorts once instead of per partition (several times faster).
-ecdf_points AS (
-  SELECT ${GROUP_ID} AS gid, o AS x, 1 AS w FROM scored WHERE o IS NOT NULL
-  UNION ALL
-  SELECT ${GROUP_ID} AS gid, f AS x, -1 AS w FROM scored WHERE o IS NOT NULL
-),
-ecdf_steps AS (
-  SELECT gid, abs(sum(w) OVER ecdf) AS c, lead(x) OVER ecdf - x AS dx
-  FROM ecdf_points
-  WINDOW ecdf AS (ORDER BY gid, x ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-),
-ecdf_by_level AS (
-  SELECT gid, c, sum(dx) AS width FROM ecdf_steps WHERE c > 0 AND dx > 0 GROUP BY gid, c
-),
-ecdf AS (
-  SELECT l.gid,
-    sum(l.c / a.n_point * l.width) AS ksi,
-    sum(greatest(l.c / a.n_point - ${KS_CRITICAL} / sqrt(a.n_point), 0) * l.width) AS over
-  FROM ecdf_by_level l JOIN agg a USING (gid)
-  GROUP BY l.gid
-)
-SELECT a.*,
+  FROM scored GROUP BY ${KEYS}, gid
+)${options.distribution === false ? '' : ECDF_SQL}SELECT a.*, ${options.distribution === false ? '' : `
   CASE WHEN a.n_point = 0 THEN NULL ELSE coalesce(k.ksi, 0) END AS ksi,
   CASE WHEN a.n_point = 0 THEN NULL ELSE coalesce(k.over, 0) END AS over,
-  (coalesce(k.ksi, 0) + coalesce(k.over, 0) + 2 * a.rmse_plain) / 4 AS cpi,
+  (coalesce(k.ksi, 0) + coalesce(k.over, 0) + 2 * a.rmse_plain) / 4 AS cpi,`}
   CASE WHEN a.rmse = a.rmse_ref THEN 0.0
        WHEN a.rmse_ref = 0 THEN -'Infinity'::DOUBLE
        ELSE 1 - a.rmse / a.rmse_ref END AS skill
-FROM agg a LEFT JOIN ecdf k USING (gid)`;
+FROM agg a ${options.distribution === false ? '' : 'LEFT JOIN ecdf k USING (gid)'}`;
 }
 
 /** Piecewise-linear CDF from (level, value) nodes: the exact CRPS integral, in SQL. */
@@ -255,7 +260,7 @@ export async function computeMetrics(
   for (const r of pointRows) {
     const values: Record<string, number> = {};
     for (const f of COUNT_FIELDS) values[f] = num(r[f]);
-    if (r.has_forecast) for (const m of POINT_METRICS) values[m] = num(r[m]);
+    if (r.has_forecast) for (const m of POINT_METRICS) if (m in r) values[m] = num(r[m]);
     if (r.has_forecast && r.has_reference) for (const m of REFERENCE_METRICS) values[m] = num(r[m]);
     rows.set(keyOf(r), {
       subject: r.subject, model: r.model, group: r.grp, key: r.key,
