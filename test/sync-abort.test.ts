@@ -1,0 +1,57 @@
+// Aborting a sync (SIGINT/SIGTERM reach it as the run's signal) stops starting new sites: the run
+// is recorded as interrupted, every site and resource that landed is whole, and a rerun completes
+// the warehouse to what a clean run gives.
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../src/emulator/server.js';
+import { runJob } from '../src/runner/run.js';
+import { syncJob } from '../src/sync/index.js';
+import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+
+const SITES = 8;
+
+let emu: Emulator;
+
+beforeAll(async () => {
+  emu = await emulator({ sites: SITES });
+});
+
+afterAll(async () => {
+  await emu?.close();
+});
+
+describe('a sync aborted after its first site landed', () => {
+  it('is interrupted, keeps whole sites only, and a rerun completes it', async () => {
+    const dir = tempDir();
+    const config = testConfig({ dir, url: emu.url, db: join(dir, 'aborted.duckdb'), sync: { concurrency: 1 } });
+    const abort = new AbortController();
+    // Abort from the log line that says a site landed, as a signal handler would at any moment.
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        if (String(chunk).includes('"msg":"site synced"')) abort.abort(new Error('SIGTERM'));
+        done();
+      },
+    });
+    const run = await runJob(syncJob, { config, now: () => NOW, signal: abort.signal, log: pino({ level: 'debug' }, sink) });
+    expect(run.status).toBe('interrupted');
+    expect(run.exitCode).toBe(5);
+
+    const db = config.warehouse.path;
+    const synced = await query<{ site_id: string; resources: bigint }>(db,
+      'SELECT site_id, count(*) AS resources FROM sync_state GROUP BY site_id');
+    expect(synced.length).toBeGreaterThanOrEqual(1);
+    expect(synced.length).toBeLessThan(SITES);
+    // A site with a sync state has its data; a site without one has no series at all.
+    const orphans = await query<{ n: bigint }>(db,
+      `SELECT count(*) AS n FROM (SELECT DISTINCT site_id FROM forecasts UNION SELECT DISTINCT site_id FROM actuals)
+        WHERE site_id NOT IN (SELECT site_id FROM sync_state)`);
+    expect(Number(orphans[0].n)).toBe(0);
+
+    expect((await runSync(config)).status).toBe('ok');
+    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    expect((await runSync(clean)).status).toBe('ok');
+    expect(await tableHashes(db)).toEqual(await tableHashes(clean.warehouse.path));
+  }, 120_000);
+});
