@@ -63,6 +63,11 @@ describe('warehouse alignment', () => {
     expect(hours).toEqual(['00', '02']); // 01:00 and 03:00 ending
   });
 
+  it('splits the site forecast by serving model and any subject by site', async () => {
+    const { rows } = await scoreWarehouse(wh, { ...base, groups: ['model', 'site'] });
+    expect(rows.map((r) => [r.subject, r.group, r.key, r.n])).toEqual([['forecast', 'model', 'gbm', 2], ['forecast', 'site', 'S1', 2]]);
+  });
+
   it('scores against the day-before persistence reference', async () => {
     const { rows } = await scoreWarehouse(wh, base);
     const total = rows.find((r) => r.subject === 'forecast' && r.group === 'total')!;
