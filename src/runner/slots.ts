@@ -12,7 +12,7 @@
  * time is then placed in the zone by that rule. Instants are epoch ms.
  */
 import { CronExpressionParser } from 'cron-parser';
-import { HOUR, MINUTE, zoneOffsetMinutes } from '../time.js';
+import { DAY, HOUR, MINUTE, zoneOffsetMinutes } from '../time.js';
 
 /** Wall-clock shifts are at most 2 hours (a few historical zones); 3 h covers every real zone. */
 const SHIFT_MARGIN = 3 * HOUR;
@@ -34,25 +34,31 @@ export function cronProblem(expr: string): string | null {
 /** The slots of `expr` in `tz` with `from < slot <= to`, in order. */
 export function nextSlots(expr: string, tz: string, from: number, to: number): number[] {
   if (to <= from) return [];
-  const walls = wallTimes(expr, toWall(from, tz) - SHIFT_MARGIN, toWall(to, tz) + SHIFT_MARGIN, 'next');
+  const walls = wallTimes(expr, toWall(from, tz) - SHIFT_MARGIN, toWall(to, tz) + SHIFT_MARGIN);
   return placeAll(walls, tz).filter((slot) => slot > from && slot <= to);
 }
 
+/** Windows to look in, growing, so a minutely and a yearly schedule are both found quickly. */
+const WINDOWS = [HOUR, DAY, 32 * DAY, 367 * DAY, 5 * 367 * DAY];
+
 /** The first slot after `after`. */
 export function nextSlot(expr: string, tz: string, after: number): number {
-  const walls = wallTimes(expr, toWall(after, tz) - SHIFT_MARGIN, Number.POSITIVE_INFINITY, 'next', 8);
-  const slot = placeAll(walls, tz).find((s) => s > after);
-  if (slot === undefined) throw new Error(`no slot of "${expr}" after ${new Date(after).toISOString()}`);
-  return slot;
+  for (const window of WINDOWS) {
+    const slot = nextSlots(expr, tz, after, after + window)[0];
+    if (slot !== undefined) return slot;
+  }
+  throw new Error(`no slot of "${expr}" in the five years after ${new Date(after).toISOString()}`);
 }
 
 /** The newest `count` slots with `from < slot <= to`, oldest first, without walking the whole range. */
 export function lastSlots(expr: string, tz: string, from: number, to: number, count: number): number[] {
   if (to <= from || count <= 0) return [];
-  // A few more wall times than asked: a spring gap can merge several into one slot.
-  const walls = wallTimes(expr, toWall(to, tz) + SHIFT_MARGIN, toWall(from, tz) - SHIFT_MARGIN, 'prev', count + 8);
-  const slots = placeAll(walls.reverse(), tz).filter((slot) => slot > from && slot <= to);
-  return slots.slice(-count);
+  for (const window of WINDOWS) {
+    const start = Math.max(from, to - window);
+    const slots = nextSlots(expr, tz, start, to);
+    if (slots.length >= count || start === from) return slots.slice(-count);
+  }
+  return nextSlots(expr, tz, from, to).slice(-count);
 }
 
 /** The wall-clock reading of instant `ms` in `tz`, as if that reading were UTC. */
@@ -60,15 +66,11 @@ function toWall(ms: number, tz: string): number {
   return ms + zoneOffsetMinutes(ms, tz) * MINUTE;
 }
 
-/** Wall times of `expr` walking from `start` towards `end` (exclusive of `start`), at most `limit`. */
-function wallTimes(expr: string, start: number, end: number, direction: 'next' | 'prev', limit = Infinity): number[] {
+/** Wall times of `expr` after `start`, up to `end`. */
+function wallTimes(expr: string, start: number, end: number): number[] {
   const interval = CronExpressionParser.parse(expr, { tz: 'UTC', currentDate: new Date(start) });
   const walls: number[] = [];
-  while (walls.length < limit) {
-    const wall = (direction === 'next' ? interval.next() : interval.prev()).getTime();
-    if (direction === 'next' ? wall > end : wall < end) break;
-    walls.push(wall);
-  }
+  for (let wall = interval.next().getTime(); wall <= end; wall = interval.next().getTime()) walls.push(wall);
   return walls;
 }
 
@@ -86,7 +88,7 @@ function placeAll(walls: number[], tz: string): number[] {
  * autumn), the end of the gap when it does not (spring).
  */
 export function placeWall(wall: number, tz: string): number {
-  const offsets = new Set([-1, 0, 1].map((day) => zoneOffsetMinutes(wall + day * 24 * HOUR, tz)));
+  const offsets = new Set([-1, 0, 1].map((day) => zoneOffsetMinutes(wall + day * DAY, tz)));
   const candidates = [...offsets]
     .map((offset) => wall - offset * MINUTE)
     .filter((instant) => toWall(instant, tz) === wall)
