@@ -47,6 +47,12 @@ describe('efsync sync', () => {
     expect(run.stderr).toContain('sites,models,forecasts,outputs,actuals');
   });
 
+  it('rejects an unknown option with exit code 2 (1 means partial)', async () => {
+    const run = await efsync('sync', '--config', configFile, '--bogus');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown option '--bogus'");
+  });
+
   it('rejects --from without --to, and a bad timestamp, with exit code 2', async () => {
     expect((await efsync('sync', '--config', configFile, '--from', '2026-11-01T00:00Z')).code).toBe(2);
     const bad = await efsync('sync', '--config', configFile, '--from', 'yesterday', '--to', '2026-11-02T00:00Z');

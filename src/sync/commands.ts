@@ -29,6 +29,9 @@ export function registerSyncCommands(program: Command): void {
     .option('--to <iso>', 'end of the backfill window')
     .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
     .option('--config <file>', 'config file (default config/efsync.yaml)')
+    // An unknown or incomplete option is a usage error (2), not commander's 1, which means partial here.
+    // Commander calls this before any work starts, so leaving at once loses nothing.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : EXIT.usage))
     .action(async (flags: SyncFlags) => {
       process.exitCode = await syncCommand(flags);
     });
