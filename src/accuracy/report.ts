@@ -92,10 +92,10 @@ function seriesSpec(series: SeriesPoint[]): vl.TopLevelSpec {
       .map((s) => ({ site: p.site ?? 'all', time: p.time, series: s, kW: p[s] })));
   return {
     data: { values },
-    facet: { row: { field: 'site', type: 'nominal', title: null } },
+    facet: { row: { field: 'site', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelFontWeight: 'bold' } } },
     resolve: { scale: { y: 'independent' } },
     spec: {
-      width: 1100, height: 160,
+      width: 980, height: 160,
       mark: { type: 'line', strokeWidth: 1.2 },
       encoding: {
         x: { field: 'time', type: 'temporal', title: 'valid time (UTC)' },

@@ -30,11 +30,17 @@ export async function scoreWarehouse(
   const aligned = await alignWarehouse(sql, options);
   try {
     const rows = await computeMetrics(sql, aligned.pairs, aligned.quantiles, options);
-    const series = options.withSeries ? await reportSeries(sql, aligned.pairs) : [];
+    const series = options.withSeries ? await namedBySite(sql, await reportSeries(sql, aligned.pairs)) : [];
     return { rows, skipped: aligned.skipped, series };
   } finally {
     await dropAlignment(sql);
   }
+}
+
+/** The report names sites as people know them, not by id. */
+async function namedBySite(sql: SqlRunner, series: SeriesPoint[]): Promise<SeriesPoint[]> {
+  const names = new Map((await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen')).map((s) => [s.site_id, s.name]));
+  return series.map((p) => ({ ...p, site: p.site === null ? null : names.get(p.site) ?? p.site }));
 }
 
 /** Groups a flat pairs table can be split by: lead needs issue_time, site a site column. */
