@@ -137,9 +137,9 @@ async function collectPoints(sql: SqlRunner, options: AlignOptions): Promise<voi
 async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const [bounds] = await sql.all<{ lo: bigint | null; hi: bigint | null }>(
     `SELECT min(epoch_us(least(issue_time, valid_time))) AS lo, max(epoch_us(valid_time)) AS hi FROM acc_points`);
-  // A reference reaches back at most one persistence period before the issue time.
-  const lo = bounds?.lo === null || bounds === undefined ? 0 : Number(bounds.lo) - us(referencePeriodMs('load') + DAY);
-  const hi = bounds?.hi === null || bounds === undefined ? 0 : Number(bounds.hi) + us(DAY);
+  // A reference reaches back at most one persistence period (a week, for load) before the issue time.
+  const lo = bounds.lo === null ? 0 : Number(bounds.lo) - us(referencePeriodMs('load') + DAY);
+  const hi = bounds.hi === null ? 0 : Number(bounds.hi) + us(DAY);
   const t = 'epoch_us(a.valid_time)';
   const instantForecast = options.forecastLabel === 'instant';
   const position = {

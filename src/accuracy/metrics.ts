@@ -63,7 +63,7 @@ export interface AccuracyRow {
   values: Record<string, number>;
 }
 
-/** Metric names in output order (pinball_q<percent> fields come after `over`... see orderedNames). */
+/** Field names of result rows by kind; `orderedNames` gives the order they are printed in. */
 export const COUNT_FIELDS = ['dropped', 'dropped_actual', 'dropped_forecast', 'dropped_reference', 'dropped_quantiles', 'mape_skipped'] as const;
 export const POINT_METRICS = ['mae', 'mbe', 'rmse', 'mape', 'nmae', 'nmbe', 'nrmse', 'r', 'r2', 'crmse', 'ksi', 'over', 'cpi'] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;

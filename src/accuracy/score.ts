@@ -44,7 +44,7 @@ async function namedBySite(sql: SqlRunner, series: SeriesPoint[]): Promise<Serie
 }
 
 /** Groups a flat pairs table can be split by: lead needs issue_time, site a site column. */
-export function checkGroupsForPairs(groups: Group[], columns: PairsColumns): void {
+function checkGroupsForPairs(groups: Group[], columns: PairsColumns): void {
   if (groups.includes('lead') && !columns.issueTime) throw new Error('--by lead needs an issue_time column in the pairs file');
   if (groups.includes('site') && !columns.site) throw new Error('--by site needs a site column in the pairs file');
   if (groups.includes('model')) throw new Error('--by model groups the warehouse site forecast by serving model; a pairs file scores each model column value as its own row instead');
@@ -68,7 +68,6 @@ export async function scorePairsFile(
   file: string, label: IntervalLabel, options: MetricOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   const columns = await validatePairsCsv(file);
-  checkGroupsForPairs(options.groups, columns);
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {

@@ -3,7 +3,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SkippedSite } from './align.js';
-import type { Group, IntervalLabel } from './groups.js';
+import { sqlString, type Group, type IntervalLabel } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
 
 export interface RunRecord {
@@ -48,7 +48,7 @@ function resultValues(runId: string, rows: AccuracyRow[]): DuckDBValue[][] {
 export async function storeAccuracy(warehouse: Warehouse, run: RunRecord, rows: AccuracyRow[]): Promise<Record<string, number>> {
   const { pairs, dropped } = totals(rows);
   const results = resultValues(run.runId, rows);
-  const list = (values?: string[]) => (values?.length ? `[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}]` : 'NULL');
+  const list = (values?: string[]) => (values?.length ? `[${values.map(sqlString).join(', ')}]` : 'NULL');
   const instant = (ms?: number) => (ms === undefined ? 'NULL' : `make_timestamptz(${Math.round(ms * 1000)})`);
   await warehouse.transaction(async () => {
     await warehouse.run(
