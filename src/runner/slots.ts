@@ -87,7 +87,7 @@ function placeAll(walls: number[], tz: string): number[] {
  * The instant of wall-clock time `wall` in `tz`: its first occurrence when it exists (twice in
  * autumn), the end of the gap when it does not (spring).
  */
-export function placeWall(wall: number, tz: string): number {
+function placeWall(wall: number, tz: string): number {
   const offsets = new Set([-1, 0, 1].map((day) => zoneOffsetMinutes(wall + day * DAY, tz)));
   const candidates = [...offsets]
     .map((offset) => wall - offset * MINUTE)
