@@ -88,8 +88,10 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
   };
 }
 
-function print(rows: AccuracyRow[], json: boolean | undefined): void {
-  process.stdout.write(json ? `${JSON.stringify(toJsonRows(rows))}\n` : `${resultsTable(rows)}\n`);
+/** The groups asked for (a report scores lead and hour too, for its plots). */
+function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | undefined): void {
+  const asked = rows.filter((r) => settings.groups.includes(r.group));
+  process.stdout.write(json ? `${JSON.stringify(toJsonRows(asked))}\n` : `${resultsTable(asked)}\n`);
 }
 
 async function accuracyCommand(flags: Flags): Promise<number> {
@@ -101,7 +103,7 @@ async function accuracyCommand(flags: Flags): Promise<number> {
       throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
     }
     const result = await runPairsAccuracy(flags.pairs, settings, now);
-    print(result.rows, flags.json);
+    print(result.rows, settings, flags.json);
     if (settings.reportPath) process.stderr.write(`report: ${settings.reportPath}\n`);
     return EXIT.ok;
   }
@@ -110,7 +112,7 @@ async function accuracyCommand(flags: Flags): Promise<number> {
   try {
     const run = await runWarehouseAccuracy(warehouse, settings, { runId, now });
     await warehouse.publish();
-    print(run.result.rows, flags.json);
+    print(run.result.rows, settings, flags.json);
     for (const s of run.result.skipped) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
     if (run.reportPath) process.stderr.write(`report: ${run.reportPath}\n`);
     return run.result.skipped.length ? EXIT.partial : EXIT.ok;
