@@ -81,9 +81,9 @@ export async function scorePairsFile(
 }
 
 /**
- * The interval label assumed for the service's forecasts and actuals: the emulator's values are
- * interval-ending (the value at t is the power of (t - 15 min, t]), and the real service's
- * public pages say nothing else; `--interval-label` changes it.
+ * The interval label assumed for the service's forecasts and actuals: interval-ending (the value
+ * at t is the power of (t - step, t]), as docs/interface-assumptions.md states and the emulator
+ * serves; the real service's public pages say nothing. `--interval-label` changes it.
  */
 export const SERVICE_INTERVAL_LABEL: IntervalLabel = 'ending';
 
