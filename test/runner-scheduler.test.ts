@@ -100,7 +100,12 @@ describe('Scheduler', () => {
     clock.set(AT_0200);
     scheduler.tick();
     await scheduler.idle();
+    expect(scheduler.pendingSkips).toHaveLength(1); // the ledger cannot be written yet
     await other.close();
+    clock.set(AT_0200 + MINUTE); // no slot due: the next tick records the skip
+    scheduler.tick();
+    await scheduler.idle();
+    expect(scheduler.pendingSkips).toHaveLength(0);
     clock.set(AT_0200 + 60 * MINUTE);
     scheduler.tick();
     await scheduler.idle();

@@ -131,6 +131,27 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 }
 
 /**
+ * Records skipped runs (and tidies the ledger) without running anything: the daemon's way to get
+ * its skips into the ledger while no run is due. False when another writer holds the warehouse.
+ */
+export async function recordSkippedRuns(config: LoadedConfig, skips: SkipNote[], log: Logger, now = Date.now): Promise<boolean> {
+  let warehouse: Warehouse;
+  try {
+    warehouse = await Warehouse.open({ path: config.warehouse.path, lockWaitMs: 0, holder: { job: 'schedule', runId: newRunId(now()) } });
+  } catch (error) {
+    if (error instanceof WarehouseBusyError) return false;
+    throw error;
+  }
+  try {
+    await tidyLedger(warehouse, skips, now(), log);
+    await warehouse.publish();
+    return true;
+  } finally {
+    await warehouse.close();
+  }
+}
+
+/**
  * With the lock held: runs left `running` by a crashed process become interrupted, and the skips
  * the daemon noted while it could not write are recorded. True when it wrote anything.
  */

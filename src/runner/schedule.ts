@@ -16,7 +16,7 @@ import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { coveredUntil } from './ledger.js';
 import type { JobRegistry } from './registry.js';
-import { runJob } from './run.js';
+import { recordSkippedRuns, runJob } from './run.js';
 import { Scheduler, type ScheduledJob, type SchedulerPolicy } from './scheduler.js';
 import { cronProblem, nextSlot } from './slots.js';
 
@@ -106,7 +106,7 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     print(`${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
       `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`);
     return result;
-  }, clock, log);
+  }, clock, log, (skips) => recordSkippedRuns(config, skips, log, clock));
 
   print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
   for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);

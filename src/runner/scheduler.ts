@@ -8,7 +8,8 @@
  * - overlap: a slot of a job that is running or waiting is not run; it is recorded as skipped;
  * - catch-up: at start, from the ledger (catchup.ts);
  * - another process holding the warehouse: runJob waits `warehouse.lock_wait`, then the slot is
- *   recorded as skipped naming the holder (written with the next run, once the lock is ours);
+ *   recorded as skipped naming the holder (written by the next run, or by `recordSkips` as soon
+ *   as nothing runs and the lock is free: tried at every tick and at stop);
  * - retry: a failed run is tried again after `retry_backoff` × 2^(attempt-1), `retries` times;
  * - a slot is never run twice: runJob checks the ledger's `scheduled_for` under the lock.
  */
@@ -44,6 +45,9 @@ export interface RunRequest {
 /** Runs one request (runJob in the daemon); `skips` are ledger notes to write once the lock is held. */
 export type Execute = (request: RunRequest, signal: AbortSignal, skips: SkipNote[]) => Promise<RunResult>;
 
+/** Writes skips to the ledger when nothing runs; false when another writer holds the warehouse. */
+export type RecordSkips = (skips: SkipNote[]) => Promise<boolean>;
+
 interface PendingRetry {
   request: RunRequest;
   notBefore: number;
@@ -53,7 +57,8 @@ export class Scheduler {
   private lastTick: number | null = null;
   private readonly queue: RunRequest[] = [];
   private retries: PendingRetry[] = [];
-  private current: { request: RunRequest; controller: AbortController; done: Promise<void> } | null = null;
+  /** The run in flight, or (request null) the writing of pending skips. */
+  private current: { request: RunRequest | null; controller: AbortController; done: Promise<void> } | null = null;
   private stopping = false;
   /** Skips not yet in the ledger: written by the next run that gets the warehouse. */
   readonly pendingSkips: SkipNote[] = [];
@@ -66,6 +71,7 @@ export class Scheduler {
     private readonly execute: Execute,
     private readonly clock: () => number,
     private readonly log: Logger,
+    private readonly recordSkips?: RecordSkips,
   ) {}
 
   /** Queues the catch-up of slots missed while no daemon ran; `coveredUntil` comes from the ledger. */
@@ -113,6 +119,7 @@ export class Scheduler {
       this.current.controller.abort(new Error(reason));
       await this.current.done;
     }
+    if (this.pendingSkips.length > 0 && this.recordSkips) await this.flushSkips();
   }
 
   /** Resolves once nothing runs or waits (tests; a clean stop). */
@@ -126,9 +133,10 @@ export class Scheduler {
   }
 
   private offer(request: RunRequest): void {
-    const busy = this.current?.request.job === request.job ? this.current.request : this.queue.find((q) => q.job === request.job);
+    const running = this.current?.request;
+    const busy = running?.job === request.job ? running : this.queue.find((q) => q.job === request.job);
     if (busy) {
-      const what = busy === this.current?.request ? 'still running' : 'still waiting to run';
+      const what = busy === running ? 'still running' : 'still waiting to run';
       this.note({ ...request, at: this.clock(), reason: `overlap: the ${busy.trigger} run of ${request.job} for ${this.format(busy.scheduledFor)} is ${what}` });
       return;
     }
@@ -140,16 +148,28 @@ export class Scheduler {
     this.pendingSkips.push(skip);
   }
 
+  /** Starts the next queued run; when none waits, writes the pending skips so the ledger shows them. */
   private pump(): void {
     if (this.current || this.stopping) return;
-    const request = this.queue.shift();
-    if (!request) return;
+    const request = this.queue.shift() ?? null;
+    if (!request && (this.pendingSkips.length === 0 || !this.recordSkips)) return;
     const controller = new AbortController();
-    const done = this.runOne(request, controller.signal).finally(() => {
+    const work = request ? this.runOne(request, controller.signal) : this.flushSkips();
+    const done = work.finally(() => {
       this.current = null;
-      this.pump();
+      // After a flush only new work continues the loop: a busy warehouse is tried again next tick.
+      if (request || this.queue.length > 0) this.pump();
     });
     this.current = { request, controller, done };
+  }
+
+  private async flushSkips(): Promise<void> {
+    const skips = this.pendingSkips.splice(0);
+    const written = await this.recordSkips!(skips).catch((error: unknown) => {
+      this.log.error({ err: error }, 'could not record skipped runs');
+      return false;
+    });
+    if (!written) this.pendingSkips.unshift(...skips);
   }
 
   private async runOne(request: RunRequest, signal: AbortSignal): Promise<void> {
