@@ -56,11 +56,19 @@ function windowSql(column: string, options: AlignOptions): string {
 
 const inList = (values: string[]) => values.map(sqlString).join(', ');
 
-/** The most common positive step between consecutive valid times, per site, in microseconds. */
-function stepSql(table: string, partition: string, options: AlignOptions): string {
+/** Days of data, the latest of the window, that the most common step is read from. */
+const STEP_SAMPLE_DAYS = 3;
+
+/**
+ * The most common positive step between consecutive valid times per site (microseconds), over
+ * the last days of the window: enough to know the grid without sorting all history.
+ */
+function stepSql(table: string, partition: string, sites: string, options: AlignOptions): string {
+  const inWindow = (alias: string) => `${alias}.site_id IN (${sites}) AND ${windowSql(`${alias}.valid_time`, options)}`;
   return `SELECT site_id, mode(step) AS step FROM (
       SELECT site_id, epoch_us(valid_time) - lag(epoch_us(valid_time)) OVER (PARTITION BY ${partition} ORDER BY valid_time) AS step
-      FROM ${table} WHERE site_id IN (SELECT site_id FROM acc_chosen) AND ${windowSql('valid_time', options)})
+      FROM ${table} t WHERE ${inWindow('t')} AND t.valid_time >= (
+        SELECT max(l.valid_time) - INTERVAL ${STEP_SAMPLE_DAYS} DAY FROM ${table} l WHERE l.site_id = t.site_id AND ${inWindow('l')}))
     WHERE step > 0 GROUP BY site_id`;
 }
 
@@ -85,18 +93,20 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
     const missing = options.sites.filter((s) => !known.has(s));
     if (missing.length) throw new Error(`--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`);
   }
+  // Steps are read from the data only where neither an option nor the site's setting gives them.
+  const forecastSteps = options.forecastIntervalMs !== undefined ? 'NULL' : `(SELECT min(step) FROM (
+      ${stepSql('forecasts', 'site_id, model_name, update_time', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
+      UNION ALL
+      ${stepSql('model_outputs', 'model_id, as_of', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
+    ) f WHERE f.site_id = c.site_id)`;
+  const actualSteps = options.actualIntervalMs !== undefined ? 'NULL' : `(SELECT step FROM (
+      ${stepSql('actuals', 'site_id', 'SELECT site_id FROM acc_chosen', options)}
+    ) a WHERE a.site_id = c.site_id)`;
   const fixed = (ms: number | undefined) => (ms === undefined ? 'NULL' : String(us(ms)));
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site AS
-    WITH forecast_steps AS (
-      ${stepSql('forecasts', 'site_id, model_name, update_time', options)}
-      UNION ALL
-      ${stepSql('model_outputs', 'model_id, as_of', options)}
-    ),
-    actual_steps AS (${stepSql('actuals', 'site_id', options)})
     SELECT c.site_id, c.type, c.nameplate_kw,
-      coalesce(${fixed(options.forecastIntervalMs)}, c.resolution,
-        (SELECT min(step) FROM forecast_steps f WHERE f.site_id = c.site_id)) AS f_len,
-      coalesce(${fixed(options.actualIntervalMs)}, (SELECT min(step) FROM actual_steps a WHERE a.site_id = c.site_id)) AS a_len,
+      coalesce(${fixed(options.forecastIntervalMs)}, c.resolution, ${forecastSteps}) AS f_len,
+      coalesce(${fixed(options.actualIntervalMs)}, ${actualSteps}) AS a_len,
       ${referencePeriodUsSql('c.type')} AS ref_period
     FROM acc_chosen c`);
 }
