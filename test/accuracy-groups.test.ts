@@ -28,7 +28,9 @@ describe('groups', () => {
     expect(await keys(AT_14, 'hour', 'instant')).toEqual([['14', 1]]);
   });
 
-  it('applies the rule in the report time zone: 14:00Z ending is hour 15 in Stockholm summer time', async () => {
+  it('applies the rule in the report time zone: 14:00 Stockholm summer time (12:00Z) ending is hour 13', async () => {
+    const at14Stockholm = 'valid_time,actual,forecast\n2026-07-01T14:00:00+02:00,1,2\n';
+    expect(await keys(at14Stockholm, 'hour', 'ending', 'Europe/Stockholm')).toEqual([['13', 1]]);
     expect(await keys(AT_14, 'hour', 'ending', 'Europe/Stockholm')).toEqual([['15', 1]]);
     expect(await keys(AT_14, 'hour', 'ending', 'America/New_York')).toEqual([['09', 1]]);
   });
