@@ -1,9 +1,11 @@
 // The daemon as `efsync schedule` runs it: node-cron ticking on (fake) timers fires the nightly at
 // its slot, and a stop signal ends it gracefully.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { JobRegistry } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { runDaemon } from '../src/runner/schedule.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
 import { ledgerLines, publishedRuns, quietLog, tableJob, tempConfig, waitingJob } from './fixtures/runner-setup.js';
 
 afterEach(() => vi.useRealTimers());
@@ -33,6 +35,7 @@ describe('efsync schedule (runDaemon)', () => {
     const out = printer();
     const stop = new AbortController();
     const daemon = runDaemon({ config, registry, log: quietLog, signal: stop.signal, print: out.print });
+    await out.until(/^efsync schedule: 1 job/); // node-cron is ticking from here on
     await vi.advanceTimersByTimeAsync(15_000);
     vi.useRealTimers(); // the run itself (DuckDB, the lock) on real time
     await out.until(/nightly \(schedule 2026-11-20T02:00:00Z\): ok/);
@@ -55,5 +58,29 @@ describe('efsync schedule (runDaemon)', () => {
     await runDaemon({ config, registry, log: quietLog, signal: stop.signal, print: out.print, clock: () => Date.UTC(2026, 10, 20, 9) });
     expect(out.lines).toContain('efsync schedule: stopped (SIGTERM)');
     expect(ledgerLines(await publishedRuns(config)).at(-1)).toEqual(['slow', 'catch-up', '2026-11-20T02:00:00.000Z', 1, 'interrupted']);
+  });
+
+  it('at start, marks the run of a crashed process interrupted and catches its slot up', async () => {
+    const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
+    const yesterday = Date.UTC(2026, 10, 19, 2);
+    const today = Date.UTC(2026, 10, 20, 2);
+    await runJob(tableJob('nightly'), { config, log: quietLog, now: () => yesterday, trigger: 'schedule', scheduledFor: yesterday });
+    // A process that died at 02:10 left its row `running` in the writer's file, never published.
+    const crashed = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'CRASHED' } });
+    await insertRun(crashed, { runId: 'CRASHED', job: 'nightly', trigger: 'schedule', scheduledFor: today, attempt: 1,
+      startedAt: today, status: 'running', errorSummary: null, host: THIS_PROCESS.host, pid: 999_999 });
+    await crashed.close();
+
+    const stop = new AbortController();
+    const out = printer();
+    const daemon = runDaemon({ config, registry: new JobRegistry().add(tableJob('nightly')), log: quietLog, signal: stop.signal,
+      print: out.print, clock: () => Date.UTC(2026, 10, 20, 9) });
+    await out.until(/nightly \(catch-up 2026-11-20T02:00:00Z\): ok/);
+    stop.abort(new Error('SIGTERM'));
+    await daemon;
+    expect(ledgerLines(await publishedRuns(config)).slice(1)).toEqual([
+      ['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'interrupted'],
+      ['nightly', 'catch-up', '2026-11-20T02:00:00.000Z', 2, 'ok'],
+    ]);
   });
 });

@@ -131,8 +131,10 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 }
 
 /**
- * Records skipped runs (and tidies the ledger) without running anything: the daemon's way to get
- * its skips into the ledger while no run is due. False when another writer holds the warehouse.
+ * Tidies the ledger without running anything: records skipped runs and marks runs of crashed
+ * processes as interrupted, publishing when that changed anything. The daemon calls it at start
+ * and to get its skips into the ledger while no run is due. False when another writer holds the
+ * warehouse.
  */
 export async function recordSkippedRuns(config: LoadedConfig, skips: SkipNote[], log: Logger, now = Date.now): Promise<boolean> {
   let warehouse: Warehouse;
@@ -143,8 +145,7 @@ export async function recordSkippedRuns(config: LoadedConfig, skips: SkipNote[],
     throw error;
   }
   try {
-    await tidyLedger(warehouse, skips, now(), log);
-    await warehouse.publish();
+    if (await tidyLedger(warehouse, skips, now(), log)) await warehouse.publish();
     return true;
   } finally {
     await warehouse.close();

@@ -108,9 +108,8 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     return result;
   }, clock, log, (skips) => recordSkippedRuns(config, skips, log, clock));
 
-  print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
-  for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
-
+  // Runs a crashed process left `running` become interrupted first, so that catch-up redoes them.
+  await recordSkippedRuns(config, [], log, clock);
   scheduler.start(await readCoveredUntil(config));
   // A missed minute (a busy event loop) is harmless: a tick picks up every slot since the last one.
   const cronLog = log.child({ component: 'node-cron' });
@@ -123,6 +122,8 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
       debug: (message) => cronLog.debug(String(message)),
     },
   });
+  print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
+  for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });
