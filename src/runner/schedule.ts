@@ -35,7 +35,9 @@ export interface JobSchedule {
 export function jobSchedules(config: LoadedConfig, registry: JobRegistry): JobSchedule[] {
   for (const [name, expr] of Object.entries(config.schedule.jobs)) {
     if (!registry.has(name)) {
-      throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: unknown job; the jobs are: ${registry.names().join(', ')}`);
+      const broken = registry.broken.get(name);
+      const why = broken ? `jobs/${name}.ts did not load: ${broken.message}` : `unknown job; the jobs are: ${registry.names().join(', ')}`;
+      throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: ${why}`);
     }
     const problem = expr === null ? null : cronProblem(expr);
     if (problem) throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: ${problem}`);

@@ -47,6 +47,8 @@ export interface Status {
   /** The process writing now, from the writer lock; `alive: false` when it crashed (the next run takes over). */
   writing: (LockHolder & { alive: boolean }) | null;
   jobs: JobStatus[];
+  /** Job modules in jobs/ that did not load, with the reason. */
+  brokenJobs: { job: string; error: string }[];
   /** One row per site: newest actual and forecast stored (ISO UTC). */
   freshness: Record<string, unknown>[];
   failures: FailureStatus[];
@@ -75,6 +77,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     published,
     writing: readLock(`${path}.lock`),
     jobs,
+    brokenJobs: [...registry.broken].map(([job, error]) => ({ job, error: error.message })),
     freshness: ledger.freshness,
     failures: ledger.failures,
   };
@@ -179,6 +182,7 @@ export function formatStatus(status: Status): string[] {
     j.last?.rowsWritten ? String(Object.values(j.last.rowsWritten).reduce((a, b) => a + b, 0)) : '-',
     j.last?.errorSummary ?? '',
   ])));
+  for (const broken of status.brokenJobs) lines.push(`  ${broken.job}: jobs/${broken.job}.ts did not load: ${broken.error}`);
   lines.push('', 'freshness per site (UTC)');
   if (status.freshness.length === 0) lines.push('  no sites synced yet');
   else {
