@@ -1,5 +1,5 @@
 // Alignment of the warehouse's forecasts, model outputs and actuals into the pairs relation
-// (see PAIR_COLUMNS in metrics.ts), all in DuckDB temp tables on the warehouse connection:
+// (described at the top of metrics.ts), all in DuckDB temp tables on the warehouse connection:
 //   1. per site, the interval length of its forecasts (given, else the site's model_resolution,
 //      else the most common step in the data) and of its actuals (given, else the most common
 //      step); actuals coarser than the forecast are never scored;

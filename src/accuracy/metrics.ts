@@ -4,9 +4,9 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { groupSql, type Group, type GroupOptions } from './groups.js';
 
-/**
+/*
  * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
- * per forecast point, scored or dropped:
+ * per forecast point, scored or dropped (its columns):
  *   pid BIGINT            unique per row; quantiles refer to it
  *   subject VARCHAR       'forecast' (site forecast), 'model' (one model's output), 'quantiles', 'pairs'
  *   model VARCHAR         the model scored (NULL for the site forecast, quantile sets and plain pairs)
@@ -18,12 +18,8 @@ import { groupSql, type Group, type GroupOptions } from './groups.js';
  * Quantile forecasts live beside it as (pid, level DOUBLE in (0,1), q DOUBLE), complete for every
  * scored pid (an incomplete set is dropped with reason 'quantiles').
  */
-export const PAIR_COLUMNS = [
-  'pid', 'subject', 'model', 'site_id', 'served_model', 'issue_time', 'valid_time', 'group_time',
-  'forecast', 'actual', 'reference', 'capacity', 'drop_reason',
-] as const;
 
-export const DROP_REASONS = ['actual', 'forecast', 'reference', 'quantiles'] as const;
+const DROP_REASONS = ['actual', 'forecast', 'reference', 'quantiles'] as const;
 
 /** What the engine needs of a connection: Warehouse has it, and so does `connectionRunner`. */
 export interface SqlRunner {
@@ -64,7 +60,7 @@ export interface AccuracyRow {
 }
 
 /** Field names of result rows by kind; `orderedNames` gives the order they are printed in. */
-export const COUNT_FIELDS = ['dropped', 'dropped_actual', 'dropped_forecast', 'dropped_reference', 'dropped_quantiles', 'mape_skipped'] as const;
+export const COUNT_FIELDS = ['dropped', ...DROP_REASONS.map((r) => `dropped_${r}`), 'mape_skipped'];
 export const POINT_METRICS = ['mae', 'mbe', 'rmse', 'mape', 'nmae', 'nmbe', 'nrmse', 'r', 'r2', 'crmse', 'ksi', 'over', 'cpi'] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;
 export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'coverage', 'coverage_nominal'] as const;
@@ -130,7 +126,7 @@ ecdf AS (
 /** Deterministic metrics, counts and the ECDF metrics (KSI, OVER) per subject and group key. */
 function pointMetricsSql(pairs: string, options: MetricOptions): string {
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
-  const dropCounts = ['actual', 'forecast', 'reference', 'quantiles']
+  const dropCounts = DROP_REASONS
     .map((r) => `count(*) FILTER (WHERE drop_reason = '${r}') AS dropped_${r}`).join(',\n      ');
   return `
 WITH expanded AS (${expandedSql(pairs, options)}),
