@@ -116,4 +116,15 @@ describe('Scheduler', () => {
     ]);
     expect(runs[0].errorSummary).toMatch(/^warehouse busy: .* efsync backfill \(run B-7, pid \d+ on host .*\)/);
   });
+
+  it('after the process was suspended, runs only the newest of the slots that came due at once', async () => {
+    const config = tempConfig();
+    const clock = manualClock(AT_0159);
+    const scheduler = testScheduler(config, [tableJob('hourly')], [{ name: 'hourly', expr: '0 * * * *' }], clock.now);
+    scheduler.start(new Map());
+    clock.set(AT_0200 + 3 * 60 * MINUTE + 30_000); // no tick from 01:59 to 05:00:30
+    scheduler.tick();
+    await scheduler.idle();
+    expect(ledgerLines(await publishedRuns(config))).toEqual([['hourly', 'schedule', '2026-11-20T05:00:00.000Z', 1, 'ok']]);
+  });
 });

@@ -60,7 +60,7 @@ export class Scheduler {
   /** The run in flight, or (request null) the writing of pending skips. */
   private current: { request: RunRequest | null; controller: AbortController; done: Promise<void> } | null = null;
   private stopping = false;
-  /** Skips not yet in the ledger: written by the next run that gets the warehouse. */
+  /** Skips not yet in the ledger: written by the next run, or by `recordSkips` when idle. */
   readonly pendingSkips: SkipNote[] = [];
   /** Every result, in order (for the daemon's log and for tests). */
   readonly results: RunResult[] = [];
@@ -99,9 +99,11 @@ export class Scheduler {
     this.lastTick = now;
     const due: RunRequest[] = [];
     for (const job of this.jobs) {
-      for (const slot of nextSlots(job.expr, this.policy.timezone, since, now)) {
-        due.push({ job: job.name, trigger: 'schedule', scheduledFor: slot, attempt: 1 });
-      }
+      const slots = nextSlots(job.expr, this.policy.timezone, since, now);
+      if (slots.length === 0) continue;
+      // Several slots at once mean the process was suspended: like a catch-up, run the newest.
+      if (slots.length > 1) this.log.warn({ job: job.name, slots: slots.length }, 'several slots came due at once; running the newest');
+      due.push({ job: job.name, trigger: 'schedule', scheduledFor: slots[slots.length - 1], attempt: 1 });
     }
     const [ready, later] = partition(this.retries, (r) => r.notBefore <= now);
     this.retries = later;
