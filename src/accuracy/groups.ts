@@ -24,13 +24,13 @@ export interface GroupSql {
   order: string;
 }
 
-/** Parses `--by total,lead,hour`: every name must be a known group; order kept, duplicates removed. */
+/** Parses `total,lead,hour` (the --by option): every name a known group; order kept, duplicates removed. */
 export function parseGroups(text: string): Group[] {
   const names = text.split(',').map((s) => s.trim()).filter(Boolean);
-  if (names.length === 0) throw new Error(`--by: name at least one group (${GROUPS.join(', ')})`);
+  if (names.length === 0) throw new Error(`name at least one group (${GROUPS.join(', ')})`);
   for (const name of names) {
     if (!(GROUPS as readonly string[]).includes(name)) {
-      throw new Error(`--by: unknown group "${name}" (use ${GROUPS.join(', ')})`);
+      throw new Error(`unknown group "${name}" (use ${GROUPS.join(', ')})`);
     }
   }
   return [...new Set(names as Group[])];

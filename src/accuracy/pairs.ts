@@ -2,7 +2,7 @@
 // `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`) is checked
 // line by line, then loaded with DuckDB's CSV reader into an in-memory database and exposed as
 // the pairs relation the metric SQL scores.
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseInstant } from '../time.js';
 import { InputFileError } from '../yaml.js';
@@ -106,6 +106,7 @@ function checkCell(file: string, lineNo: number, name: string, cell: { value: st
 
 /** Checks the whole file, naming the line and column of the first problem. */
 export async function validatePairsCsv(file: string): Promise<PairsColumns> {
+  if (!existsSync(file)) throw new InputFileError(file, 1, 1, 'no such file');
   const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
   let header: PairsColumns | undefined;
   let lineNo = 0;
