@@ -17,7 +17,7 @@ fi
 if [ -z "$report" ]; then
   work=$(mktemp -d)
   report="$work/report.html"
-  # three days of an hourly sine with a noisy, slightly late forecast and day-old persistence
+  # three days of an hourly sine with a slightly late forecast and a day-old, cloud-scaled persistence
   node -e '
     const rows = ["valid_time,issue_time,actual,forecast,reference,capacity,q10,q90"];
     const sun = (h) => Math.max(0, 800 * Math.sin(Math.PI * (h % 24 - 6) / 12));
@@ -25,7 +25,7 @@ if [ -z "$report" ]; then
       const t = Date.UTC(2026, 5, 1) + h * 3600e3;
       const f = sun(h - 0.3) * (1 + 0.1 * Math.sin(h));
       rows.push([new Date(t).toISOString(), new Date(t - ((h % 12) + 1) * 3600e3).toISOString(),
-        sun(h).toFixed(1), f.toFixed(1), sun(h - 24).toFixed(1), 1000, (0.8 * f).toFixed(1), (1.2 * f).toFixed(1)].join(","));
+        sun(h).toFixed(1), f.toFixed(1), (sun(h - 24) * (1 + 0.3 * Math.sin(h / 5))).toFixed(1), 1000, (0.8 * f).toFixed(1), (1.2 * f).toFixed(1)].join(","));
     }
     require("fs").writeFileSync(process.argv[1], rows.join("\n") + "\n");
   ' "$work/pairs.csv"
