@@ -2,11 +2,14 @@
 // codes, messages on stderr/stdout, the committed JSON Schema up to date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/runner/exit-codes.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempConfig } from './fixtures/runner-setup.js';
+
+// Each test starts the real command line, which loads every area's commands: give it time.
+vi.setConfig({ testTimeout: 120_000 });
 
 const efsync = (...args: string[]) => startChild([...CLI, ...args], { EFSYNC_LOG_LEVEL: 'warn' }).exit;
 
@@ -18,8 +21,12 @@ describe('efsync run', () => {
   });
 
   it('exits 2 for a bad option or a bad option value', async () => {
-    expect((await efsync('run', 'nightly', '--bogus')).code).toBe(EXIT.usage);
-    const { code, stderr } = await efsync('run', 'sync-actuals', '--from', '2026-11-02T00:00Z', '--to', '2026-11-01T00:00Z');
+    const [bogus, { code, stderr }] = await Promise.all([
+      efsync('run', 'nightly', '--bogus'),
+      efsync('run', 'sync-actuals', '--from', '2026-11-02T00:00Z', '--to', '2026-11-01T00:00Z'),
+    ]);
+    expect(bogus.code).toBe(EXIT.usage);
+    expect(bogus.stderr).toContain("unknown option '--bogus'");
     expect(code).toBe(EXIT.usage);
     expect(stderr).toContain('--from 2026-11-02T00:00Z must be before --to 2026-11-01T00:00Z');
   });

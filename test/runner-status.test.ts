@@ -1,6 +1,6 @@
 // `efsync status --json`: last run of each job, next scheduled times, freshness per site and
 // recent failures, read from the published warehouse (so it answers while a sync writes).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/runner/exit-codes.js';
 import { defineJob } from '../src/runner/job.js';
 import { runJob } from '../src/runner/run.js';
@@ -10,6 +10,9 @@ import { CLI, startChild } from './fixtures/runner-child.js';
 import { quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
 
 const NIGHT = Date.UTC(2026, 10, 20, 2, 0);
+
+// The tests start the real command line, which loads every area's commands: give it time.
+vi.setConfig({ testTimeout: 120_000 });
 
 /** Stands in for sync-sites: one site with a forecast and an actual. */
 const fakeSync = defineJob({
