@@ -36,22 +36,19 @@
  * RowsWritten: { [table]: rows inserted + updated } with only non-zero tables, e.g.
  *            { forecasts: 5376, sync_state: 1 }; sum several with `addRows(total, part)`.
  *
- * Loads on one Warehouse are serialised (Warehouse.exclusive): callers may run them concurrently
- * (p-limit over sites) and each still lands as its own transaction. A failure rolls back that
- * site's load alone and rethrows.
+ * Series loads (forecasts, outputs, actuals) GROUP-COMMIT: call them concurrently (p-limit over
+ * sites, WITHOUT wrapping them in warehouse.exclusive) and the loads that arrive while a merge
+ * runs are merged together in the next transaction: whole sites only, so a reader never sees half
+ * a site; a batch that fails is retried one site per transaction, so only the faulty site's call
+ * rejects. Each call resolves, after its commit, with its own site's rows. A call made while
+ * holding the connection (inside warehouse.exclusive/transaction) merges alone, at once.
+ * For the fastest merges, start the sites in site_id order: rows then land clustered by site and
+ * the merge's site filter skips the other sites' row groups by their min/max.
  */
-import { DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, INTEGER, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
 import type { ModelItem, SiteResponse } from '../api/schemas.js';
-import {
-  ACTUAL_MERGE,
-  FORECAST_MERGE,
-  OUTPUT_MERGE,
-  SETTINGS_HISTORY_APPEND,
-  STATES_APPEND,
-  SYNC_STATE_UPSERT,
-  changedGroupsSql,
-  instant,
-} from './merge.js';
+import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
+import { loadSeries, withSite, writeSyncState } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
@@ -117,67 +114,7 @@ function count(rows: RowsWritten, table: string, written: number): void {
   if (written > 0) rows[table] = (rows[table] ?? 0) + written;
 }
 
-// ---------------------------------------------------------------- staging
-
-/** DuckDB's vector size: a data chunk holds at most this many rows. */
-const CHUNK_ROWS = 2048;
-
-/**
- * A staged column: instants travel as DOUBLE epoch ms (exact for whole milliseconds, and no BigInt
- * per value in JavaScript) and become TIMESTAMPTZ in the merge SQL.
- */
-interface StageColumn {
-  type: DuckDBType;
-  /** The values, or one value repeated for every row. */
-  values: readonly (string | number | null)[] | { constant: string | number };
-}
-
-const STAGING_TABLES: Record<string, string> = {
-  stage_forecasts:
-    'model_name VARCHAR, model_version INTEGER, update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-  stage_outputs:
-    'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-  stage_actuals: 'valid_time DOUBLE, value DOUBLE',
-};
-
-const stagingReady = new WeakSet<Warehouse>();
-
-async function ensureStaging(warehouse: Warehouse): Promise<void> {
-  if (stagingReady.has(warehouse)) return;
-  for (const [name, columns] of Object.entries(STAGING_TABLES)) {
-    await warehouse.run(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns})`);
-  }
-  stagingReady.add(warehouse);
-}
-
-/** Appends `rows` rows of `columns` to staging table `table` through data chunks. */
-async function appendColumns(warehouse: Warehouse, table: string, rows: number, columns: StageColumn[]): Promise<void> {
-  if (rows === 0) return;
-  const appender = await warehouse.connection.createAppender(table, 'main', 'temp');
-  try {
-    const types = columns.map((c) => c.type);
-    for (let offset = 0; offset < rows; offset += CHUNK_ROWS) {
-      const size = Math.min(CHUNK_ROWS, rows - offset);
-      const chunk = DuckDBDataChunk.create(types, size);
-      columns.forEach((column, index) => fillVector(chunk, index, column, offset, size));
-      appender.appendDataChunk(chunk);
-    }
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
-}
-
-function fillVector(chunk: DuckDBDataChunk, index: number, column: StageColumn, offset: number, size: number): void {
-  const vector = chunk.getColumnVector(index);
-  const values = column.values;
-  if ('constant' in values) {
-    for (let row = 0; row < size; row++) vector.setItem(row, values.constant as DuckDBValue);
-  } else {
-    for (let row = 0; row < size; row++) vector.setItem(row, values[offset + row] as DuckDBValue);
-  }
-  vector.flush();
-}
+// ---------------------------------------------------------------- series
 
 function checkLengths(what: string, columns: Record<string, readonly unknown[]>): number {
   const entries = Object.entries(columns);
@@ -190,33 +127,6 @@ function checkLengths(what: string, columns: Record<string, readonly unknown[]>)
   return first.length;
 }
 
-/**
- * The frame of every series load: stage (outside the transaction: TEMP tables are private to
- * this connection), then merge and the sync state in one transaction, all while holding the
- * connection so no other load interleaves.
- */
-async function loadSeries(
-  warehouse: Warehouse,
-  siteId: string,
-  options: LoadOptions,
-  stage: () => Promise<void>,
-  merge: (now: number) => Promise<RowsWritten>,
-): Promise<RowsWritten> {
-  const now = options.now ?? Date.now();
-  return warehouse.exclusive(async () => {
-    await ensureStaging(warehouse);
-    for (const table of Object.keys(STAGING_TABLES)) await warehouse.run(`DELETE FROM temp.${table}`);
-    await stage();
-    return warehouse.transaction(async () => {
-      const rows = await merge(now);
-      if (options.syncState) addRows(rows, await writeSyncState(warehouse, siteId, options.syncState, now));
-      return rows;
-    });
-  });
-}
-
-// ---------------------------------------------------------------- series
-
 export async function loadForecasts(
   warehouse: Warehouse,
   siteId: string,
@@ -224,21 +134,18 @@ export async function loadForecasts(
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
   const rows = checkLengths(`forecasts of site ${siteId}`, { ...columns });
-  return loadSeries(
-    warehouse,
-    siteId,
-    options,
-    () =>
-      appendColumns(warehouse, 'stage_forecasts', rows, [
-        { type: VARCHAR, values: columns.model_name },
-        { type: INTEGER, values: columns.model_version },
-        { type: DOUBLE, values: columns.update_time },
-        { type: DOUBLE, values: columns.valid_time },
-        { type: DOUBLE, values: columns.forecast },
-        { type: DOUBLE, values: columns.capacity },
-      ]),
-    async () => ({ ...(rows > 0 && { forecasts: await warehouse.changed(FORECAST_MERGE, [siteId]) }) }),
-  ).then(nonZero);
+  const block = {
+    rows,
+    columns: withSite(siteId, [
+      { type: VARCHAR, values: columns.model_name },
+      { type: INTEGER, values: columns.model_version },
+      { type: DOUBLE, values: columns.update_time },
+      { type: DOUBLE, values: columns.valid_time },
+      { type: DOUBLE, values: columns.forecast },
+      { type: DOUBLE, values: columns.capacity },
+    ]),
+  };
+  return loadSeries(warehouse, 'forecasts', siteId, [block], options);
 }
 
 export async function loadModelOutputs(
@@ -247,33 +154,23 @@ export async function loadModelOutputs(
   outputs: readonly ModelOutputColumns[],
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  let rows = 0;
-  for (const output of outputs) {
-    rows += checkLengths(`output of model ${output.model_id} (site ${siteId})`, {
+  const blocks = outputs.map((output) => ({
+    rows: checkLengths(`output of model ${output.model_id} (site ${siteId})`, {
       valid_time: output.valid_time,
       forecast: output.forecast,
       capacity: output.capacity,
-    });
-  }
-  return loadSeries(
-    warehouse,
-    siteId,
-    options,
-    async () => {
-      for (const output of outputs) {
-        await appendColumns(warehouse, 'stage_outputs', output.valid_time.length, [
-          { type: VARCHAR, values: { constant: output.model_id } },
-          { type: VARCHAR, values: { constant: output.model_name } },
-          { type: INTEGER, values: { constant: output.model_version } },
-          { type: DOUBLE, values: { constant: output.as_of } },
-          { type: DOUBLE, values: output.valid_time },
-          { type: DOUBLE, values: output.forecast },
-          { type: DOUBLE, values: output.capacity },
-        ]);
-      }
-    },
-    async () => ({ ...(rows > 0 && { model_outputs: await warehouse.changed(OUTPUT_MERGE, [siteId]) }) }),
-  ).then(nonZero);
+    }),
+    columns: withSite(siteId, [
+      { type: VARCHAR, values: { constant: output.model_id } },
+      { type: VARCHAR, values: { constant: output.model_name } },
+      { type: INTEGER, values: { constant: output.model_version } },
+      { type: DOUBLE, values: { constant: output.as_of } },
+      { type: DOUBLE, values: output.valid_time },
+      { type: DOUBLE, values: output.forecast },
+      { type: DOUBLE, values: output.capacity },
+    ]),
+  }));
+  return loadSeries(warehouse, 'outputs', siteId, blocks, options);
 }
 
 export async function loadActuals(
@@ -283,30 +180,16 @@ export async function loadActuals(
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
   const rows = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
-  return loadSeries(
-    warehouse,
-    siteId,
-    options,
-    () =>
-      appendColumns(warehouse, 'stage_actuals', rows, [
-        { type: DOUBLE, values: columns.valid_time },
-        { type: DOUBLE, values: columns.value },
-      ]),
-    async (now) => {
-      const written: RowsWritten = {};
-      if (rows === 0) return written;
-      const params = [siteId, now];
-      // Order matters: revisions are read before the update overwrites the old values.
-      count(written, 'actual_revisions', await warehouse.changed(ACTUAL_MERGE.revisions, params));
-      count(written, 'actuals', await warehouse.changed(ACTUAL_MERGE.update, params));
-      count(written, 'actuals', await warehouse.changed(ACTUAL_MERGE.insert, params));
-      return written;
-    },
-  );
-}
-
-function nonZero(rows: RowsWritten): RowsWritten {
-  return Object.fromEntries(Object.entries(rows).filter(([, n]) => n > 0));
+  const block = {
+    rows,
+    columns: withSite(siteId, [
+      { type: DOUBLE, values: columns.valid_time },
+      { type: DOUBLE, values: columns.value },
+      // first_seen_at and replaced_at: per site, since sites of one batch may come with different clocks
+      { type: DOUBLE, values: { constant: options.now ?? Date.now() } },
+    ]),
+  };
+  return loadSeries(warehouse, 'actuals', siteId, [block], options);
 }
 
 // ---------------------------------------------------------------- sync state
@@ -318,23 +201,6 @@ export async function saveSyncState(
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
   return warehouse.transaction(() => writeSyncState(warehouse, siteId, state, options.now ?? Date.now()));
-}
-
-async function writeSyncState(
-  warehouse: Warehouse,
-  siteId: string,
-  state: SyncStateUpdate,
-  now: number,
-): Promise<RowsWritten> {
-  const written = await warehouse.changed(SYNC_STATE_UPSERT, [
-    siteId,
-    state.resource,
-    state.syncedTo,
-    state.lastAsOf ?? null,
-    now,
-    state.runId,
-  ]);
-  return written > 0 ? { sync_state: written } : {};
 }
 
 // ---------------------------------------------------------------- sites and models

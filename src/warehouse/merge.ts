@@ -1,69 +1,90 @@
 // The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms) into the
 // core tables. The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
-// within one staged batch are collapsed first. $1 is always the site id.
+// within one staged batch are collapsed first.
 
 /** SQL turning an epoch-ms expression into a TIMESTAMPTZ (NULL stays NULL). */
 export function instant(expression: string): string {
   return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
 }
 
-/** New (site, model, version, update_time, valid_time) only: an existing vintage is never overwritten. */
-export const FORECAST_MERGE = `
-INSERT INTO forecasts (site_id, model_name, model_version, update_time, valid_time, forecast, capacity)
+/** A SQL list of string literals: constant filters let DuckDB skip row groups by their min/max. */
+export function sqlList(values: readonly string[]): string {
+  return values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ');
+}
+
+/**
+ * Each series merge first materialises the rows it will write in a TEMP table, then writes them
+ * and counts them per site from there: one batch holds several sites, each with its own count.
+ */
+export function freshForecastsSql(sites: string): string {
+  return `
+CREATE OR REPLACE TEMP TABLE fresh_forecasts AS
 WITH staged AS (
-  SELECT DISTINCT ON (model_name, model_version, update_time, valid_time)
-    model_name, model_version, ${instant('update_time')} AS update_time,
+  SELECT DISTINCT ON (site_id, model_name, model_version, update_time, valid_time)
+    site_id, model_name, model_version, ${instant('update_time')} AS update_time,
     ${instant('valid_time')} AS valid_time, forecast, capacity
   FROM temp.stage_forecasts
 ),
 existing AS (
-  SELECT model_name, model_version, update_time, valid_time FROM forecasts
-  WHERE site_id = $1
+  SELECT site_id, model_name, model_version, update_time, valid_time FROM main.forecasts
+  WHERE site_id IN (${sites})
     AND valid_time BETWEEN (SELECT min(valid_time) FROM staged) AND (SELECT max(valid_time) FROM staged)
 )
-SELECT $1, s.model_name, s.model_version, s.update_time, s.valid_time, s.forecast, s.capacity
-FROM staged s ANTI JOIN existing e USING (model_name, model_version, update_time, valid_time)`;
+SELECT s.site_id, s.model_name, s.model_version, s.update_time, s.valid_time, s.forecast, s.capacity
+FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, update_time, valid_time)`;
+}
 
-/** New (model_id, as_of, valid_time) only. */
-export const OUTPUT_MERGE = `
-INSERT INTO model_outputs (model_id, as_of, valid_time, site_id, model_name, model_version, forecast, capacity)
+export function freshOutputsSql(sites: string): string {
+  return `
+CREATE OR REPLACE TEMP TABLE fresh_outputs AS
 WITH staged AS (
   SELECT DISTINCT ON (model_id, as_of, valid_time)
     model_id, ${instant('as_of')} AS as_of, ${instant('valid_time')} AS valid_time,
-    model_name, model_version, forecast, capacity
+    site_id, model_name, model_version, forecast, capacity
   FROM temp.stage_outputs
 ),
 existing AS (
-  SELECT model_id, as_of, valid_time FROM model_outputs
-  WHERE site_id = $1
+  SELECT model_id, as_of, valid_time FROM main.model_outputs
+  WHERE site_id IN (${sites})
     AND as_of BETWEEN (SELECT min(as_of) FROM staged) AND (SELECT max(as_of) FROM staged)
     AND model_id IN (SELECT model_id FROM staged)
 )
-SELECT s.model_id, s.as_of, s.valid_time, $1, s.model_name, s.model_version, s.forecast, s.capacity
+SELECT s.model_id, s.as_of, s.valid_time, s.site_id, s.model_name, s.model_version, s.forecast, s.capacity
 FROM staged s ANTI JOIN existing e USING (model_id, as_of, valid_time)`;
+}
 
-const STAGED_ACTUALS = `(
-  SELECT DISTINCT ON (valid_time) ${instant('valid_time')} AS valid_time, value FROM temp.stage_actuals
-)`;
+/**
+ * The staged actuals that are new or differ from the stored value (IS DISTINCT FROM: a gap
+ * becoming a value, or the reverse, is a revision too), with the value they replace.
+ */
+export function actualChangesSql(sites: string): string {
+  return `
+CREATE OR REPLACE TEMP TABLE actual_changes AS
+WITH staged AS (
+  SELECT DISTINCT ON (site_id, valid_time)
+    site_id, ${instant('valid_time')} AS valid_time, value, ${instant('seen_at')} AS seen_at
+  FROM temp.stage_actuals
+)
+SELECT s.site_id, s.valid_time, s.value AS new_value, a.value AS old_value, a.site_id IS NOT NULL AS existed, s.seen_at
+FROM staged s
+LEFT JOIN (SELECT site_id, valid_time, value FROM main.actuals WHERE site_id IN (${sites})) a USING (site_id, valid_time)
+WHERE a.site_id IS NULL OR a.value IS DISTINCT FROM s.value`;
+}
 
-/** $2 is now (epoch ms). Run in this order: revisions read the values the update replaces. */
-export const ACTUAL_MERGE = {
-  revisions: `
-INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
-SELECT a.site_id, a.valid_time, ${instant('$2')}, a.value, s.value
-FROM actuals a JOIN ${STAGED_ACTUALS} s USING (valid_time)
-WHERE a.site_id = $1 AND a.value IS DISTINCT FROM s.value
+/** Run in this order after actualChangesSql: the update and the insert read the same changes. */
+export function applyActualChangesSql(sites: string): string[] {
+  return [
+    `INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
+SELECT site_id, valid_time, seen_at, old_value, new_value FROM temp.actual_changes WHERE existed
 ON CONFLICT (site_id, valid_time, replaced_at) DO UPDATE SET new_value = excluded.new_value`,
-  update: `
-UPDATE actuals SET value = s.value, revised_at = ${instant('$2')}
-FROM ${STAGED_ACTUALS} s
-WHERE actuals.site_id = $1 AND actuals.valid_time = s.valid_time AND actuals.value IS DISTINCT FROM s.value`,
-  insert: `
-INSERT INTO actuals (site_id, valid_time, value, first_seen_at, revised_at)
-SELECT $1, s.valid_time, s.value, ${instant('$2')}, NULL
-FROM ${STAGED_ACTUALS} s ANTI JOIN (SELECT valid_time FROM actuals WHERE site_id = $1) a USING (valid_time)`,
-};
+    `UPDATE main.actuals SET value = c.new_value, revised_at = c.seen_at
+FROM temp.actual_changes c
+WHERE c.existed AND actuals.site_id IN (${sites}) AND actuals.site_id = c.site_id AND actuals.valid_time = c.valid_time`,
+    `INSERT INTO main.actuals (site_id, valid_time, value, first_seen_at, revised_at)
+SELECT site_id, valid_time, new_value, seen_at, NULL FROM temp.actual_changes WHERE NOT existed`,
+  ];
+}
 
 /**
  * $1 site, $2 resource, $3 synced_to, $4 last_as_of, $5 now (epoch ms), $6 run id. The cursor

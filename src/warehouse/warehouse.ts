@@ -110,6 +110,11 @@ export class Warehouse {
     return result;
   }
 
+  /** Whether the caller runs inside `exclusive` (or `transaction`), holding the connection. */
+  holdsConnection(): boolean {
+    return this.holding.getStore() === true;
+  }
+
   /** Rows as plain JS objects (TIMESTAMPTZ as Date, BIGINT as bigint, DOUBLE as number). */
   async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.exclusive(async () => {

@@ -1,0 +1,273 @@
+// Series loads (forecasts, model outputs, actuals): columns → DuckDB data chunks → TEMP staging →
+// anti-join merge, with GROUP COMMIT: loads that arrive while a merge runs wait and are merged
+// together in the next transaction. A batch holds whole sites only (a reader never sees half a
+// site), and if it fails, its sites are retried one transaction each so that only the site at
+// fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
+// of one site per transaction; 32 about a third.
+import { DuckDBDataChunk, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { LoadOptions, RowsWritten, SyncStateUpdate } from './loader.js';
+import {
+  SYNC_STATE_UPSERT,
+  actualChangesSql,
+  applyActualChangesSql,
+  freshForecastsSql,
+  freshOutputsSql,
+  sqlList,
+} from './merge.js';
+import type { Warehouse } from './warehouse.js';
+
+/** DuckDB's vector size: a data chunk holds at most this many rows. */
+const CHUNK_ROWS = 2048;
+/** A batch stops growing at this many rows or sites (memory stays bounded by these). */
+const MAX_BATCH_ROWS = 250_000;
+const MAX_BATCH_SITES = 64;
+
+/**
+ * A staged column: instants travel as DOUBLE epoch ms (exact for whole milliseconds, and no BigInt
+ * per value in JavaScript) and become TIMESTAMPTZ in the merge SQL.
+ */
+export interface StageColumn {
+  type: DuckDBType;
+  /** The values, or one value repeated for every row. */
+  values: readonly (string | number | null)[] | { constant: string | number };
+}
+
+/** One block of rows for the staging table, its columns in the table's order. */
+export interface StageBlock {
+  rows: number;
+  columns: StageColumn[];
+}
+
+export type SeriesKind = 'forecasts' | 'outputs' | 'actuals';
+
+interface Series {
+  staging: string;
+  definition: string;
+  /** Merges what is staged for `sites`; rows written per site. */
+  merge(warehouse: Warehouse, sites: string[]): Promise<Map<string, RowsWritten>>;
+}
+
+const SERIES: Record<SeriesKind, Series> = {
+  forecasts: {
+    staging: 'stage_forecasts',
+    definition:
+      'site_id VARCHAR, model_name VARCHAR, model_version INTEGER, update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    merge: (warehouse, sites) => insertFresh(warehouse, freshForecastsSql(sqlList(sites)), 'fresh_forecasts', 'forecasts'),
+  },
+  outputs: {
+    staging: 'stage_outputs',
+    definition:
+      'site_id VARCHAR, model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    merge: (warehouse, sites) => insertFresh(warehouse, freshOutputsSql(sqlList(sites)), 'fresh_outputs', 'model_outputs'),
+  },
+  actuals: {
+    staging: 'stage_actuals',
+    definition: 'site_id VARCHAR, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
+    merge: mergeActuals,
+  },
+};
+
+/** The staging columns for a site: the site id first, then `columns`. */
+export function withSite(siteId: string, columns: StageColumn[]): StageColumn[] {
+  return [{ type: VARCHAR, values: { constant: siteId } }, ...columns];
+}
+
+/** Materialises the fresh rows, writes them into `table`, and counts them per site. */
+async function insertFresh(
+  warehouse: Warehouse,
+  freshSql: string,
+  fresh: string,
+  table: string,
+): Promise<Map<string, RowsWritten>> {
+  await warehouse.run(freshSql);
+  await warehouse.run(`INSERT INTO main.${table} SELECT * FROM temp.${fresh}`);
+  const counts = await warehouse.all<{ site_id: string; n: number }>(
+    `SELECT site_id, count(*)::INTEGER AS n FROM temp.${fresh} GROUP BY site_id`,
+  );
+  return new Map(counts.map((c) => [c.site_id, { [table]: c.n }]));
+}
+
+async function mergeActuals(warehouse: Warehouse, sites: string[]): Promise<Map<string, RowsWritten>> {
+  const list = sqlList(sites);
+  await warehouse.run(actualChangesSql(list));
+  for (const sql of applyActualChangesSql(list)) await warehouse.run(sql);
+  const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
+    SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted
+    FROM temp.actual_changes GROUP BY site_id`);
+  return new Map(
+    counts.map((c) => [c.site_id, nonZero({ actuals: c.revised + c.inserted, actual_revisions: c.revised })]),
+  );
+}
+
+// ---------------------------------------------------------------- the queue
+
+interface Job {
+  siteId: string;
+  rows: number;
+  blocks: StageBlock[];
+  options: LoadOptions;
+  resolve(rows: RowsWritten): void;
+  reject(error: unknown): void;
+}
+
+const queues = new WeakMap<Warehouse, Map<SeriesKind, SeriesQueue>>();
+
+/** Loads one site's rows of one series; resolves once they are committed, with the rows written. */
+export function loadSeries(
+  warehouse: Warehouse,
+  kind: SeriesKind,
+  siteId: string,
+  blocks: StageBlock[],
+  options: LoadOptions,
+): Promise<RowsWritten> {
+  let byKind = queues.get(warehouse);
+  if (!byKind) queues.set(warehouse, (byKind = new Map()));
+  let queue = byKind.get(kind);
+  if (!queue) byKind.set(kind, (queue = new SeriesQueue(warehouse, SERIES[kind])));
+  return queue.submit(siteId, blocks, options);
+}
+
+class SeriesQueue {
+  private waiting: Job[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly warehouse: Warehouse,
+    private readonly series: Series,
+  ) {}
+
+  submit(siteId: string, blocks: StageBlock[], options: LoadOptions): Promise<RowsWritten> {
+    return new Promise((resolve, reject) => {
+      const job: Job = { siteId, rows: blocks.reduce((sum, b) => sum + b.rows, 0), blocks, options, resolve, reject };
+      // A caller already holding the connection would deadlock waiting for a batch: merge it now.
+      if (this.warehouse.holdsConnection()) {
+        this.merge([job]).then((results) => resolve(results.get(job)!), reject);
+        return;
+      }
+      this.waiting.push(job);
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.waiting.length > 0) await this.mergeOrSplit(this.take());
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** The next batch: waiting jobs in arrival order, one per site, within the row and site caps. */
+  private take(): Job[] {
+    const batch: Job[] = [];
+    const sites = new Set<string>();
+    let rows = 0;
+    for (const job of [...this.waiting]) {
+      if (batch.length > 0 && (rows + job.rows > MAX_BATCH_ROWS || batch.length >= MAX_BATCH_SITES)) break;
+      if (sites.has(job.siteId)) continue; // the same site twice waits for the next batch
+      batch.push(job);
+      sites.add(job.siteId);
+      rows += job.rows;
+    }
+    this.waiting = this.waiting.filter((job) => !batch.includes(job));
+    return batch;
+  }
+
+  private async mergeOrSplit(batch: Job[]): Promise<void> {
+    try {
+      const results = await this.merge(batch);
+      for (const job of batch) job.resolve(results.get(job)!);
+    } catch (error) {
+      if (batch.length === 1) return batch[0].reject(error);
+      for (const job of batch) {
+        try {
+          job.resolve((await this.merge([job])).get(job)!);
+        } catch (alone) {
+          job.reject(alone);
+        }
+      }
+    }
+  }
+
+  /** Stages the batch and merges it, with each job's sync state, in one transaction. */
+  private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
+    const { warehouse, series } = this;
+    return warehouse.exclusive(async () => {
+      await warehouse.run(`CREATE TEMP TABLE IF NOT EXISTS ${series.staging} (${series.definition})`);
+      await warehouse.run(`DELETE FROM temp.${series.staging}`);
+      for (const job of batch) {
+        for (const block of job.blocks) await appendBlock(warehouse, series.staging, block);
+      }
+      const sites = batch.filter((job) => job.rows > 0).map((job) => job.siteId).sort();
+      return warehouse.transaction(async () => {
+        const perSite = sites.length > 0 ? await series.merge(warehouse, sites) : new Map<string, RowsWritten>();
+        const results = new Map<Job, RowsWritten>();
+        for (const job of batch) {
+          const rows = { ...perSite.get(job.siteId) };
+          const { syncState, now = Date.now() } = job.options;
+          if (syncState) addInto(rows, await writeSyncState(warehouse, job.siteId, syncState, now));
+          results.set(job, nonZero(rows));
+        }
+        return results;
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------- staging
+
+async function appendBlock(warehouse: Warehouse, table: string, block: StageBlock): Promise<void> {
+  if (block.rows === 0) return;
+  const appender = await warehouse.connection.createAppender(table, 'main', 'temp');
+  try {
+    const types = block.columns.map((c) => c.type);
+    for (let offset = 0; offset < block.rows; offset += CHUNK_ROWS) {
+      const size = Math.min(CHUNK_ROWS, block.rows - offset);
+      const chunk = DuckDBDataChunk.create(types, size);
+      block.columns.forEach((column, index) => fillVector(chunk, index, column, offset, size));
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
+function fillVector(chunk: DuckDBDataChunk, index: number, column: StageColumn, offset: number, size: number): void {
+  const vector = chunk.getColumnVector(index);
+  const values = column.values;
+  if ('constant' in values) {
+    for (let row = 0; row < size; row++) vector.setItem(row, values.constant as DuckDBValue);
+  } else {
+    for (let row = 0; row < size; row++) vector.setItem(row, values[offset + row] as DuckDBValue);
+  }
+  vector.flush();
+}
+
+// ---------------------------------------------------------------- sync state and counts
+
+export async function writeSyncState(
+  warehouse: Warehouse,
+  siteId: string,
+  state: SyncStateUpdate,
+  now: number,
+): Promise<RowsWritten> {
+  const written = await warehouse.changed(SYNC_STATE_UPSERT, [
+    siteId,
+    state.resource,
+    state.syncedTo,
+    state.lastAsOf ?? null,
+    now,
+    state.runId,
+  ]);
+  return written > 0 ? { sync_state: written } : {};
+}
+
+function addInto(total: RowsWritten, part: RowsWritten): void {
+  for (const [table, rows] of Object.entries(part)) total[table] = (total[table] ?? 0) + rows;
+}
+
+export function nonZero(rows: RowsWritten): RowsWritten {
+  return Object.fromEntries(Object.entries(rows).filter(([, n]) => n > 0));
+}
