@@ -147,6 +147,10 @@ async function scheduleCommand(flags: CommonFlags): Promise<number> {
   try {
     await runDaemon({ ...setup, log, signal: shutdown.signal, print: (line) => process.stdout.write(`${line}\n`) });
     return EXIT.ok;
+  } catch (error) {
+    log.error({ err: error }, 'the scheduler stopped on an error');
+    process.stderr.write(`efsync schedule: ${(error as Error).message}\n`);
+    return EXIT.failed;
   } finally {
     shutdown.dispose();
   }
