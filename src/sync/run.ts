@@ -176,7 +176,7 @@ function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wa
   return [
     `synced ${resources.join(', ')} of ${siteCount} site(s); ${failedSites.size} with failures`,
     tables.length === 0 ? 'rows written: none (nothing new)' : `rows written: ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
-    `sync state advanced for ${tally.marksAdvanced} site resource(s)`,
+    ...(resources.some((r) => WINDOWED.includes(r)) ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`] : []),
     `time: ${seconds(wallMs)}; summed over the sites in flight: fetching ${seconds(tally.fetchMs)}, loading ${seconds(tally.loadMs)} (with waits for the warehouse)`,
     ...tally.failures.map((f) => `failed: ${[f.siteId, f.resource].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
   ];
