@@ -138,6 +138,29 @@ describe('sync state', () => {
   });
 });
 
+describe('concurrent loads', () => {
+  it('each call reports its own site\'s rows, whether merged alone or with others', async () => {
+    const sizes = [24, 12, 6, 3];
+    const slice = (columns: ForecastColumns, n: number): ForecastColumns =>
+      Object.fromEntries(Object.entries(columns).map(([k, v]) => [k, v.slice(0, n)])) as unknown as ForecastColumns;
+    const loads = sizes.map((n, i) => loadForecasts(warehouse, `s${i}`, slice(vintage(T0, () => 1), n)));
+    expect(await Promise.all(loads)).toEqual(sizes.map((n) => ({ forecasts: n })));
+
+    const actuals = (value: number) => ({ valid_time: [T0, T0 + H], value: [value, value] });
+    await Promise.all(['a', 'b', 'c'].map((site) => loadActuals(warehouse, site, actuals(1), { now: T0 })));
+    const revised = await Promise.all([
+      loadActuals(warehouse, 'a', actuals(1), { now: T0 + H }),
+      loadActuals(warehouse, 'b', actuals(2), { now: T0 + H }),
+      loadActuals(warehouse, 'c', { valid_time: [T0, T0 + H, T0 + 2 * H], value: [1, 3, 3] }, { now: T0 + 2 * H }),
+    ]);
+    expect(revised).toEqual([{}, { actuals: 2, actual_revisions: 2 }, { actuals: 2, actual_revisions: 1 }]);
+    const [c] = await warehouse.all<{ revised_at: Date }>(
+      "SELECT revised_at FROM actuals WHERE site_id = 'c' AND revised_at IS NOT NULL",
+    );
+    expect(c.revised_at.getTime()).toBe(T0 + 2 * H);
+  });
+});
+
 describe('model outputs', () => {
   const output = (modelId: string, asOf: number, value: number) => ({
     model_id: modelId,

@@ -14,12 +14,12 @@ export function sqlList(values: readonly string[]): string {
 }
 
 /**
- * Each series merge first materialises the rows it will write in a TEMP table, then writes them
- * and counts them per site from there: one batch holds several sites, each with its own count.
+ * The rows of the staged forecasts (or outputs) whose key is not stored yet, in the column order
+ * of the target table. A batch of several sites materialises them in a TEMP table first, to count
+ * them per site; a batch of one inserts them directly.
  */
 export function freshForecastsSql(sites: string): string {
   return `
-CREATE OR REPLACE TEMP TABLE fresh_forecasts AS
 WITH staged AS (
   SELECT DISTINCT ON (site_id, model_name, model_version, update_time, valid_time)
     site_id, model_name, model_version, ${instant('update_time')} AS update_time,
@@ -37,7 +37,6 @@ FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, up
 
 export function freshOutputsSql(sites: string): string {
   return `
-CREATE OR REPLACE TEMP TABLE fresh_outputs AS
 WITH staged AS (
   SELECT DISTINCT ON (model_id, as_of, valid_time)
     model_id, ${instant('as_of')} AS as_of, ${instant('valid_time')} AS valid_time,

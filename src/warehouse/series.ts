@@ -52,13 +52,15 @@ const SERIES: Record<SeriesKind, Series> = {
     staging: 'stage_forecasts',
     definition:
       'site_id VARCHAR, model_name VARCHAR, model_version INTEGER, update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    merge: (warehouse, sites) => insertFresh(warehouse, freshForecastsSql(sqlList(sites)), 'fresh_forecasts', 'forecasts'),
+    merge: (warehouse, sites) =>
+      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'fresh_forecasts', 'forecasts'),
   },
   outputs: {
     staging: 'stage_outputs',
     definition:
       'site_id VARCHAR, model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    merge: (warehouse, sites) => insertFresh(warehouse, freshOutputsSql(sqlList(sites)), 'fresh_outputs', 'model_outputs'),
+    merge: (warehouse, sites) =>
+      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'fresh_outputs', 'model_outputs'),
   },
   actuals: {
     staging: 'stage_actuals',
@@ -72,14 +74,19 @@ export function withSite(siteId: string, columns: StageColumn[]): StageColumn[] 
   return [{ type: VARCHAR, values: { constant: siteId } }, ...columns];
 }
 
-/** Materialises the fresh rows, writes them into `table`, and counts them per site. */
+/** Writes the fresh rows into `table` and counts them per site. */
 async function insertFresh(
   warehouse: Warehouse,
+  sites: string[],
   freshSql: string,
   fresh: string,
   table: string,
 ): Promise<Map<string, RowsWritten>> {
-  await warehouse.run(freshSql);
+  if (sites.length === 1) {
+    const inserted = await warehouse.changed(`INSERT INTO main.${table} ${freshSql}`);
+    return new Map([[sites[0], { [table]: inserted }]]);
+  }
+  await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${fresh} AS ${freshSql}`);
   await warehouse.run(`INSERT INTO main.${table} SELECT * FROM temp.${fresh}`);
   const counts = await warehouse.all<{ site_id: string; n: number }>(
     `SELECT site_id, count(*)::INTEGER AS n FROM temp.${fresh} GROUP BY site_id`,
@@ -130,6 +137,7 @@ export function loadSeries(
 class SeriesQueue {
   private waiting: Job[] = [];
   private draining = false;
+  private stagingCreated = false;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -190,12 +198,19 @@ class SeriesQueue {
     }
   }
 
+  /** An empty staging table; created once per connection (TEMP tables are private to it). */
+  private async prepareStaging(): Promise<void> {
+    const { warehouse, series } = this;
+    if (this.stagingCreated) return warehouse.run(`DELETE FROM temp.${series.staging}`);
+    await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`);
+    this.stagingCreated = true;
+  }
+
   /** Stages the batch and merges it, with each job's sync state, in one transaction. */
   private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
     const { warehouse, series } = this;
     return warehouse.exclusive(async () => {
-      await warehouse.run(`CREATE TEMP TABLE IF NOT EXISTS ${series.staging} (${series.definition})`);
-      await warehouse.run(`DELETE FROM temp.${series.staging}`);
+      await this.prepareStaging();
       for (const job of batch) {
         for (const block of job.blocks) await appendBlock(warehouse, series.staging, block);
       }
