@@ -1,21 +1,22 @@
 // The `efsync` command line: each part of the product registers its own commands.
 import { Command } from 'commander';
+import { registerAccuracyCommands } from './accuracy/commands.js';
+import { registerCapacityCommands } from './capacity/commands.js';
+import { registerDemoCommands } from './demo.js';
+import { registerEmulatorCommands } from './emulator/commands.js';
+import { registerRunnerCommands } from './runner/commands.js';
+import { registerSyncCommands } from './sync/commands.js';
 
 const program = new Command()
   .name('efsync')
   .description('Sync an energy forecasting service into a DuckDB warehouse, push capacity, score forecasts')
   .showHelpAfterError();
 
-// Command registrations (one line per area).
-import { registerEmulatorCommands } from './emulator/commands.js';
-registerEmulatorCommands(program);
-import { registerSyncCommands } from './sync/commands.js';
+registerDemoCommands(program);
 registerSyncCommands(program);
-import { registerCapacityCommands } from './capacity/commands.js';
-registerCapacityCommands(program);
-import { registerRunnerCommands } from './runner/commands.js';
 registerRunnerCommands(program);
-import { registerAccuracyCommands } from './accuracy/commands.js';
+registerCapacityCommands(program);
 registerAccuracyCommands(program);
+registerEmulatorCommands(program);
 
 await program.parseAsync(process.argv);

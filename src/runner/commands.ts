@@ -11,12 +11,12 @@ import type { Job, JobOptions } from './job.js';
 import { loadJobs, type JobRegistry } from './registry.js';
 import { onShutdownSignals } from './signals.js';
 
-interface CommonFlags {
+export interface CommonFlags {
   db?: string;
   config?: string;
 }
 
-interface RunFlags extends CommonFlags {
+export interface RunFlags extends CommonFlags {
   site?: string[];
   from?: string;
   to?: string;
@@ -38,7 +38,7 @@ export function registerRunnerCommands(program: Command): void {
     .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
     .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
     .action(async (name: string, flags: RunFlags) => {
-      process.exitCode = await runCommand(name, flags);
+      process.exitCode = await runJobCommand(name, flags);
     });
 
   usageExits(program.command('schedule'))
@@ -91,7 +91,8 @@ async function setUp(command: string, flags: CommonFlags): Promise<{ config: Loa
   }
 }
 
-async function runCommand(name: string, flags: RunFlags): Promise<number> {
+/** `efsync run <job>`: one run with the summary on stdout; resolves to the exit code. */
+export async function runJobCommand(name: string, flags: RunFlags): Promise<number> {
   const setup = await setUp('run', flags);
   if (typeof setup === 'number') return setup;
   const { config, registry } = setup;
