@@ -1,10 +1,11 @@
 // The service efsync talks to: the configured one, or an embedded emulator when none is
 // configured (demo data on loopback), so that every command runs on a fresh clone.
-import { randomBytes } from 'node:crypto';
 import { clientFromConfig, type ServiceClient } from './api/client.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
 import { startEmulator } from './emulator/server.js';
 import type { Logger } from './log.js';
+
+const EMBEDDED_API_KEY = 'efsync-embedded-demo';
 
 export interface ServiceConnection {
   client: ServiceClient;
@@ -43,8 +44,9 @@ export async function connectService(
 }
 
 async function connectEmbedded(config: LoadedConfig, log: Logger, options: ConnectOptions): Promise<ServiceConnection> {
-  // A fresh random key per process: the embedded emulator is reachable only on loopback and only for this run.
-  const apiKey = randomBytes(16).toString('hex');
+  // A fixed key: the emulator derives site ids from the account, and the demo warehouse must see
+  // the same sites run after run. It listens on loopback only, for this process's lifetime.
+  const apiKey = EMBEDDED_API_KEY;
   const emulator = await startEmulator({
     apiKeys: [apiKey],
     sites: config.emulator.sites,
