@@ -86,6 +86,11 @@ describe('forecasts', () => {
     expect(row.first.getTime()).toBe(T0 + 123 + H);
   });
 
+  it('takes a parsed response as it is, extra fields and all', async () => {
+    const response = { ...vintage(T0, () => 1), note: 'a field the service added' };
+    expect(await loadForecasts(warehouse, 's1', response)).toEqual({ forecasts: 24 });
+  });
+
   it('refuses columns of different lengths, naming the column', async () => {
     const columns = { ...vintage(T0, () => 1), forecast: [1, 2] };
     await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow(/forecast has 2 values where valid_time has 24/);

@@ -99,7 +99,6 @@ export type SiteModel = ModelItem & { model_type?: 'ai' | 'physical' | null };
 
 export type { SiteResponse };
 
-
 // ---------------------------------------------------------------- results
 
 /** Adds `part` into `total` (in place) and returns `total`. */
@@ -133,7 +132,15 @@ export async function loadForecasts(
   columns: ForecastColumns,
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const rows = checkLengths(`forecasts of site ${siteId}`, { ...columns });
+  // Named one by one: a parsed response may carry extra fields the service added.
+  const rows = checkLengths(`forecasts of site ${siteId}`, {
+    valid_time: columns.valid_time,
+    forecast: columns.forecast,
+    capacity: columns.capacity,
+    model_name: columns.model_name,
+    model_version: columns.model_version,
+    update_time: columns.update_time,
+  });
   const block = {
     rows,
     columns: withSite(siteId, [
