@@ -4,6 +4,7 @@ import { registerAccuracyCommands } from './accuracy/commands.js';
 import { registerCapacityCommands } from './capacity/commands.js';
 import { registerDemoCommands } from './demo.js';
 import { registerEmulatorCommands } from './emulator/commands.js';
+import { registerExportCommands } from './export/commands.js';
 import { registerRunnerCommands } from './runner/commands.js';
 import { registerSyncCommands } from './sync/commands.js';
 
@@ -17,6 +18,7 @@ registerSyncCommands(program);
 registerRunnerCommands(program);
 registerCapacityCommands(program);
 registerAccuracyCommands(program);
+registerExportCommands(program);
 registerEmulatorCommands(program);
 
 await program.parseAsync(process.argv);
