@@ -1,8 +1,8 @@
 // Models: each site's models with serving settings (serving_active via extra), state and schedule.
-// The loader derives the quantile level from `quantile_p<percent>` names.
+// The loader derives the quantile level from `quantile_p<percent>` names; the run loads the
+// models of many sites per transaction (loadModelsOfSites).
 import type { ServiceClient } from '../api/client.js';
-import { loadModels, type SiteModel } from '../warehouse/loader.js';
-import type { ResourceSync } from './types.js';
+import type { SiteModel } from '../warehouse/loader.js';
 
 /**
  * The site's models with serving_active, each classified ai or physical by listing the site's
@@ -21,8 +21,3 @@ export async function fetchModels(client: ServiceClient, siteId: string): Promis
     model_type: aiIds.has(item.id) ? 'ai' : physicalIds.has(item.id) ? 'physical' : null,
   }));
 }
-
-export const modelsSync: ResourceSync<SiteModel[]> = {
-  fetch: async (_env, site) => ({ data: await site.models(), mark: null }),
-  load: (env, site, fetched) => loadModels(env.warehouse, site.siteId, fetched.data, { now: env.now }),
-};

@@ -14,6 +14,8 @@
  *     Upserts `models` (only when something changed), appends new `model_states` entries, and a
  *     `model_settings_history` row when priority or serving_active differs from the last one.
  *     `SiteModel` is a parsed ModelItem plus `model_type` ('ai' | 'physical' | null) when known.
+ *   loadModelsOfSites(warehouse, [{ siteId, models }], options?)               → RowsWritten
+ *     loadModels for many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
  *   loadForecasts(warehouse, siteId, columns: ForecastColumns, options?)       → RowsWritten
  *     Inserts the rows whose (site_id, model_name, model_version, update_time, valid_time) is new;
  *     an existing vintage is never overwritten.
@@ -408,20 +410,34 @@ function modelRow(siteId: string, model: SiteModel, now: number): unknown[] {
  * settings-history row for each model whose priority or serving_active differs from the last one
  * seen. Models missing from the list are kept (their outputs stay meaningful).
  */
-export async function loadModels(
+export function loadModels(
   warehouse: Warehouse,
   siteId: string,
   models: readonly SiteModel[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
+  return loadModelsOfSites(warehouse, [{ siteId, models }], options);
+}
+
+/**
+ * loadModels for several sites in ONE transaction (whole sites, so a reader never sees half a
+ * site): the statements cost the same for 1 or 500 sites, ~40 ms, so a sync loads the models
+ * of many sites at once. Returns the rows written over all of them.
+ */
+export async function loadModelsOfSites(
+  warehouse: Warehouse,
+  sites: readonly { siteId: string; models: readonly SiteModel[] }[],
+  options: { now?: number } = {},
+): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
+  const models = sites.flatMap(({ siteId, models: list }) => list.map((model) => ({ siteId, model })));
   return warehouse.exclusive(async () => {
     await ensureRefStaging(warehouse);
-    await stageRows(warehouse, MODELS, models.map((model) => modelRow(siteId, model, now)));
+    await stageRows(warehouse, MODELS, models.map(({ siteId, model }) => modelRow(siteId, model, now)));
     await stageRows(
       warehouse,
       MODEL_STATES,
-      models.flatMap((model) => model.state.map((entry) => [model.id, entry.state, entry.timestamp_utc, entry])),
+      models.flatMap(({ model }) => model.state.map((entry) => [model.id, entry.state, entry.timestamp_utc, entry])),
     );
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};

@@ -86,13 +86,18 @@ SELECT site_id, valid_time, new_value, seen_at, NULL FROM temp.actual_changes WH
 }
 
 /**
- * $1 site, $2 resource, $3 synced_to, $4 last_as_of, $5 now (epoch ms), $6 run id. The cursor
- * never moves back (a backfill of an older window keeps it), and the row is written only when
- * it advances, so a rerun of the same window writes nothing.
+ * Upserts `count` sync states, six parameters each: site, resource, synced_to, last_as_of,
+ * now (epoch ms), run id; returns the site_id of every row written. The cursor never moves back
+ * (a backfill of an older window keeps it), and a row is written only when it advances, so a
+ * rerun of the same window writes nothing. One row per site and resource per statement.
  */
-export const SYNC_STATE_UPSERT = `
+export function syncStateUpsertSql(count: number): string {
+  const p = (row: number, i: number) => `$${row * 6 + i}`;
+  const tuples = Array.from({ length: count }, (_, r) =>
+    `(${p(r, 1)}, ${p(r, 2)}, ${instant(p(r, 3))}, ${instant(p(r, 4))}, ${instant(p(r, 5))}, ${p(r, 6)})`);
+  return `
 INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
-VALUES ($1, $2, ${instant('$3')}, ${instant('$4')}, ${instant('$5')}, $6)
+VALUES ${tuples.join(', ')}
 ON CONFLICT (site_id, resource) DO UPDATE SET
   synced_to = greatest(sync_state.synced_to, excluded.synced_to),
   last_as_of = greatest(sync_state.last_as_of, excluded.last_as_of),
@@ -100,7 +105,12 @@ ON CONFLICT (site_id, resource) DO UPDATE SET
   run_id = excluded.run_id
 WHERE excluded.synced_to > sync_state.synced_to
    OR excluded.last_as_of > sync_state.last_as_of
-   OR (sync_state.last_as_of IS NULL AND excluded.last_as_of IS NOT NULL)`;
+   OR (sync_state.last_as_of IS NULL AND excluded.last_as_of IS NOT NULL)
+RETURNING site_id`;
+}
+
+/** The upsert of one sync state (see syncStateUpsertSql). */
+export const SYNC_STATE_UPSERT = syncStateUpsertSql(1);
 
 /** The last serving settings seen per model, for the models staged in temp.models_in; $1 is now. */
 export const SETTINGS_HISTORY_APPEND = `

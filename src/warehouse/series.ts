@@ -8,6 +8,7 @@ import { DuckDBDataChunk, VARCHAR, type DuckDBType, type DuckDBValue } from '@du
 import type { LoadOptions, RowsWritten, SyncStateUpdate } from './loader.js';
 import {
   SYNC_STATE_UPSERT,
+  syncStateUpsertSql,
   actualChangesSql,
   applyActualChangesSql,
   freshForecastsSql,
@@ -217,11 +218,14 @@ class SeriesQueue {
       const sites = batch.filter((job) => job.rows > 0).map((job) => job.siteId).sort();
       return warehouse.transaction(async () => {
         const perSite = sites.length > 0 ? await series.merge(warehouse, sites) : new Map<string, RowsWritten>();
+        const advanced = await writeSyncStates(warehouse, batch.flatMap((job) => {
+          const { syncState, now = Date.now() } = job.options;
+          return syncState ? [{ siteId: job.siteId, state: syncState, now }] : [];
+        }));
         const results = new Map<Job, RowsWritten>();
         for (const job of batch) {
           const rows = { ...perSite.get(job.siteId) };
-          const { syncState, now = Date.now() } = job.options;
-          if (syncState) addInto(rows, await writeSyncState(warehouse, job.siteId, syncState, now));
+          if (advanced.has(job.siteId)) addInto(rows, { sync_state: 1 });
           results.set(job, nonZero(rows));
         }
         return results;
@@ -277,6 +281,21 @@ export async function writeSyncState(
     state.runId,
   ]);
   return written > 0 ? { sync_state: written } : {};
+}
+
+/**
+ * The sync states of a batch (one per site) in one statement: a statement per site cost ~7 ms
+ * each, more than merging the site's rows. Returns the sites whose state advanced.
+ */
+async function writeSyncStates(
+  warehouse: Warehouse,
+  entries: { siteId: string; state: SyncStateUpdate; now: number }[],
+): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const params = entries.flatMap(({ siteId, state, now }) =>
+    [siteId, state.resource, state.syncedTo, state.lastAsOf ?? null, now, state.runId]);
+  const rows = await warehouse.all<{ site_id: string }>(syncStateUpsertSql(entries.length), params);
+  return new Set(rows.map((row) => row.site_id));
 }
 
 function addInto(total: RowsWritten, part: RowsWritten): void {
