@@ -2,7 +2,7 @@
 // small table of results comes back to JavaScript. Definitions follow the Solar Forecast Arbiter
 // (metrics/deterministic.py, probabilistic.py); docs/accuracy.md says each in plain words.
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { groupSql, type Group, type GroupOptions } from './groups.js';
+import { groupSql, sqlString, type Group, type GroupOptions } from './groups.js';
 
 /*
  * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
@@ -68,14 +68,33 @@ export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'coverage', 'coverage_n
 /** SFA's Vc: the critical value of the Kolmogorov-Smirnov test at the 99% level, 1.63/sqrt(n). */
 const KS_CRITICAL = 1.63;
 
-/** The pairs relation expanded once per group, with the group's key and sort order. */
-function expandedSql(pairs: string, options: MetricOptions): string {
+/**
+ * When the pairs relation holds one subject (a pairs file without a model column), its subject
+ * and model are written into the results instead of grouped by: string keys in a GROUP BY over
+ * millions of rows cost about as much as all the metrics' sums together.
+ */
+export interface SingleSubject {
+  subject: string;
+  model: string | null;
+}
+
+/** The pairs relation expanded once per group, with the group's key: what quantile metrics read. */
+function allGroupsSql(pairs: string, options: MetricOptions): string {
   return options.groups.map((group) => {
     const g = groupSql(group, options);
-    return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, ${g.order} AS key_order,
-      pid, forecast, actual, reference, capacity, drop_reason
+    return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, drop_reason
       FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
   }).join('\nUNION ALL\n');
+}
+
+const KEYS = 'subject, model, grp, key';
+
+/** The pairs relation with one group's key and sort order; rows whose key is NULL are not in it. */
+function expandedSql(pairs: string, group: Group, options: MetricOptions): string {
+  const g = groupSql(group, options);
+  return `SELECT subject, model, ${g.key} AS key, ${g.order} AS key_order,
+      forecast, actual, reference, capacity, drop_reason
+    FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
 }
 
 /** fx - obs, or 0 where |fx - obs| <= 1e-8 + deadband * |obs| (numpy.isclose, as SFA uses it). */
@@ -85,91 +104,172 @@ function errorSql(fx: string, obs: string, deadbandPct: number): string {
   return `(CASE WHEN abs(${fx} - ${obs}) <= 1e-8 + ${tolerance} * abs(${obs}) THEN 0.0 ELSE ${fx} - ${obs} END)`;
 }
 
-const KEYS = 'subject, model, grp, key';
+/** The GROUP BY columns of one group's queries, and the result columns that name the row. */
+interface GroupKeys {
+  group: Group;
+  /** Grouped by: subject and model unless the relation holds one, key unless the group has one. */
+  columns: string[];
+  /** subject, model, grp, key: each a column (of the table alias given) or a literal. */
+  select: (alias?: string) => string;
+}
+
+function groupKeys(group: Group, single: SingleSubject | undefined): GroupKeys {
+  const columns = [...(single ? [] : ['subject', 'model']), ...(group === 'total' ? [] : ['key'])];
+  const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : sqlString(v));
+  const select = (alias = '') => [
+    single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : `${alias}subject, ${alias}model`,
+    `${sqlString(group)} AS grp`,
+    group === 'total' ? `'all' AS key` : `${alias}key`,
+  ].join(', ');
+  return { group, columns, select };
+}
+
+const byKeys = (k: GroupKeys, extra: string[] = []) => [...k.columns, ...extra].join(', ');
+const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.columns.join(', ')}` : '');
 
 /**
- * A 64-bit hash of the result keys, to sort and join the ECDF rows by one integer; computeMetrics
- * checks that no two groups share one (the chance is about 1e-10 for 100 000 groups).
+ * Deterministic metrics and counts of one group. Every metric is a ratio of plain sums over the
+ * scored rows (SFA's means and RMSEs; r and R² from DuckDB's one-pass moments), so one
+ * ungrouped aggregate (for group total) computes them all at a few times the cost of a scan.
+ * Drops are counted in a second, cheap aggregate by drop reason, which costs less than a
+ * filtered count per reason inside the first; min and max give KSI's value range.
  */
-const GROUP_ID = `hash(${KEYS})`;
-
-/** KSI and OVER per group id, from the `scored` and `agg` CTEs of pointMetricsSql. */
-const ECDF_SQL = `,
--- Right-continuous ECDFs of actual (+1) and forecast (-1): sorted by value, the running sum c
--- is n * (ECDF_o - ECDF_f) after each value; it holds until the next value, dx further on.
--- Within a run of equal values dx is 0, so only the last of them (holding the full sum) counts.
--- Every group holds as many actuals as forecasts, so its values sum to 0: one running sum over
--- all groups sorted by (group id, value) restarts at 0 in each group, and the dx that crosses into
--- the next group meets c = 0. This sorts once instead of per partition (several times faster).
-ecdf_points AS (
-  SELECT gid, o AS x, 1 AS w FROM scored WHERE o IS NOT NULL
-  UNION ALL
-  SELECT gid, f AS x, -1 AS w FROM scored WHERE o IS NOT NULL
-),
-ecdf_steps AS (
-  SELECT gid, abs(sum(w) OVER ecdf) AS c, lead(x) OVER ecdf - x AS dx
-  FROM ecdf_points
-  WINDOW ecdf AS (ORDER BY gid, x ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-),
-ecdf_by_level AS (
-  SELECT gid, c, sum(dx) AS width FROM ecdf_steps WHERE c > 0 AND dx > 0 GROUP BY gid, c
-),
-ecdf AS (
-  SELECT l.gid,
-    sum(l.c / a.n_point * l.width) AS ksi,
-    sum(greatest(l.c / a.n_point - ${KS_CRITICAL} / sqrt(a.n_point), 0) * l.width) AS over
-  FROM ecdf_by_level l JOIN agg a USING (gid)
-  GROUP BY l.gid
-)
-`;
-
-/** Deterministic metrics, counts and the ECDF metrics (KSI, OVER) per subject and group key. */
-function pointMetricsSql(pairs: string, options: MetricOptions): string {
+function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
+  const deadband = options.deadbandPct > 0;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
+  const join = k.columns.map((c) => `c.${c} IS NOT DISTINCT FROM s.${c}`).join(' AND ') || 'TRUE';
+  const groupBy = (extra: string[] = []) => ([...k.columns, ...extra].length ? `GROUP BY ${byKeys(k, extra)}` : '');
   const dropCounts = DROP_REASONS
-    .map((r) => `count(*) FILTER (WHERE drop_reason = '${r}') AS dropped_${r}`).join(',\n      ');
+    .map((r) => `coalesce(sum(rows) FILTER (WHERE drop_reason = '${r}'), 0) AS dropped_${r}`).join(',\n    ');
   return `
-WITH expanded AS (${expandedSql(pairs, options)}),
-scored AS (
-  SELECT ${KEYS}, ${GROUP_ID} AS gid, key_order, drop_reason, capacity,
-    CASE WHEN drop_reason IS NULL THEN forecast END AS f,
-    CASE WHEN drop_reason IS NULL AND forecast IS NOT NULL THEN actual END AS o,
-    forecast IS NOT NULL AS has_forecast, reference IS NOT NULL AS has_reference,
-    ${errorSql('f', 'o', options.deadbandPct)} AS e,
-    CASE WHEN o IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref,
-    f - o AS e_plain,
-    ${mapeFloor} AS mape_floor
-  FROM expanded
+WITH expanded AS NOT MATERIALIZED (${expandedSql(pairs, k.group, options)}),
+by_reason AS (
+  SELECT ${byKeys(k, ['drop_reason'])}, min(key_order) AS key_order,
+    count(*) AS rows, count(forecast) AS n_forecast, count(reference) AS n_reference
+  FROM expanded ${groupBy(['drop_reason'])}
 ),
-agg AS (
-  SELECT ${KEYS}, gid, min(key_order) AS key_order,
-    count(*) FILTER (WHERE drop_reason IS NULL) AS n,
-    count(*) FILTER (WHERE drop_reason IS NOT NULL) AS dropped,
+counts AS (
+  SELECT ${byKeys(k, [''])} min(key_order) AS key_order,
+    coalesce(sum(rows) FILTER (WHERE drop_reason IS NULL), 0) AS n,
+    coalesce(sum(rows) FILTER (WHERE drop_reason IS NOT NULL), 0) AS dropped,
     ${dropCounts},
-    bool_or(has_forecast) AS has_forecast, bool_or(has_reference) AS has_reference,
-    count(o) AS n_point,
-    avg(abs(e)) AS mae,
-    avg(e) AS mbe,
-    sqrt(avg(e * e)) AS rmse,
-    100 * avg(abs(e / o)) FILTER (WHERE abs(o) > mape_floor) AS mape,
-    count(e) FILTER (WHERE abs(o) <= mape_floor) AS mape_skipped,
-    100 * avg(e / capacity) FILTER (WHERE capacity > 0) AS nmbe,
-    100 * avg(abs(e) / capacity) FILTER (WHERE capacity > 0) AS nmae,
-    100 * sqrt(avg((e / capacity) * (e / capacity)) FILTER (WHERE capacity > 0)) AS nrmse,
-    sqrt(avg(e_ref * e_ref)) AS rmse_ref,
-    sqrt(avg(e_plain * e_plain)) AS rmse_plain,
-    corr(f, o) AS r,
-    1 - sum(e_plain * e_plain) / (var_pop(o) * count(o)) AS r2,
-    stddev_pop(e_plain) AS crmse
-  FROM scored GROUP BY ${KEYS}, gid
-)${options.distribution === false ? '' : ECDF_SQL}SELECT a.*, ${options.distribution === false ? '' : `
-  CASE WHEN a.n_point = 0 THEN NULL ELSE coalesce(k.ksi, 0) END AS ksi,
-  CASE WHEN a.n_point = 0 THEN NULL ELSE coalesce(k.over, 0) END AS over,
-  (coalesce(k.ksi, 0) + coalesce(k.over, 0) + 2 * a.rmse_plain) / 4 AS cpi,`}
-  CASE WHEN a.rmse = a.rmse_ref THEN 0.0
-       WHEN a.rmse_ref = 0 THEN -'Infinity'::DOUBLE
-       ELSE 1 - a.rmse / a.rmse_ref END AS skill
-FROM agg a ${options.distribution === false ? '' : 'LEFT JOIN ecdf k USING (gid)'}`;
+    bool_or(n_forecast > 0) AS has_forecast, bool_or(n_reference > 0) AS has_reference
+  FROM by_reason ${groupBy()} HAVING count(*) > 0
+),
+errors AS (
+  SELECT *, ${errorSql('forecast', 'actual', options.deadbandPct)} AS e,
+    CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
+    CASE WHEN forecast IS NOT NULL THEN ${errorSql('reference', 'actual', options.deadbandPct)} END AS e_ref
+    ${deadband ? ', forecast - actual AS e_plain' : ''}
+  FROM expanded WHERE drop_reason IS NULL
+),
+sums AS (
+  SELECT ${byKeys(k, [''])}
+    count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
+    sum(CASE WHEN abs(actual) > ${mapeFloor} THEN abs(e / actual) END) AS s_ape,
+    count(CASE WHEN abs(actual) <= ${mapeFloor} THEN e END) AS mape_skipped,
+    count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
+    count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
+    ${deadband ? 'sum(e_plain) AS s_plain, sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e) AS s_plain, sum(e * e) AS s_sq_plain'},
+    corr(forecast, actual) AS r, var_pop(actual) AS var_actual,
+    min(actual) AS lo_actual, max(actual) AS hi_actual, min(forecast) AS lo_forecast, max(forecast) AS hi_forecast
+  FROM errors ${groupBy()}
+),
+metrics AS (
+  SELECT ${byKeys(k, [''])} n_point, mape_skipped,
+    least(lo_actual, lo_forecast) AS lo, greatest(hi_actual, hi_forecast) AS hi,
+    s_abs / n_point AS mae,
+    s_e / n_point AS mbe,
+    sqrt(s_sq / n_point) AS rmse,
+    100 * s_ape / (n_point - mape_skipped) AS mape,
+    100 * s_norm / n_norm AS nmbe,
+    100 * s_abs_norm / n_norm AS nmae,
+    100 * sqrt(s_sq_norm / n_norm) AS nrmse,
+    sqrt(s_sq_ref / n_ref) AS rmse_ref,
+    sqrt(s_sq_plain / n_point) AS rmse_plain,
+    r,
+    1 - s_sq_plain / (var_actual * n_point) AS r2,
+    -- the population standard deviation of the raw errors; rounding must not make it imaginary
+    sqrt(greatest(s_sq_plain / n_point - (s_plain / n_point) * (s_plain / n_point), 0)) AS crmse
+  FROM sums
+)
+SELECT ${k.select('c.')}, c.key_order, c.n, c.dropped, ${DROP_REASONS.map((r) => `c.dropped_${r}`).join(', ')},
+  c.has_forecast, c.has_reference, coalesce(s.mape_skipped, 0) AS mape_skipped, coalesce(s.n_point, 0) AS n_point,
+  s.lo, s.hi, s.mae, s.mbe, s.rmse, s.mape, s.nmbe, s.nmae, s.nrmse, s.rmse_ref, s.rmse_plain, s.r, s.r2, s.crmse,
+  CASE WHEN s.rmse = s.rmse_ref THEN 0.0
+       WHEN s.rmse_ref = 0 THEN -'Infinity'::DOUBLE
+       ELSE 1 - s.rmse / s.rmse_ref END AS skill
+FROM counts c LEFT JOIN metrics s ON ${join}`;
+}
+
+/**
+ * Bins per group for KSI and OVER. The ECDF difference is only needed at bin resolution: a bin
+ * index of 16 bits lets DuckDB count with a perfect hash table (an array, in parallel) instead
+ * of sorting all 2n values on one thread, which took 20-60x a scan over 10M pairs.
+ */
+export const DISTRIBUTION_BINS = 65536;
+
+/**
+ * KSI and OVER of one group (SFA: integrals of |ECDF_o - ECDF_f| and of its excess over
+ * 1.63/sqrt(n), over the union of values), from a histogram instead of a sort.
+ *
+ * The range [lo, hi] of all scored values is cut into DISTRIBUTION_BINS equal bins of width w;
+ * each bin keeps its count and the sum of its values, actuals and forecasts apart. Between bins
+ * the running count difference c (n times the ECDF difference) is exact. Inside a bin the
+ * actuals are put at their mean and the forecasts at theirs: this keeps the integral of c over
+ * the bin exact, so the integral of |c| is exact too wherever c cannot change sign in the bin
+ * (|c| entering the bin exceeds the count that could bring it back to 0; likewise for OVER and
+ * the level ±1.63 sqrt(n)), and in any bin whose values are all equal. Elsewhere the error of
+ * a bin is at most w times its count / n; over all bins at most 2w = 2 (hi - lo) / 65536, about
+ * 3e-5 of the range, and in practice far less (docs/accuracy.md, Speed).
+ */
+function distributionSql(pairs: string, k: GroupKeys, options: MetricOptions, lo: number, hi: number): string {
+  // as DOUBLE: DuckDB would read the literals as DECIMAL, which overflows in products
+  const double = (x: number) => `CAST(${x} AS DOUBLE)`;
+  // hi falls half a bin below the end of the last bin, whatever the rounding
+  const perUnit = hi > lo ? (DISTRIBUTION_BINS - 0.5) / (hi - lo) : 0;
+  const scale = double(perUnit);
+  const width = double(perUnit > 0 ? 1 / perUnit : 0);
+  const low = double(lo);
+  const histogram = (value: string, side: string) => `
+    SELECT ${byKeys(k, [''])} floor((${value} - ${low}) * ${scale})::USMALLINT AS bin,
+      count(*) AS n_${side}, sum(${value} - ${low}) AS s_${side}
+    FROM scored GROUP BY ${byKeys(k, ['bin'])}`;
+  const window = `${partitionBy(k)} ORDER BY bin`;
+  // c over one piece of a bin: |c| / n for KSI, its excess over Vc for OVER
+  const ksi = (c: string) => `abs(${c}) / n`;
+  const over = (c: string) => `greatest(abs(${c}) / n - ${KS_CRITICAL} / sqrt(n), 0)`;
+  const integral = (f: (c: string) => string) => `sum(${f('c1')} * len1 + ${f('c2')} * len2 + ${f('c3')} * len3)`;
+  return `
+WITH scored AS NOT MATERIALIZED (
+  SELECT * FROM (${expandedSql(pairs, k.group, options)}) WHERE drop_reason IS NULL AND forecast IS NOT NULL
+),
+-- two histograms (one per side) rather than one of a union: each is one pass of a perfect hash
+bins AS (
+  SELECT ${[...k.columns, 'bin'].map((c) => `coalesce(o.${c}, f.${c}) AS ${c}`).join(', ')},
+    coalesce(n_o, 0) AS n_o, coalesce(n_f, 0) AS n_f, s_o, s_f
+  FROM (${histogram('actual', 'o')}) o FULL JOIN (${histogram('forecast', 'f')}) f
+    ON ${[...k.columns, 'bin'].map((c) => `o.${c} IS NOT DISTINCT FROM f.${c}`).join(' AND ')}
+),
+steps AS (
+  SELECT ${byKeys(k, [''])} n_o, n_f, bin * ${width} AS start,
+    coalesce(lead(bin) OVER (${window}), bin + 1::INTEGER) * ${width} AS stop,
+    s_o / n_o AS at_o, s_f / n_f AS at_f,
+    coalesce(sum(n_o - n_f) OVER (${window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS c_in,
+    sum(n_o) OVER (${partitionBy(k)}) AS n
+  FROM bins
+),
+pieces AS (
+  -- c entering the bin, after the first of the two means, and after both, until the next bin
+  SELECT ${byKeys(k, [''])} n,
+    c_in AS c1, least(at_o, at_f) - start AS len1,
+    CASE WHEN at_o <= at_f THEN c_in + n_o ELSE c_in - n_f END AS c2,
+    greatest(at_o, at_f) - least(at_o, at_f) AS len2,
+    c_in + n_o - n_f AS c3, stop - greatest(at_o, at_f) AS len3
+  FROM steps
+)
+SELECT ${k.select()}, ${integral(ksi)} AS ksi, ${integral(over)} AS over
+FROM pieces ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}`;
 }
 
 /** Piecewise-linear CDF from (level, value) nodes: the exact CRPS integral, in SQL. */
@@ -210,7 +310,7 @@ FROM sets`;
 
 function quantileMetricsSql(pairs: string, quantiles: string, options: MetricOptions): string {
   return `
-WITH expanded AS (${expandedSql(pairs, options)}),
+WITH expanded AS (${allGroupsSql(pairs, options)}),
 per_pair AS (${quantilePairsSql(pairs, quantiles)})
 SELECT ${KEYS}, avg(crps) AS crps, avg(crps_pinball) AS crps_pinball,
   avg(covered) AS coverage, avg(nominal) AS coverage_nominal
@@ -220,7 +320,7 @@ GROUP BY ${KEYS}`;
 
 function pinballSql(pairs: string, quantiles: string, options: MetricOptions): string {
   return `
-WITH expanded AS (${expandedSql(pairs, options)})
+WITH expanded AS (${allGroupsSql(pairs, options)})
 SELECT ${KEYS}, q.level,
   avg((q.q - x.actual) * (q.level - CASE WHEN x.actual > q.q THEN 1 ELSE 0 END)) AS pinball
 FROM expanded x JOIN ${quantiles} q USING (pid)
@@ -243,28 +343,50 @@ const num = (v: unknown): number => (v === null || v === undefined ? NaN : Numbe
  * Scores the pairs relation `pairs` (and quantile relation `quantiles`, when given) in SQL and
  * returns one row per subject, model, group and key, sorted. Fields a subject cannot have (skill
  * without a reference, pinball without quantiles, point metrics for a quantile set) are absent.
+ * `single` says the relation holds one subject and model (see SingleSubject).
  */
 export async function computeMetrics(
-  sql: SqlRunner, pairs: string, quantiles: string | null, options: MetricOptions,
+  sql: SqlRunner, pairs: string, quantiles: string | null, options: MetricOptions, single?: SingleSubject,
 ): Promise<AccuracyRow[]> {
-  type PointRow = Keyed & Record<string, unknown>;
-  const pointRows = await sql.all<PointRow>(pointMetricsSql(pairs, options));
-  if (new Set(pointRows.map((r) => r.gid)).size !== pointRows.length) {
-    throw new Error('two result groups share one hash, so their KSI and OVER would mix; score them in separate runs (e.g. by --site)');
-  }
   const rows = new Map<string, AccuracyRow>();
-  for (const r of pointRows) {
-    const values: Record<string, number> = {};
-    for (const f of COUNT_FIELDS) values[f] = num(r[f]);
-    if (r.has_forecast) for (const m of POINT_METRICS) if (m in r) values[m] = num(r[m]);
-    if (r.has_forecast && r.has_reference) for (const m of REFERENCE_METRICS) values[m] = num(r[m]);
-    rows.set(keyOf(r), {
-      subject: r.subject, model: r.model, group: r.grp, key: r.key,
-      keyOrder: num(r.key_order), n: num(r.n), values,
-    });
+  for (const group of options.groups) {
+    for (const row of await pointMetrics(sql, pairs, groupKeys(group, single), options)) {
+      rows.set(keyOf({ ...row, grp: row.group }), row);
+    }
   }
   if (quantiles) await addQuantileMetrics(sql, pairs, quantiles, options, rows);
   return [...rows.values()].sort(compareRows(options.groups));
+}
+
+type PointRow = Keyed & Record<string, unknown>;
+
+/** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
+async function pointMetrics(sql: SqlRunner, pairs: string, k: GroupKeys, options: MetricOptions): Promise<AccuracyRow[]> {
+  const moments = await sql.all<PointRow>(momentsSql(pairs, k, options));
+  const distribution = new Map<string, PointRow>();
+  const scored = moments.filter((r) => num(r.n_point) > 0);
+  if (options.distribution !== false && scored.length > 0) {
+    // one value range for all keys of the group: bins of one width, set by the widest range
+    const lo = Math.min(...scored.map((r) => num(r.lo)));
+    const hi = Math.max(...scored.map((r) => num(r.hi)));
+    for (const r of await sql.all<PointRow>(distributionSql(pairs, k, options, lo, hi))) distribution.set(keyOf(r), r);
+  }
+  return moments.map((r) => {
+    const values: Record<string, number> = {};
+    for (const f of COUNT_FIELDS) values[f] = num(r[f]);
+    if (r.has_forecast) {
+      for (const m of POINT_METRICS) if (m in r) values[m] = num(r[m]);
+      if (options.distribution !== false) {
+        const d = distribution.get(keyOf(r));
+        values.ksi = num(d?.ksi);
+        values.over = num(d?.over);
+        // SFA's CPI; its RMSE ignores any deadband
+        values.cpi = (values.ksi + values.over + 2 * num(r.rmse_plain)) / 4;
+      }
+    }
+    if (r.has_forecast && r.has_reference) for (const m of REFERENCE_METRICS) values[m] = num(r[m]);
+    return { subject: r.subject, model: r.model, group: r.grp, key: r.key, keyOrder: num(r.key_order), n: num(r.n), values };
+  });
 }
 
 async function addQuantileMetrics(

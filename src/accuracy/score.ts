@@ -58,7 +58,9 @@ export async function scorePairsTable(
   await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_pairs AS SELECT * FROM ${flatPairsSql(table, columns, label)}`);
   const quantiles = flatQuantilesSql(table, columns);
   if (quantiles) await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_quantiles AS SELECT * FROM ${quantiles}`);
-  const rows = await computeMetrics(sql, 'acc_flat_pairs', quantiles ? 'acc_flat_quantiles' : null, options);
+  // without a model column, every row is subject 'pairs' with no model
+  const single = columns.model ? undefined : { subject: 'pairs', model: null };
+  const rows = await computeMetrics(sql, 'acc_flat_pairs', quantiles ? 'acc_flat_quantiles' : null, options, single);
   const series = options.withSeries ? await reportSeries(sql, 'acc_flat_pairs') : [];
   return { rows, skipped: [], series };
 }
