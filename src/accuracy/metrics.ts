@@ -136,6 +136,8 @@ const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.colu
  */
 function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
   const deadband = options.deadbandPct > 0;
+  // KSI and OVER need the value range; min and max cost as much as several sums
+  const distribution = options.distribution !== false;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
   const join = k.columns.map((c) => `c.${c} IS NOT DISTINCT FROM s.${c}`).join(' AND ') || 'TRUE';
   const groupBy = (extra: string[] = []) => ([...k.columns, ...extra].length ? `GROUP BY ${byKeys(k, extra)}` : '');
@@ -172,7 +174,9 @@ sums AS (
     count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
     ${deadband ? 'sum(e_plain) AS s_plain, sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e) AS s_plain, sum(e * e) AS s_sq_plain'},
     corr(forecast, actual) AS r, var_pop(actual) AS var_actual,
-    min(actual) AS lo_actual, max(actual) AS hi_actual, min(forecast) AS lo_forecast, max(forecast) AS hi_forecast
+    ${distribution
+      ? 'min(actual) AS lo_actual, max(actual) AS hi_actual, min(forecast) AS lo_forecast, max(forecast) AS hi_forecast'
+      : 'NULL AS lo_actual, NULL AS hi_actual, NULL AS lo_forecast, NULL AS hi_forecast'}
   FROM errors ${groupBy()}
 ),
 metrics AS (
@@ -205,7 +209,8 @@ FROM counts c LEFT JOIN metrics s ON ${join}`;
 /**
  * Bins per group for KSI and OVER. The ECDF difference is only needed at bin resolution: a bin
  * index of 16 bits lets DuckDB count with a perfect hash table (an array, in parallel) instead
- * of sorting all 2n values on one thread, which took 20-60x a scan over 10M pairs.
+ * of sorting all 2n values on one thread, which took 20-60x a scan over 10M pairs (the window
+ * over one partition runs mostly on one thread).
  */
 export const DISTRIBUTION_BINS = 65536;
 
@@ -360,6 +365,22 @@ export async function computeMetrics(
 
 type PointRow = Keyed & Record<string, unknown>;
 
+/**
+ * Runs `fn` with DuckDB allowed to count 16-bit bins in a perfect hash table (an array indexed by
+ * the bin, 16 bits plus one for NULL): its default of 12 bits sends the histograms to the general
+ * hash aggregate, about twice as slow. The connection's own setting is restored.
+ */
+async function withPerfectHash<T>(sql: SqlRunner, fn: () => Promise<T>): Promise<T> {
+  const [{ bits }] = await sql.all<{ bits: unknown }>(`SELECT current_setting('perfect_ht_threshold') AS bits`);
+  const own = Number(bits);
+  await sql.run(`SET perfect_ht_threshold = ${Math.max(own, 17)}`);
+  try {
+    return await fn();
+  } finally {
+    await sql.run(`SET perfect_ht_threshold = ${own}`);
+  }
+}
+
 /** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
 async function pointMetrics(sql: SqlRunner, pairs: string, k: GroupKeys, options: MetricOptions): Promise<AccuracyRow[]> {
   const moments = await sql.all<PointRow>(momentsSql(pairs, k, options));
@@ -369,7 +390,8 @@ async function pointMetrics(sql: SqlRunner, pairs: string, k: GroupKeys, options
     // one value range for all keys of the group: bins of one width, set by the widest range
     const lo = Math.min(...scored.map((r) => num(r.lo)));
     const hi = Math.max(...scored.map((r) => num(r.hi)));
-    for (const r of await sql.all<PointRow>(distributionSql(pairs, k, options, lo, hi))) distribution.set(keyOf(r), r);
+    const rows = await withPerfectHash(sql, () => sql.all<PointRow>(distributionSql(pairs, k, options, lo, hi)));
+    for (const r of rows) distribution.set(keyOf(r), r);
   }
   return moments.map((r) => {
     const values: Record<string, number> = {};
