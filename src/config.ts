@@ -56,6 +56,8 @@ const SyncConfig = z.strictObject({
   horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
   vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past vintages'),
   resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
+  memory_limit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB').nullable().prefault('128MB')
+    .describe("DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default"),
 }).prefault({});
 
 const CapacityConfig = z.strictObject({

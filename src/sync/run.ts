@@ -57,6 +57,27 @@ interface Tally {
 
 /** Syncs `resources` (in the order of RESOURCES) for the sites of `ctx.options.sites`, or all. */
 export async function syncAll(ctx: JobContext, resources: readonly Resource[]): Promise<JobOutcome> {
+  return withMemoryLimit(ctx, () => syncResources(ctx, resources));
+}
+
+/**
+ * Runs `fn` under config.sync.memory_limit, then restores DuckDB's setting. Without it DuckDB's
+ * buffer pool keeps caching the growing file (up to 80% of RAM), so the sync's memory grew with
+ * the number of sites; steps after the sync (accuracy) get the previous limit back.
+ */
+async function withMemoryLimit<T>(ctx: JobContext, fn: () => Promise<T>): Promise<T> {
+  const limit = ctx.config.sync.memory_limit;
+  if (limit === null) return fn();
+  const [{ previous }] = await ctx.warehouse.all<{ previous: string }>("SELECT current_setting('memory_limit') AS previous");
+  await ctx.warehouse.run(`SET memory_limit = '${limit}'`); // checked by the config schema: digits and a unit
+  try {
+    return await fn();
+  } finally {
+    await ctx.warehouse.run(`SET memory_limit = '${previous}'`);
+  }
+}
+
+async function syncResources(ctx: JobContext, resources: readonly Resource[]): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
   const env = await syncEnv(ctx);
