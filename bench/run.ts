@@ -90,7 +90,7 @@ function benchEnv(url: string): NodeJS.ProcessEnv {
   writeFileSync(config, [
     'sync:',
     `  initial_history: ${HISTORY_DAYS}d`,
-    '  concurrency: 8',
+    '  concurrency: 16',
     'service:',
     '  connections: 32',
   ].join('\n'));
