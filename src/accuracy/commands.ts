@@ -141,7 +141,7 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
     .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')
     .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
-    .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that sort every value (faster on very large windows)')
+    .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that take a second pass over the values (faster on very large windows)')
     .action(async (flags: Flags) => {
       try {
         process.exitCode = await accuracyCommand(flags);
