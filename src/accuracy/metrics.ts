@@ -128,60 +128,46 @@ const byKeys = (k: GroupKeys, extra: string[] = []) => [...k.columns, ...extra].
 const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.columns.join(', ')}` : '');
 
 /**
- * Deterministic metrics and counts of one group. Every metric is a ratio of plain sums over the
- * scored rows (SFA's means and RMSEs; r and R² from DuckDB's one-pass moments), so one
- * ungrouped aggregate (for group total) computes them all at a few times the cost of a scan.
- * Drops are counted in a second, cheap aggregate by drop reason, which costs less than a
- * filtered count per reason inside the first; min and max give KSI's value range.
+ * Deterministic metrics and counts of one group, in one pass: every metric is a ratio of plain
+ * sums over the scored rows (SFA's means and RMSEs; r and R² from DuckDB's one-pass moments), so
+ * one ungrouped aggregate (for group total) computes them all at a few times the cost of a scan.
+ * Dropped rows only count: their values are NULL to the sums. min and max give KSI's range.
  */
 function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
   const deadband = options.deadbandPct > 0;
   // KSI and OVER need the value range; min and max cost as much as several sums
   const distribution = options.distribution !== false;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
-  const join = k.columns.map((c) => `c.${c} IS NOT DISTINCT FROM s.${c}`).join(' AND ') || 'TRUE';
-  const groupBy = (extra: string[] = []) => ([...k.columns, ...extra].length ? `GROUP BY ${byKeys(k, extra)}` : '');
   const dropCounts = DROP_REASONS
-    .map((r) => `coalesce(sum(rows) FILTER (WHERE drop_reason = '${r}'), 0) AS dropped_${r}`).join(',\n    ');
+    .map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(',\n    ');
   return `
-WITH expanded AS NOT MATERIALIZED (${expandedSql(pairs, k.group, options)}),
-by_reason AS (
-  SELECT ${byKeys(k, ['drop_reason'])}, min(key_order) AS key_order,
-    count(*) AS rows, count(forecast) AS n_forecast, count(reference) AS n_reference
-  FROM expanded ${groupBy(['drop_reason'])}
-),
-counts AS (
-  SELECT ${byKeys(k, [''])} min(key_order) AS key_order,
-    coalesce(sum(rows) FILTER (WHERE drop_reason IS NULL), 0) AS n,
-    coalesce(sum(rows) FILTER (WHERE drop_reason IS NOT NULL), 0) AS dropped,
-    ${dropCounts},
-    bool_or(n_forecast > 0) AS has_forecast, bool_or(n_reference > 0) AS has_reference
-  FROM by_reason ${groupBy()} HAVING count(*) > 0
-),
-errors AS (
-  SELECT *, ${errorSql('forecast', 'actual', options.deadbandPct)} AS e,
+WITH errors AS (
+  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o,
+    ${errorSql('f', 'o', options.deadbandPct)} AS e,
     CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
-    CASE WHEN forecast IS NOT NULL THEN ${errorSql('reference', 'actual', options.deadbandPct)} END AS e_ref
-    ${deadband ? ', forecast - actual AS e_plain' : ''}
-  FROM expanded WHERE drop_reason IS NULL
+    CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
+    ${deadband ? ', f - o AS e_plain' : ''}
+  FROM (${expandedSql(pairs, k.group, options)})
 ),
 sums AS (
-  SELECT ${byKeys(k, [''])}
+  SELECT ${byKeys(k, [''])} min(key_order) AS key_order,
+    count(*) - count(drop_reason) AS n, count(drop_reason) AS dropped,
+    ${dropCounts},
+    count(forecast) > 0 AS has_forecast, count(reference) > 0 AS has_reference,
     count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
-    sum(CASE WHEN abs(actual) > ${mapeFloor} THEN abs(e / actual) END) AS s_ape,
-    count(CASE WHEN abs(actual) <= ${mapeFloor} THEN e END) AS mape_skipped,
+    sum(CASE WHEN abs(o) > ${mapeFloor} THEN abs(e / o) END) AS s_ape,
+    count(CASE WHEN abs(o) <= ${mapeFloor} THEN e END) AS mape_skipped,
     count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
     count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
     ${deadband ? 'sum(e_plain) AS s_plain, sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e) AS s_plain, sum(e * e) AS s_sq_plain'},
-    corr(forecast, actual) AS r, var_pop(actual) AS var_actual,
+    corr(f, o) AS r, var_pop(o) AS var_actual,
     ${distribution
-      ? 'min(actual) AS lo_actual, max(actual) AS hi_actual, min(forecast) AS lo_forecast, max(forecast) AS hi_forecast'
-      : 'NULL AS lo_actual, NULL AS hi_actual, NULL AS lo_forecast, NULL AS hi_forecast'}
-  FROM errors ${groupBy()}
+      ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi'
+      : 'NULL AS lo, NULL AS hi'}
+  FROM errors ${k.columns.length ? `GROUP BY ${byKeys(k)}` : 'HAVING count(*) > 0'}
 ),
 metrics AS (
-  SELECT ${byKeys(k, [''])} n_point, mape_skipped,
-    least(lo_actual, lo_forecast) AS lo, greatest(hi_actual, hi_forecast) AS hi,
+  SELECT *,
     s_abs / n_point AS mae,
     s_e / n_point AS mbe,
     sqrt(s_sq / n_point) AS rmse,
@@ -191,19 +177,18 @@ metrics AS (
     100 * sqrt(s_sq_norm / n_norm) AS nrmse,
     sqrt(s_sq_ref / n_ref) AS rmse_ref,
     sqrt(s_sq_plain / n_point) AS rmse_plain,
-    r,
     1 - s_sq_plain / (var_actual * n_point) AS r2,
     -- the population standard deviation of the raw errors; rounding must not make it imaginary
     sqrt(greatest(s_sq_plain / n_point - (s_plain / n_point) * (s_plain / n_point), 0)) AS crmse
   FROM sums
 )
-SELECT ${k.select('c.')}, c.key_order, c.n, c.dropped, ${DROP_REASONS.map((r) => `c.dropped_${r}`).join(', ')},
-  c.has_forecast, c.has_reference, coalesce(s.mape_skipped, 0) AS mape_skipped, coalesce(s.n_point, 0) AS n_point,
-  s.lo, s.hi, s.mae, s.mbe, s.rmse, s.mape, s.nmbe, s.nmae, s.nrmse, s.rmse_ref, s.rmse_plain, s.r, s.r2, s.crmse,
-  CASE WHEN s.rmse = s.rmse_ref THEN 0.0
-       WHEN s.rmse_ref = 0 THEN -'Infinity'::DOUBLE
-       ELSE 1 - s.rmse / s.rmse_ref END AS skill
-FROM counts c LEFT JOIN metrics s ON ${join}`;
+SELECT ${k.select()}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
+  has_forecast, has_reference, mape_skipped, n_point, lo, hi,
+  mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse,
+  CASE WHEN rmse = rmse_ref THEN 0.0
+       WHEN rmse_ref = 0 THEN -'Infinity'::DOUBLE
+       ELSE 1 - rmse / rmse_ref END AS skill
+FROM metrics`;
 }
 
 /**
