@@ -47,7 +47,7 @@
  * For the fastest merges, start the sites in site_id order: rows then land clustered by site and
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
-import { DOUBLE, INTEGER, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import type { ModelItem, SiteResponse } from '../api/schemas.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
 import { loadSeries, withSite, writeSyncState } from './series.js';
@@ -274,8 +274,6 @@ const MODEL_STATES: RefTable = {
 };
 
 const REF_TABLES = [SITES, SITE_ASSETS, SITE_CAPACITY, MODELS, MODEL_STATES];
-/** Rows per multi-row INSERT when staging reference rows. */
-const REF_BATCH = 200;
 
 async function ensureRefStaging(warehouse: Warehouse): Promise<void> {
   for (const { table } of REF_TABLES) {
@@ -284,37 +282,28 @@ async function ensureRefStaging(warehouse: Warehouse): Promise<void> {
   }
 }
 
-/** Stages rows (values in column order) into temp.<table>_in with a few multi-row INSERTs. */
+/**
+ * Stages rows (values in column order) into temp.<table>_in in one statement: the rows travel as
+ * one JSON array parameter, unnested and cast in SQL. (Multi-row VALUES with a parameter and a
+ * cast per value took ~0.4 ms a row to bind: 2.8 s of a 1,000-site sync for the models alone.)
+ */
 async function stageRows(warehouse: Warehouse, spec: RefTable, rows: readonly (readonly unknown[])[]): Promise<void> {
-  const width = spec.columns.length;
-  for (let start = 0; start < rows.length; start += REF_BATCH) {
-    const batch = rows.slice(start, start + REF_BATCH);
-    const tuples = batch.map((_, r) => {
-      const values = spec.columns.map((c, i) => {
-        const placeholder = `$${r * width + i + 1}`;
-        return castParam(placeholder, c);
-      });
-      return `(${values.join(', ')})`;
-    });
-    const names = spec.columns.map((c) => c.name).join(', ');
-    const params = batch.flatMap((row) => row.map(toParam));
-    await warehouse.run(`INSERT INTO temp.${spec.table}_in (${names}) VALUES ${tuples.join(', ')}`, params);
-  }
+  if (rows.length === 0) return;
+  const names = spec.columns.map((c) => c.name).join(', ');
+  const values = spec.columns.map((c, i) => fromJson(i, c)).join(', ');
+  await warehouse.run(
+    `INSERT INTO temp.${spec.table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`,
+    [JSON.stringify(rows)], // undefined in a row becomes null, as JSON.stringify does in arrays
+  );
 }
 
-/** Objects travel as JSON text; lists too (DuckDB casts a JSON array to a list). */
-function castParam(placeholder: string, column: RefColumn): string {
-  if (column.instant) return instant(placeholder);
-  const json = `CAST(CAST(${placeholder} AS VARCHAR) AS JSON)`;
+/** Element `index` of the JSON row `r` as the column's type; a JSON null is SQL NULL. */
+function fromJson(index: number, column: RefColumn): string {
+  if (column.instant) return instant(`CAST(r->>${index} AS DOUBLE)`);
+  const json = `NULLIF(r->${index}, 'null')`;
   if (column.type === 'JSON') return json;
   if (column.type.endsWith('[]')) return `CAST(${json} AS ${column.type})`;
-  return `CAST(${placeholder} AS ${column.type})`;
-}
-
-function toParam(value: unknown): DuckDBValue {
-  if (value === undefined || value === null) return null;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return value as DuckDBValue;
+  return `CAST(r->>${index} AS ${column.type})`;
 }
 
 /**
