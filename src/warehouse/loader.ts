@@ -16,9 +16,10 @@
  *     `SiteModel` is a parsed ModelItem plus `model_type` ('ai' | 'physical' | null) when known.
  *   loadModelsOfSites(warehouse, [{ siteId, models }], options?)               → RowsWritten
  *     loadModels for many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
- *   loadForecasts(warehouse, siteId, columns: ForecastColumns, options?)       → RowsWritten
+ *   loadForecasts(warehouse, siteId, columns: ForecastColumns | ForecastColumns[], options?) → RowsWritten
  *     Inserts the rows whose (site_id, model_name, model_version, update_time, valid_time) is new;
- *     an existing vintage is never overwritten.
+ *     an existing vintage is never overwritten. Several reads of a site (an array) load together,
+ *     without being concatenated first.
  *   loadModelOutputs(warehouse, siteId, outputs: ModelOutputColumns[], options?) → RowsWritten
  *     Inserts new (model_id, as_of, valid_time); all the given outputs of the site in one transaction.
  *   loadActuals(warehouse, siteId, columns: ActualColumns, options?)           → RowsWritten
@@ -131,30 +132,30 @@ function checkLengths(what: string, columns: Record<string, readonly unknown[]>)
 export async function loadForecasts(
   warehouse: Warehouse,
   siteId: string,
-  columns: ForecastColumns,
+  columns: ForecastColumns | readonly ForecastColumns[],
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  // Named one by one: a parsed response may carry extra fields the service added.
-  const rows = checkLengths(`forecasts of site ${siteId}`, {
-    valid_time: columns.valid_time,
-    forecast: columns.forecast,
-    capacity: columns.capacity,
-    model_name: columns.model_name,
-    model_version: columns.model_version,
-    update_time: columns.update_time,
-  });
-  const block = {
-    rows,
+  const reads = Array.isArray(columns) ? columns : [columns as ForecastColumns];
+  const blocks = reads.map((read) => ({
+    // Named one by one: a parsed response may carry extra fields the service added.
+    rows: checkLengths(`forecasts of site ${siteId}`, {
+      valid_time: read.valid_time,
+      forecast: read.forecast,
+      capacity: read.capacity,
+      model_name: read.model_name,
+      model_version: read.model_version,
+      update_time: read.update_time,
+    }),
     columns: withSite(siteId, [
-      { type: VARCHAR, values: columns.model_name },
-      { type: INTEGER, values: columns.model_version },
-      { type: DOUBLE, values: columns.update_time },
-      { type: DOUBLE, values: columns.valid_time },
-      { type: DOUBLE, values: columns.forecast },
-      { type: DOUBLE, values: columns.capacity },
+      { type: VARCHAR, values: read.model_name },
+      { type: INTEGER, values: read.model_version },
+      { type: DOUBLE, values: read.update_time },
+      { type: DOUBLE, values: read.valid_time },
+      { type: DOUBLE, values: read.forecast },
+      { type: DOUBLE, values: read.capacity },
     ]),
-  };
-  return loadSeries(warehouse, 'forecasts', siteId, [block], options);
+  }));
+  return loadSeries(warehouse, 'forecasts', siteId, blocks, options);
 }
 
 export async function loadModelOutputs(
