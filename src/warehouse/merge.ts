@@ -71,18 +71,21 @@ LEFT JOIN (SELECT site_id, valid_time, value FROM main.actuals WHERE site_id IN 
 WHERE a.site_id IS NULL OR a.value IS DISTINCT FROM s.value`;
 }
 
-/** Run in this order after actualChangesSql: the update and the insert read the same changes. */
-export function applyActualChangesSql(sites: string): string[] {
-  return [
-    `INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
+/**
+ * Run after actualChangesSql, revisions before the update (both read the same changes). A batch
+ * with no revised value (any first sync) skips those two, and one with no new point the insert.
+ */
+export function applyActualChangesSql(sites: string): { revisions: string; update: string; insert: string } {
+  return {
+    revisions: `INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
 SELECT site_id, valid_time, seen_at, old_value, new_value FROM temp.actual_changes WHERE existed
 ON CONFLICT (site_id, valid_time, replaced_at) DO UPDATE SET new_value = excluded.new_value`,
-    `UPDATE main.actuals SET value = c.new_value, revised_at = c.seen_at
+    update: `UPDATE main.actuals SET value = c.new_value, revised_at = c.seen_at
 FROM temp.actual_changes c
 WHERE c.existed AND actuals.site_id IN (${sites}) AND actuals.site_id = c.site_id AND actuals.valid_time = c.valid_time`,
-    `INSERT INTO main.actuals (site_id, valid_time, value, first_seen_at, revised_at)
+    insert: `INSERT INTO main.actuals (site_id, valid_time, value, first_seen_at, revised_at)
 SELECT site_id, valid_time, new_value, seen_at, NULL FROM temp.actual_changes WHERE NOT existed`,
-  ];
+  };
 }
 
 /**
