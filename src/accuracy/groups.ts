@@ -22,6 +22,12 @@ export interface GroupSql {
   group: Group;
   key: string;
   order: string;
+  /**
+   * The key from the sort number, where one gives the other: scoring groups by the number and
+   * names the few result rows, because building the key text for every row costs more than
+   * all of a group's metrics.
+   */
+  keyFromOrder?: (order: string) => string;
 }
 
 /** Parses `total,lead,hour` (the --by option): every name a known group; order kept, duplicates removed. */
@@ -67,9 +73,13 @@ function leadSql(bounds: number[]): GroupSql {
   const leadUs = '(epoch_us(valid_time) - epoch_us(issue_time))';
   const whens = bounds.map((b, i) => `WHEN ${leadUs} < ${b * 1000} THEN ${i + 1}`).join(' ');
   const index = `CASE WHEN issue_time IS NULL THEN NULL WHEN ${leadUs} < 0 THEN 0 ${whens} ELSE ${bounds.length + 1} END`;
-  const key = `(${sqlList(labels)})[(${index}) + 1]`;
-  return { group: 'lead', key, order: index };
+  const keyFromOrder = (order: string) => `(${sqlList(labels)})[(${order}) + 1]`;
+  return { group: 'lead', key: keyFromOrder(index), order: index, keyFromOrder };
 }
+
+/** strftime's %a and %b, indexed by isodow and month (1-based, as SQL lists are). */
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const sqlList = (values: string[]) => `[${values.map(sqlString).join(', ')}]`;
 
@@ -94,13 +104,25 @@ export function groupSql(group: Group, options: GroupOptions): GroupSql {
     case 'lead':
       return leadSql(options.leadBuckets);
     case 'hour':
-      return { group, key: `lpad(CAST(hour(${local}) AS VARCHAR), 2, '0')`, order: `hour(${local})` };
+      return {
+        group, key: `lpad(CAST(hour(${local}) AS VARCHAR), 2, '0')`, order: `hour(${local})`,
+        keyFromOrder: (order) => `lpad(CAST(${order} AS VARCHAR), 2, '0')`,
+      };
     case 'weekday':
-      return { group, key: `strftime(${local}, '%a')`, order: `isodow(${local})` };
+      return {
+        group, key: `strftime(${local}, '%a')`, order: `isodow(${local})`,
+        keyFromOrder: (order) => `(${sqlList(WEEKDAYS)})[${order}]`,
+      };
     case 'month':
-      return { group, key: `strftime(${local}, '%b')`, order: `month(${local})` };
+      return {
+        group, key: `strftime(${local}, '%b')`, order: `month(${local})`,
+        keyFromOrder: (order) => `(${sqlList(MONTHS)})[${order}]`,
+      };
     case 'date':
-      return { group, key: `strftime(${local}, '%Y-%m-%d')`, order: `epoch(CAST(${local} AS DATE)) / 86400` };
+      return {
+        group, key: `strftime(${local}, '%Y-%m-%d')`, order: `epoch(CAST(${local} AS DATE)) / 86400`,
+        keyFromOrder: (order) => `CAST(DATE '1970-01-01' + CAST(${order} AS INTEGER) AS VARCHAR)`,
+      };
     case 'site':
       return { group, key: 'site_id', order: '0' };
     case 'model':

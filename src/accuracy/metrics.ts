@@ -89,9 +89,17 @@ function allGroupsSql(pairs: string, options: MetricOptions): string {
 
 const KEYS = 'subject, model, grp, key';
 
-/** The pairs relation with one group's key and sort order; rows whose key is NULL are not in it. */
+/**
+ * The pairs relation with one group's key and sort order; rows whose key is NULL are not in it.
+ * Where the sort number gives the key, the key is left out (see GroupSql.keyFromOrder).
+ */
 function expandedSql(pairs: string, group: Group, options: MetricOptions): string {
   const g = groupSql(group, options);
+  if (g.keyFromOrder) {
+    return `SELECT * FROM (SELECT subject, model, ${g.order} AS key_order,
+        forecast, actual, reference, capacity, drop_reason FROM ${pairs})
+      WHERE key_order IS NOT NULL`;
+  }
   return `SELECT subject, model, ${g.key} AS key, ${g.order} AS key_order,
       forecast, actual, reference, capacity, drop_reason
     FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
@@ -107,19 +115,21 @@ function errorSql(fx: string, obs: string, deadbandPct: number): string {
 /** The GROUP BY columns of one group's queries, and the result columns that name the row. */
 interface GroupKeys {
   group: Group;
-  /** Grouped by: subject and model unless the relation holds one, key unless the group has one. */
+  /** Grouped by: subject and model unless the relation holds one; the key (or its sort number) unless total. */
   columns: string[];
   /** subject, model, grp, key: each a column or a literal. */
   select: string;
 }
 
-function groupKeys(group: Group, single: SingleSubject | undefined): GroupKeys {
-  const columns = [...(single ? [] : ['subject', 'model']), ...(group === 'total' ? [] : ['key'])];
+function groupKeys(group: Group, options: MetricOptions, single: SingleSubject | undefined): GroupKeys {
+  const { keyFromOrder } = groupSql(group, options);
+  const key = group === 'total' ? null : keyFromOrder ? 'key_order' : 'key';
+  const columns = [...(single ? [] : ['subject', 'model']), ...(key ? [key] : [])];
   const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : sqlString(v));
   const select = [
     single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : 'subject, model',
     `${sqlString(group)} AS grp`,
-    group === 'total' ? `'all' AS key` : 'key',
+    key === null ? `'all' AS key` : keyFromOrder ? `${keyFromOrder('key_order')} AS key` : 'key',
   ].join(', ');
   return { group, columns, select };
 }
@@ -152,7 +162,7 @@ WITH errors AS (
   FROM (${expandedSql(pairs, k.group, options)})
 ),
 sums AS (
-  SELECT ${keysFirst(k)} min(key_order) AS key_order,
+  SELECT ${keysFirst(k)} ${k.columns.includes('key_order') ? '' : 'min(key_order) AS key_order,'}
     count(*) - count(drop_reason) AS n, count(drop_reason) AS dropped,
     ${dropCounts},
     count(forecast) > 0 AS has_forecast, count(reference) > 0 AS has_reference,
@@ -342,7 +352,7 @@ export async function computeMetrics(
 ): Promise<AccuracyRow[]> {
   const rows = new Map<string, AccuracyRow>();
   for (const group of options.groups) {
-    for (const row of await pointMetrics(sql, pairs, groupKeys(group, single), options)) {
+    for (const row of await pointMetrics(sql, pairs, groupKeys(group, options, single), options)) {
       rows.set(keyOf({ ...row, grp: row.group }), row);
     }
   }
