@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ABANDONED_AFTER_MS } from '../src/warehouse/lock.js';
 import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
 import { startChild } from './warehouse-support.js';
 
@@ -86,5 +87,15 @@ describe('writer lock', () => {
     await expect(opening).rejects.toBeInstanceOf(WarehouseBusyError);
     await expect(opening).rejects.toThrow(/efsync nightly \(run r9, pid 1 on host elsewhere\) since 2026-01-01T00:00:00.000Z/);
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toEqual(remote);
+  });
+
+  it('takes over a lock from another host that nobody refreshed for longer than the abandon time', async () => {
+    const remote = { pid: 1, host: 'pod-killed-hard', job: 'nightly', runId: 'r7', startedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(`${path}.lock`, JSON.stringify(remote));
+    const lastHeartbeat = new Date(Date.now() - ABANDONED_AFTER_MS - 60_000);
+    utimesSync(`${path}.lock`, lastHeartbeat, lastHeartbeat);
+    const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid).toBe(process.pid);
+    await warehouse.close();
   });
 });

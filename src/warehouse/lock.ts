@@ -1,7 +1,7 @@
 // The writer lock: one efsync process writes a warehouse at a time, across processes.
 // `<path>.lock` holds JSON naming the holder, so a second writer can say who is in the way.
 import { hostname } from 'node:os';
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LockHolder {
@@ -27,21 +27,41 @@ export class WarehouseBusyError extends Error {
 }
 
 const POLL_MS = 100;
+/**
+ * A holder refreshes its lock's mtime this often. A lock from another host (a Kubernetes pod
+ * killed hard, whose successor has a new hostname) whose mtime is older than ABANDONED_AFTER_MS
+ * is abandoned: its pid cannot be asked, but a live holder would have refreshed it. The margin
+ * covers a holder's event loop blocked by a long synchronous copy at publish.
+ */
+const HEARTBEAT_MS = 30_000;
+export const ABANDONED_AFTER_MS = 10 * 60_000;
 
 export class WriterLock {
   private released = false;
   private readonly onExit = () => this.release();
+  private readonly heartbeat: NodeJS.Timeout;
 
   private constructor(
     readonly lockPath: string,
     readonly holder: LockHolder,
   ) {
     process.once('exit', this.onExit);
+    this.heartbeat = setInterval(() => this.refresh(), HEARTBEAT_MS).unref();
+  }
+
+  private refresh(): void {
+    const now = new Date();
+    try {
+      utimesSync(this.lockPath, now, now);
+    } catch {
+      // gone: release() or a manual removal; nothing to refresh
+    }
   }
 
   /**
    * Takes `lockPath`, waiting up to `waitMs` for a live holder to let go. A lock whose pid is no
-   * longer alive on this host is stale and taken over.
+   * longer alive on this host, or one from another host not refreshed for ABANDONED_AFTER_MS,
+   * is stale and taken over.
    */
   static async acquire(
     lockPath: string,
@@ -63,7 +83,7 @@ export class WriterLock {
       if (tryCreate(lockPath, holder)) return new WriterLock(lockPath, holder);
       const current = readHolder(lockPath);
       if (current === undefined) continue; // released between our attempt and the read
-      if (isStale(current)) {
+      if (isStale(current, lockPath)) {
         takeOverStale(lockPath, current);
         continue;
       }
@@ -78,6 +98,7 @@ export class WriterLock {
   release(): void {
     if (this.released) return;
     this.released = true;
+    clearInterval(this.heartbeat);
     process.removeListener('exit', this.onExit);
     const current = readHolder(this.lockPath);
     if (current && sameHolder(current, this.holder)) unlinkQuietly(this.lockPath);
@@ -118,13 +139,21 @@ function readHolder(lockPath: string): LockHolder | undefined {
   }
 }
 
-function isStale(holder: LockHolder): boolean {
-  if (holder.host !== hostname()) return false; // another host: we cannot tell, so it stays held
+function isStale(holder: LockHolder, lockPath: string): boolean {
+  if (holder.host !== hostname()) return Date.now() - lastRefresh(lockPath) > ABANDONED_AFTER_MS;
   try {
     process.kill(holder.pid, 0);
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function lastRefresh(lockPath: string): number {
+  try {
+    return statSync(lockPath).mtimeMs;
+  } catch {
+    return Date.now(); // released meanwhile: the next attempt takes it
   }
 }
 
