@@ -15,8 +15,7 @@ export function sqlList(values: readonly string[]): string {
 
 /**
  * The rows of the staged forecasts (or outputs) whose key is not stored yet, in the column order
- * of the target table. A batch of several sites materialises them in a TEMP table first, to count
- * them per site; a batch of one inserts them directly.
+ * of the target table, for an INSERT (series.ts counts them per site from its RETURNING).
  */
 export function freshForecastsSql(sites: string): string {
   return `
