@@ -51,7 +51,7 @@
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import type { ModelItem, SiteResponse } from '../api/schemas.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
-import { loadSeries, withSite, writeSyncState } from './series.js';
+import { loadSeries, writeSyncState } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
@@ -146,14 +146,14 @@ export async function loadForecasts(
       model_version: read.model_version,
       update_time: read.update_time,
     }),
-    columns: withSite(siteId, [
+    columns: [
       { type: VARCHAR, values: read.model_name },
       { type: INTEGER, values: read.model_version },
       { type: DOUBLE, values: read.update_time },
       { type: DOUBLE, values: read.valid_time },
       { type: DOUBLE, values: read.forecast },
       { type: DOUBLE, values: read.capacity },
-    ]),
+    ],
   }));
   return loadSeries(warehouse, 'forecasts', siteId, blocks, options);
 }
@@ -170,7 +170,7 @@ export async function loadModelOutputs(
       forecast: output.forecast,
       capacity: output.capacity,
     }),
-    columns: withSite(siteId, [
+    columns: [
       { type: VARCHAR, values: { constant: output.model_id } },
       { type: VARCHAR, values: { constant: output.model_name } },
       { type: INTEGER, values: { constant: output.model_version } },
@@ -178,7 +178,7 @@ export async function loadModelOutputs(
       { type: DOUBLE, values: output.valid_time },
       { type: DOUBLE, values: output.forecast },
       { type: DOUBLE, values: output.capacity },
-    ]),
+    ],
   }));
   return loadSeries(warehouse, 'outputs', siteId, blocks, options);
 }
@@ -192,12 +192,12 @@ export async function loadActuals(
   const rows = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
   const block = {
     rows,
-    columns: withSite(siteId, [
+    columns: [
       { type: DOUBLE, values: columns.valid_time },
       { type: DOUBLE, values: columns.value },
       // first_seen_at and replaced_at: per site, since sites of one batch may come with different clocks
       { type: DOUBLE, values: { constant: options.now ?? Date.now() } },
-    ]),
+    ],
   };
   return loadSeries(warehouse, 'actuals', siteId, [block], options);
 }

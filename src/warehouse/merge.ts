@@ -1,11 +1,17 @@
-// The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms) into the
-// core tables. The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
+// The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms, the site
+// as site_no, its 1-based position in the batch's sorted site list `sites`) into the core tables.
+// The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
 
 /** SQL turning an epoch-ms expression into a TIMESTAMPTZ (NULL stays NULL). */
 export function instant(expression: string): string {
   return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
+}
+
+/** The site id of a staged row, from its site_no and the batch's `sites` (an sqlList). */
+function siteOf(sites: string): string {
+  return `[${sites}][site_no]`;
 }
 
 /** A SQL list of string literals: constant filters let DuckDB skip row groups by their min/max. */
@@ -20,8 +26,8 @@ export function sqlList(values: readonly string[]): string {
 export function freshForecastsSql(sites: string): string {
   return `
 WITH staged AS (
-  SELECT DISTINCT ON (site_id, model_name, model_version, update_time, valid_time)
-    site_id, model_name, model_version, ${instant('update_time')} AS update_time,
+  SELECT DISTINCT ON (site_no, model_name, model_version, update_time, valid_time)
+    ${siteOf(sites)} AS site_id, model_name, model_version, ${instant('update_time')} AS update_time,
     ${instant('valid_time')} AS valid_time, forecast, capacity
   FROM temp.stage_forecasts
 ),
@@ -39,7 +45,7 @@ export function freshOutputsSql(sites: string): string {
 WITH staged AS (
   SELECT DISTINCT ON (model_id, as_of, valid_time)
     model_id, ${instant('as_of')} AS as_of, ${instant('valid_time')} AS valid_time,
-    site_id, model_name, model_version, forecast, capacity
+    ${siteOf(sites)} AS site_id, model_name, model_version, forecast, capacity
   FROM temp.stage_outputs
 ),
 existing AS (
@@ -60,8 +66,8 @@ export function actualChangesSql(sites: string): string {
   return `
 CREATE OR REPLACE TEMP TABLE actual_changes AS
 WITH staged AS (
-  SELECT DISTINCT ON (site_id, valid_time)
-    site_id, ${instant('valid_time')} AS valid_time, value, ${instant('seen_at')} AS seen_at
+  SELECT DISTINCT ON (site_no, valid_time)
+    ${siteOf(sites)} AS site_id, ${instant('valid_time')} AS valid_time, value, ${instant('seen_at')} AS seen_at
   FROM temp.stage_actuals
 )
 SELECT s.site_id, s.valid_time, s.value AS new_value, a.value AS old_value, a.site_id IS NOT NULL AS existed, s.seen_at
