@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
 import type { PairsColumns } from '../src/accuracy/pairs.js';
 import { scorePairsTable } from '../src/accuracy/score.js';
+import { openDuckDB } from '../src/warehouse/duckdb.js';
 
 const COLUMNS: PairsColumns = {
   names: ['valid_time', 'issue_time', 'actual', 'forecast', 'reference', 'capacity'],
@@ -66,10 +66,9 @@ const OPTIONS = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadba
 export async function benchAccuracy(pairs = 10_000_000, path?: string): Promise<AccuracyFigures> {
   const dir = path ? null : mkdtempSync(join(tmpdir(), 'efsync-bench-accuracy-'));
   const file = path ?? join(dir!, 'accuracy.duckdb');
-  const instance = await DuckDBInstance.create(file);
-  const connection = await instance.connect();
+  const db = await openDuckDB(file);
   try {
-    const sql = connectionRunner(connection);
+    const sql = connectionRunner(db.connection);
     await buildPairs(sql, pairs);
     await sql.run('CHECKPOINT');
     const { scan_s, moments_s, score_s } = await bestOf({
@@ -80,8 +79,7 @@ export async function benchAccuracy(pairs = 10_000_000, path?: string): Promise<
     });
     return { pairs, score_s, scan_s, ratio: score_s / scan_s, moments_s, moments_ratio: moments_s / scan_s };
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    db.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }

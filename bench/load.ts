@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
+import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { loadForecasts, type ForecastColumns } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
@@ -43,8 +44,7 @@ export function syntheticForecast(rows: number, seed = 0): ForecastColumns {
  */
 export async function benchAppend(rows: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'efsync-bench-append-'));
-  const instance = await DuckDBInstance.create(join(dir, 'append.duckdb'));
-  const connection = await instance.connect();
+  const { instance, connection } = await openDuckDB(join(dir, 'append.duckdb'));
   try {
     await connection.run(`CREATE TABLE forecasts (site_id VARCHAR, model_name VARCHAR, model_version INTEGER,
       update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE)`);

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { benchAccuracy } from './accuracy.js';
 import { benchAppend } from './load.js';
 import { rawFetch } from './fetch.js';
+import { openDuckDB } from '../src/warehouse/duckdb.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -136,15 +136,13 @@ function highWaterKb(pid: number | undefined): number {
 
 /** Rows the last run wrote, from the run ledger of the published warehouse. */
 async function rowsOfLastRun(path: string): Promise<number> {
-  const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
-  const connection = await instance.connect();
+  const db = await openDuckDB(path, { readOnly: true });
   try {
-    const reader = await connection.runAndReadAll('SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1');
+    const reader = await db.connection.runAndReadAll('SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1');
     const written = JSON.parse(String(reader.getRowObjectsJS()[0]?.r ?? '{}')) as Record<string, number>;
     return Object.values(written).reduce((a, b) => a + Number(b), 0);
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    db.close();
   }
 }
 

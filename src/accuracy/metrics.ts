@@ -141,7 +141,8 @@ const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.colu
 
 /**
  * Deterministic metrics and counts of one group, in one pass: every metric is a ratio of plain
- * sums over the scored rows (SFA's means and RMSEs; r and R² from DuckDB's one-pass moments), so
+ * sums over the scored rows (SFA's means and RMSEs; r, R² and CRMSE from DuckDB's moments, which
+ * update a running mean and so lose no digits to a large mean or bias), so
  * one ungrouped aggregate (for group total) computes them all at a few times the cost of a scan.
  * Dropped rows only count: their values are NULL to the sums. min and max give KSI's range.
  */
@@ -171,8 +172,11 @@ sums AS (
     count(CASE WHEN abs(o) <= ${mapeFloor} THEN e END) AS mape_skipped,
     count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
     count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
-    ${deadband ? 'sum(e_plain) AS s_plain, sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e) AS s_plain, sum(e * e) AS s_sq_plain'},
+    ${deadband ? 'sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e * e) AS s_sq_plain'},
     corr(f, o) AS r, var_pop(o) AS var_actual,
+    -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
+    -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did.
+    stddev_pop(f - o) AS crmse,
     ${distribution
       ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi'
       : 'NULL AS lo, NULL AS hi'}
@@ -189,9 +193,7 @@ metrics AS (
     100 * sqrt(s_sq_norm / n_norm) AS nrmse,
     sqrt(s_sq_ref / n_ref) AS rmse_ref,
     sqrt(s_sq_plain / n_point) AS rmse_plain,
-    1 - s_sq_plain / (var_actual * n_point) AS r2,
-    -- the population standard deviation of the raw errors; rounding must not make it imaginary
-    sqrt(greatest(s_sq_plain / n_point - (s_plain / n_point) * (s_plain / n_point), 0)) AS crmse
+    1 - s_sq_plain / (var_actual * n_point) AS r2
   FROM sums
 )
 SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
@@ -420,6 +422,18 @@ async function addQuantileMetrics(
   for (const r of summary) {
     const row = rows.get(keyOf(r));
     if (row) for (const m of QUANTILE_METRICS) row.values[m] = num(r[m]);
+  }
+  // A group whose pairs were all dropped has no quantile sums: its metrics are NaN, as for points.
+  const levels = new Map<string, Set<number>>();
+  for (const r of pinball) {
+    const subject = JSON.stringify([r.subject, r.model]);
+    levels.set(subject, (levels.get(subject) ?? new Set()).add(r.level));
+  }
+  for (const row of rows.values()) {
+    const known = levels.get(JSON.stringify([row.subject, row.model]));
+    if (!known) continue;
+    for (const level of known) row.values[pinballName(level)] ??= NaN;
+    for (const m of QUANTILE_METRICS) row.values[m] ??= NaN;
   }
 }
 

@@ -25,6 +25,12 @@ export interface PairsColumns {
 const KNOWN = ['valid_time', 'actual', 'forecast', 'reference', 'capacity', 'issue_time', 'site', 'model'];
 const QUANTILE_COLUMN = /^q(\d+(?:\.\d+)?)$/;
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/**
+ * The largest magnitude a value may have. Scoring squares errors (f − o, up to twice this) and
+ * sums the squares over every pair: beyond about 1e144 that overflows a double and DuckDB stops
+ * with "out of range", naming no line. No power or energy figure comes near this bound.
+ */
+export const LARGEST_VALUE = 1e100;
 /** Cells read as missing values: empty, and the NaN that pandas and numpy write. */
 const MISSING = ['', 'NaN', 'nan', 'NA'];
 
@@ -100,7 +106,11 @@ function checkCell(file: string, lineNo: number, name: string, cell: { value: st
       throw fail(`not a timestamp: "${cell.value}" (use e.g. 2026-01-31T14:00:00Z)`);
     }
   } else if (name !== 'site' && name !== 'model') {
-    if (!MISSING.includes(cell.value) && !NUMBER.test(cell.value)) throw fail(`not a number: "${cell.value}"`);
+    if (MISSING.includes(cell.value)) return;
+    if (!NUMBER.test(cell.value)) throw fail(`not a number: "${cell.value}"`);
+    if (!(Math.abs(Number(cell.value)) <= LARGEST_VALUE)) {
+      throw fail(`${cell.value} is too large to score: values must lie within ±${LARGEST_VALUE} (their squares are summed)`);
+    }
   }
 }
 

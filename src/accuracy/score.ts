@@ -1,8 +1,8 @@
 // The two ways in: score the warehouse (alignment, then metrics), or score a table or CSV file
 // of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
-import { DuckDBInstance } from '@duckdb/node-api';
 import type { Config } from '../config.js';
 import { formatInstant } from '../time.js';
+import { openDuckDB } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
 import type { Group, IntervalLabel } from './groups.js';
@@ -70,15 +70,13 @@ export async function scorePairsFile(
   file: string, label: IntervalLabel, options: MetricOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   const columns = await validatePairsCsv(file);
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
+  const db = await openDuckDB(':memory:');
   try {
-    const sql = connectionRunner(connection);
+    const sql = connectionRunner(db.connection);
     await loadPairsCsv(sql, file, columns, 'csv_pairs');
     return await scorePairsTable(sql, 'csv_pairs', columns, label, options);
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    db.close();
   }
 }
 

@@ -24,7 +24,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import { openDuckDB } from './duckdb.js';
 import { WriterLock, type LockHolder } from './lock.js';
 import { migrate } from './migrate.js';
 
@@ -82,8 +83,7 @@ export class Warehouse {
     try {
       const writerPath = writerPathOf(options.path);
       seedWriterFile(options.path, writerPath);
-      const instance = await DuckDBInstance.create(writerPath);
-      const connection = await instance.connect();
+      const { instance, connection } = await openDuckDB(writerPath);
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock);
       await migrate(warehouse);
       return warehouse;
@@ -94,8 +94,7 @@ export class Warehouse {
   }
 
   private static async openReadOnly(path: string): Promise<Warehouse> {
-    const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
-    const connection = await instance.connect();
+    const { instance, connection } = await openDuckDB(path, { readOnly: true });
     return new Warehouse(path, path, instance, connection, undefined);
   }
 

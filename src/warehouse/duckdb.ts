@@ -1,0 +1,43 @@
+// Every DuckDB database efsync opens goes through here, so that every connection reads and
+// writes instants in UTC whatever the machine's time zone.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+export interface DuckDBHandle {
+  instance: DuckDBInstance;
+  connection: DuckDBConnection;
+  /** Closes the connection, then the database. */
+  close(): void;
+}
+
+/**
+ * Opens `path` (a file, or `:memory:`) with one connection whose time zone is UTC.
+ *
+ * DuckDB takes its TimeZone setting from the OS (the TZ variable), and with ICU linked in it
+ * casts offset-less text to TIMESTAMPTZ, and takes hour(), date parts and casts to DATE of a
+ * TIMESTAMPTZ, in that zone: under TZ=America/New_York a pairs file's `2026-01-31 14:00` became
+ * 19:00 UTC. `SET GLOBAL` pins it for the database, so connections opened later on the same
+ * instance are UTC too (a plain SET would hold for this connection only). It cannot go into the
+ * instance's config: ICU is not loaded yet when the config is read.
+ */
+export async function openDuckDB(path: string, options: { readOnly?: boolean } = {}): Promise<DuckDBHandle> {
+  const instance = await DuckDBInstance.create(path, options.readOnly ? { access_mode: 'READ_ONLY' } : {});
+  try {
+    const connection = await instance.connect();
+    try {
+      await connection.run(`SET GLOBAL TimeZone = 'UTC'`);
+    } catch (error) {
+      connection.closeSync();
+      throw error;
+    }
+    return {
+      instance, connection,
+      close() {
+        connection.closeSync();
+        instance.closeSync();
+      },
+    };
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+}
