@@ -18,6 +18,7 @@ export interface CommonFlags {
 
 export interface RunFlags extends CommonFlags {
   site?: string[];
+  shard?: string;
   from?: string;
   to?: string;
   only?: string;
@@ -30,6 +31,7 @@ export function registerRunnerCommands(program: Command): void {
     .description('Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted')
     .argument('<job>', 'the job (see `efsync status` for the list)')
     .option('--site <id...>', 'only these sites (id or name); repeatable')
+    .option('--shard <I/N>', 'only the sites of shard I of N (from 0; or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)')
     .option('--from <iso>', 'backfill a historical window from this instant (with --to)')
     .option('--to <iso>', 'end of the backfill window')
     .option('--only <resources>', 'comma-separated subset of sites,models,forecasts,outputs,actuals')

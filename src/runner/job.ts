@@ -2,12 +2,15 @@
 import type { ServiceClient } from '../api/client.js';
 import type { LoadedConfig, Resource } from '../config.js';
 import type { Logger } from '../log.js';
+import type { Shard } from '../lake/shard.js';
 import type { Progress } from '../progress.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 
 export interface JobOptions {
   /** Only these sites (ids or names); all sites when absent. */
   sites?: string[];
+  /** Only the sites of this shard (src/lake/shard.ts); all sites when absent. */
+  shard?: Shard;
   /** A historical window to backfill instead of the incremental one (epoch ms). */
   from?: number;
   to?: number;

@@ -6,11 +6,13 @@ import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
 import { EXIT } from '../runner/exit-codes.js';
 import type { JobOptions } from '../runner/job.js';
+import { parseShard, shardFromEnv } from '../lake/shard.js';
 import { parseInstant } from '../time.js';
 
 interface SyncFlags {
   only?: string;
   site?: string[];
+  shard?: string;
   from?: string;
   to?: string;
   db?: string;
@@ -25,6 +27,7 @@ export function registerSyncCommands(program: Command): void {
     .description('Sync sites, models, forecasts, model outputs and actuals from the service into the warehouse')
     .option('--only <resources>', `comma-separated subset of ${RESOURCES.join(',')}`)
     .option('--site <id...>', 'only these sites (id or name); repeatable')
+    .option('--shard <I/N>', 'only the sites of shard I of N (from 0; or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)')
     .option('--from <iso>', 'backfill a historical window from this instant (with --to)')
     .option('--to <iso>', 'end of the backfill window')
     .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
@@ -76,8 +79,10 @@ function withDb(config: LoadedConfig, db: string | undefined): LoadedConfig {
 }
 
 /** The job options from the flags; anything wrong is a usage error naming the flag. */
-export function jobOptions(flags: Pick<SyncFlags, 'only' | 'site' | 'from' | 'to'>): JobOptions {
+export function jobOptions(flags: Pick<SyncFlags, 'only' | 'site' | 'shard' | 'from' | 'to'>, env: NodeJS.ProcessEnv = process.env): JobOptions {
   const options: JobOptions = {};
+  const shard = flags.shard !== undefined ? parseShard(flags.shard, '--shard') : shardFromEnv(env);
+  if (shard) options.shard = shard;
   if (flags.only !== undefined) options.only = parseResources(flags.only);
   if (flags.site && flags.site.length > 0) options.sites = flags.site;
   if ((flags.from === undefined) !== (flags.to === undefined)) throw new UsageError('--from and --to go together');

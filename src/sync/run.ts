@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
+import { inShard } from '../lake/shard.js';
 import { JobUsageError, type Failure, type JobContext, type JobOutcome } from '../runner/job.js';
 import { loadModelsOfSites, type SiteModel } from '../warehouse/loader.js';
 import { actualsSync } from './actuals.js';
@@ -81,7 +82,8 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const ordered = RESOURCES.filter((r) => resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
   const env = await syncEnv(ctx);
-  const sites = selectSites(await env.client.listSites(), ctx.options.sites);
+  // Every shard lists all sites and syncs only its own.
+  const sites = inShard(selectSites(await env.client.listSites(), ctx.options.sites), ctx.options.shard);
   const marks: Marks = {};
   for (const resource of ordered.filter((r) => WINDOWED.includes(r))) marks[resource] = await readMarks(ctx.warehouse, resource);
   const tally: Tally = { rows: {}, failures: [], succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
