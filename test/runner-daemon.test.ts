@@ -60,7 +60,7 @@ describe('efsync schedule (runDaemon)', () => {
     expect(ledgerLines(await publishedRuns(config)).at(-1)).toEqual(['slow', 'catch-up', '2026-11-20T02:00:00.000Z', 1, 'interrupted']);
   });
 
-  it('at start, marks the run of a crashed process interrupted and catches its slot up', async () => {
+  it('at start, marks the run of a killed process crashed and catches its slot up', async () => {
     const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
     const today = Date.UTC(2026, 10, 20, 2);
@@ -79,7 +79,7 @@ describe('efsync schedule (runDaemon)', () => {
     stop.abort(new Error('SIGTERM'));
     await daemon;
     expect(ledgerLines(await publishedRuns(config)).slice(1)).toEqual([
-      ['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'interrupted'],
+      ['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'crashed'],
       ['nightly', 'catch-up', '2026-11-20T02:00:00.000Z', 2, 'ok'],
     ]);
   });

@@ -75,7 +75,7 @@ describe('runJob', () => {
     }
   });
 
-  it('marks a run left running by a crashed process as interrupted', async () => {
+  it('marks a run left running by a killed process as crashed', async () => {
     const config = tempConfig();
     const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
     await insertRun(wh, { runId: 'C', job: 'nightly', trigger: 'schedule', scheduledFor: NOW - 86_400_000, attempt: 1,
@@ -84,7 +84,7 @@ describe('runJob', () => {
     await wh.close();
     await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
     const crashed = (await publishedRuns(config)).find((r) => r.runId === 'C');
-    expect(crashed).toMatchObject({ status: 'interrupted', endedAt: NOW });
+    expect(crashed).toMatchObject({ status: 'crashed', endedAt: NOW });
     expect(crashed?.errorSummary).toContain('pid 999999');
   });
 

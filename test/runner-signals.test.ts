@@ -30,7 +30,7 @@ describe('stopping a run', () => {
     expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
   });
 
-  it('a killed process: status names the dead writer, the next run records it as interrupted', async () => {
+  it('a killed process: status names the dead writer, the next run records it as crashed', async () => {
     const config = tempConfig();
     await runJob(tableJob('first'), { config, log: quietLog });
     const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
@@ -44,7 +44,7 @@ describe('stopping a run', () => {
 
     expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
     const crashed = (await publishedRuns(config)).find((r) => r.job === 'slow-sync');
-    expect(crashed).toMatchObject({ status: 'interrupted', pid: child.process.pid });
+    expect(crashed).toMatchObject({ status: 'crashed', pid: child.process.pid });
     expect(crashed?.errorSummary).toContain(`pid ${child.process.pid}) ended without recording an outcome`);
     // Sites committed before the kill are there, each whole; the one in flight rolled back.
     const perSite = await publishedAll<{ n: number }>(config, 'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site');

@@ -1,9 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listMigrations, migrate } from '../src/warehouse/migrate.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
+import { loadActuals } from '../src/warehouse/loader.js';
+import { listMigrations, pendingMigrations } from '../src/warehouse/migrate.js';
+import { Warehouse, writerPathOf, type Recovery } from '../src/warehouse/warehouse.js';
 
 let dir: string;
 
@@ -20,7 +23,7 @@ describe('open and migrate', () => {
     const first = await Warehouse.open({ path });
     const applied = await first.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     expect(applied.map((r) => r.version)).toEqual(versions);
-    expect(await migrate(first)).toEqual([]);
+    expect(await first.exclusive(() => pendingMigrations(first.connection))).toEqual([]);
     await first.close();
 
     const second = await Warehouse.open({ path });
@@ -55,4 +58,100 @@ describe('open and migrate', () => {
     expect(rows.map((r) => r.caller)).toEqual([1, 1, 1, 2, 2, 2, 3, 3, 3]);
     await warehouse.close();
   });
+
+  it('a warehouse already at the newest migration opens and closes without a single write', async () => {
+    const path = join(dir, 'warehouse.duckdb');
+    const first = await Warehouse.open({ path });
+    await loadActuals(first, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] });
+    await first.publish();
+    await first.close();
+    const writer = writerPathOf(path);
+    const before = fingerprint(dir);
+
+    const second = await Warehouse.open({ path });
+    expect(existsSync(`${writer}.wal`)).toBe(false);
+    expect(await second.all('SELECT count(*)::INTEGER AS n FROM actuals')).toEqual([{ n: 1 }]);
+    await second.close();
+    expect(fingerprint(dir)).toEqual(before);
+  });
 });
+
+describe('a writer file that will not open', () => {
+  /** Publishes one actual for site a, then one more for site b that only the writer file holds. */
+  async function publishedThenMore(path: string): Promise<void> {
+    const warehouse = await Warehouse.open({ path });
+    await loadActuals(warehouse, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] });
+    await warehouse.publish();
+    await loadActuals(warehouse, 'b', { valid_time: [Date.UTC(2026, 10, 1)], value: [2] });
+    await warehouse.close();
+  }
+
+  async function reopenAndCheck(path: string): Promise<Recovery> {
+    const told: Recovery[] = [];
+    const warehouse = await Warehouse.open({ path, holder: { job: 'sync', runId: 'run-9' }, onRecover: (r) => told.push(r) });
+    try {
+      expect(told).toEqual([warehouse.recovery]);
+      const recovery = warehouse.recovery!;
+      expect(recovery.rebuiltFrom).toBe('published snapshot');
+      expect(existsSync(recovery.movedTo)).toBe(true);
+      // Everything published is there; what only the lost writer file held is not.
+      expect(await warehouse.all('SELECT site_id FROM actuals ORDER BY site_id')).toEqual([{ site_id: 'a' }]);
+      expect(await warehouse.all('SELECT moved_to, reason, rebuilt_from, job, run_id FROM writer_recoveries')).toEqual([
+        { moved_to: recovery.movedTo, reason: recovery.reason, rebuilt_from: 'published snapshot', job: 'sync', run_id: 'run-9' },
+      ]);
+      await warehouse.publish();
+      return recovery;
+    } finally {
+      await warehouse.close();
+    }
+  }
+
+  it('one whose WAL DuckDB cannot replay is moved aside and rebuilt from the published snapshot', async () => {
+    const path = join(dir, 'warehouse.duckdb');
+    await publishedThenMore(path);
+    // The statement DuckDB 1.5 cannot replay (an ALTER of a table with a DEFAULT now() column),
+    // left in the WAL by a process killed before its checkpoint, as migrate() once did on every open.
+    const writer = writerPathOf(path);
+    const killed = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import { DuckDBInstance } from '@duckdb/node-api';
+      const connection = await (await DuckDBInstance.create(${JSON.stringify(writer)})).connect();
+      await connection.run('CREATE TABLE t (v INTEGER, at_ TIMESTAMPTZ DEFAULT now()); CHECKPOINT');
+      await connection.run("COMMENT ON COLUMN t.v IS 'x'");
+      process.kill(process.pid, 'SIGKILL');`]);
+    expect(killed.signal).toBe('SIGKILL');
+    expect(existsSync(`${writer}.wal`)).toBe(true);
+
+    const recovery = await reopenAndCheck(path);
+    expect(recovery.reason).toMatch(/Failure while replaying WAL file/);
+    expect(existsSync(`${recovery.movedTo}.wal`)).toBe(true);
+    // The next open finds a sound writer file: no second recovery.
+    const again = await Warehouse.open({ path });
+    expect(again.recovery).toBeNull();
+    await again.close();
+  });
+
+  it('a torn one is moved aside and rebuilt the same way', async () => {
+    const path = join(dir, 'warehouse.duckdb');
+    await publishedThenMore(path);
+    truncateSync(writerPathOf(path), 5000);
+    await reopenAndCheck(path);
+  });
+
+  it('drafts of a writer killed while building or publishing are removed', async () => {
+    const path = join(dir, 'warehouse.duckdb');
+    await publishedThenMore(path);
+    writeFileSync(`${writerPathOf(path)}.draft-dead0000`, 'half a file');
+    writeFileSync(`${path}.tmp-dead0000`, 'half a file');
+    const warehouse = await Warehouse.open({ path });
+    await warehouse.close();
+    expect(readdirSync(dir).filter((name) => /draft|tmp-/.test(name))).toEqual([]);
+  });
+});
+
+/** Name, size and content hash of every file in `dir`. */
+function fingerprint(folder: string): Record<string, string> {
+  return Object.fromEntries(readdirSync(folder).map((name) => {
+    const bytes = readFileSync(join(folder, name));
+    return [name, `${bytes.length} ${createHash('sha1').update(bytes).digest('hex')}`];
+  }));
+}

@@ -17,7 +17,7 @@ export interface CatchUpPlan {
 const NOTHING: CatchUpPlan = { run: [], skip: null, note: null };
 
 /**
- * `coveredUntil`: the start (or slot) of the job's newest run that was not interrupted; undefined
+ * `coveredUntil`: the start (or slot) of the job's newest run that was not interrupted or crashed; undefined
  * when the ledger has none, e.g. the first start on a new warehouse, which makes no catch-up.
  * `skip` runs no missed slot; `once` runs the newest missed slot once; `each` runs every missed
  * slot, the newest `limit` of them.

@@ -31,6 +31,7 @@ export function exitCodeFor(status: RunStatus | 'busy'): ExitCode {
     case 'interrupted':
       return EXIT.interrupted;
     case 'failed':
+    case 'crashed':
     case 'running':
       return EXIT.failed;
   }

@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Failure } from './job.js';
 
-export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted' | 'skipped';
+/** `crashed`: left `running` by a process that died (killed, power cut); set by the next run. */
+export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted' | 'crashed' | 'skipped';
 export type Trigger = 'manual' | 'schedule' | 'catch-up' | 'retry';
 
 export interface RunRow {
@@ -76,7 +77,7 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
   );
   for (const orphan of orphans) {
     await wh.run(
-      `UPDATE runs SET status = 'interrupted', ended_at = coalesce(ended_at, $2::TIMESTAMPTZ), error_summary = $3
+      `UPDATE runs SET status = 'crashed', ended_at = coalesce(ended_at, $2::TIMESTAMPTZ), error_summary = $3
        WHERE run_id = $1`,
       [orphan.run_id, iso(at), `the process (${orphan.host ?? '?'} pid ${orphan.pid ?? '?'}) ended without recording an outcome`],
     );
@@ -87,13 +88,13 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
 /**
  * The run that already took this slot, if any, so a slot is never run twice (a double fire, two
  * daemons, a DST hour that repeats): any run of the slot that did not end failed or interrupted,
- * or any run of this attempt or a later one. A failed slot can be retried, an interrupted one
- * caught up, each once per attempt number.
+ * or any run of this attempt or a later one. A failed slot can be retried, an interrupted or
+ * crashed one caught up, each once per attempt number.
  */
 export async function slotTakenBy(wh: Warehouse, job: string, scheduledFor: number, attempt: number): Promise<string | null> {
   const rows = await wh.all<{ run_id: string }>(
     `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ
-       AND (status NOT IN ('failed', 'interrupted') OR attempt >= $3)
+       AND (status NOT IN ('failed', 'interrupted', 'crashed') OR attempt >= $3)
      ORDER BY started_at LIMIT 1`,
     [job, iso(scheduledFor), attempt],
   );
@@ -111,12 +112,12 @@ export async function lastAttempt(wh: Warehouse, job: string, scheduledFor: numb
 
 /**
  * Per job, the start of its newest run that counts as having covered the schedule up to then:
- * every run except interrupted ones (an interrupted nightly is caught up at the next start).
+ * every run except interrupted and crashed ones (such a nightly is caught up at the next start).
  */
 export async function coveredUntil(wh: Warehouse): Promise<Map<string, number>> {
   const rows = await wh.all<{ job: string; covered: Date }>(
     `SELECT job, max(greatest(started_at, coalesce(scheduled_for, started_at))) AS covered
-     FROM runs WHERE status NOT IN ('interrupted', 'running') GROUP BY job`,
+     FROM runs WHERE status NOT IN ('interrupted', 'crashed', 'running') GROUP BY job`,
   );
   return new Map(rows.map((r) => [r.job, r.covered.getTime()]));
 }

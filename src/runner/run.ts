@@ -7,7 +7,7 @@
  *   result.exitCode  // the documented exit code of `efsync run` (exit-codes.ts)
  *
  * It takes the warehouse writer lock (waiting at most `lockWaitMs`, then `busy` naming the holder),
- * marks runs left `running` by a crashed process as interrupted, writes the `runs` row (running),
+ * marks runs left `running` by a killed process as crashed, writes the `runs` row (running),
  * runs the job with a child logger carrying the run id, a lazily connected service and a signal
  * aborted by the caller's signal (SIGINT/SIGTERM) or the per-run timeout, then records the outcome
  * and the failures, publishes the snapshot for analysts, and closes everything.
@@ -18,8 +18,8 @@ import type { LoadedConfig } from '../config.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
 import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
-import { WarehouseBusyError } from '../warehouse/lock.js';
-import { Warehouse } from '../warehouse/warehouse.js';
+import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
+import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import { JobUsageError, type Failure, type Job, type JobContext, type JobOptions, type JobOutcome } from './job.js';
 import { finishRun, insertFailures, insertRun, lastAttempt, markOrphanedRuns, slotTakenBy, THIS_PROCESS, type RunStatus, type Trigger } from './ledger.js';
@@ -91,6 +91,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       path: opts.config.warehouse.path,
       lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
       holder: { job: job.name, runId },
+      onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
+      onRecover: (recovery) => log.warn({ recovery }, describeRecovery(recovery)),
     });
   } catch (error) {
     if (!(error instanceof WarehouseBusyError)) throw error;
@@ -131,8 +133,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 }
 
 /**
- * Tidies the ledger without running anything: records skipped runs and marks runs of crashed
- * processes as interrupted, publishing when that changed anything. The daemon calls it at start
+ * Tidies the ledger without running anything: records skipped runs and marks runs of killed
+ * processes as crashed, publishing when that changed anything. The daemon calls it at start
  * and to get its skips into the ledger while no run is due. False when another writer holds the
  * warehouse.
  */
@@ -153,12 +155,12 @@ export async function recordSkippedRuns(config: LoadedConfig, skips: SkipNote[],
 }
 
 /**
- * With the lock held: runs left `running` by a crashed process become interrupted, and the skips
+ * With the lock held: runs left `running` by a killed process become crashed, and the skips
  * the daemon noted while it could not write are recorded. True when it wrote anything.
  */
 async function tidyLedger(warehouse: Warehouse, skips: SkipNote[], at: number, log: Logger): Promise<boolean> {
   const orphans = await markOrphanedRuns(warehouse, at);
-  if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a crashed process as interrupted');
+  if (orphans.length > 0) log.warn({ runs: orphans }, 'marked runs left running by a killed process as crashed');
   await recordSkips(warehouse, skips);
   return orphans.length > 0 || skips.length > 0;
 }

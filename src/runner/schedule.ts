@@ -110,7 +110,7 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     return result;
   }, clock, log, (skips) => recordSkippedRuns(config, skips, log, clock));
 
-  // Runs a crashed process left `running` become interrupted first, so that catch-up redoes them.
+  // Runs a killed process left `running` become crashed first, so that catch-up redoes them.
   await recordSkippedRuns(config, [], log, clock);
   scheduler.start(await readCoveredUntil(config));
   // A missed minute (a busy event loop) is harmless: a tick picks up every slot since the last one.

@@ -110,10 +110,10 @@ async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatu
   }));
 }
 
-/** A run still marked running whose process is gone (on this host) crashed: show it as interrupted. */
+/** A run still marked running whose process is gone (on this host) crashed: shown as the next run will mark it. */
 function shownStatus(run: RunRow): RunRow['status'] {
   if (run.status !== 'running' || run.host !== hostname() || run.pid === null) return run.status;
-  return processAlive(run.pid) ? 'running' : 'interrupted';
+  return processAlive(run.pid) ? 'running' : 'crashed';
 }
 
 /** W's `site_freshness` view (002_views.sql): newest actual and forecast per site. */
@@ -170,7 +170,7 @@ export function formatStatus(status: Status): string[] {
     const w = status.writing;
     lines.push(w.alive
       ? `writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`
-      : `crashed: ${w.job} (run ${w.runId}, pid ${w.pid}) ended without releasing the lock; the next run marks it interrupted`);
+      : `crashed: ${w.job} (run ${w.runId}, pid ${w.pid}) ended without releasing the lock; the next run marks it crashed`);
   }
   lines.push('', `jobs (times in ${status.timezone})`);
   lines.push(...table(['job', 'schedule', 'next', 'last run', 'status', 'rows', 'error'], status.jobs.map((j) => [

@@ -18,12 +18,14 @@ export class WarehouseBusyError extends Error {
     readonly warehousePath: string,
     readonly holder: LockHolder,
   ) {
-    super(
-      `warehouse ${warehousePath} is being written by efsync ${holder.job} ` +
-        `(run ${holder.runId}, pid ${holder.pid} on host ${holder.host}) since ${holder.startedAt}`,
-    );
+    super(`warehouse ${warehousePath} is being written by ${describeHolder(holder)}`);
     this.name = 'WarehouseBusyError';
   }
+}
+
+/** `efsync nightly (run R, pid 4121 on host etl-1) since 2026-11-21T02:00:00.412Z` */
+export function describeHolder(holder: LockHolder): string {
+  return `efsync ${holder.job} (run ${holder.runId}, pid ${holder.pid} on host ${holder.host}) since ${holder.startedAt}`;
 }
 
 const POLL_MS = 100;

@@ -1,8 +1,11 @@
-// Numbered SQL migrations in ./migrations, applied in order on open, each in its own transaction.
+// Numbered SQL migrations in ./migrations. Reading which are applied writes nothing, so a
+// warehouse already at the newest migration opens without a write; applying them is the writer
+// file's business (writer-file.ts applies them to a draft copy, checkpointed before it is used).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Warehouse } from './warehouse.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { faultPoint } from '../fault.js';
 
 const MIGRATIONS_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'migrations');
 
@@ -23,32 +26,52 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     }));
 }
 
-export async function migrate(warehouse: Warehouse, migrations = listMigrations()): Promise<number[]> {
-  await warehouse.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
-  await warehouse.run(`COMMENT ON TABLE schema_migrations IS 'Migrations applied to this warehouse file'`);
-  await warehouse.run(`COMMENT ON COLUMN schema_migrations.version IS 'Migration number (NNN of NNN_name.sql)'`);
-  await warehouse.run(`COMMENT ON COLUMN schema_migrations.name IS 'Migration name (name of NNN_name.sql)'`);
-  await warehouse.run(`COMMENT ON COLUMN schema_migrations.applied_at IS 'When the migration was applied to this file'`);
+/** The migrations not yet applied to the open file, in order. Read-only. */
+export async function pendingMigrations(connection: DuckDBConnection, migrations = listMigrations()): Promise<Migration[]> {
+  if (!(await tracksMigrations(connection))) return migrations;
   const applied = new Set(
-    (await warehouse.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version),
+    (await connection.runAndReadAll('SELECT version FROM schema_migrations')).getRows().map((row) => Number(row[0])),
   );
-  const done: number[] = [];
-  for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
-    await warehouse.transaction(async () => {
-      await warehouse.run(migration.sql);
-      await warehouse.run('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+  return migrations.filter((migration) => !applied.has(migration.version));
+}
+
+async function tracksMigrations(connection: DuckDBConnection): Promise<boolean> {
+  const tables = await connection.runAndReadAll(
+    `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
+       AND table_name = 'schema_migrations'`,
+  );
+  return Number(tables.getRows()[0][0]) > 0;
+}
+
+/**
+ * Applies `pending` in order, each in its own transaction, then checkpoints, so nothing of a
+ * schema change stays in the WAL. (DuckDB 1.5 cannot replay a WAL holding an ALTER, such as
+ * COMMENT ON COLUMN, of a table with a volatile DEFAULT like now(): INTERNAL Error "Calling
+ * DatabaseManager::GetDefaultDatabase with no default database set". schema_migrations had one
+ * and was commented on every open; it is now created without it and never altered.)
+ */
+export async function applyMigrations(connection: DuckDBConnection, pending: Migration[]): Promise<number[]> {
+  if (!(await tracksMigrations(connection))) await connection.run(`CREATE TABLE schema_migrations (
+    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL);
+  COMMENT ON TABLE schema_migrations IS 'Migrations applied to this warehouse file';
+  COMMENT ON COLUMN schema_migrations.version IS 'Migration number (NNN of NNN_name.sql)';
+  COMMENT ON COLUMN schema_migrations.name IS 'Migration name (name of NNN_name.sql)';
+  COMMENT ON COLUMN schema_migrations.applied_at IS 'When the migration was applied to this file'`);
+  for (const migration of pending) {
+    await connection.run('BEGIN TRANSACTION');
+    try {
+      await connection.run(migration.sql);
+      await connection.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [
         migration.version,
         migration.name,
       ]);
-    });
-    done.push(migration.version);
+      await connection.run('COMMIT');
+    } catch (error) {
+      await connection.run('ROLLBACK').catch(() => undefined);
+      throw new Error(`migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`);
+    }
+    faultPoint('migration');
   }
-  // DuckDB 1.5 cannot replay a WAL holding COMMENT ON a table with a DEFAULT now() column
-  // (INTERNAL Error "GetDefaultDatabase with no default database set"): a process killed before
-  // its next checkpoint left a file that no longer opened. Checkpointing here keeps the schema
-  // statements out of the WAL, so a crash mid-sync leaves only data changes to replay.
-  await warehouse.run('CHECKPOINT');
-  return done;
+  await connection.run('CHECKPOINT');
+  return pending.map((migration) => migration.version);
 }

@@ -5,6 +5,7 @@
 // fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
 // of one site per transaction; 32 about a third.
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
+import { faultPoint } from '../fault.js';
 import type { LoadOptions, RowsWritten, SyncStateUpdate } from './loader.js';
 import {
   SYNC_STATE_UPSERT,
@@ -229,6 +230,7 @@ class SeriesQueue {
       await this.prepareStaging();
       await appendBlocks(warehouse, series.staging, batch.flatMap((job) =>
         job.blocks.map((block) => numbered(block, sites.indexOf(job.siteId) + 1))));
+      faultPoint('staging');
       return warehouse.transaction(async () => {
         const perSite = sites.length > 0 ? await series.merge(warehouse, sites) : new Map<string, RowsWritten>();
         const advanced = await writeSyncStates(warehouse, batch.flatMap((job) => {

@@ -2,7 +2,8 @@
  * The warehouse: DuckDB files written by one efsync process at a time.
  *
  *   const wh = await Warehouse.open({ path: 'data/warehouse.duckdb', lockWaitMs?: 10_000,
- *                                     holder?: { job: 'nightly', runId }, onWait?: (holder) => log });
+ *                                     holder?: { job: 'nightly', runId }, onWait?: (holder) => log,
+ *                                     onRecover?: (recovery) => log });
  *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.changed(sql, params) → rows changed;
  *   await wh.transaction(async () => ...);   // nested calls join the outer transaction
  *   await wh.publish();   // analysts see the new data from here on
@@ -11,25 +12,30 @@
  * Files, for `path` = data/warehouse.duckdb:
  *   data/warehouse.duckdb         the PUBLISHED snapshot analysts open read-only; replaced atomically
  *                                 (rename) by publish(), so open readers keep their old snapshot
- *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. When it is missing
- *                                 but a published file exists, open() starts from a copy of that.
- *   data/warehouse.duckdb.lock    the writer lock: JSON {pid, host, job, runId, startedAt}. A second
- *                                 writer waits up to lockWaitMs, then throws WarehouseBusyError
- *                                 naming the holder; a lock of a dead process on this host is taken over.
+ *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. Made, migrated and
+ *                                 recovered by writer-file.ts: when it is missing, or will not open,
+ *                                 open() rebuilds it from the published file.
+ *   data/warehouse.duckdb.lock    the writer lock (lock.ts). A second writer waits up to lockWaitMs,
+ *                                 then throws WarehouseBusyError naming the holder; the lock of a
+ *                                 dead holder is taken over.
  *
  * `Warehouse.open({ path, readOnly: true })` opens the published snapshot read-only, without lock.
+ * Opening writes nothing unless it must (migrations pending, a writer file to rebuild).
  * Everything that uses the connection goes through one queue (`exclusive`), so concurrent callers
  * (p-limit over sites) never interleave inside each other's transactions.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { WriterLock, type LockHolder } from './lock.js';
-import { migrate } from './migrate.js';
+import { fsyncPath, openWriterFile, type Recovery } from './writer-file.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
+export type { Recovery } from './writer-file.js';
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 
@@ -42,11 +48,19 @@ export interface OpenOptions {
   holder?: { job: string; runId: string };
   /** Called once when another writer holds the lock and open() starts waiting (to log it). */
   onWait?: (holder: LockHolder) => void;
+  /** Called when the writer file would not open and was rebuilt from the published snapshot (to log it). */
+  onRecover?: (recovery: Recovery) => void;
   /** Open the published snapshot read-only: no lock, no migrations, no publish. */
   readOnly?: boolean;
 }
 
 const DEFAULT_LOCK_WAIT_MS = 10_000;
+
+/** The one line that says a writer file was rebuilt, and why. */
+export function describeRecovery(recovery: Recovery): string {
+  return `the writer file would not open (${recovery.reason}); moved it to ${recovery.movedTo} ` +
+    `and rebuilt it from the ${recovery.rebuiltFrom}: what was published is all there, the next sync continues from it`;
+}
 
 /** `<dir>/<base>.writer.duckdb` beside the published `<dir>/<base>.duckdb`. */
 export function writerPathOf(path: string): string {
@@ -68,6 +82,8 @@ export class Warehouse {
     /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
     readonly connection: DuckDBConnection,
     private readonly lock: WriterLock | undefined,
+    /** Set when open() found the writer file unopenable and rebuilt it (also in `writer_recoveries`). */
+    readonly recovery: Recovery | null = null,
   ) {}
 
   static async open(options: OpenOptions): Promise<Warehouse> {
@@ -81,16 +97,26 @@ export class Warehouse {
       options.onWait,
     );
     try {
+      faultPoint('open');
       const writerPath = writerPathOf(options.path);
-      seedWriterFile(options.path, writerPath);
-      const { instance, connection } = await openDuckDB(writerPath);
-      const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock);
-      await migrate(warehouse);
+      const { instance, connection, recovery } = await openWriterFile(options.path, writerPath);
+      const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
+      if (recovery) {
+        await warehouse.recordRecovery(recovery, lock.holder);
+        options.onRecover?.(recovery);
+      }
       return warehouse;
     } catch (error) {
       lock.release();
       throw error;
     }
+  }
+
+  private async recordRecovery(recovery: Recovery, by: LockHolder): Promise<void> {
+    await this.run(
+      `INSERT INTO writer_recoveries (recovered_at, moved_to, reason, rebuilt_from, job, run_id) VALUES (now(), $1, $2, $3, $4, $5)`,
+      [recovery.movedTo, recovery.reason, recovery.rebuiltFrom, by.job, by.runId],
+    );
   }
 
   private static async openReadOnly(path: string): Promise<Warehouse> {
@@ -140,6 +166,7 @@ export class Warehouse {
       try {
         const result = await fn();
         await this.connection.run('COMMIT');
+        faultPoint('commit');
         return result;
       } catch (error) {
         await this.connection.run('ROLLBACK');
@@ -159,13 +186,16 @@ export class Warehouse {
     if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
     await this.exclusive(async () => {
       await this.connection.run('CHECKPOINT');
-      const draft = `${this.path}.tmp-${process.pid}`;
+      faultPoint('checkpoint');
+      const draft = `${this.path}.tmp-${randomUUID().slice(0, 8)}`;
       copyFileSync(this.writerPath, draft);
       fsyncPath(draft, 'r+');
+      faultPoint('publish-copy');
       // A WAL beside the published file can only come from someone who opened it read-write;
       // DuckDB would replay it onto the new snapshot for the next reader, so it goes.
       rmSync(`${this.path}.wal`, { force: true });
       renameSync(draft, this.path);
+      faultPoint('publish-rename');
       fsyncPath(dirname(this.path), 'r');
     });
   }
@@ -175,24 +205,5 @@ export class Warehouse {
     this.connection.closeSync();
     this.instance.closeSync();
     this.lock?.release();
-  }
-}
-
-/**
- * The writer file starts as a copy of the published one when it is missing, so deleting the
- * writer file loses nothing that was published. A WAL left without its database is dropped.
- */
-function seedWriterFile(publishedPath: string, writerPath: string): void {
-  if (existsSync(writerPath)) return;
-  rmSync(`${writerPath}.wal`, { force: true });
-  if (existsSync(publishedPath)) copyFileSync(publishedPath, writerPath);
-}
-
-function fsyncPath(path: string, flags: 'r' | 'r+'): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

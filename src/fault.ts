@@ -1,0 +1,28 @@
+// Named points where the crash tests make the process die as a power cut or an OOM kill would:
+// EFSYNC_FAULT_POINT=name kills the process (SIGKILL, no cleanup) the first time it passes
+// `name`; name:N the N-th time. Unset (everywhere outside those tests), faultPoint does nothing.
+
+export type FaultPoint =
+  | 'open' // writer lock taken, writer file not opened yet
+  | 'migration' // a migration committed in the draft, before the draft's checkpoint
+  | 'staging' // a batch of series rows appended to its staging table, not merged yet
+  | 'commit' // a transaction committed to the WAL, before the next checkpoint
+  | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
+  | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
+  | 'publish-rename'; // the draft renamed over the published file, directory not synced yet
+
+const FAULT_POINTS: readonly FaultPoint[] = ['open', 'migration', 'staging', 'commit', 'checkpoint', 'publish-copy', 'publish-rename'];
+
+export const faultPoint: (point: FaultPoint) => void = armed(process.env.EFSYNC_FAULT_POINT);
+
+function armed(setting: string | undefined): (point: FaultPoint) => void {
+  if (!setting) return () => undefined;
+  const [name, nth = '1'] = setting.split(':');
+  if (!FAULT_POINTS.includes(name as FaultPoint) || !/^[1-9]\d*$/.test(nth)) {
+    throw new Error(`EFSYNC_FAULT_POINT=${setting}: expected one of ${FAULT_POINTS.join(', ')}, optionally :N`);
+  }
+  let left = Number(nth);
+  return (point) => {
+    if (point === name && --left === 0) process.kill(process.pid, 'SIGKILL');
+  };
+}

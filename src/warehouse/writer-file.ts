@@ -1,0 +1,129 @@
+/**
+ * The writer file (`<dir>/<base>.writer.duckdb`): how it is made, migrated, and what happens when
+ * it will not open. Called with the writer lock held. A kill at any instant leaves either a
+ * writer file that opens or none, and nothing published is ever lost:
+ *
+ * - a missing writer file is built as a draft (a copy of the published snapshot, or empty),
+ *   migrated and checkpointed there, then renamed into place; a kill mid-way leaves only a draft,
+ *   removed by the next open;
+ * - pending migrations of an existing writer file are applied the same way, to a copy of it;
+ * - a writer file already at the newest migration is opened without any write;
+ * - a writer file DuckDB cannot open (a WAL it cannot replay, a torn file) is moved aside, with
+ *   its WAL, under a timestamped name and rebuilt from the published snapshot, so the next sync
+ *   continues from the snapshot's sync state.
+ */
+import { randomUUID } from 'node:crypto';
+import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openDuckDB, type DuckDBHandle } from './duckdb.js';
+import { applyMigrations, pendingMigrations } from './migrate.js';
+
+export interface Recovery {
+  /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
+  movedTo: string;
+  /** Why it would not open: DuckDB's error, first line. */
+  reason: string;
+  /** `published snapshot` or `empty warehouse` (nothing was published yet). */
+  rebuiltFrom: string;
+}
+
+export interface OpenedWriterFile extends DuckDBHandle {
+  /** Set when the writer file would not open and was rebuilt. */
+  recovery: Recovery | null;
+}
+
+export async function openWriterFile(publishedPath: string, writerPath: string): Promise<OpenedWriterFile> {
+  removeDrafts(publishedPath, writerPath);
+  if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath);
+  let recovery: Recovery | null = null;
+  let opened: DuckDBHandle;
+  try {
+    opened = await openDuckDB(writerPath);
+  } catch (error) {
+    const reason = firstLine(error);
+    if (/Could not set lock on file/i.test(reason)) {
+      throw new Error(`warehouse writer file ${writerPath} is open in another process (${reason})`);
+    }
+    recovery = { movedTo: moveAside(writerPath), reason, rebuiltFrom: existsSync(publishedPath) ? 'published snapshot' : 'empty warehouse' };
+    await buildWriterFile(snapshotOf(publishedPath), writerPath);
+    opened = await openDuckDB(writerPath);
+  }
+  if (await migrationsPending(opened.connection)) {
+    opened.close();
+    await buildWriterFile(writerPath, writerPath);
+    opened = await openDuckDB(writerPath);
+  }
+  return { ...opened, recovery };
+}
+
+/** Whether the open file lacks migrations; if so, its replayed WAL (if any) is checkpointed first, to be copied. */
+async function migrationsPending(connection: DuckDBConnection): Promise<boolean> {
+  if ((await pendingMigrations(connection)).length === 0) return false;
+  await connection.run('CHECKPOINT');
+  return true;
+}
+
+/** A migrated, checkpointed copy of `source` (empty when null), renamed over `writerPath`. */
+async function buildWriterFile(source: string | null, writerPath: string): Promise<void> {
+  const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
+  try {
+    if (source !== null) {
+      copyFileSync(source, draft);
+      chmodSync(draft, 0o644); // the published snapshot is read-only; the writer file is not
+    }
+    const built = await openDuckDB(draft);
+    try {
+      const pending = await pendingMigrations(built.connection);
+      if (pending.length > 0) await applyMigrations(built.connection, pending);
+    } finally {
+      built.close();
+    }
+    fsyncPath(draft, 'r+');
+    // A WAL left beside the old file belongs to it, not to this one: DuckDB would replay it.
+    rmSync(`${writerPath}.wal`, { force: true });
+    renameSync(draft, writerPath);
+    fsyncPath(dirname(writerPath), 'r');
+  } finally {
+    rmSync(draft, { force: true });
+    rmSync(`${draft}.wal`, { force: true });
+  }
+}
+
+function snapshotOf(publishedPath: string): string | null {
+  return existsSync(publishedPath) ? publishedPath : null;
+}
+
+/** Moves the writer file and its WAL to `<writer>.broken-<UTC timestamp>`; returns that path. */
+function moveAside(writerPath: string): string {
+  const aside = `${writerPath}.broken-${new Date().toISOString().replace(/[-:]/g, '').replace('.', '')}`;
+  renameSync(writerPath, aside);
+  if (existsSync(`${writerPath}.wal`)) renameSync(`${writerPath}.wal`, `${aside}.wal`);
+  fsyncPath(dirname(writerPath), 'r');
+  return aside;
+}
+
+/**
+ * Drafts of a writer killed mid-build or mid-publish (`<writer>.draft-*`, `<published>.tmp-*`).
+ * Only the lock holder calls this, so no live process owns them.
+ */
+function removeDrafts(publishedPath: string, writerPath: string): void {
+  const dir = dirname(writerPath);
+  const prefixes = [`${basename(writerPath)}.draft-`, `${basename(publishedPath)}.tmp-`];
+  for (const name of readdirSync(dir)) {
+    if (prefixes.some((prefix) => name.startsWith(prefix))) rmSync(join(dir, name), { force: true });
+  }
+}
+
+export function fsyncPath(path: string, flags: 'r' | 'r+'): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function firstLine(error: unknown): string {
+  return String((error as Error)?.message ?? error).split('\n')[0];
+}
