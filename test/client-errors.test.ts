@@ -72,13 +72,13 @@ describe('400: the service names the offending field', () => {
     expect(error.message).toContain(`(site ${siteA})`);
   });
 
-  it('capacity upload without points, or with a time not at minute precision', async () => {
+  it('capacity upload without points, or with a time not in UTC', async () => {
     const empty = await failure(alice.uploadSiteCapacity(siteA, { data: [] }));
     expect(empty).toMatchObject({ status: 400, siteId: siteA, endpoint: 'POST /platform/v2/sites/{site_id}/capacity' });
     expect(empty.errors.map((e) => e.field)).toContain('data');
-    const seconds = await failure(alice.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T12:00:00Z', value: 1 }] }));
-    expect(seconds.status).toBe(400);
-    expect(seconds.errors[0].field).toMatch(/^data\.0\.valid_time/);
+    const offset = await failure(alice.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T12:00+02:00', value: 1 }] }));
+    expect(offset.status).toBe(400);
+    expect(offset.errors[0].field).toMatch(/^data\.0\.valid_time/);
   });
 
   it('an unknown model_type', async () => {

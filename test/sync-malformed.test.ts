@@ -36,16 +36,23 @@ describe('a malformed response for one site', () => {
     expect(run.status).toBe('partial');
     expect(run.exitCode).toBe(1);
     expect(new Set(run.failures.map((f) => f.siteId))).toEqual(new Set([broken.site_id]));
-    expect(run.failures.map((f) => f.resource).sort()).toEqual(['actuals', 'forecasts', 'outputs']);
+    expect(new Set(run.failures.map((f) => f.resource))).toEqual(new Set(['actuals', 'forecasts', 'outputs']));
     expect(run.summary.join('\n')).toContain(broken.site_id);
 
     const db = config.warehouse.path;
-    const recorded = await query<{ site_id: string; resource: string; error: string }>(db,
-      'SELECT site_id, resource, error FROM run_failures WHERE run_id = $1 ORDER BY resource', [run.runId]);
-    expect(recorded.map((r) => [r.site_id, r.resource])).toEqual([
-      [broken.site_id, 'actuals'], [broken.site_id, 'forecasts'], [broken.site_id, 'outputs'],
-    ]);
+    const recorded = await query<{ site_id: string; resource: string; item: string | null; field_path: string | null; error: string }>(db,
+      'SELECT site_id, resource, item, field_path, error FROM run_failures WHERE run_id = $1 ORDER BY resource, item', [run.runId]);
+    expect(recorded.every((r) => r.site_id === broken.site_id)).toBe(true);
     for (const r of recorded) expect(r.error).toMatch(/malformed|has \d+ values|expected|required/i);
+    // Actuals and the site forecast fail as a whole; model outputs fail vintage by vintage, each
+    // recorded with its model, as_of and the field that broke.
+    expect(recorded.filter((r) => r.resource !== 'outputs').map((r) => r.resource)).toEqual(['actuals', 'forecasts']);
+    const outputs = recorded.filter((r) => r.resource === 'outputs');
+    expect(outputs.length).toBeGreaterThan(1);
+    for (const r of outputs) {
+      expect(r.item).toMatch(/^model \S+ (latest|as_of \d{4}-\d{2}-\d{2}T)/);
+      expect(r.field_path).not.toBeNull();
+    }
     const ledger = await query<{ status: string }>(db, 'SELECT status FROM runs WHERE run_id = $1', [run.runId]);
     expect(ledger[0].status).toBe('partial');
 

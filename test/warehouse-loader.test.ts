@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelItem, SiteResponse } from '../src/api/schemas.js';
+import { ModelItem, SiteResponse } from '../src/api/schemas.js';
+import { formatInstant as iso } from '../src/time.js';
 import {
   addRows,
   loadActuals,
@@ -224,41 +225,39 @@ describe('actuals', () => {
 });
 
 describe('sites and models', () => {
-  const solar = (tilt: number): SiteResponse => ({
+  const solar = (tilt: number): SiteResponse => SiteResponse.parse({
     id: 'site-a',
     site_id: 'site-a',
     name: 'Roof',
     latitude: 59.3,
     longitude: 18.1,
     type: 'solar',
-    creation_timestamp_utc: T0,
+    creation_timestamp_utc: iso(T0),
     settings: { model_resolution: '15min' },
     assets: [
       { mount: 'fixed', capacity: 100, azimuth: 180, tilt, install_date: '2024-05-01' },
       { mount: 'dual_axis_tracking', capacity: 50 },
     ],
-    capacity_kw_array: [{ value: 150, dateStart: null, dateEnd: T0 }, { value: 120, dateStart: T0, dateEnd: null }],
+    capacity_kw_array: [{ value: 150, dateStart: null, dateEnd: iso(T0) }, { value: 120, dateStart: iso(T0), dateEnd: null }],
   });
-  const wind: SiteResponse = {
+  // As the get-site-info guide shows a site: `id` only, no `site_id`; wind turbines as assets.
+  const wind = SiteResponse.parse({
     id: 'site-b',
-    site_id: 'site-b',
     name: 'Ridge',
     latitude: 57,
     longitude: 12,
     type: 'wind',
-    creation_timestamp_utc: T0,
-    turbine_type: 'generic',
-    turbine_count: 3,
-    capacity: 9000,
-    assets: [],
-    capacity_kw_array: [],
-  };
+    creation_timestamp_utc: iso(T0).replace('Z', '.448761Z'),
+    assets: [{ turbine_type: 'generic', nr_units: 3, hub_height: 100 }],
+    capacity_kw_array: [{ value: 6000, dateEnd: null }],
+    owner_note: 'kept',
+  });
 
   it('upserts sites with assets and capacity, writing nothing on a rerun and only what changed after', async () => {
     expect(await loadSites(warehouse, [solar(30), wind], { now: T0 })).toEqual({
       sites: 2,
-      site_assets: 2,
-      site_capacity: 2,
+      site_assets: 3,
+      site_capacity: 3,
     });
     const tables = ['sites', 'site_assets', 'site_capacity'];
     const before = await Promise.all(tables.map(snapshot));
@@ -273,20 +272,22 @@ describe('sites and models', () => {
     const [site] = await warehouse.all<{ nameplate_kw: number; details: string }>(
       "SELECT nameplate_kw, details FROM sites WHERE site_id = 'site-b'",
     );
-    expect(site.nameplate_kw).toBe(9000);
-    expect(JSON.parse(site.details)).toMatchObject({ turbine_type: 'generic', turbine_count: 3 });
+    expect(site.nameplate_kw).toBe(6000);
+    expect(JSON.parse(site.details)).toEqual({ owner_note: 'kept' });
   });
 
-  const model = (priority: number, states: ModelItem['state']): SiteModel => ({
-    id: 'm-1',
-    name: 'quantile_p10',
-    label: 'q10',
-    version: 1,
-    priority,
-    output_types: ['forecast'],
-    state: states,
-    schedule: { type: 'cron', value: '0 */6 * * *' },
-    serving_active: true,
+  const model = (priority: number, states: { state: string; timestamp_utc: number }[]): SiteModel => ({
+    ...ModelItem.parse({
+      id: 'm-1',
+      name: 'quantile_p10',
+      label: 'q10',
+      version: 1,
+      priority,
+      output_types: ['forecast'],
+      state: states.map((entry) => ({ ...entry, timestamp_utc: iso(entry.timestamp_utc) })),
+      schedule: { type: 'cron', value: '0 */6 * * *' },
+      serving_active: true,
+    }),
     model_type: 'ai',
   });
 

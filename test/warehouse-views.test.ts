@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelItem, SiteResponse } from '../src/api/schemas.js';
+import { formatInstant as iso } from '../src/time.js';
 import { loadActuals, loadForecasts, loadModelOutputs, loadModels, loadSites } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
@@ -29,16 +31,16 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'efsync-views-'));
   warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
   await loadSites(warehouse, [
-    { id: 's1', site_id: 's1', name: 'Roof', latitude: 59, longitude: 18, type: 'load', capacity: 100,
-      creation_timestamp_utc: D0 - 30 * DAY, assets: [], capacity_kw_array: [] },
+    SiteResponse.parse({ id: 's1', site_id: 's1', name: 'Roof', latitude: 59, longitude: 18, type: 'load',
+      creation_timestamp_utc: iso(D0 - 30 * DAY), assets: [], capacity_kw_array: [{ value: 100, dateEnd: null }] }),
   ]);
   // Vintages for day D0+1: two on D0 (the later is day-ahead), one early on D0+1 itself (the latest).
   await loadForecasts(warehouse, 's1', vintage(D0 + 6 * H, D0 + DAY, 10));
   await loadForecasts(warehouse, 's1', vintage(D0 + 18 * H, D0 + DAY, 20));
   await loadForecasts(warehouse, 's1', vintage(D0 + DAY + 1 * H, D0 + DAY, 30));
   await loadActuals(warehouse, 's1', { valid_time: [D0 + DAY, D0 + DAY + H, D0 + DAY + 2 * H], value: [25, 35, null] });
-  await loadModels(warehouse, 's1', [{ id: 'm1', name: 'quantile_p90', label: 'q90', version: 2, priority: 1,
-    output_types: ['forecast'], state: [], serving_active: false, model_type: 'ai' }]);
+  await loadModels(warehouse, 's1', [{ ...ModelItem.parse({ id: 'm1', name: 'quantile_p90', label: 'q90', version: 2, priority: 1,
+    output_types: ['forecast'], state: [], serving_active: false }), model_type: 'ai' }]);
   await loadModelOutputs(warehouse, 's1', [{ model_id: 'm1', model_name: 'quantile_p90', model_version: 2,
     as_of: D0 + 12 * H, valid_time: [D0 + DAY, D0 + DAY + H], forecast: [40, 41], capacity: [100, 100] }]);
 });

@@ -30,7 +30,7 @@ import type { LoadedConfig } from '../config.js';
 import { formatInstant } from '../time.js';
 import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
-  ActualsSeries, CreateSiteResponse, ErrorBody, ForecastSeries, MessageResponse, ModelItem, ModelOutput,
+  Acknowledgement, ActualsSeries, CreateSiteResponse, ErrorBody, FastApiErrorBody, ForecastSeries, ModelItem, ModelOutput,
   SiteResponse,
   type CapacityUpload, type ErrorItem, type SiteRequest, type UpdateModelBody,
 } from './schemas.js';
@@ -108,8 +108,25 @@ export interface ModelOutputOptions extends CallOptions {
 export const DEFAULT_TIMEOUTS: Timeouts = { connect: 10_000, headers: 30_000, body: 60_000 };
 export const DEFAULT_RETRIES: RetryOptions = { attempts: 5, baseDelay: 250, maxDelay: 20_000, retryAfterMax: 60_000 };
 
-const SiteList = z.array(SiteResponse);
-const ModelList = z.array(ModelItem);
+/**
+ * A list answer read item by item: an array of the items that parsed, carrying the ones that
+ * did not in `rejected`, each with why (so callers that only want the good items use it as is).
+ */
+export type Listing<T> = T[] & { rejected: RejectedItem[] };
+
+/** One item of a list answer that is malformed: it fails alone, the others are used. */
+export interface RejectedItem {
+  /** Its position in the list. */
+  index: number;
+  /** Its `site_id`, else `id`, when readable. */
+  id: string | null;
+  /** Where in the item, e.g. `latitude` or `state[0]`. */
+  fieldPath: string;
+  reason: string;
+}
+
+/** The list itself must be an array; its items are checked one by one (see `listing`). */
+const AnyList = z.array(z.unknown());
 
 /** Which failures a call may repeat (see the policy at the top of this file). */
 type RetryPolicy = 'idempotent' | 'unsent-only';
@@ -172,11 +189,13 @@ export class ServiceClient {
 
   // ------------------------------------------------------------------ sites
 
-  async listSites(options: CallOptions = {}): Promise<SiteResponse[]> {
-    return this.call({
+  /** The account's sites; a malformed site is rejected alone (`rejected`), the others are returned. */
+  async listSites(options: CallOptions = {}): Promise<Listing<SiteResponse>> {
+    const items = await this.call({
       method: 'GET', template: '/platform/v2/sites', path: '/platform/v2/sites',
-      schema: SiteList, policy: 'idempotent', signal: options.signal,
+      schema: AnyList, policy: 'idempotent', signal: options.signal,
     });
+    return listing(items, SiteResponse);
   }
 
   async createSite(body: SiteRequest, options: CallOptions = {}): Promise<{ site_id: string }> {
@@ -193,22 +212,25 @@ export class ServiceClient {
     });
   }
 
-  async updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<SiteResponse> {
+  /** Answers `{"message": …}` (guide); read the site back with getSite when needed. */
+  async updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
       method: 'PUT', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
-      schema: SiteResponse, body, siteId, policy: 'idempotent', signal: options.signal,
+      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
     });
   }
 
-  async listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<ModelItem[]> {
+  /** The site's models; a malformed model is rejected alone (`rejected`), the others are returned. */
+  async listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<Listing<ModelItem>> {
     const query = queryString([
       ['model_type', options.modelType],
       ['extra', options.extra && options.extra.length > 0 ? options.extra.join(',') : undefined],
     ]);
-    return this.call({
+    const items = await this.call({
       method: 'GET', template: '/platform/v2/sites/{site_id}/models', path: sitePath(siteId, '/models') + query,
-      schema: ModelList, siteId, policy: 'idempotent', signal: options.signal,
+      schema: AnyList, siteId, policy: 'idempotent', signal: options.signal,
     });
+    return listing(items, ModelItem);
   }
 
   async getSiteForecast(siteId: string, options: ForecastOptions = {}): Promise<ForecastSeries> {
@@ -239,20 +261,21 @@ export class ServiceClient {
     });
   }
 
-  async uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<{ message: string }> {
+  async uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
       method: 'POST', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity'),
       // The timeline is re-sent whole, so a repeat is harmless: retried like a PUT.
-      schema: MessageResponse, body, siteId, policy: 'idempotent', signal: options.signal,
+      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
     });
   }
 
   // ------------------------------------------------------------------ models
 
-  async updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<ModelItem> {
+  /** The success body is not documented (any JSON); list the site's models to see the result. */
+  async updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
       method: 'PUT', template: '/platform/v2/models/{model_id}', path: modelPath(modelId, ''),
-      schema: ModelItem, body, modelId, policy: 'idempotent', signal: options.signal,
+      schema: Acknowledgement, body, modelId, policy: 'idempotent', signal: options.signal,
     });
   }
 
@@ -346,9 +369,10 @@ export class ServiceClient {
     const parsed = call.schema.safeParse(json);
     if (parsed.success) return parsed.data;
     const issue = parsed.error.issues[0];
+    const fieldPath = formatPath(issue.path);
     throw this.error(call, {
-      kind: 'malformed', status, attempts: attempt, retryable: false,
-      detail: `malformed response: ${formatPath(issue.path)}: ${issue.message}`,
+      kind: 'malformed', status, attempts: attempt, retryable: false, fieldPath,
+      detail: `malformed response: ${fieldPath}: ${issue.message}`,
     });
   }
 
@@ -505,14 +529,39 @@ function queryString(pairs: [string, string | undefined][]): string {
   return query;
 }
 
-/** The `errors[]` of an error body, or [] when the body is not one. */
+/** The `errors[]` of an error body (or FastAPI's `detail`), or [] when the body is neither. */
 function errorItems(text: string): ErrorItem[] {
+  let json: unknown;
   try {
-    const parsed = ErrorBody.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.errors : [];
+    json = JSON.parse(text);
   } catch {
     return [];
   }
+  const ours = ErrorBody.safeParse(json);
+  if (ours.success) return ours.data.errors;
+  const fastApi = FastApiErrorBody.safeParse(json);
+  return fastApi.success ? fastApi.data.detail : [];
+}
+
+/** Each item of a list answer parsed on its own: a malformed item is rejected with its path and reason. */
+function listing<S extends z.ZodType>(items: unknown[], schema: S): Listing<z.output<S>> {
+  const result: Listing<z.output<S>> = Object.assign([] as z.output<S>[], { rejected: [] as RejectedItem[] });
+  items.forEach((item, index) => {
+    const parsed = schema.safeParse(item);
+    if (parsed.success) {
+      result.push(parsed.data);
+      return;
+    }
+    const issue = parsed.error.issues[0];
+    result.rejected.push({ index, id: itemId(item), fieldPath: formatPath(issue.path), reason: issue.message });
+  });
+  return result;
+}
+
+function itemId(item: unknown): string | null {
+  const fields = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+  const id = fields.site_id ?? fields.id;
+  return typeof id === 'string' ? id : null;
 }
 
 /** Retry-After as milliseconds from now: delta seconds or an HTTP date; null when absent or unreadable. */

@@ -14,6 +14,8 @@ export interface ServiceErrorDetails {
   siteId?: string;
   modelId?: string;
   errors?: ErrorItem[];
+  /** For a malformed answer: where in the body, e.g. `as_of` or `forecast[3]`. */
+  fieldPath?: string;
   attempts?: number;
   code?: string;
   /** True when another attempt could succeed (429, 5xx, connection trouble, timeouts). */
@@ -32,6 +34,7 @@ export class ServiceError extends Error {
   readonly siteId?: string;
   readonly modelId?: string;
   readonly errors: ErrorItem[];
+  readonly fieldPath?: string;
   /** Attempts made before giving up (1 when nothing was retried). */
   readonly attempts: number;
   /** The transport error code behind a 'network' or 'timeout' failure (ECONNRESET, UND_ERR_SOCKET, ...). */
@@ -49,6 +52,7 @@ export class ServiceError extends Error {
     if (details.siteId !== undefined) this.siteId = details.siteId;
     if (details.modelId !== undefined) this.modelId = details.modelId;
     this.errors = details.errors ?? [];
+    if (details.fieldPath !== undefined) this.fieldPath = details.fieldPath;
     this.attempts = details.attempts ?? 1;
     if (details.code !== undefined) this.code = details.code;
     this.retryable = details.retryable ?? false;

@@ -1,6 +1,12 @@
 // The one definition of the service interface (Platform API v2). The client validates
 // responses with these schemas and the emulator validates requests with them; the wire
 // types are `z.input<...>`, the parsed types (instants as epoch ms) are `z.output<...>`.
+//
+// Tolerant reading, strict writing (docs/interface-assumptions.md): each response shape is
+// written as the service's pages document it, and beside it stands what the client also
+// accepts, because some page shows it (a null, a missing column, an empty entry). What the
+// client had to fill in is listed on the parsed item in `defaulted`, and the sync counts it per
+// run. Request shapes are strict: the emulator rejects anything the pages do not document.
 import { z } from 'zod';
 import { isTimeZone, parseInstant } from '../time.js';
 
@@ -16,10 +22,10 @@ export const Instant = z.string().transform((text, ctx) => {
   }
 });
 
-/** Capacity points must be UTC at minute precision: `YYYY-MM-DDTHH:MMZ`. */
+/** Capacity points: UTC at minute precision `YYYY-MM-DDTHH:MMZ` (reference) or with seconds `…:SSZ` (guide). */
 export const MinuteInstant = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$/, 'must be UTC at minute precision, YYYY-MM-DDTHH:MMZ')
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z$/, 'must be UTC, YYYY-MM-DDTHH:MMZ or YYYY-MM-DDTHH:MM:SSZ')
   .pipe(Instant);
 
 export const DateText = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD');
@@ -88,72 +94,156 @@ export const SolarSiteItem = z.object({
   assets: z.array(PVAsset).min(1),
 });
 
-/** Wind: `turbine_type` (e.g. `V126/3000` or `generic`), a turbine count and the total capacity in kW. */
+/**
+ * One group of identical turbines (guide "How to create a wind site"): `turbine_type` is a model
+ * of the reference's list (e.g. `V126/3000`) or `generic`, `nr_units` how many, `hub_height` in m.
+ */
+export const WindAsset = z.object({
+  turbine_type: z.string().min(1),
+  nr_units: z.number().int().min(1),
+  hub_height: z.number().positive(),
+  install_date: DateText.optional(),
+});
+
+/** Wind: the turbines are its assets; the body carries no capacity. */
 export const WindSiteItem = z.object({
   ...siteCommon,
   type: z.literal('wind'),
-  turbine_type: z.string().min(1),
-  turbine_count: z.number().int().min(1),
-  capacity: Capacity,
-  hub_height: z.number().positive().optional(),
+  assets: z.array(WindAsset).min(1),
 });
 
-/** Load: no assets; `capacity` is the connection's peak in kW, used to normalise errors. */
+/** Load: no assets and no capacity (guide "How to create a load site"). */
 export const LoadSiteItem = z.object({
   ...siteCommon,
   type: z.literal('load'),
-  capacity: Capacity.optional(),
 });
 
 export const SiteRequest = z.discriminatedUnion('type', [SolarSiteItem, WindSiteItem, LoadSiteItem]);
 
-/** One segment of the capacity timeline; `dateStart` is the emulator's addition, extra keys are kept. */
+/**
+ * One segment of `capacity_kw_array`: the guide shows `{value, dateEnd}`; the reference's
+ * example is `{}`. Tolerated: a segment without `value` (skipped); `dateStart` is the rich
+ * emulator's addition; extra keys are kept.
+ */
 export const CapacitySegment = z.looseObject({
-  value: z.number(),
+  value: z.number().optional(),
   dateStart: Instant.nullable().optional(),
   dateEnd: Instant.nullable().optional(),
 });
 
-export const SiteResponse = z.looseObject({
-  id: z.string(),
-  site_id: z.string(),
-  name: z.string(),
-  latitude: z.number(),
-  longitude: z.number(),
-  capacity_kw_array: z.array(CapacitySegment).default([]),
-  creation_timestamp_utc: Instant,
-  type: z.string(),
-  settings: z.record(z.string(), z.unknown()).nullable().optional(),
-  assets: z.array(z.looseObject({ capacity: z.number().optional(), mount: z.string().optional() })).default([]),
-  turbine_type: z.string().optional(),
-  turbine_count: z.number().int().optional(),
-  capacity: z.number().optional(),
-});
+/** An entry of a site's `assets`: a PV asset (solar) or a turbine group (wind); any keys are kept. */
+export const SiteAsset = z.looseObject({ capacity: z.number().optional(), mount: z.string().optional() });
+
+/** The fields of a site response, as List Sites and Get Site document them (PVSiteResponse). */
+export const SITE_RESPONSE_FIELDS = [
+  'id', 'site_id', 'name', 'latitude', 'longitude', 'capacity_kw_array', 'creation_timestamp_utc', 'type', 'settings', 'assets',
+] as const;
+
+/**
+ * A site of List Sites or Get Site. Tolerated: `site_id` missing (the get-site-info guide shows
+ * `id` only): taken from `id`; `assets` null (the reference types it `PVAsset[] | null`) or
+ * missing: none; `capacity_kw_array` missing or null: none, and its segments without a value
+ * skipped; `settings` null or missing; extra keys kept.
+ */
+export const SiteResponse = z
+  .looseObject({
+    id: z.string(),
+    site_id: z.string().optional(),
+    name: z.string(),
+    latitude: z.number(),
+    longitude: z.number(),
+    capacity_kw_array: z.array(CapacitySegment).nullable().optional(),
+    creation_timestamp_utc: Instant,
+    type: z.string(),
+    settings: z.record(z.string(), z.unknown()).nullable().optional(),
+    assets: z.array(SiteAsset).nullable().optional(),
+  })
+  .transform((site) => {
+    const defaulted: string[] = [];
+    if (site.site_id === undefined) defaulted.push('site_id');
+    if (site.assets == null) defaulted.push('assets');
+    if (site.capacity_kw_array == null) defaulted.push('capacity_kw_array');
+    const segments = (site.capacity_kw_array ?? []).filter((segment) => segment.value !== undefined);
+    if (segments.length < (site.capacity_kw_array ?? []).length) defaulted.push('capacity_kw_array[].value');
+    return {
+      ...site,
+      site_id: site.site_id ?? site.id,
+      assets: site.assets ?? [],
+      capacity_kw_array: segments as CapacitySegment[],
+      defaulted,
+    };
+  });
+
+/**
+ * A site's installed capacity in kW: the sum of its PV assets' capacities (solar); else the
+ * highest value of its `capacity_kw_array` (wind and load sites document no capacity field of
+ * their own, and an outage lowers the segment in force, not what is installed); null when
+ * neither is known.
+ */
+export function nameplateKw(site: Pick<SiteResponse, 'assets' | 'capacity_kw_array'>): number | null {
+  const assets = site.assets.map((a) => a.capacity).filter((c): c is number => typeof c === 'number');
+  if (assets.length > 0) return assets.reduce((sum, c) => sum + c, 0);
+  const values = site.capacity_kw_array.map((segment) => segment.value);
+  return values.length > 0 ? Math.max(...values) : null;
+}
 
 export const CreateSiteResponse = z.looseObject({ site_id: z.string() });
 
+/**
+ * The success body of Update Site, Delete Site, the uploads and deletes, Update Model and Train
+ * Site Models: the references type it `{}` (any), the guides show `{"message": "…"}`. Anything
+ * is accepted; the message is kept when there is one.
+ */
+export const Acknowledgement = z.unknown().transform((body) => {
+  const message = (body as { message?: unknown } | null)?.message;
+  return { message: typeof message === 'string' ? message : null };
+});
+
 // ---------------------------------------------------------------- models
 
-/** Training status, in the older SDK's shape; unknown states are kept as they come. */
-export const ModelState = z.looseObject({
-  state: z.string(),
-  timestamp_utc: Instant,
+/**
+ * One training-status entry. The reference types entries only as objects (example `[{}]`); the
+ * older SDK's `{state, timestamp_utc}` is one plausible shape. Tolerated: any entry; `state` is
+ * read when it is a string (or the entry is one), `timestamp_utc` when it is a readable instant,
+ * else null; the entry itself is kept as `details`.
+ */
+export const ModelState = z.unknown().transform((entry) => {
+  const fields = typeof entry === 'object' && entry !== null ? entry as Record<string, unknown> : {};
+  const state = typeof entry === 'string' ? entry : typeof fields.state === 'string' ? fields.state : null;
+  const at = Instant.safeParse(fields.timestamp_utc);
+  return { state, timestamp_utc: at.success ? at.data : null, details: entry };
 });
 
 export const ModelSchedule = z.object({ type: z.literal('cron'), value: z.string() });
 
-export const ModelItem = z.looseObject({
-  id: z.string(),
-  name: z.string(),
-  label: z.string(),
-  version: z.number().int(),
-  display_name: z.string().nullable().optional(),
-  priority: z.number().int(),
-  output_types: z.array(z.string()).nullable().optional().transform((v) => v ?? []),
-  state: z.array(ModelState),
-  schedule: ModelSchedule.nullable().optional(),
-  serving_active: z.boolean().nullable().optional(),
-});
+/** The fields of a List Site Models item (`serving_active` only with `extra=serving_active`). */
+export const MODEL_ITEM_FIELDS = ['id', 'name', 'label', 'version', 'priority', 'state', 'display_name', 'output_types', 'schedule'] as const;
+
+/**
+ * A model of List Site Models. Tolerated: `output_types` null or missing (none); `schedule`
+ * null, missing or of another shape (no schedule); state entries of any shape (see ModelState);
+ * extra keys kept. `defaulted` lists state entries that carried no readable state or time.
+ */
+export const ModelItem = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    label: z.string(),
+    version: z.number().int(),
+    display_name: z.string().nullable().optional(),
+    priority: z.number().int(),
+    output_types: z.array(z.string()).nullable().optional().transform((v) => v ?? []),
+    state: z.array(ModelState),
+    schedule: z.unknown().optional().transform((v) => {
+      const parsed = ModelSchedule.safeParse(v);
+      return parsed.success ? parsed.data : null;
+    }),
+    serving_active: z.boolean().nullable().optional(),
+  })
+  .transform((model) => ({
+    ...model,
+    defaulted: model.state.some((entry) => entry.state === null || entry.timestamp_utc === null) ? ['state[]'] : [],
+  }));
 
 export const ModelType = z.enum(['ai', 'physical']);
 
@@ -176,6 +266,7 @@ function equalLengths<T extends Record<string, unknown>>(columns: readonly (keyo
   return (body: T, ctx: z.RefinementCtx) => {
     const expected = (body[columns[0]] as unknown[]).length;
     for (const name of columns.slice(1)) {
+      if (body[name] === undefined) continue; // an optional column that is absent
       const length = (body[name] as unknown[]).length;
       if (length !== expected) {
         ctx.addIssue({
@@ -191,17 +282,43 @@ function equalLengths<T extends Record<string, unknown>>(columns: readonly (keyo
 
 const Num = z.number().nullable();
 
+/** A column that some pages show and others do not: missing means a null per row (listed in `defaulted`). */
+function withOptionalColumn<T extends { valid_time: unknown[]; capacity?: (number | null)[] }>(body: T) {
+  return {
+    ...body,
+    capacity: body.capacity ?? new Array<number | null>(body.valid_time.length).fill(null),
+    defaulted: body.capacity === undefined ? ['capacity'] : [],
+  };
+}
+
+/** The columns of Get Site Forecast; `capacity` is on the newest reference page only. */
+export const FORECAST_FIELDS = ['valid_time', 'forecast', 'capacity', 'model_name', 'model_version', 'update_time'] as const;
+
+/**
+ * Get Site Forecast, columnar. Tolerated: no `capacity` column (an older version of the
+ * reference page and both forecast guides show none): capacity null per row; extra keys kept.
+ * Columns of different lengths make the body malformed.
+ */
 export const ForecastSeries = z
   .looseObject({
     valid_time: z.array(Instant),
     forecast: z.array(Num),
-    capacity: z.array(Num),
+    capacity: z.array(Num).optional(),
     model_name: z.array(z.string()),
     model_version: z.array(z.number().int()),
     update_time: z.array(Instant),
   })
-  .superRefine(equalLengths(['valid_time', 'forecast', 'capacity', 'model_name', 'model_version', 'update_time']));
+  .superRefine(equalLengths(['valid_time', 'forecast', 'capacity', 'model_name', 'model_version', 'update_time']))
+  .transform(withOptionalColumn);
 
+/** The fields of Get Model Output as its reference page documents them: no `capacity`. */
+export const MODEL_OUTPUT_FIELDS = ['model_id', 'model_version', 'model_name', 'model_label', 'priority', 'as_of', 'forecast', 'valid_time'] as const;
+
+/**
+ * Get Model Output. `as_of` is `date-time | null`: null when the model has produced nothing
+ * yet ("no output yet", not an error). Tolerated: a `capacity` column (the rich emulator sends
+ * one) or none (the reference documents none): capacity null per row; extra keys kept.
+ */
 export const ModelOutput = z
   .looseObject({
     model_id: z.string(),
@@ -209,12 +326,13 @@ export const ModelOutput = z
     model_name: z.string(),
     model_label: z.string(),
     priority: z.number().int(),
-    as_of: Instant,
+    as_of: Instant.nullable(),
     forecast: z.array(Num),
     valid_time: z.array(Instant),
-    capacity: z.array(Num),
+    capacity: z.array(Num).optional(),
   })
-  .superRefine(equalLengths(['valid_time', 'forecast', 'capacity']));
+  .superRefine(equalLengths(['valid_time', 'forecast', 'capacity']))
+  .transform(withOptionalColumn);
 
 export const ActualsSeries = z
   .looseObject({
@@ -232,12 +350,22 @@ export const CapacityPoint = z.object({
 
 export const CapacityUpload = z.object({ data: z.array(CapacityPoint).min(1) });
 
-export const MessageResponse = z.looseObject({ message: z.string() });
-
 // ---------------------------------------------------------------- errors
 
 export const ErrorItem = z.object({ field: z.string(), message: z.string() });
 export const ErrorBody = z.object({ errors: z.array(ErrorItem) });
+
+/**
+ * FastAPI's own error bodies (401/403/404/405/422 before the service's code runs):
+ * `{"detail": "…"}` or `{"detail": [{loc, msg, type}]}`, read as error items.
+ */
+export const FastApiErrorBody = z.object({
+  detail: z.union([
+    z.string().transform((message) => [{ field: '(detail)', message }]),
+    z.array(z.looseObject({ loc: z.array(z.union([z.string(), z.number()])).optional(), msg: z.string() }))
+      .transform((items) => items.map((item) => ({ field: (item.loc ?? []).map(String).join('.') || '(detail)', message: item.msg }))),
+  ]),
+});
 
 /** `errors[]` items from a zod failure: `field` is the dotted path of the offending value. */
 export function issuesToErrors(error: z.ZodError, prefix?: string): ErrorItem[] {
@@ -295,10 +423,12 @@ export type SiteSettings = z.output<typeof SiteSettings>;
 export type PVAsset = z.output<typeof PVAsset>;
 export type SiteResponse = z.output<typeof SiteResponse>;
 export type SiteResponseWire = z.input<typeof SiteResponse>;
-export type CapacitySegment = z.output<typeof CapacitySegment>;
+/** A segment as the client keeps it: those without a value are skipped. */
+export type CapacitySegment = z.output<typeof CapacitySegment> & { value: number };
 export type ModelItem = z.output<typeof ModelItem>;
 export type ModelItemWire = z.input<typeof ModelItem>;
 export type ModelState = z.output<typeof ModelState>;
+export type WindAsset = z.output<typeof WindAsset>;
 export type ModelSettings = z.output<typeof ModelSettings>;
 export type UpdateModelBody = z.input<typeof UpdateModelBody>;
 export type PriorityConflictResolution = z.output<typeof PriorityConflictResolution>;
@@ -311,4 +441,5 @@ export type ActualsSeriesWire = z.input<typeof ActualsSeries>;
 export type CapacityPoint = z.input<typeof CapacityPoint>;
 export type CapacityUpload = z.input<typeof CapacityUpload>;
 export type ErrorItem = z.output<typeof ErrorItem>;
+export type Acknowledgement = z.output<typeof Acknowledgement>;
 export type SiteType = 'solar' | 'wind' | 'load';

@@ -107,7 +107,7 @@ export async function planCapacity(
 ): Promise<CapacityPlan> {
   const checked = checkCapacityDir(dir);
   if (checked.errors.length > 0) throw new CapacityConfigError(checked.errors);
-  const sites = await client.listSites();
+  const sites = await client.listSites(); // a malformed site is left out: a file naming it finds no site
   const { resolved, errors } = resolveSites(checked.timelines, sites, maxOverNameplatePct);
   if (errors.length > 0) throw new CapacityConfigError(errors);
   const pushes = warehouse ? await lastSuccessfulPushes(warehouse) : new Map<string, StoredPush>();

@@ -1,7 +1,7 @@
 // The rules a capacity file must pass before anything is sent. The offline rules (order,
 // duplicates, windows) need only the file; the site rules (the site exists, values within its
 // nameplate) need the service's site list. Every error names file, line, column and rule.
-import type { SiteResponse } from '../api/schemas.js';
+import { nameplateKw, type SiteResponse } from '../api/schemas.js';
 import { JobUsageError } from '../runner/job.js';
 import { formatMinute } from '../time.js';
 import { InputFileError } from '../yaml.js';
@@ -132,12 +132,6 @@ export function checkCapacityDir(dir: string): { timelines: Timeline[]; errors: 
   return { timelines, errors: errors.sort(byPosition) };
 }
 
-/** Installed capacity in kW: the sum of the PV assets (solar), the site's `capacity` (wind, load). */
-export function nameplateKw(site: SiteResponse): number | null {
-  const assets = site.assets.map((a) => a.capacity).filter((c): c is number => typeof c === 'number');
-  if (assets.length > 0) return assets.reduce((sum, c) => sum + c, 0);
-  return typeof site.capacity === 'number' ? site.capacity : null;
-}
 
 /**
  * Matches each timeline to one of the account's sites (by id, else by unique name), and checks

@@ -1,5 +1,6 @@
 // `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
+import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
 import { startEmulator } from './server.js';
 
 interface EmulatorFlags {
@@ -13,6 +14,7 @@ interface EmulatorFlags {
   slowMs: string;
   state?: string;
   historyDays: string;
+  profile: string;
 }
 
 class FlagError extends Error {}
@@ -31,6 +33,7 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--slow-ms <ms>', 'delay of a slow-response fault', '3000')
     .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
     .option('--history-days <n>', 'days of history before today', '14')
+    .option('--profile <name>', 'rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages\' shapes)', 'rich')
     .action(async (flags: EmulatorFlags) => {
       process.exitCode = await emulatorCommand(flags);
     });
@@ -69,6 +72,7 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
     malformedRate: share('--malformed-rate', flags.malformedRate),
     slowMs: integer('--slow-ms', flags.slowMs, 0, 600_000),
     historyDays: integer('--history-days', flags.historyDays, 0, 366),
+    profile: profileOf(flags.profile),
     ...(flags.state ? { statePath: flags.state } : {}),
   };
 }
@@ -79,6 +83,12 @@ function integer(flag: string, text: string, min: number, max: number): number {
     throw new FlagError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
   }
   return value;
+}
+
+function profileOf(text: string): EmulatorProfile {
+  const profile = EMULATOR_PROFILES.find((p) => p === text);
+  if (!profile) throw new FlagError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
+  return profile;
 }
 
 function share(flag: string, text: string): number {

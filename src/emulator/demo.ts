@@ -65,10 +65,13 @@ export function demoSiteRequest(index: number, seed: number): ParsedSiteRequest 
       };
     case 'wind': {
       const count = size(3, 24);
-      return { ...common, type: 'wind', settings: { model_resolution: '15min' }, turbine_type: 'V126/3000', turbine_count: count, capacity: count * 3000, hub_height: 117 };
+      return {
+        ...common, type: 'wind', settings: { model_resolution: '15min' },
+        assets: [{ turbine_type: 'V126/3000', nr_units: count, hub_height: 117, install_date: '2019-11-01' }],
+      };
     }
     case 'load':
-      return { ...common, type: 'load', settings: { model_resolution: '15min' }, capacity: size(800, 6000) };
+      return { ...common, type: 'load', settings: { model_resolution: '15min', forecast_max_value: size(800, 6000) } };
   }
 }
 

@@ -27,8 +27,20 @@ export interface Reply {
   data?: boolean;
 }
 
+/**
+ * What the emulator serves. `docs`: exactly the shapes of the service's public pages
+ * (docs/interface-assumptions.md, part 1): no `capacity` column in forecasts or model outputs,
+ * `capacity_kw_array` segments `{value, dateEnd}`, model states `[{}]`. `rich`: the same plus
+ * what the pages allow but do not show: `capacity` columns, `dateStart` on segments, states
+ * `{state, timestamp_utc}` in the older SDK's shape.
+ */
+export type EmulatorProfile = 'rich' | 'docs';
+
+export const EMULATOR_PROFILES: readonly EmulatorProfile[] = ['rich', 'docs'];
+
 export interface Context {
   store: Store;
+  profile: EmulatorProfile;
   account: string;
   seed: number;
   now: number;
@@ -54,7 +66,7 @@ function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
 // ---------------------------------------------------------------- sites
 
 export function listSites(ctx: Context): Reply {
-  return { status: 200, body: ctx.store.sitesOf(ctx.account).map(siteResponse) };
+  return { status: 200, body: ctx.store.sitesOf(ctx.account).map((site) => siteResponse(ctx, site)) };
 }
 
 export function createSite(ctx: Context, body: unknown): Reply {
@@ -65,30 +77,29 @@ export function createSite(ctx: Context, body: unknown): Reply {
 }
 
 export function getSite(ctx: Context, siteId: string): Reply {
-  return { status: 200, body: siteResponse(ctx.store.site(ctx.account, siteId)) };
+  return { status: 200, body: siteResponse(ctx, ctx.store.site(ctx.account, siteId)) };
 }
 
 export function updateSite(ctx: Context, siteId: string, body: unknown): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const request = parse(SiteRequest, body);
-  return { status: 200, body: siteResponse(ctx.store.updateSite(site, request, ctx.now)) };
+  ctx.store.updateSite(site, request, ctx.now);
+  return { status: 200, body: { message: 'Site updated successfully' } };
 }
 
-function siteResponse(site: SiteRecord): Record<string, unknown> {
+/** The documented site response (SITE_RESPONSE_FIELDS); a wind site's assets are its turbine groups. */
+function siteResponse(ctx: Context, site: SiteRecord): Record<string, unknown> {
   return {
     id: site.id,
     site_id: site.id,
     name: site.name,
     latitude: site.latitude,
     longitude: site.longitude,
-    capacity_kw_array: capacityArray(site),
+    capacity_kw_array: capacityArray(site, ctx.profile === 'rich'),
     creation_timestamp_utc: formatInstant(site.createdAt),
     type: site.type,
     settings: site.settings,
-    assets: site.assets,
-    ...(site.type === 'wind' ? { turbine_type: site.turbine_type, turbine_count: site.turbine_count } : {}),
-    ...(site.type !== 'solar' ? { capacity: site.capacity } : {}),
-    ...(site.hub_height !== undefined ? { hub_height: site.hub_height } : {}),
+    assets: site.type === 'wind' ? site.turbines ?? [] : site.assets,
   };
 }
 
@@ -117,17 +128,18 @@ export function listModels(ctx: Context, siteId: string, query: Record<string, s
   const { model_type, extra } = parse(ListModelsQuery, query);
   const extras = new Set((extra ?? '').split(',').map((e) => e.trim()).filter(Boolean));
   const models = ctx.store.modelsOf(site.id).filter((model) => !model_type || model.label === model_type);
-  return { status: 200, body: models.map((model) => modelItem(model, site, extras.has('serving_active'))) };
+  return { status: 200, body: models.map((model) => modelItem(ctx, model, site, extras.has('serving_active'))) };
 }
 
 export function updateModel(ctx: Context, modelId: string, body: unknown): Reply {
   const model = ctx.store.model(ctx.account, modelId);
   const update = parse(UpdateModelBody, body);
   ctx.store.updateModel(model, update.settings, update.priority_conflict_resolution);
-  return { status: 200, body: modelItem(model, ctx.store.sites.get(model.siteId) as SiteRecord, true) };
+  return { status: 200, body: { message: 'Model updated successfully' } };
 }
 
-function modelItem(model: ModelRecord, site: SiteRecord, withServing: boolean): Record<string, unknown> {
+/** The documented model item (MODEL_ITEM_FIELDS); states in the SDK's shape when rich, `{}` (as the reference shows) otherwise. */
+function modelItem(ctx: Context, model: ModelRecord, site: SiteRecord, withServing: boolean): Record<string, unknown> {
   return {
     id: model.id,
     name: model.name,
@@ -136,7 +148,7 @@ function modelItem(model: ModelRecord, site: SiteRecord, withServing: boolean): 
     display_name: model.display_name,
     priority: model.priority,
     output_types: site.type === 'solar' ? ['forecast', 'clearsky'] : ['forecast'],
-    state: model.states.map((entry) => ({ state: entry.state, timestamp_utc: formatInstant(entry.timestamp) })),
+    state: model.states.map((entry) => (ctx.profile === 'rich' ? { state: entry.state, timestamp_utc: formatInstant(entry.timestamp) } : {})),
     schedule: { type: 'cron', value: model.schedule },
     ...(withServing ? { serving_active: model.serving_active } : {}),
   };
@@ -185,7 +197,7 @@ export function siteForecast(ctx: Context, siteId: string, query: Record<string,
     body.model_version[i] = point.model.version;
     body.update_time[i] = timestamp(point.issue, q.tz);
   }
-  return { status: 200, body, data: true };
+  return { status: 200, body: ctx.profile === 'rich' ? body : withoutCapacity(body), data: true };
 }
 
 /** A value capped at the capacity in force, in kW or (normalised) as a share of it. */
@@ -221,7 +233,7 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
   const body = {
     model_id: model.id, model_version: model.version, model_name: model.name, model_label: model.label,
     priority: model.priority,
-    as_of: timestamp(vintage ?? asOf, q.tz),
+    as_of: vintage === null ? null : timestamp(vintage, q.tz),
     forecast: new Array<number>(n), valid_time: new Array<string>(n), capacity: new Array<number>(n),
   };
   for (let i = 0; i < n; i++) {
@@ -232,7 +244,13 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
     body.valid_time[i] = timestamp(point.t, q.tz);
     body.capacity[i] = capacity;
   }
-  return { status: 200, body, data: true };
+  return { status: 200, body: ctx.profile === 'rich' ? body : withoutCapacity(body), data: true };
+}
+
+/** The body without its `capacity` column, as the docs profile serves forecasts and outputs. */
+function withoutCapacity<T extends { capacity: unknown }>(body: T): Omit<T, 'capacity'> {
+  const { capacity: _dropped, ...rest } = body;
+  return rest;
 }
 
 export function siteActuals(ctx: Context, siteId: string, query: Record<string, string>): Reply {

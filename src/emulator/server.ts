@@ -6,7 +6,7 @@ import { SiteRequest } from '../api/schemas.js';
 import { demoSiteRequest } from './demo.js';
 import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.js';
 import * as handlers from './handlers.js';
-import { errorReply, HttpError, type Context, type Reply } from './handlers.js';
+import { errorReply, HttpError, type Context, type EmulatorProfile, type Reply } from './handlers.js';
 import { ConflictError, NotFoundError, Store } from './store.js';
 import { DAY, startOfUtcDay } from '../time.js';
 
@@ -33,6 +33,8 @@ export interface EmulatorOptions {
   statePath?: string;
   /** Days of history before the UTC day of creation (default 14). */
   historyDays?: number;
+  /** `rich` (default) or `docs`: exactly the shapes of the service's public pages (see EmulatorProfile). */
+  profile?: EmulatorProfile;
 }
 
 export interface Emulator {
@@ -98,6 +100,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const seed = options.seed ?? 1;
   const clock = options.now ?? Date.now;
   const historyDays = options.historyDays ?? 14;
+  const profile = options.profile ?? 'rich';
   const slowMs = options.slowMs ?? 3000;
   const store = new Store(seed, options.statePath);
   store.load();
@@ -125,7 +128,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     stats.requests += 1;
     if (fault) stats.faults[fault] += 1;
     const answer = () => {
-      let reply = safely(() => answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays }));
+      let reply = safely(() => answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile }));
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
         const kind = faults.nextDataResponse(breakIt);
@@ -207,6 +210,7 @@ interface ServeContext {
   seed: number;
   now: number;
   historyDays: number;
+  profile: EmulatorProfile;
 }
 
 function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof matchRoute>, rawBody: Buffer,
@@ -230,7 +234,9 @@ function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof 
       return errorReply(400, '(body)', `malformed JSON: ${(error as Error).message}`);
     }
   }
-  const ctx: Context = { store: serve.store, account, seed: serve.seed, now: serve.now, historyDays: serve.historyDays };
+  const ctx: Context = {
+    store: serve.store, profile: serve.profile, account, seed: serve.seed, now: serve.now, historyDays: serve.historyDays,
+  };
   try {
     return handler(ctx, match.id, queryObject(url.searchParams), body);
   } catch (error) {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { z } from 'zod';
-import type { PVAsset, SiteRequest as SiteRequestSchema } from '../api/schemas.js';
+import type { PVAsset, SiteRequest as SiteRequestSchema, WindAsset } from '../api/schemas.js';
 import { formatInstant } from '../time.js';
 
 export type SiteType = 'solar' | 'wind' | 'load';
@@ -21,11 +21,12 @@ export interface SiteRecord {
   longitude: number;
   type: SiteType;
   settings: Record<string, unknown>;
+  /** PV assets (solar sites); empty for wind and load. */
   assets: PVAsset[];
-  turbine_type?: string;
-  turbine_count?: number;
+  /** The turbine groups of a wind site, as sent in its `assets`. */
+  turbines?: WindAsset[];
+  /** The nameplate (kW) of a wind or load site: its body carries none, so it is derived (see siteFields). */
   capacity?: number;
-  hub_height?: number;
   createdAt: number;
   /** The first valid time with data: the emulator backfills `historyDays` before creation. */
   dataStart: number;
@@ -149,7 +150,7 @@ export class Store {
 
   /** Replaces a site's description; models for newly asked quantiles are added, none removed. */
   updateSite(site: SiteRecord, request: ParsedSiteRequest, now: number): SiteRecord {
-    Object.assign(site, { turbine_type: undefined, turbine_count: undefined, capacity: undefined, hub_height: undefined });
+    Object.assign(site, { turbines: undefined, capacity: undefined });
     Object.assign(site, siteFields(request));
     site.revision += 1;
     if (!site.capacityUploaded) site.capacityTimeline = [{ value: nameplate(site), start: site.dataStart, end: null }];
@@ -302,17 +303,26 @@ function siteFields(request: ParsedSiteRequest) {
       return { ...common, type: 'solar' as const, assets: request.assets };
     case 'wind':
       return {
-        ...common, type: 'wind' as const, assets: [], turbine_type: request.turbine_type,
-        turbine_count: request.turbine_count, capacity: request.capacity,
-        ...(request.hub_height !== undefined ? { hub_height: request.hub_height } : {}),
+        ...common, type: 'wind' as const, assets: [], turbines: request.assets,
+        capacity: request.assets.reduce((sum, group) => sum + turbineRatingKw(group.turbine_type) * group.nr_units, 0),
       };
-    case 'load':
-      return { ...common, type: 'load' as const, assets: [], capacity: request.capacity ?? DEFAULT_LOAD_CAPACITY };
+    case 'load': {
+      const peak = request.settings?.forecast_max_value;
+      return { ...common, type: 'load' as const, assets: [], capacity: typeof peak === 'number' && peak > 0 ? peak : DEFAULT_LOAD_CAPACITY };
+    }
   }
 }
 
-/** A load site sent without a capacity gets this connection peak (kW). */
+/** A load site's connection peak (kW) when its settings name no `forecast_max_value`. */
 export const DEFAULT_LOAD_CAPACITY = 1000;
+
+/** A turbine type's rated power (kW): the number after its last `/` (`V126/3000`), else a generic 2000 kW. */
+export function turbineRatingKw(turbineType: string): number {
+  const match = /\/(\d+(?:\.\d+)?)$/.exec(turbineType);
+  return match ? Number(match[1]) : GENERIC_TURBINE_KW;
+}
+
+const GENERIC_TURBINE_KW = 2000;
 
 /** The site's nameplate in kW: the sum of PV asset capacities, or the wind or load capacity. */
 export function nameplate(site: Pick<SiteRecord, 'type' | 'assets' | 'capacity'>): number {
@@ -320,11 +330,11 @@ export function nameplate(site: Pick<SiteRecord, 'type' | 'assets' | 'capacity'>
   return site.capacity ?? DEFAULT_LOAD_CAPACITY;
 }
 
-/** The capacity timeline as the site response shows it. */
-export function capacityArray(site: SiteRecord) {
+/** The capacity timeline as the site response shows it: `{value, dateEnd}` as the guide does, plus `dateStart` when rich. */
+export function capacityArray(site: SiteRecord, withStart: boolean) {
   return site.capacityTimeline.map((segment) => ({
     value: segment.value,
-    dateStart: formatInstant(segment.start),
+    ...(withStart ? { dateStart: formatInstant(segment.start) } : {}),
     dateEnd: segment.end === null ? null : formatInstant(segment.end),
   }));
 }

@@ -8,6 +8,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
   const jobs = steps.map((name) => registry.get(name)); // every step known before the first runs
   const rows: Record<string, number> = {};
   const failures: Failure[] = [];
+  const defaulted: Record<string, number> = {};
   const summary: string[] = [];
   let status: JobOutcome['status'] = 'ok';
   for (const [index, job] of jobs.entries()) {
@@ -18,6 +19,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
     failures.push(...outcome.failures);
+    for (const [field, count] of Object.entries(outcome.defaulted ?? {})) defaulted[field] = (defaulted[field] ?? 0) + count;
     summary.push(`${job.name}: ${outcome.status}`, ...(outcome.summary ?? []).map((line) => `  ${line}`));
     if (outcome.status === 'failed') {
       status = 'failed';
@@ -27,7 +29,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     }
     if (outcome.status === 'partial') status = 'partial';
   }
-  return { status, rows, failures, summary };
+  return { status, rows, failures, defaulted, summary };
 }
 
 async function runStep(ctx: JobContext, step: string, run: () => Promise<JobOutcome>): Promise<JobOutcome> {

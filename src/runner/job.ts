@@ -37,6 +37,10 @@ export interface JobContext {
 export interface Failure {
   siteId?: string;
   resource?: string;
+  /** The one item that failed alone (a listed site, a model, a vintage), when not the whole resource. */
+  item?: string;
+  /** Where in the item the answer broke the interface. */
+  fieldPath?: string;
   reason: string;
 }
 
@@ -45,6 +49,8 @@ export interface JobOutcome {
   /** Rows written per table. */
   rows: Record<string, number>;
   failures: Failure[];
+  /** Documented variants filled in, per `resource.field` (see SiteResponse and the series schemas). */
+  defaulted?: Record<string, number>;
   /** Lines for the human summary on stdout. */
   summary?: string[];
 }

@@ -49,20 +49,23 @@ export async function insertRun(
 export async function finishRun(
   wh: Warehouse,
   runId: string,
-  end: { status: RunStatus; endedAt: number; rowsWritten: Record<string, number>; errorSummary: string | null },
+  end: { status: RunStatus; endedAt: number; rowsWritten: Record<string, number>; errorSummary: string | null;
+    defaulted?: Record<string, number> },
 ): Promise<void> {
   await wh.run(
-    `UPDATE runs SET status = $2, ended_at = $3::TIMESTAMPTZ, rows_written = $4::JSON, error_summary = $5
+    `UPDATE runs SET status = $2, ended_at = $3::TIMESTAMPTZ, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
      WHERE run_id = $1`,
-    [runId, end.status, iso(end.endedAt), JSON.stringify(end.rowsWritten), end.errorSummary],
+    [runId, end.status, iso(end.endedAt), JSON.stringify(end.rowsWritten), end.errorSummary,
+      end.defaulted && Object.keys(end.defaulted).length > 0 ? JSON.stringify(end.defaulted) : null],
   );
 }
 
 export async function insertFailures(wh: Warehouse, runId: string, failures: Failure[], at: number): Promise<void> {
   for (const failure of failures) {
     await wh.run(
-      `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at) VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ)`,
-      [runId, failure.siteId ?? null, failure.resource ?? null, failure.reason, iso(at)],
+      `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at, item, field_path)
+       VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ, $6, $7)`,
+      [runId, failure.siteId ?? null, failure.resource ?? null, failure.reason, iso(at), failure.item ?? null, failure.fieldPath ?? null],
     );
   }
 }

@@ -123,6 +123,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     await insertFailures(warehouse, runId, ended.outcome.failures, now());
     await finishRun(warehouse, runId, {
       status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
+      defaulted: ended.outcome.defaulted,
     });
     await warehouse.publish();
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');

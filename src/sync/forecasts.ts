@@ -14,7 +14,7 @@ export const forecastsSync: ResourceSync<ForecastColumns[]> = {
       end: read.end,
       ...(read.asOf === null ? {} : { asOf: read.asOf }),
     }))));
-    return { data: series, mark: plan.mark };
+    return { data: series, mark: plan.mark, defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)) };
   },
   load: (env, site, fetched) =>
     loadForecasts(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'forecasts', fetched.mark)),

@@ -1,22 +1,51 @@
 // Every model's own output, keyed by as_of: past vintages one as_of per step, then the current one.
+// A malformed vintage fails alone (recorded with its model, as_of and field path); an output with
+// `as_of: null` is a model that has produced nothing yet: nothing to store, and no failure.
 import pLimit from 'p-limit';
 import type { ModelOutput } from '../api/schemas.js';
-import { loadModelOutputs } from '../warehouse/loader.js';
+import { isServiceError } from '../api/errors.js';
+import type { Failure } from '../runner/job.js';
+import { formatInstant } from '../time.js';
+import { loadModelOutputs, type ModelOutputColumns } from '../warehouse/loader.js';
 import { loadOptions, type ResourceSync } from './types.js';
 import { planVintages } from './windows.js';
 
-export const outputsSync: ResourceSync<ModelOutput[]> = {
+type Read = { output: ModelOutput } | { rejected: Failure };
+
+export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
   async fetch(env, site, mark) {
     const plan = planVintages(env.now, mark, env.settings, env.backfill);
     const models = await site.models();
     const limit = pLimit(env.requestsPerSite);
-    const outputs = await Promise.all(models.flatMap((model) => plan.reads.map((read) => limit(() =>
-      env.client.getModelOutput(model.id, {
-        start: read.start,
-        end: read.end,
-        ...(read.asOf === null ? {} : { asOf: read.asOf }),
-      })))));
-    return { data: outputs, mark: plan.mark };
+    const reads = await Promise.all(models.flatMap((model) => plan.reads.map((read) => limit(async (): Promise<Read> => {
+      try {
+        return {
+          output: await env.client.getModelOutput(model.id, {
+            start: read.start,
+            end: read.end,
+            ...(read.asOf === null ? {} : { asOf: read.asOf }),
+          }),
+        };
+      } catch (error) {
+        if (!isServiceError(error) || error.kind !== 'malformed') throw error;
+        const vintage = read.asOf === null ? 'latest' : `as_of ${formatInstant(read.asOf)}`;
+        return {
+          rejected: {
+            siteId: site.siteId, resource: 'outputs', item: `model ${model.id} ${vintage}`,
+            ...(error.fieldPath !== undefined ? { fieldPath: error.fieldPath } : {}), reason: error.message,
+          },
+        };
+      }
+    }))));
+    const outputs = reads.flatMap((read) => ('output' in read ? [read.output] : []));
+    const rejected = reads.flatMap((read) => ('rejected' in read ? [read.rejected] : []));
+    return {
+      data: outputs.filter((output): output is ModelOutput & { as_of: number } => output.as_of !== null),
+      // A rejected vintage is read again next run: the sync state stays where it was.
+      mark: rejected.length > 0 ? null : plan.mark,
+      rejected,
+      defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
+    };
   },
   load: (env, site, fetched) =>
     loadModelOutputs(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'outputs', fetched.mark)),

@@ -3,10 +3,13 @@
 // stream the sites through p-limit, each site's series resources fetched at once and each loaded
 // with its sync state, group-committed across the sites in flight. Only the sites in flight hold
 // series data, so memory does not grow with the number of sites. A failing site and resource is
-// recorded and skipped; every other site still syncs. The run measures where its time goes:
+// recorded and skipped; every other site still syncs. One malformed item (a listed site, a model,
+// a vintage) fails alone and is recorded with its field path; the documented variants the
+// client filled in are counted per run (`defaulted`). The run measures where its time goes:
 // fetching (service, parsing) and loading (warehouse, with waits for the group commit).
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
+import type { Listing, RejectedItem } from '../api/client.js';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
 import { inShard } from '../lake/shard.js';
@@ -47,6 +50,8 @@ type Marks = Partial<Record<Resource, Map<string, SyncMark>>>;
 interface Tally {
   rows: RowCounts;
   failures: Failure[];
+  /** Documented variants filled in, per `resource.field`. */
+  defaulted: Record<string, number>;
   succeeded: number;
   notStarted: number;
   /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
@@ -82,11 +87,17 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const ordered = RESOURCES.filter((r) => resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
   const env = await syncEnv(ctx);
-  // Every shard lists all sites and syncs only its own.
-  const sites = inShard(selectSites(await env.client.listSites(), ctx.options.sites), ctx.options.shard);
+  // Every shard lists all sites and syncs only its own; a malformed site is recorded by the
+  // shard its id falls in (by the first shard when it has no readable id).
+  const listed = await env.client.listSites();
+  const sites = inShard(selectSites(listed, ctx.options.sites), ctx.options.shard);
+  const rejectedHere = listed.rejected.filter((item) =>
+    (item.id === null ? (ctx.options.shard?.index ?? 0) === 0 : inShard([{ site_id: item.id }], ctx.options.shard).length > 0));
   const marks: Marks = {};
   for (const resource of ordered.filter((r) => WINDOWED.includes(r))) marks[resource] = await readMarks(ctx.warehouse, resource);
-  const tally: Tally = { rows: {}, failures: [], succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
+  const tally: Tally = { rows: {}, failures: [], defaulted: {}, succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
+  rejectItems(ctx, tally, 'sites', null, rejectedHere);
+  countDefaulted(tally, sites.flatMap((site) => site.defaulted.map((field) => `sites.${field}`)));
 
   ctx.log.info({ sites: sites.length, resources: ordered, backfill: env.backfill }, 'sync started');
   const started = performance.now();
@@ -111,8 +122,12 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   if (tally.notStarted > 0) tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
-  ctx.log.info({ status, rows: tally.rows, marksAdvanced: tally.marksAdvanced, failures: tally.failures.length, ...timing }, 'sync ended');
-  return { status, rows: tally.rows, failures: tally.failures, summary: summaryLines(sites.length, ordered, tally, wallMs) };
+  ctx.log.info({ status, rows: tally.rows, marksAdvanced: tally.marksAdvanced, failures: tally.failures.length,
+    defaulted: tally.defaulted, ...timing }, 'sync ended');
+  return {
+    status, rows: tally.rows, failures: tally.failures, defaulted: tally.defaulted,
+    summary: summaryLines(sites.length, ordered, tally, wallMs),
+  };
 }
 
 /** The sites resource: every selected site as listed, in one load. */
@@ -140,7 +155,10 @@ async function syncModels(ctx: JobContext, env: SyncEnv, tasks: SiteTask[], limi
     const fetchStart = performance.now();
     const fetched = await Promise.all(tasks.slice(start, start + MODEL_SITES_PER_LOAD).map((task) => limit(async () => {
       try {
-        return { siteId: task.siteId, models: await task.models() };
+        const listing = await task.modelListing();
+        rejectItems(ctx, tally, 'models', task.siteId, listing.rejected);
+        countDefaulted(tally, listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)));
+        return { siteId: task.siteId, models: [...listing] };
       } catch (error) {
         failSite(ctx, tally, task.siteId, 'models', error);
         return null;
@@ -173,6 +191,8 @@ async function syncOneSite(ctx: JobContext, env: SyncEnv, task: SiteTask, resour
       const fetchStart = performance.now();
       const fetched = await step.fetch(env, task, marks[resource]?.get(task.siteId) ?? null);
       tally.fetchMs += performance.now() - fetchStart;
+      for (const failure of fetched.rejected ?? []) recordFailure(ctx, tally, failure);
+      countDefaulted(tally, fetched.defaulted ?? []);
       // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
       const loadStart = performance.now();
       const rows = await step.load(env, task, fetched);
@@ -193,6 +213,28 @@ function failSite(ctx: JobContext, tally: Tally, siteId: string, resource: Resou
   const reason = error instanceof Error ? error.message : String(error);
   tally.failures.push({ siteId, resource, reason });
   ctx.log.warn({ siteId, resource, err: reason }, 'site resource failed; going on with the others');
+}
+
+/** Malformed items of a list answer (sites, or a site's models): each fails alone. */
+function rejectItems(ctx: JobContext, tally: Tally, resource: Resource, siteId: string | null, rejected: RejectedItem[]): void {
+  for (const item of rejected) {
+    const site = resource === 'sites' ? item.id : siteId;
+    recordFailure(ctx, tally, {
+      ...(site !== null ? { siteId: site } : {}), resource,
+      item: `${resource === 'sites' ? 'site' : 'model'} [${item.index}]${item.id !== null && resource !== 'sites' ? ` ${item.id}` : ''}`,
+      fieldPath: item.fieldPath, reason: `malformed: ${item.fieldPath}: ${item.reason}`,
+    });
+  }
+}
+
+function recordFailure(ctx: JobContext, tally: Tally, failure: Failure): void {
+  tally.failures.push(failure);
+  ctx.log.warn({ siteId: failure.siteId, resource: failure.resource, item: failure.item, fieldPath: failure.fieldPath,
+    err: failure.reason }, 'item failed; going on with the others');
+}
+
+function countDefaulted(tally: Tally, fields: readonly string[]): void {
+  for (const field of fields) tally.defaulted[field] = (tally.defaulted[field] ?? 0) + 1;
 }
 
 async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
@@ -225,11 +267,9 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
 }
 
 function siteTask(env: SyncEnv, site: SiteResponse): SiteTask {
-  let models: Promise<SiteModel[]> | undefined;
-  return {
-    siteId: site.site_id,
-    models: () => (models ??= fetchModels(env.client, site.site_id)),
-  };
+  let listing: Promise<Listing<SiteModel>> | undefined;
+  const modelListing = () => (listing ??= fetchModels(env.client, site.site_id));
+  return { siteId: site.site_id, modelListing, models: modelListing };
 }
 
 function addRows(total: RowCounts, part: RowCounts): void {
@@ -248,6 +288,9 @@ function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wa
     tables.length === 0 ? 'rows written: none (nothing new)' : `rows written: ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
     ...(resources.some((r) => WINDOWED.includes(r)) ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`] : []),
     `time: ${seconds(wallMs)}; summed over the sites in flight: fetching ${seconds(tally.fetchMs)}, loading ${seconds(tally.loadMs)} (with waits for the warehouse)`,
-    ...tally.failures.map((f) => `failed: ${[f.siteId, f.resource].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
+    ...(Object.keys(tally.defaulted).length > 0
+      ? [`documented variants filled in: ${Object.entries(tally.defaulted).map(([field, n]) => `${field} ${n}`).join(', ')}`]
+      : []),
+    ...tally.failures.map((f) => `failed: ${[f.siteId, f.resource, f.item].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
   ];
 }

@@ -1,7 +1,8 @@
 // What every resource module of the sync gets and gives: the run's environment in, a fetch
 // phase (the service) and a load phase (the warehouse) out, so a run can say where time goes.
-import type { ServiceClient } from '../api/client.js';
+import type { Listing, ServiceClient } from '../api/client.js';
 import type { Logger } from '../log.js';
+import type { Failure } from '../runner/job.js';
 import type { LoadOptions, SiteModel } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
@@ -26,6 +27,8 @@ export interface SyncEnv {
 /** One site being synced; its models are listed once and shared by the models and outputs steps. */
 export interface SiteTask {
   siteId: string;
+  /** The site's models that parsed; the malformed ones in `rejected`. */
+  modelListing(): Promise<Listing<SiteModel>>;
   models(): Promise<SiteModel[]>;
 }
 
@@ -33,6 +36,10 @@ export interface SiteTask {
 export interface Fetched<T> {
   data: T;
   mark: SyncMark | null;
+  /** Items that failed alone (a malformed vintage): recorded as failures, the rest is loaded. */
+  rejected?: Failure[];
+  /** Documented variants filled in, as `resource.field`, once per item read. */
+  defaulted?: string[];
 }
 
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */

@@ -49,7 +49,7 @@
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
-import type { ModelItem, SiteResponse } from '../api/schemas.js';
+import { nameplateKw, type ModelItem, type SiteResponse } from '../api/schemas.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
 import { loadSeries, writeSyncState } from './series.js';
 import type { Warehouse } from './warehouse.js';
@@ -325,13 +325,8 @@ async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: st
 }
 
 /** Columns of the site response stored in their own columns or tables; the rest go to `details`. */
-const SITE_COLUMNS = new Set(['id', 'site_id', 'name', 'type', 'latitude', 'longitude', 'creation_timestamp_utc', 'settings', 'assets', 'capacity_kw_array']);
+const SITE_COLUMNS = new Set(['id', 'site_id', 'name', 'type', 'latitude', 'longitude', 'creation_timestamp_utc', 'settings', 'assets', 'capacity_kw_array', 'defaulted']);
 const ASSET_COLUMNS = ['azimuth', 'tilt', 'axis_tilt', 'axis_azimuth', 'max_angle'] as const;
-
-function nameplateKw(site: SiteResponse): number | null {
-  if (site.type === 'solar') return site.assets.reduce((sum, asset) => sum + (asset.capacity ?? 0), 0);
-  return site.capacity ?? null;
-}
 
 function siteRow(site: SiteResponse, now: number): unknown[] {
   const details = Object.fromEntries(Object.entries(site).filter(([key]) => !SITE_COLUMNS.has(key)));
@@ -385,8 +380,15 @@ export function quantileOf(name: string): number | null {
   return match ? Number(match[1]) / 100 : null;
 }
 
+/** A state entry that can be stored: it names a state and a time (entries of other shapes are not). */
+type DatedState = ModelItem['state'][number] & { state: string; timestamp_utc: number };
+
+function datedStates(model: SiteModel): DatedState[] {
+  return model.state.filter((entry): entry is DatedState => entry.state !== null && entry.timestamp_utc !== null);
+}
+
 function modelRow(siteId: string, model: SiteModel, now: number): unknown[] {
-  const newest = model.state.reduce<ModelItem['state'][number] | undefined>(
+  const newest = datedStates(model).reduce<DatedState | undefined>(
     (best, entry) => (best === undefined || entry.timestamp_utc >= best.timestamp_utc ? entry : best),
     undefined,
   );
@@ -427,7 +429,7 @@ export async function loadModelsOfSites(
     await stageRows(
       warehouse,
       MODEL_STATES,
-      models.flatMap(({ model }) => model.state.map((entry) => [model.id, entry.state, entry.timestamp_utc, entry])),
+      models.flatMap(({ model }) => datedStates(model).map((entry) => [model.id, entry.state, entry.timestamp_utc, entry.details])),
     );
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
