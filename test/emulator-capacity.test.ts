@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 async function windSite(): Promise<string> {
-  const body = { name: 'Capacity test', latitude: 55.5, longitude: 8.5, type: 'wind', turbine_type: 'V126/3000', turbine_count: 10, capacity: 30000 };
+  const body = { name: 'Capacity test', latitude: 55.5, longitude: 8.5, type: 'wind', assets: [{ turbine_type: 'V126/3000', nr_units: 10, hub_height: 120 }] };
   return (await k1.send('POST', '/sites', body)).body.site_id;
 }
 
@@ -71,7 +71,7 @@ describe('capacity upload', () => {
     const site = await windSite();
     const cases: [unknown, string][] = [
       [{ data: [] }, 'data'],
-      [{ data: [{ valid_time: '2026-04-01T00:00:00Z', value: 1 }] }, 'data.0.valid_time'],
+      [{ data: [{ valid_time: '2026-04-01T00:00+01:00', value: 1 }] }, 'data.0.valid_time'],
       [{ data: [{ valid_time: '2026-04-01T00:00Z', value: 1 }, { valid_time: '2026-04-01 02:00', value: 1 }] }, 'data.1.valid_time'],
       [{ data: [{ valid_time: '2026-04-01T00:00Z', value: -5 }] }, 'data.0.value'],
       [{}, 'data'],

@@ -157,10 +157,10 @@ describe('model output', () => {
     expect(older.capacity.length).toBe(older.valid_time.length);
   });
 
-  it('answers empty columns, and the asked as_of, before the model issued anything', async () => {
+  it('answers as_of null and empty columns before the model issued anything (as_of is date-time | null)', async () => {
     const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');
     const none = (await k1.get(`/models/${ai.id}/output`, { as_of: '2026-01-01T00:00:00Z' })).body;
-    expect(none).toMatchObject({ as_of: '2026-01-01T00:00:00Z', forecast: [], valid_time: [], capacity: [] });
+    expect(none).toMatchObject({ as_of: null, forecast: [], valid_time: [], capacity: [] });
   });
 
   it('fills earlier valid times from earlier vintages with fill=auto', async () => {

@@ -1,5 +1,6 @@
 // Sites over HTTP: the demo fleet, create/get/update/list, validation naming fields, keys and accounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SITE_RESPONSE_FIELDS } from '../src/api/schemas.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { api, NOON, sitesByKind, startTestEmulator, type Api } from './emulator-support.js';
 import { startEmulator } from '../src/emulator/server.js';
@@ -32,9 +33,10 @@ describe('demo sites', () => {
       expect(site.creation_timestamp_utc).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
       expect(site.capacity_kw_array[0]).toMatchObject({ dateEnd: null });
     }
-    expect(wind).toMatchObject({ turbine_type: 'V126/3000' });
-    expect(wind.turbine_count * 3000).toBe(wind.capacity);
-    expect(load.capacity).toBeGreaterThan(0);
+    expect(wind.assets).toEqual([expect.objectContaining({ turbine_type: 'V126/3000', hub_height: 117 })]);
+    expect(wind.capacity_kw_array[0].value).toBe(wind.assets[0].nr_units * 3000);
+    expect(load.assets).toEqual([]);
+    expect(load.capacity_kw_array[0].value).toBe(load.settings.forecast_max_value);
     expect(solarFixed.capacity_kw_array[0].value).toBe(solarFixed.assets[0].capacity);
   });
 
@@ -76,19 +78,31 @@ describe('create, get, update', () => {
     expect(models).toEqual(['ai', 'physical', 'quantile_p25', 'quantile_p75']);
   });
 
-  it('creates wind and load sites', async () => {
-    const wind = await k1.send('POST', '/sites', { name: 'W', latitude: 56, longitude: 8, type: 'wind', turbine_type: 'generic', turbine_count: 2, capacity: 6000 });
-    const load = await k1.send('POST', '/sites', { name: 'L', latitude: 59.3, longitude: 18, type: 'load', capacity: 900 });
-    expect((await k1.get(`/sites/${wind.body.site_id}`)).body).toMatchObject({ type: 'wind', turbine_type: 'generic', turbine_count: 2, capacity: 6000, assets: [] });
-    expect((await k1.get(`/sites/${load.body.site_id}`)).body).toMatchObject({ type: 'load', capacity: 900 });
+  it('creates wind sites with their turbines as assets, and load sites, answering the documented site shape', async () => {
+    const turbines = [{ turbine_type: 'generic', nr_units: 2, hub_height: 90 }, { turbine_type: 'V126/3000', nr_units: 1, hub_height: 117, install_date: '2021-01-01' }];
+    const wind = await k1.send('POST', '/sites', { name: 'W', latitude: 56, longitude: 8, type: 'wind', assets: turbines });
+    const load = await k1.send('POST', '/sites', { name: 'L', latitude: 59.3, longitude: 18, type: 'load', settings: { forecast_max_value: 900 } });
+    const windSite = (await k1.get(`/sites/${wind.body.site_id}`)).body;
+    expect(windSite).toMatchObject({ type: 'wind', assets: turbines, capacity_kw_array: [{ value: 2 * 2000 + 3000 }] });
+    const loadSite = (await k1.get(`/sites/${load.body.site_id}`)).body;
+    expect(loadSite).toMatchObject({ type: 'load', assets: [], capacity_kw_array: [{ value: 900 }] });
+    for (const site of [windSite, loadSite]) expect(Object.keys(site).sort()).toEqual([...SITE_RESPONSE_FIELDS].sort());
   });
 
-  it('updates a site and returns it; the default capacity follows the new assets', async () => {
+  it('rejects the old wind body with top-level turbine fields, naming assets', async () => {
+    const answer = await k1.send('POST', '/sites', { name: 'W', latitude: 56, longitude: 8, type: 'wind', turbine_type: 'generic', turbine_count: 2, capacity: 6000 });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.map((e: any) => e.field)).toContain('assets');
+  });
+
+  it('updates a site, answering a message as the guide shows; the default capacity follows the new assets', async () => {
     const id = (await k1.send('POST', '/sites', solarBody)).body.site_id;
     const updated = await k1.send('PUT', `/sites/${id}`, { ...solarBody, name: 'Roof in Lund, extended', assets: [...solarBody.assets, { mount: 'dual_axis_tracking', capacity: 30 }] });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id, name: 'Roof in Lund, extended', capacity_kw_array: [{ value: 150 }] });
-    expect(updated.body.assets).toHaveLength(2);
+    expect(updated.body).toEqual({ message: 'Site updated successfully' });
+    const site = (await k1.get(`/sites/${id}`)).body;
+    expect(site).toMatchObject({ id, name: 'Roof in Lund, extended', capacity_kw_array: [{ value: 150 }] });
+    expect(site.assets).toHaveLength(2);
   });
 });
 

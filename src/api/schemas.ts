@@ -22,8 +22,14 @@ export const Instant = z.string().transform((text, ctx) => {
   }
 });
 
-/** Capacity points: UTC at minute precision `YYYY-MM-DDTHH:MMZ` (reference) or with seconds `…:SSZ` (guide). */
+/** UTC at minute precision: `YYYY-MM-DDTHH:MMZ` (capacity files, and the form the client sends). */
 export const MinuteInstant = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$/, 'must be UTC at minute precision, YYYY-MM-DDTHH:MMZ')
+  .pipe(Instant);
+
+/** A capacity point's time on the wire: `YYYY-MM-DDTHH:MMZ` (reference example) or with seconds (guide example). */
+export const CapacityTime = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z$/, 'must be UTC, YYYY-MM-DDTHH:MMZ or YYYY-MM-DDTHH:MM:SSZ')
   .pipe(Instant);
@@ -344,7 +350,7 @@ export const ActualsSeries = z
 // ---------------------------------------------------------------- capacity
 
 export const CapacityPoint = z.object({
-  valid_time: MinuteInstant,
+  valid_time: CapacityTime,
   value: z.number().nonnegative(),
 });
 
