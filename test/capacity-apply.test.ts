@@ -1,7 +1,8 @@
 // Plan and apply against the emulator over loopback, through the runner like `efsync capacity
-// apply`: the service's capacity_kw_array and the forecast's capacity column follow the pushed
-// timeline, forecasts are capped, a second apply pushes nothing, the ledger records every push,
-// one failing site leaves the others pushed, and an invalid file pushes nothing at all.
+// apply`: afterwards the service's timeline (Get Site Capacity, capacity_kw_array, the forecast's
+// capacity column) equals the file, removed points and windows included; forecasts are capped; a
+// second apply pushes nothing; drift on the service shows in the plan; the ledger records every
+// push; one failing site leaves the others pushed; an invalid file pushes nothing at all.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { formatPlan, planCapacity, planJson, valueAt } from '../src/capacity/pla
 import type { Emulator } from '../src/emulator/server.js';
 import { EXIT } from '../src/runner/exit-codes.js';
 import { runJob } from '../src/runner/run.js';
-import { DAY, parseInstant } from '../src/time.js';
+import { DAY, formatMinute, parseInstant } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
   capacityConfig, clientFor, NOW, OTHER_KEY, publishedLedger, quietLog, siteNamed, startDemoEmulator, tempDir, writeFiles,
@@ -93,13 +94,19 @@ describe('capacity plan and apply', () => {
     const plan = await planCapacity(dir, client, null, 10);
     const text = formatPlan(plan);
     expect(text).toContain(`Uppsala solar fixed (${uppsala.site_id})  ${join(dir, 'uppsala.yaml')}`);
-    expect(text).toContain('against the service: 3 added, 0 changed, 0 removed  -> apply pushes it');
-    expect(text).toMatch(/2026-11-22T10:00Z\s+4794\s+-\s+100\s+added\s+never pushed/);
+    // The service holds the site's nameplate; the file changes it from its first point on.
+    expect(text).toContain('against the service: 2 added, 1 changed, 0 removed  -> apply uploads it');
+    expect(text).toMatch(/2026-11-22T10:00Z\s+4794\s+-\s+100\s+added\s+never pushed\s+never pushed/);
     expect(text).toContain('3 sites: 3 to push, 0 unchanged');
     expect(planJson(plan).sites.find((s) => s.site_name === 'Esbjerg wind')).toMatchObject({
       push: true,
+      delete_first: false,
       points: [{ valid_time: '2026-11-22T00:00Z', value: 30500 }, { valid_time: '2026-11-23T00:00Z', value: 1100 }],
-      vs_service: { added: [{ valid_time: '2026-11-22T00:00Z', before: null, after: 30500 }, { valid_time: '2026-11-23T00:00Z', before: null, after: 1100 }] },
+      vs_service: {
+        added: [{ valid_time: '2026-11-23T00:00Z', before: null, after: 1100 }],
+        changed: [{ valid_time: '2026-11-22T00:00Z', before: 36000, after: 30500 }],
+        removed: [],
+      },
       last_push: null,
     });
 
@@ -107,14 +114,14 @@ describe('capacity plan and apply', () => {
     expect(first).toMatchObject({ status: 'ok', exitCode: EXIT.ok, rows: { capacity_pushes: 3 } });
     expect(first.summary).toContain('capacity: 3 pushed, 0 unchanged, 0 failed');
 
-    // The site's capacity_kw_array: the base before the file's first point is kept, then the file's timeline.
+    // From the file's first point on, the service's timeline is the file's; before it, the site's nameplate stays.
     const after = await client.getSite(uppsala.site_id);
-    expect(after.capacity_kw_array.slice(1)).toEqual([
+    expect(after.capacity_kw_array).toEqual([
+      { value: 4794, dateStart: at('2026-11-07T00:00Z'), dateEnd: at('2026-11-22T00:00Z') },
       { value: 4000, dateStart: at('2026-11-22T00:00Z'), dateEnd: at('2026-11-22T10:00Z') },
       { value: 100, dateStart: at('2026-11-22T10:00Z'), dateEnd: at('2026-11-22T13:00Z') },
       { value: 4000, dateStart: at('2026-11-22T13:00Z'), dateEnd: null },
     ]);
-    expect(after.capacity_kw_array[0]).toMatchObject({ value: 4794, dateEnd: at('2026-11-22T00:00Z') });
 
     // The forecast's capacity column follows the timeline, and forecasts are capped by it.
     const timeline = [{ time: start, valueKw: 4000 }, { time: at('2026-11-22T10:00Z'), valueKw: 100 }, { time: at('2026-11-22T13:00Z'), valueKw: 4000 }];
@@ -148,7 +155,8 @@ describe('capacity plan and apply', () => {
       { valid_time: '2026-11-22T00:00Z', value: 4000 }, { valid_time: '2026-11-22T10:00Z', value: 100 },
       { valid_time: '2026-11-22T13:00Z', value: 4000 },
     ]);
-    expect(JSON.parse(row.response!).message).toContain(uppsala.site_id);
+    expect(JSON.parse(row.response!)).toEqual({ message: 'Capacity uploaded successfully' });
+    expect(row.deleted_points).toBeNull();
 
     // A second apply with nothing changed pushes nothing.
     const second = await apply(config);
@@ -164,11 +172,13 @@ describe('capacity plan and apply', () => {
     const freiburgPlan = planJson(edited).sites.find((s) => s.site_name === 'Freiburg load')!;
     expect(freiburgPlan.vs_service).toEqual({ added: [], changed: [{ valid_time: '2026-11-22T00:00Z', before: 3500, after: 3000 }], removed: [] });
     expect(freiburgPlan.vs_last_push).toEqual(freiburgPlan.vs_service);
+    expect(freiburgPlan).toMatchObject({ delete_first: false, drift: { added: [], changed: [], removed: [] } });
     expect(freiburgPlan.last_push).toMatchObject({ file: join(dir, 'freiburg.csv') });
     expect(formatPlan(edited)).toContain('3 sites: 1 to push, 2 unchanged');
     const third = await apply(config);
     expect(third.summary).toContain('capacity: 1 pushed, 2 unchanged, 0 failed');
-    expect((await publishedLedger(config)).filter((r) => r.run_id === third.runId).map((r) => r.site_id)).toEqual([freiburg.site_id]);
+    const thirdRows = (await publishedLedger(config)).filter((r) => r.run_id === third.runId);
+    expect(thirdRows.map((r) => [r.site_id, r.deleted_points])).toEqual([[freiburg.site_id, null]]);
 
     // A file removed: the plan says the service keeps what was pushed last.
     rmSync(join(dir, 'esbjerg.yaml'));
@@ -209,6 +219,68 @@ describe('capacity plan and apply', () => {
     expect((await publishedLedger(config)).map((r) => r.git_commit)).toEqual([head]);
   });
 
+  it('removing a window from the file: the service\'s timeline equals the file after apply; drift shows in plan', async () => {
+    const sevilla = await siteNamed(client, 'Sevilla solar tracking');
+    const withWindow = `site: Sevilla solar tracking
+unit: kW
+points:
+  - valid_time: 2026-11-22T00:00Z
+    value: 6000
+windows:
+  - {from: 2026-11-23T08:00Z, to: 2026-11-23T16:00Z, value: 0, reason: grid outage}
+`;
+    const dir = folder({ 'sevilla.yaml': withWindow });
+    const config = capacityConfig(emulator, dir);
+    const planNow = async () => {
+      const ledger = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
+      try {
+        return await planCapacity(dir, client, ledger, 10);
+      } finally {
+        await ledger.close();
+      }
+    };
+    /** The service's points from the file's first point on (before it, the site's nameplate stays). */
+    const timeline = async () => (await client.getSite(sevilla.site_id)).capacity_kw_array
+      .filter((s) => s.dateStart! >= at('2026-11-22T00:00Z')).map((s) => [formatMinute(s.dateStart!), s.value]);
+    // Each apply a minute after the one before, so the ledger knows which push was the last.
+    let clock = NOW;
+    const applyLater = () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
+    expect(await applyLater()).toMatchObject({ status: 'ok' });
+    expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000], ['2026-11-23T08:00Z', 0], ['2026-11-23T16:00Z', 6000]]);
+
+    // The window is taken out of the file: an upload alone would leave it on the service.
+    writeFiles(dir, { 'sevilla.yaml': withWindow.replace(/windows:\n.*\n/, '') });
+    const plan = planJson(await planNow()).sites[0];
+    expect(plan).toMatchObject({
+      push: true, delete_first: true,
+      vs_service: { added: [], changed: [], removed: [
+        { valid_time: '2026-11-23T08:00Z', before: 0, after: null }, { valid_time: '2026-11-23T16:00Z', before: 6000, after: null },
+      ] },
+    });
+    const removed = await applyLater();
+    expect(removed.summary[0]).toMatch(/^pushed {5}Sevilla solar tracking .*: 1 points \(2 changed; the service's 3 points deleted first\)$/);
+    expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000]]);
+    const forecast = await client.getSiteForecast(sevilla.site_id, { start: at('2026-11-23T08:00Z'), end: at('2026-11-23T16:00Z') });
+    expect(new Set(forecast.capacity)).toEqual(new Set([6000]));
+    expect(await applyLater()).toMatchObject({ status: 'ok', rows: { capacity_pushes: 0 } });
+
+    // Someone changes the service outside the config: the plan shows the drift, and apply undoes it.
+    await client.uploadSiteCapacity(sevilla.site_id, { data: [{ valid_time: '2026-11-25T00:00Z', value: 3000 }] });
+    const drifted = await planNow();
+    expect(planJson(drifted).sites[0]).toMatchObject({
+      push: true,
+      drift: { added: [{ valid_time: '2026-11-25T00:00Z', before: null, after: 3000 }], changed: [], removed: [] },
+      vs_last_push: { added: [], changed: [], removed: [] },
+      vs_service: { removed: [{ valid_time: '2026-11-25T00:00Z', before: 3000, after: null }] },
+    });
+    const text = formatPlan(drifted);
+    expect(text).toContain('drift: the service changed outside the config since the last push: 1 added, 0 changed, 0 removed');
+    expect(text).toMatch(/2026-11-25T00:00Z\s+3000\s+6000\s+6000\s+removed\s+-\s+added/);
+    await applyLater();
+    expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000]]);
+    expect(formatPlan(await planNow())).toContain('drift: none (the service holds what efsync pushed last)');
+  });
+
   it('when one site\'s push fails, pushes the others and records which failed and why', async () => {
     const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3900'), 'esbjerg.yaml': ESBJERG.replace('30.5', '29') });
     const config = capacityConfig(emulator, dir);
@@ -224,16 +296,20 @@ describe('capacity plan and apply', () => {
     } finally {
       emulator.setFaults({ faultHook: null });
     }
-    expect((await client.getSite(uppsala.site_id)).capacity_kw_array[1]).toMatchObject({ value: 3900 });
-    expect((await client.getSite(esbjerg.site_id)).capacity_kw_array[1]).not.toMatchObject({ value: 29000 });
+    const values = async (siteId: string) => (await client.getSite(siteId)).capacity_kw_array.map((s) => s.value);
+    expect(await values(uppsala.site_id)).toContain(3900);
+    expect(await values(esbjerg.site_id)).not.toContain(29000);
     const ledger = await publishedLedger(config);
     expect(ledger.map((r) => [r.site_id, r.status])).toEqual(expect.arrayContaining([[uppsala.site_id, 'ok'], [esbjerg.site_id, 'failed']]));
-    expect(ledger.find((r) => r.status === 'failed')!.error).toContain('500');
+    const failed = ledger.find((r) => r.status === 'failed')!;
+    expect(failed.error).toContain('500');
+    // Only values changed: the upload alone was to make the service equal the file, nothing was deleted.
+    expect(failed.deleted_points).toBeNull();
 
     // The failed site still differs from the service, so the next apply pushes it (and only it).
     const retry = await apply(config);
     expect(retry.summary).toContain('capacity: 1 pushed, 1 unchanged, 0 failed');
-    expect((await client.getSite(esbjerg.site_id)).capacity_kw_array[1]).toMatchObject({ value: 29000 });
+    expect((await values(esbjerg.site_id)).slice(1)).toEqual([29000, 1100]);
   });
 
   it('a site gone by the time of its push (404: another account\'s id) fails alone', async () => {
@@ -260,7 +336,7 @@ describe('capacity plan and apply', () => {
     } finally {
       await warehouse.close();
     }
-    expect((await siteNamed(client, 'Uppsala solar fixed')).capacity_kw_array[1]).toMatchObject({ value: 3800 });
+    expect((await siteNamed(client, 'Uppsala solar fixed')).capacity_kw_array.map((s) => s.value)).toContain(3800);
   });
 });
 

@@ -1,37 +1,39 @@
-// Reading the service's capacity_kw_array back as points, in both shapes it comes in: with
-// dateStart (the emulator) and with dateEnd only (the real service, per interface-decisions.md).
+// The diff a plan is made of: point by point, what turns one timeline into another. The plan
+// compares the service's whole timeline with the file's (vs service), the last push with the file
+// (vs last push) and the last push with the service (drift); capacity-apply.test.ts runs them all
+// against the emulator.
 import { describe, expect, it } from 'vitest';
-import { diffPoints, servicePoints, splitAt } from '../src/capacity/plan.js';
+import { diffPoints, valueAt } from '../src/capacity/plan.js';
 import { parseInstant } from '../src/time.js';
 
 const at = (text: string) => parseInstant(text);
+const point = (time: string, valueKw: number) => ({ time: at(time), valueKw });
 
-describe('the service timeline as points', () => {
-  it('starts a segment without dateStart where the one before it ends; the open base is no point', () => {
-    const segments = [
-      { value: 1000, dateEnd: at('2026-12-01T00:00Z') },
-      { value: 800, dateEnd: at('2026-12-02T00:00Z') },
-      { value: 1000, dateEnd: null },
-    ];
-    expect(servicePoints(segments)).toEqual([
-      { time: at('2026-12-01T00:00Z'), valueKw: 800 },
-      { time: at('2026-12-02T00:00Z'), valueKw: 1000 },
-    ]);
-  });
-
-  it('compares from the file\'s first point on, keeping earlier points and ignoring repeats after it', () => {
-    const service = servicePoints([
-      { value: 1000, dateStart: at('2026-11-01T00:00Z'), dateEnd: at('2026-12-01T00:00Z') },
-      { value: 1000, dateStart: at('2026-12-01T00:00Z'), dateEnd: at('2026-12-03T00:00Z') },
-      { value: 1000, dateStart: at('2026-12-03T00:00Z'), dateEnd: at('2026-12-05T00:00Z') },
-      { value: 500, dateStart: at('2026-12-05T00:00Z'), dateEnd: null },
-    ]);
-    const { compared, kept } = splitAt(service, at('2026-12-01T00:00Z'));
-    expect(kept).toEqual([{ time: at('2026-11-01T00:00Z'), valueKw: 1000 }]);
-    const file = [{ time: at('2026-12-01T00:00Z'), valueKw: 1000 }, { time: at('2026-12-04T00:00Z'), valueKw: 500 }];
-    expect(diffPoints(compared, file)).toEqual([
+describe('diffPoints', () => {
+  it('names every point added, changed and removed, in time order, and nothing else', () => {
+    const service = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 800), point('2026-12-05T00:00Z', 500)];
+    const file = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 900), point('2026-12-04T00:00Z', 500)];
+    expect(diffPoints(service, file)).toEqual([
+      { time: at('2026-12-01T00:00Z'), change: 'changed', beforeKw: 800, afterKw: 900 },
       { time: at('2026-12-04T00:00Z'), change: 'added', beforeKw: null, afterKw: 500 },
       { time: at('2026-12-05T00:00Z'), change: 'removed', beforeKw: 500, afterKw: null },
     ]);
+  });
+
+  it('sees a point that repeats the value before it as a point: equal timelines are equal point for point', () => {
+    const service = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 1000)];
+    expect(diffPoints(service, [point('2026-11-01T00:00Z', 1000)])).toEqual([
+      { time: at('2026-12-01T00:00Z'), change: 'removed', beforeKw: 1000, afterKw: null },
+    ]);
+    expect(diffPoints(service, service)).toEqual([]);
+  });
+});
+
+describe('valueAt', () => {
+  it('holds each point forward; nothing before the first', () => {
+    const timeline = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 0)];
+    expect(valueAt(timeline, at('2026-10-31T00:00Z'))).toBeNull();
+    expect(valueAt(timeline, at('2026-11-15T00:00Z'))).toBe(1000);
+    expect(valueAt(timeline, at('2026-12-01T00:00Z'))).toBe(0);
   });
 });

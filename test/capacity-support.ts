@@ -65,6 +65,7 @@ export interface LedgerRow {
   content_hash: string;
   git_commit: string | null;
   points: string;
+  deleted_points: string | null;
   response: string | null;
   status: string;
   error: string | null;
@@ -75,7 +76,8 @@ export async function publishedLedger(config: LoadedConfig): Promise<LedgerRow[]
   const warehouse = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
   try {
     return await warehouse.all<LedgerRow>(
-      `SELECT run_id, site_id, file, content_hash, git_commit, points::VARCHAR AS points, response::VARCHAR AS response,
+      `SELECT run_id, site_id, file, content_hash, git_commit, points::VARCHAR AS points, deleted_points::VARCHAR AS deleted_points,
+              response::VARCHAR AS response,
               status, error FROM capacity_pushes ORDER BY pushed_at, file`,
     );
   } finally {

@@ -1,6 +1,7 @@
-// Capacity uploads: points hold forward, a later upload replaces the timeline from its first
-// point on, and the timeline shows in capacity_kw_array, the forecast's capacity column and caps
-// the forecasts (zero capacity, zero forecast).
+// Capacity uploads: points hold forward, a later upload merges its points into the timeline, a
+// delete takes the points of a range out, and the timeline shows in Get Site Capacity,
+// capacity_kw_array, the forecast's capacity column and caps the forecasts (zero capacity, zero
+// forecast).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { api, startTestEmulator, type Api } from './emulator-support.js';
@@ -55,16 +56,35 @@ describe('capacity upload', () => {
     expect(output.capacity).toContain(0);
   });
 
-  it('replaces the timeline from the first point of a later upload onward', async () => {
+  it('merges a later upload into the timeline: its points replace those at the same times, the others stay', async () => {
     const site = await windSite();
     await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 100 }, { valid_time: '2026-04-05T00:00Z', value: 200 }] });
-    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-03T00:00Z', value: 300 }] });
+    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-03T00:00Z', value: 300 }, { valid_time: '2026-04-05T00:00Z', value: 250 }] });
     const values = (await k1.get(`/sites/${site}`)).body.capacity_kw_array;
     expect(values).toEqual([
       { value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: '2026-04-01T00:00:00Z' },
       { value: 100, dateStart: '2026-04-01T00:00:00Z', dateEnd: '2026-04-03T00:00:00Z' },
-      { value: 300, dateStart: '2026-04-03T00:00:00Z', dateEnd: null },
+      { value: 300, dateStart: '2026-04-03T00:00:00Z', dateEnd: '2026-04-05T00:00:00Z' },
+      { value: 250, dateStart: '2026-04-05T00:00:00Z', dateEnd: null },
     ]);
+    const timeline = await k1.get(`/sites/${site}/capacity`, { freq: '1h', start_date: '2026-04-02T23:00Z', end_date: '2026-04-03T01:00Z' });
+    expect(timeline.status).toBe(200);
+    expect(timeline.body).toEqual({
+      meta: { site_name: 'Capacity test', site_id: site, unit: 'kW' },
+      data: { valid_time: ['2026-04-02T23:00:00Z', '2026-04-03T00:00:00Z', '2026-04-03T01:00:00Z'], value: [100, 300, 300] },
+    });
+    expect((await k1.get(`/sites/${site}/capacity`, { start_date: '2026-04-02T23:00Z' })).status).toBe(400);
+  });
+
+  it('deletes the points of a range, both ends included, answering with a message', async () => {
+    const site = await windSite();
+    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 100 }, { valid_time: '2026-04-05T00:00Z', value: 200 }] });
+    const answer = await k1.send('DELETE', `/sites/${site}/capacity?start_date=2026-04-01T00:00Z&end_date=2026-04-05T00:00Z`);
+    expect(answer).toMatchObject({ status: 200, body: { message: expect.any(String) } });
+    expect((await k1.get(`/sites/${site}`)).body.capacity_kw_array).toEqual([{ value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: null }]);
+    const missing = await k1.send('DELETE', `/sites/${site}/capacity?start_date=2026-04-01T00:00Z`);
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors[0].field).toBe('end_date');
   });
 
   it('rejects empty data, a valid_time not in YYYY-MM-DDTHH:MMZ and a negative value, naming the field', async () => {

@@ -240,7 +240,6 @@ describe('query errors', () => {
       [`/sites/${site}/forecast`, { start_date: '2026-03-02', end_date: '2026-03-01' }, 'end_date'],
       [`/sites/${site}/forecast`, { return_normalized: 'yes' }, 'return_normalized'],
       [`/sites/${site}/actual`, { start_date: '2026-03-01', end_date: '03/02/2026' }, 'end_date'],
-      [`/sites/${site}/actual`, { start_date: '2026-03-01', end_date: '2026-03-02', type: 'energy' }, 'type'],
       [`/models/${ai.id}/output`, { fill: 'sometimes' }, 'fill'],
       [`/models/${ai.id}/output`, { output_type: 'ensemble' }, 'output_type'],
       [`/models/${ai.id}/output`, { start_date: '2026-13-01' }, 'start_date'],

@@ -8,10 +8,14 @@
 //   bodies that are not JSON at all (a body cut off by the network). Update Model is a PUT that sets
 //   absolute values: after a success the model already holds the priority, so a repeat finds no
 //   collision and changes nothing, whichever priority_conflict_resolution was asked for.
-// - Upload Site Capacity (POST) sends the whole timeline from its first point, and the service
-//   replaces the timeline from there (each point holds forward until the next). Sending the same
-//   points again leaves the same timeline: idempotent in effect, so retried exactly like GET and
-//   PUT; not retrying would leave a capacity change unapplied after a transient fault.
+// - DELETE (Delete Site, Delete Site Actuals, Delete Site Capacity) is idempotent: deleting what
+//   is already gone leaves the same state, so it is retried like GET and PUT.
+// - Upload Site Capacity and Upload Site Actuals (POST) merge their points into the site's series
+//   (a point replaces the one at its valid time, the others stay). Merging the same points again
+//   leaves the same series: idempotent in effect, so retried exactly like GET and PUT; not
+//   retrying would leave a change unapplied after a transient fault.
+// - Train Site Models (POST) starts a training: a repeat after the service acted would start
+//   another, so it is retried like Create Site, only where the service cannot have acted.
 // - Create Site (POST) is not idempotent: a repeat after the service acted would create a second
 //   site. It is retried only when the service cannot have acted on it: 429 (rejected before any
 //   work), a refused connection or a connect timeout (the request never left this machine).
@@ -30,9 +34,10 @@ import type { LoadedConfig } from '../config.js';
 import { formatInstant } from '../time.js';
 import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
-  Acknowledgement, ActualsSeries, CreateSiteResponse, ErrorBody, FastApiErrorBody, ForecastSeries, ModelItem, ModelOutput,
-  SiteResponse,
-  type CapacityUpload, type ErrorItem, type SiteRequest, type UpdateModelBody,
+  Acknowledgement, ActualsSeries, ActualTypes, CapacityTimeline, CreateSiteResponse, ErrorBody, FastApiErrorBody,
+  ForecastSeries, ForecastUpdates, ModelInput, ModelItem, ModelOutput, SiteResponse,
+  type ActualsUpload, type CapacityFreq, type CapacityUpload, type ErrorItem, type SiteRequest, type TrainSiteModelsBody,
+  type UpdateModelBody,
 } from './schemas.js';
 
 export interface ServiceClientOptions {
@@ -96,6 +101,23 @@ export interface ActualsOptions extends CallOptions {
   type?: string;
 }
 
+/** A range of valid times, both ends included (epoch ms), for the deletes. */
+export interface RangeOptions extends CallOptions {
+  start: number;
+  end: number;
+  tz?: string;
+}
+
+export interface DeleteActualsOptions extends RangeOptions {
+  /** Default on the service: `power`. */
+  type?: string;
+}
+
+export interface CapacityOptions extends RangeOptions {
+  /** The sampling step; the service's default is `1h`. */
+  freq?: CapacityFreq;
+}
+
 export interface ModelOutputOptions extends CallOptions {
   start?: number;
   end?: number;
@@ -131,7 +153,7 @@ const AnyList = z.array(z.unknown());
 /** Which failures a call may repeat (see the policy at the top of this file). */
 type RetryPolicy = 'idempotent' | 'unsent-only';
 
-type Method = 'GET' | 'PUT' | 'POST';
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 interface Call<S extends z.ZodType> {
   method: Method;
@@ -220,6 +242,13 @@ export class ServiceClient {
     });
   }
 
+  async deleteSite(siteId: string, options: CallOptions = {}): Promise<Acknowledgement> {
+    return this.call({
+      method: 'DELETE', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
+      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
   /** The site's models; a malformed model is rejected alone (`rejected`), the others are returned. */
   async listSiteModels(siteId: string, options: ListModelsOptions = {}): Promise<Listing<ModelItem>> {
     const query = queryString([
@@ -261,11 +290,74 @@ export class ServiceClient {
     });
   }
 
+  /** The issue times of the site's forecast vintages (epoch ms), as the service lists them. */
+  async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<number[]> {
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/forecast/updates', path: sitePath(siteId, '/forecast/updates'),
+      schema: ForecastUpdates, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** Merges the points into the site's series of `body.type` (default power). */
+  async uploadSiteActuals(siteId: string, body: ActualsUpload, options: CallOptions = {}): Promise<Acknowledgement> {
+    return this.call({
+      method: 'POST', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual'),
+      // A merge: sending the same points again leaves the same series, so retried like a PUT.
+      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  async deleteSiteActuals(siteId: string, options: DeleteActualsOptions): Promise<Acknowledgement> {
+    return this.call({
+      method: 'DELETE', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual') + rangeQuery(options),
+      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** The series types the site holds (power and any uploaded with another `type`), with their spans. */
+  async getSiteActualTypes(siteId: string, options: CallOptions = {}): Promise<ActualTypes> {
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/actual/types', path: sitePath(siteId, '/actual/types'),
+      schema: ActualTypes, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** The capacity in force over [start, end], sampled every `freq`, oldest first (not the uploaded points). */
+  async getSiteCapacity(siteId: string, options: CapacityOptions): Promise<CapacityTimeline> {
+    const query = queryString([
+      ['freq', options.freq],
+      ['start_date', instantParam('start', options.start)],
+      ['end_date', instantParam('end', options.end)],
+      ['tz', options.tz],
+    ]);
+    return this.call({
+      method: 'GET', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity') + query,
+      schema: CapacityTimeline, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** Merges the points into the site's capacity timeline (a point replaces the one at its valid time). */
   async uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
       method: 'POST', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity'),
-      // The timeline is re-sent whole, so a repeat is harmless: retried like a PUT.
+      // A merge: sending the same points again leaves the same timeline, so retried like a PUT.
       schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** Deletes the capacity points with start <= valid_time <= end. */
+  async deleteSiteCapacity(siteId: string, options: RangeOptions): Promise<Acknowledgement> {
+    return this.call({
+      method: 'DELETE', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity') + rangeQuery(options),
+      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** Starts the training of the models of `body.site_ids`. Not idempotent: retried only when unsent. */
+  async trainSiteModels(body: TrainSiteModelsBody, options: CallOptions = {}): Promise<Acknowledgement> {
+    return this.call({
+      method: 'POST', template: '/platform/v2/sites/models/train', path: '/platform/v2/sites/models/train',
+      schema: Acknowledgement, body, policy: 'unsent-only', signal: options.signal,
     });
   }
 
@@ -291,6 +383,14 @@ export class ServiceClient {
     return this.call({
       method: 'GET', template: '/platform/v2/models/{model_id}/output', path: modelPath(modelId, '/output') + query,
       schema: ModelOutput, modelId, policy: 'idempotent', signal: options.signal,
+    });
+  }
+
+  /** The model's latest input data: `dataframe` and `metadata`, as the service sends them. */
+  async getModelInput(modelId: string, options: CallOptions = {}): Promise<ModelInput> {
+    return this.call({
+      method: 'GET', template: '/platform/v2/models/{model_id}/input', path: modelPath(modelId, '/input'),
+      schema: ModelInput, modelId, policy: 'idempotent', signal: options.signal,
     });
   }
 
@@ -358,7 +458,8 @@ export class ServiceClient {
   private decode<S extends z.ZodType>(call: Call<S>, status: number, text: string, attempt: number): z.output<S> {
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      // A write answered with no body at all (204, or an empty 200) succeeded with nothing to say.
+      json = text.trim() === '' && call.method !== 'GET' ? {} : JSON.parse(text);
     } catch (cause) {
       // Not JSON at all: most likely cut off or rewritten on the way, so worth another attempt.
       throw this.error(call, {
@@ -517,6 +618,16 @@ function instantParam(name: string, ms: number | undefined): string | undefined 
   if (ms === undefined) return undefined;
   if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new RangeError(`${name}: not an instant in epoch milliseconds: ${ms}`);
   return formatInstant(ms);
+}
+
+/** The query of a delete by range: start_date, end_date, and tz and type when given. */
+function rangeQuery(options: DeleteActualsOptions | RangeOptions): string {
+  return queryString([
+    ['start_date', instantParam('start', options.start)],
+    ['end_date', instantParam('end', options.end)],
+    ['tz', options.tz],
+    ['type', 'type' in options ? options.type : undefined],
+  ]);
 }
 
 /** `?a=1&b=2` from the pairs that have a value; '' when none has. */

@@ -356,6 +356,87 @@ export const CapacityPoint = z.object({
 
 export const CapacityUpload = z.object({ data: z.array(CapacityPoint).min(1) });
 
+// ---------------------------------------------------------------- further endpoints
+// Delete Site, Get/Upload/Delete Site Actuals, Get/Delete Site Capacity, Get Site Forecast
+// Updates, Train Site Models, Get Model Input (docs/interface-assumptions.md has the sources).
+// Their success bodies are Acknowledgements (above).
+
+/** An object the pages leave open (any keys): kept as it came. */
+export const AnyObject = z.record(z.string(), z.unknown());
+
+/** Get Site Forecast Updates: the issue times of the site's forecast (an array of date-times). */
+export const ForecastUpdates = z.array(Instant);
+
+/** Upload Site Actuals: points of one time series; `type` defaults to `power` (kW). */
+export const ActualsUpload = z.object({
+  data: z.array(z.object({ valid_time: Instant, value: z.number() })),
+  type: z.string().min(1).default('power'),
+});
+
+/** Delete Site Actuals: the range (both ends included) and the series type. */
+export const DeleteActualsQuery = z.object({
+  start_date: Instant,
+  end_date: Instant,
+  tz: TimeZone.default('UTC'),
+  type: z.string().default('power'),
+});
+
+/** Sampling steps of Get Site Capacity. */
+export const CapacityFreq = z.enum(['1h', '60min', '30min', '15min', '5min']);
+
+/**
+ * Get Site Capacity: the timeline in force, SAMPLED every `freq` over the range (not the
+ * uploaded points): `{meta: {site_name, site_id, unit: "kW"}, data: {valid_time, value}}`.
+ * Also read: the `data` columns alone, and an array of `{valid_time, value}` rows; any order
+ * (sorted by time here).
+ */
+const CapacityColumns = z
+  .looseObject({ valid_time: z.array(Instant), value: z.array(z.number()) })
+  .superRefine(equalLengths(['valid_time', 'value']));
+const CapacityRows = z
+  .array(z.looseObject({ valid_time: Instant, value: z.number() }))
+  .transform((rows) => ({ valid_time: rows.map((r) => r.valid_time), value: rows.map((r) => r.value) }));
+const CapacityEnvelope = z.looseObject({ meta: AnyObject.nullable().optional(), data: z.union([CapacityColumns, CapacityRows]) })
+  .transform((body) => body.data);
+export const CapacityTimeline = z.union([CapacityEnvelope, CapacityColumns, CapacityRows]).transform((timeline) => {
+  const order = timeline.valid_time.map((_, i) => i).sort((a, b) => timeline.valid_time[a] - timeline.valid_time[b]);
+  return { valid_time: order.map((i) => timeline.valid_time[i]), value: order.map((i) => timeline.value[i]) };
+});
+
+export const CapacityQuery = z.object({
+  freq: CapacityFreq.default('1h'),
+  start_date: Instant,
+  end_date: Instant,
+  tz: TimeZone.default('UTC'),
+});
+
+/** Get Site Actual Types: the series types a site holds, each with the span of its valid times. */
+export const ActualTypes = z.array(z.looseObject({
+  type: z.string(),
+  min: Instant.nullable().optional().transform((v) => v ?? null),
+  max: Instant.nullable().optional().transform((v) => v ?? null),
+}));
+
+/** Delete Site Capacity (ours, as Delete Site Actuals): the points with start_date <= valid_time <= end_date. */
+export const DeleteCapacityQuery = z.object({
+  start_date: Instant,
+  end_date: Instant,
+  tz: TimeZone.default('UTC'),
+});
+
+/** Train Site Models: the sites, and optionally the periods of the training data to use. */
+export const TrainSiteModelsBody = z.object({
+  site_ids: z.array(z.string().min(1)).min(1),
+  output_backtest_data: z.boolean().default(false),
+  splits: z.array(z.object({ start_date: Instant, end_date: Instant })).optional(),
+});
+
+/** Get Model Input: the model's latest input `dataframe` and its `metadata`, both open objects. */
+export const ModelInput = z.looseObject({
+  dataframe: AnyObject.nullable().optional().transform((v) => v ?? {}),
+  metadata: AnyObject.nullable().optional().transform((v) => v ?? {}),
+});
+
 // ---------------------------------------------------------------- errors
 
 export const ErrorItem = z.object({ field: z.string(), message: z.string() });
@@ -449,3 +530,9 @@ export type CapacityUpload = z.input<typeof CapacityUpload>;
 export type ErrorItem = z.output<typeof ErrorItem>;
 export type Acknowledgement = z.output<typeof Acknowledgement>;
 export type SiteType = 'solar' | 'wind' | 'load';
+export type ActualsUpload = z.input<typeof ActualsUpload>;
+export type CapacityTimeline = z.output<typeof CapacityTimeline>;
+export type CapacityFreq = z.output<typeof CapacityFreq>;
+export type ActualTypes = z.output<typeof ActualTypes>;
+export type TrainSiteModelsBody = z.input<typeof TrainSiteModelsBody>;
+export type ModelInput = z.output<typeof ModelInput>;

@@ -1,12 +1,15 @@
-// Pushing a plan: only the sites whose timeline differs from the service's, one site at a time,
-// each push recorded in the ledger whether it landed or not. A failed site never stops the others.
+// Pushing a plan: only the sites whose timeline differs from the service's, each push recorded in
+// the ledger whether it landed or not. A failed site never stops the others. An upload merges its
+// points into the service's timeline, so a site whose service timeline holds points the file does
+// not is pushed as a delete of the service's points, then the upload: afterwards the service's
+// timeline equals the file.
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import { isServiceError } from '../api/errors.js';
 import type { Failure, JobOutcome } from '../runner/job.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { gitCommit, recordPush, wirePoints } from './ledger.js';
-import type { CapacityPlan, SitePlan } from './plan.js';
+import { needsDelete, type CapacityPlan, type SitePlan } from './plan.js';
 
 export interface SitePush {
   plan: SitePlan;
@@ -64,6 +67,7 @@ async function pushSite(
   options: ApplyOptions,
 ): Promise<SitePush> {
   const { timeline } = site;
+  const deletes = needsDelete(site) && site.service.length > 0;
   const record = {
     runId: options.runId,
     siteId: timeline.siteId,
@@ -71,10 +75,14 @@ async function pushSite(
     contentHash: timeline.source.contentHash,
     gitCommit: commit,
     points: timeline.points,
+    deletedPoints: deletes ? site.service : null,
     pushedAt: options.now(),
   };
   try {
     // Not aborted mid-request: a stop lets the current push finish, so the ledger says what the service holds.
+    if (deletes) {
+      await client.deleteSiteCapacity(timeline.siteId, site.window);
+    }
     const response = await client.uploadSiteCapacity(timeline.siteId, { data: wirePoints(timeline.points) });
     const pushId = await recordPush(warehouse, { ...record, response, status: 'ok', error: null });
     return { plan: site, pushId, status: 'ok', error: null };
@@ -107,7 +115,8 @@ function siteLabel(site: SitePlan): string {
 
 function applySummary(result: ApplyResult): string[] {
   return [
-    ...result.pushed.map((p) => `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed)`),
+    ...result.pushed.map((p) => `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed` +
+      `${needsDelete(p.plan) ? `; the service's ${p.plan.service.length} points deleted first` : ''})`),
     ...result.unchanged.map((site) => `unchanged  ${siteLabel(site)}`),
     ...result.failed.map((p) => `FAILED     ${siteLabel(p.plan)}: ${p.error}`),
     ...result.skipped.map((site) => `not pushed ${siteLabel(site)}: the run was stopped`),

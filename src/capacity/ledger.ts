@@ -13,6 +13,8 @@ export interface PushRecord {
   contentHash: string;
   gitCommit: string | null;
   points: TimelinePoint[];
+  /** The service's points deleted before the upload; null when nothing was deleted. */
+  deletedPoints: TimelinePoint[] | null;
   response: unknown;
   status: 'ok' | 'failed';
   error: string | null;
@@ -31,11 +33,12 @@ export function wirePoints(points: TimelinePoint[]): { valid_time: string; value
 export async function recordPush(warehouse: Warehouse, push: PushRecord): Promise<string> {
   const pushId = randomUUID();
   await warehouse.run(
-    `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, response, status, error, pushed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9, $10, $11::TIMESTAMPTZ)`,
+    `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, deleted_points, response, status, error, pushed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, $12::TIMESTAMPTZ)`,
     [
       pushId, push.runId, push.siteId, push.file, push.contentHash, push.gitCommit,
-      JSON.stringify(wirePoints(push.points)), push.response === undefined ? null : JSON.stringify(push.response),
+      JSON.stringify(wirePoints(push.points)), push.deletedPoints === null ? null : JSON.stringify(wirePoints(push.deletedPoints)),
+      push.response === undefined ? null : JSON.stringify(push.response),
       push.status, push.error, new Date(push.pushedAt).toISOString(),
     ],
   );
@@ -50,6 +53,7 @@ interface PushRow {
   content_hash: string;
   git_commit: string | null;
   points: string;
+  deleted_points: string | null;
   response: string | null;
   status: 'ok' | 'failed';
   error: string | null;
@@ -57,14 +61,18 @@ interface PushRow {
 }
 
 const SELECT_PUSH = `SELECT push_id, run_id, site_id, file, content_hash, git_commit, points::VARCHAR AS points,
-  response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
+  deleted_points::VARCHAR AS deleted_points, response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
+
+function pointsOf(json: string): TimelinePoint[] {
+  return (JSON.parse(json) as { valid_time: string; value: number }[]).map((p) => ({ time: parseInstant(p.valid_time), valueKw: p.value }));
+}
 
 function fromRow(row: PushRow): StoredPush {
-  const points = (JSON.parse(row.points) as { valid_time: string; value: number }[])
-    .map((p) => ({ time: parseInstant(p.valid_time), valueKw: p.value }));
   return {
     pushId: row.push_id, runId: row.run_id, siteId: row.site_id, file: row.file, contentHash: row.content_hash,
-    gitCommit: row.git_commit, points, response: row.response === null ? null : JSON.parse(row.response),
+    gitCommit: row.git_commit, points: pointsOf(row.points),
+    deletedPoints: row.deleted_points === null ? null : pointsOf(row.deleted_points),
+    response: row.response === null ? null : JSON.parse(row.response),
     status: row.status, error: row.error, pushedAt: row.pushed_at.getTime(),
   };
 }

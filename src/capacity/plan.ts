@@ -1,13 +1,22 @@
 // What applying the capacity files would change: per site, the points added, changed and removed
-// against the timeline the service holds now and against the last push in the ledger.
+// against the timeline the service holds now (read back with Get Site Capacity), against the last
+// push in the ledger, and the drift: what changed on the service outside the config since then.
+// The aim is a service timeline equal to the file from the file's first point on.
+//
+// Get Site Capacity answers the capacity in force SAMPLED every `freq`, not the uploaded points,
+// so every timeline is compared as seen at the service's sample instants: the file's and the last
+// push's are sampled at those same instants, and each becomes its change points (the first
+// sample, then every sample whose value differs from the one before). Equal timelines give equal
+// change points whatever the grid; a change shorter than a sample step can go unseen.
+import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
-import type { CapacitySegment, SiteResponse } from '../api/schemas.js';
-import { formatInstant, formatMinute } from '../time.js';
+import type { CapacityTimeline } from '../api/schemas.js';
+import { DAY, formatInstant, formatMinute } from '../time.js';
 import { JobUsageError } from '../runner/job.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lastSuccessfulPushes, wirePoints, type StoredPush } from './ledger.js';
 import {
-  CapacityConfigError, checkCapacityDir, resolveSites, withoutRepeats, type SiteTimeline, type TimelinePoint,
+  CapacityConfigError, checkCapacityDir, resolveSites, type SiteTimeline, type TimelinePoint,
 } from './validate.js';
 
 export interface PointChange {
@@ -21,14 +30,18 @@ export interface PointChange {
 
 export interface SitePlan {
   timeline: SiteTimeline;
-  /** The service's timeline now, as points, from the file's first point on. */
+  /** The window compared and, when points must go, deleted: from the file's first point on. */
+  window: { start: number; end: number };
+  /** The service's timeline now, as change points over the window, oldest first. */
   service: TimelinePoint[];
-  /** The service's points before the file's first point: an upload keeps them. */
-  kept: TimelinePoint[];
+  /** What turns the service's timeline into the file's: empty when they are equal. */
   vsService: PointChange[];
   /** The last successful push of the site, null when the ledger has none. */
   lastPush: StoredPush | null;
+  /** What changed in the file since the last push. */
   vsLastPush: PointChange[] | null;
+  /** What changed on the service since the last push, outside the config (null: never pushed). */
+  drift: PointChange[] | null;
 }
 
 export interface CapacityPlan {
@@ -36,34 +49,6 @@ export interface CapacityPlan {
   sites: SitePlan[];
   /** Sites the ledger has pushes for but no file covers any more: the service keeps their last timeline. */
   notInFolder: StoredPush[];
-}
-
-/**
- * The service's `capacity_kw_array` as points. A segment starts at its `dateStart`, or where the
- * segment before it ends (the real service sends only `dateEnd`); a segment open to the past
- * has no start and is no point.
- */
-export function servicePoints(segments: CapacitySegment[]): TimelinePoint[] {
-  const points: TimelinePoint[] = [];
-  let previousEnd: number | null = null;
-  for (const segment of segments) {
-    const start = segment.dateStart ?? previousEnd;
-    if (start !== null) points.push({ time: start, valueKw: segment.value });
-    previousEnd = segment.dateEnd ?? null;
-  }
-  return points.sort((a, b) => a.time - b.time);
-}
-
-/**
- * An upload replaces the service's timeline from its first point on and keeps what lies before
- * it, so that is the part to compare: the service's points from `from` on (without repeats),
- * and the points before it, which an apply leaves as they are.
- */
-export function splitAt(points: TimelinePoint[], from: number): { compared: TimelinePoint[]; kept: TimelinePoint[] } {
-  return {
-    compared: withoutRepeats(points.filter((p) => p.time >= from)),
-    kept: points.filter((p) => p.time < from),
-  };
 }
 
 /** Point by point, what turns `before` into `after`, in time order. */
@@ -82,17 +67,64 @@ export function diffPoints(before: TimelinePoint[], after: TimelinePoint[]): Poi
   return changes;
 }
 
-function planSite(timeline: SiteTimeline, site: SiteResponse, lastPush: StoredPush | null): SitePlan {
-  const { compared: service, kept } = splitAt(servicePoints(site.capacity_kw_array), timeline.points[0].time);
+/** The sampling step the plan reads the service's timeline at. */
+export const SAMPLE_FREQ = '5min';
+/** How far past the file's (or the last push's) last point the service is compared. */
+const WINDOW_TAIL = 30 * DAY;
+
+/** The window a site is compared over: the file's first point to WINDOW_TAIL past the last point pushed or to push. */
+export function compareWindow(timeline: SiteTimeline, lastPush: StoredPush | null): { start: number; end: number } {
+  const last = Math.max(timeline.points[timeline.points.length - 1].time, ...(lastPush?.points.map((p) => p.time) ?? []));
+  return { start: timeline.points[0].time, end: last + WINDOW_TAIL };
+}
+
+/** The change points of a timeline seen at `times` (values beside them): the first sample, then each sample whose value differs. */
+export function changePoints(times: readonly number[], values: readonly (number | null)[]): TimelinePoint[] {
+  const points: TimelinePoint[] = [];
+  let previous: number | null = null;
+  times.forEach((time, i) => {
+    const value = values[i];
+    if (value !== null && value !== previous) points.push({ time, valueKw: value });
+    previous = value;
+  });
+  return points;
+}
+
+/** A timeline's values at `times` (sorted), held forward from each point; null before the first. */
+function sampled(points: TimelinePoint[], times: readonly number[]): (number | null)[] {
+  let next = 0;
+  let value: number | null = null;
+  return times.map((time) => {
+    while (next < points.length && points[next].time <= time) value = points[next++].valueKw;
+    return value;
+  });
+}
+
+function planSite(timeline: SiteTimeline, window: SitePlan['window'], samples: CapacityTimeline, lastPush: StoredPush | null): SitePlan {
+  const times = samples.valid_time;
+  const service = changePoints(times, samples.value);
+  const file = changePoints(times, sampled(timeline.points, times));
+  const pushed = lastPush ? changePoints(times, sampled(lastPush.points, times)) : null;
   return {
     timeline,
+    window,
     service,
-    kept,
-    vsService: diffPoints(service, timeline.points),
+    vsService: diffPoints(service, file),
     lastPush,
     vsLastPush: lastPush ? diffPoints(lastPush.points, timeline.points) : null,
+    drift: pushed ? diffPoints(pushed, service) : null,
   };
 }
+
+/** True when the service holds points the file does not: an upload merges, so they must be deleted first. */
+export function needsDelete(plan: SitePlan): boolean {
+  return plan.vsService.some((change) => change.change === 'removed');
+}
+
+
+
+/** Service timelines read at once while planning. */
+const SERVICE_READS = 8;
 
 /**
  * Reads and validates every file of `dir` (the offline rules, then the site rules against the
@@ -111,11 +143,17 @@ export async function planCapacity(
   const { resolved, errors } = resolveSites(checked.timelines, sites, maxOverNameplatePct);
   if (errors.length > 0) throw new CapacityConfigError(errors);
   const pushes = warehouse ? await lastSuccessfulPushes(warehouse) : new Map<string, StoredPush>();
-  const byId = new Map(sites.map((s) => [s.site_id, s]));
+  const limit = pLimit(SERVICE_READS);
+  const sitePlans = await Promise.all(resolved.map((t) => limit(async () => {
+    const lastPush = pushes.get(t.siteId) ?? null;
+    const window = compareWindow(t, lastPush);
+    const samples = await client.getSiteCapacity(t.siteId, { ...window, freq: SAMPLE_FREQ });
+    return planSite(t, window, samples, lastPush);
+  })));
   const covered = new Set(resolved.map((t) => t.siteId));
   return {
     dir,
-    sites: resolved.map((t) => planSite(t, byId.get(t.siteId)!, pushes.get(t.siteId) ?? null)),
+    sites: sitePlans,
     notInFolder: [...pushes.values()].filter((push) => !covered.has(push.siteId)),
   };
 }
@@ -150,17 +188,30 @@ function lastPushLine(plan: SitePlan): string {
   return `against the last push (${formatMinute(push.pushedAt)}${commit}, ${push.file}): ${counts(plan.vsLastPush)}`;
 }
 
+function driftLine(plan: SitePlan): string | null {
+  if (plan.drift === null) return null;
+  if (plan.drift.length === 0) return 'drift: none (the service holds what efsync pushed last)';
+  return `drift: the service changed outside the config since the last push: ${counts(plan.drift)}`;
+}
+
+function serviceLine(plan: SitePlan): string {
+  if (plan.vsService.length === 0) return 'against the service: no change';
+  const how = needsDelete(plan)
+    ? '  -> apply deletes the service\'s timeline and uploads the file\'s (an upload alone would keep the removed points)'
+    : '  -> apply uploads it';
+  return `against the service: ${counts(plan.vsService)}${how}`;
+}
+
 /** The plan as an operator reads it: per site the counts, then a table of the points that differ. */
 export function formatPlan(plan: CapacityPlan): string {
   const lines: string[] = [];
   for (const site of plan.sites) {
     const t = site.timeline;
     lines.push(`${t.siteName} (${t.siteId})  ${t.source.file}  sha256 ${t.source.contentHash.slice(0, 12)}`);
-    lines.push(`  against the service: ${counts(site.vsService)}${site.vsService.length > 0 ? '  -> apply pushes it' : ''}`);
+    lines.push(`  ${serviceLine(site)}`);
     lines.push(`  ${lastPushLine(site)}`);
-    if (site.kept.length > 0) {
-      lines.push(`  kept: the service's ${site.kept.length} point${site.kept.length === 1 ? '' : 's'} before ${formatMinute(t.points[0].time)} (an upload replaces the timeline from its first point on)`);
-    }
+    const drift = driftLine(site);
+    if (drift) lines.push(`  ${drift}`);
     lines.push(...changeTable(site));
     lines.push('');
   }
@@ -181,20 +232,21 @@ export function valueAt(points: TimelinePoint[], time: number): number | null {
 }
 
 function changeTable(site: SitePlan): string[] {
-  const times = [...new Set([...site.vsService, ...(site.vsLastPush ?? [])].map((c) => c.time))].sort((a, b) => a - b);
+  const times = [...new Set([...site.vsService, ...(site.vsLastPush ?? []), ...(site.drift ?? [])].map((c) => c.time))]
+    .sort((a, b) => a - b);
   if (times.length === 0) return [];
-  const serviceNow = [...site.kept, ...site.service];
   const change = (changes: PointChange[] | null, time: number) =>
     changes === null ? 'never pushed' : (changes.find((c) => c.time === time)?.change ?? '-');
   const rows = [
-    ['valid_time', 'service', 'last push', 'config', 'vs service', 'vs last push'],
+    ['valid_time', 'service', 'last push', 'config', 'vs service', 'vs last push', 'drift'],
     ...times.map((time) => [
       formatMinute(time),
-      kw(valueAt(serviceNow, time)),
+      kw(valueAt(site.service, time)),
       kw(site.lastPush ? valueAt(site.lastPush.points, time) : null),
       kw(valueAt(site.timeline.points, time)),
       change(site.vsService, time),
       change(site.vsLastPush, time),
+      change(site.drift, time),
     ]),
   ];
   const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
@@ -218,14 +270,15 @@ export function planJson(plan: CapacityPlan) {
       file: site.timeline.source.file,
       content_hash: site.timeline.source.contentHash,
       push: site.vsService.length > 0,
+      delete_first: needsDelete(site),
       points: wirePoints(site.timeline.points),
       service_points: wirePoints(site.service),
-      kept_service_points: wirePoints(site.kept),
       vs_service: changesJson(site.vsService),
       last_push: site.lastPush
         ? { pushed_at: formatInstant(site.lastPush.pushedAt), git_commit: site.lastPush.gitCommit, content_hash: site.lastPush.contentHash, file: site.lastPush.file }
         : null,
       vs_last_push: site.vsLastPush ? changesJson(site.vsLastPush) : null,
+      drift: site.drift ? changesJson(site.drift) : null,
     })),
     not_in_folder: plan.notInFolder.map((push) => ({
       site_id: push.siteId, file: push.file, pushed_at: formatInstant(push.pushedAt), points: wirePoints(push.points),

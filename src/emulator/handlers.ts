@@ -1,14 +1,16 @@
-// The ten endpoints, each a function from a parsed request to a status and a JSON body.
+// The endpoints, each a function from a parsed request to a status and a JSON body.
 // Requests are validated with the zod schemas of src/api/schemas.ts, the one definition of
 // the interface; a failure answers 400 with `errors[]` naming the offending field.
 import type { z } from 'zod';
 import {
-  ActualsQuery, CapacityUpload, ForecastQuery, issuesToErrors, ListModelsQuery, ModelOutputQuery, SiteRequest,
-  UpdateModelBody, type ErrorItem,
+  ActualsQuery, ActualsUpload, CapacityQuery, CapacityUpload, DeleteActualsQuery, DeleteCapacityQuery, ForecastQuery,
+  issuesToErrors, ListModelsQuery, ModelOutputQuery, SiteRequest, TrainSiteModelsBody, UpdateModelBody, type ErrorItem,
 } from '../api/schemas.js';
 import { formatInstant, startOfUtcDay } from '../time.js';
-import { firstStepAfter, intervalMean, latestIssue, resolutionOf, stitch, type ForecastPoint } from './forecasts.js';
-import { capacityArray, type ModelRecord, type SiteRecord, type Store } from './store.js';
+import {
+  firstStepAfter, intervalMean, issuesBetween, latestIssue, resolutionOf, stitch, type ForecastPoint,
+} from './forecasts.js';
+import { capacityArray, nameplate, type ActualsRecord, type ModelRecord, type SiteRecord, type Store } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
 import { hashText, uniform } from './noise.js';
@@ -87,6 +89,11 @@ export function updateSite(ctx: Context, siteId: string, body: unknown): Reply {
   return { status: 200, body: { message: 'Site updated successfully' } };
 }
 
+export function deleteSite(ctx: Context, siteId: string): Reply {
+  ctx.store.deleteSite(ctx.store.site(ctx.account, siteId));
+  return { status: 200, body: { message: 'Site deleted successfully' } };
+}
+
 /** The documented site response (SITE_RESPONSE_FIELDS); a wind site's assets are its turbine groups. */
 function siteResponse(ctx: Context, site: SiteRecord): Record<string, unknown> {
   return {
@@ -109,15 +116,56 @@ export function uploadCapacity(ctx: Context, siteId: string, body: unknown): Rep
   const site = ctx.store.site(ctx.account, siteId);
   const upload = parse(CapacityUpload, body);
   ctx.store.uploadCapacity(site, upload.data);
-  return { status: 200, body: { message: `capacity timeline of site ${site.id} updated with ${upload.data.length} point(s)` } };
+  return { status: 200, body: { message: 'Capacity uploaded successfully' } };
 }
 
-/** The capacity in force at each valid time: the timeline held forward (before its start, its first value). */
+const FREQ_MS: Record<string, number> = { '1h': 3_600_000, '60min': 3_600_000, '30min': 1_800_000, '15min': 900_000, '5min': 300_000 };
+
+/** The capacity in force at every multiple of `freq` in [start_date, end_date], with the site's meta. */
+export function siteCapacity(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const q = parse(CapacityQuery, query);
+  const [start, end] = deleteRange(q.start_date, q.end_date);
+  if (end - start > MAX_RANGE_DAYS * DAY_MS) {
+    throw new HttpError(400, [{ field: 'end_date', message: `the range may span at most ${MAX_RANGE_DAYS} days` }]);
+  }
+  const step = FREQ_MS[q.freq];
+  const capacityAt = capacityLookup(site);
+  const valid_time: string[] = [];
+  const value: number[] = [];
+  for (let t = Math.ceil(start / step) * step; t <= end; t += step) {
+    valid_time.push(timestamp(t, q.tz));
+    value.push(capacityAt(t));
+  }
+  return { status: 200, body: { meta: { site_name: site.name, site_id: site.id, unit: 'kW' }, data: { valid_time, value } } };
+}
+
+export function deleteCapacity(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const q = parse(DeleteCapacityQuery, query);
+  const deleted = ctx.store.deleteCapacity(site, ...deleteRange(q.start_date, q.end_date));
+  return { status: 200, body: { message: `Capacity deleted successfully (${deleted} point(s))` } };
+}
+
+/** A range with both ends included (deletes, capacity samples): the end not before the start. */
+function deleteRange(start: number, end: number): [number, number] {
+  if (end < start) throw new HttpError(400, [{ field: 'end_date', message: 'must not be before start_date' }]);
+  return [start, end];
+}
+
+/**
+ * The capacity in force at each valid time: the timeline held forward (before its start, its
+ * first value); a timeline deleted whole leaves the site's nameplate.
+ */
 function capacityLookup(site: SiteRecord): (t: number) => number {
   const segments = site.capacityTimeline;
+  if (segments.length === 0) {
+    const value = nameplate(site);
+    return () => value;
+  }
   return (t) => {
     for (let i = segments.length - 1; i >= 0; i--) if (segments[i].start <= t) return segments[i].value;
-    return segments[0]?.value ?? 0;
+    return segments[0].value;
   };
 }
 
@@ -136,6 +184,51 @@ export function updateModel(ctx: Context, modelId: string, body: unknown): Reply
   const update = parse(UpdateModelBody, body);
   ctx.store.updateModel(model, update.settings, update.priority_conflict_resolution);
   return { status: 200, body: { message: 'Model updated successfully' } };
+}
+
+export function trainModels(ctx: Context, body: unknown): Reply {
+  const request = parse(TrainSiteModelsBody, body);
+  request.splits?.forEach((split, i) => {
+    if (split.end_date <= split.start_date) {
+      throw new HttpError(400, [{ field: `splits.${i}.end_date`, message: 'must be after start_date' }]);
+    }
+  });
+  const sites = request.site_ids.map((id) => ctx.store.site(ctx.account, id));
+  const models = sites.reduce((sum, site) => sum + ctx.store.trainModels(site, ctx.now), 0);
+  return { status: 200, body: { message: `Training started for ${models} model(s) of ${sites.length} site(s)` } };
+}
+
+/** The columns the emulator's models take as input, by site type: its weather (or calendar) driver. */
+const INPUT_COLUMN = { solar: 'clear_sky_power_kw', wind: 'wind_speed_ms', load: 'hour_of_day_utc' } as const;
+
+/** The input of the model's latest vintage: its driver over the vintage's valid times, with metadata. */
+export function modelInput(ctx: Context, modelId: string): Reply {
+  const model = ctx.store.model(ctx.account, modelId);
+  const site = ctx.store.sites.get(model.siteId) as SiteRecord;
+  const issue = latestIssue(model, site, ctx.now, ctx.now);
+  const step = resolutionOf(site);
+  const cursor = new SeriesCursor(site, ctx.seed);
+  const column = INPUT_COLUMN[site.type];
+  const valid_time: string[] = [];
+  const values: number[] = [];
+  if (issue !== null) {
+    for (let t = firstStepAfter(issue, step); t <= issue + model.horizonMs; t += step) {
+      valid_time.push(timestamp(t, 'UTC'));
+      values.push(site.type === 'load'
+        ? new Date(t).getUTCHours()
+        : round3(intervalMean(t, step, (point) => cursor.at(point).driver)));
+    }
+  }
+  return {
+    status: 200,
+    body: {
+      dataframe: { valid_time, [column]: values },
+      metadata: {
+        model_id: model.id, model_name: model.name, site_id: site.id,
+        issue_time: issue === null ? null : timestamp(issue, 'UTC'), resolution: String(site.settings.model_resolution),
+      },
+    },
+  };
 }
 
 /** The documented model item (MODEL_ITEM_FIELDS); states in the SDK's shape when rich, `{}` (as the reference shows) otherwise. */
@@ -211,6 +304,17 @@ function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** The issue times of the serving models' vintages, oldest first: the site forecast's updates. */
+export function forecastUpdates(ctx: Context, siteId: string): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const issues = new Set<number>();
+  for (const model of ctx.store.modelsOf(site.id)) {
+    if (!model.serving_active) continue;
+    for (const issue of issuesBetween(model, site, 0, ctx.now, ctx.now)) issues.add(issue);
+  }
+  return { status: 200, body: [...issues].sort((a, b) => a - b).map((issue) => timestamp(issue, 'UTC')) };
+}
+
 export function modelOutput(ctx: Context, modelId: string, query: Record<string, string>): Reply {
   const model = ctx.store.model(ctx.account, modelId);
   const site = ctx.store.sites.get(model.siteId) as SiteRecord;
@@ -253,22 +357,74 @@ function withoutCapacity<T extends { capacity: unknown }>(body: T): Omit<T, 'cap
   return rest;
 }
 
+/**
+ * A site's actuals of one series type. `power` is generated (the metered truth); every type holds
+ * what clients uploaded, an upload winning over the generated value, and deletes take both out.
+ */
 export function siteActuals(ctx: Context, siteId: string, query: Record<string, string>): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const q = parse(ActualsQuery, query);
-  if (q.type !== 'power') throw new HttpError(400, [{ field: 'type', message: `unknown actuals type ${JSON.stringify(q.type)}; the emulator serves 'power'` }]);
   const [start, end] = checkRange(q.start_date, q.end_date);
-  const first = Math.max(firstStepAfter(start), site.dataStart + STEP_MS);
-  const last = Math.min(end, ctx.now);
-  const valid_time: string[] = [];
+  const changes = site.actuals?.[q.type];
+  const times: number[] = [];
   const value: (number | null)[] = [];
-  const seed = hashText(`${ctx.seed}:${site.id}:actuals`);
-  const cursor = new SeriesCursor(site, ctx.seed);
-  for (let t = first; t <= last; t += STEP_MS) {
-    valid_time.push(timestamp(t, q.tz));
-    value.push(actualValue(cursor.at(t).power, ctx.now, seed, t));
+  if (q.type === 'power') {
+    const first = Math.max(firstStepAfter(start), site.dataStart + STEP_MS);
+    const last = Math.min(end, ctx.now);
+    const seed = hashText(`${ctx.seed}:${site.id}:actuals`);
+    const cursor = new SeriesCursor(site, ctx.seed);
+    for (let t = first; t <= last; t += STEP_MS) {
+      if (changes && isDeleted(changes, t)) continue;
+      times.push(t);
+      value.push(actualValue(cursor.at(t).power, ctx.now, seed, t));
+    }
   }
-  return { status: 200, body: { valid_time, value }, data: true };
+  const series = changes ? withUploads(times, value, changes, start, end) : { times, value };
+  return { status: 200, body: { valid_time: series.times.map((t) => timestamp(t, q.tz)), value: series.value }, data: true };
+}
+
+/** The series a site holds: power (generated, unless deleted whole) and every type with uploads, each with its span. */
+export function actualTypes(ctx: Context, siteId: string): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const types: { type: string; min: string; max: string }[] = [];
+  const powerTimes = [site.dataStart + STEP_MS, Math.floor(ctx.now / STEP_MS) * STEP_MS];
+  for (const type of new Set(['power', ...Object.keys(site.actuals ?? {})])) {
+    const changes = site.actuals?.[type];
+    const times = Object.keys(changes?.uploaded ?? {}).map(Number);
+    if (type === 'power') times.push(...powerTimes.filter((t) => !changes || !isDeleted(changes, t)));
+    if (times.length === 0) continue;
+    types.push({ type, min: timestamp(Math.min(...times), 'UTC'), max: timestamp(Math.max(...times), 'UTC') });
+  }
+  return { status: 200, body: types };
+}
+
+function isDeleted(changes: ActualsRecord, t: number): boolean {
+  return changes.deleted.some(([from, to]) => t >= from && t <= to);
+}
+
+/** The generated points with the uploads of the range (start, end] laid over them, in time order. */
+function withUploads(times: number[], values: (number | null)[], changes: ActualsRecord, start: number, end: number) {
+  const merged = new Map<number, number | null>(times.map((t, i) => [t, values[i]]));
+  for (const [key, uploaded] of Object.entries(changes.uploaded)) {
+    const t = Number(key);
+    if (t > start && t <= end) merged.set(t, uploaded);
+  }
+  const sorted = [...merged.keys()].sort((a, b) => a - b);
+  return { times: sorted, value: sorted.map((t) => merged.get(t) ?? null) };
+}
+
+export function uploadActuals(ctx: Context, siteId: string, body: unknown): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const upload = parse(ActualsUpload, body);
+  ctx.store.uploadActuals(site, upload.type, upload.data);
+  return { status: 200, body: { message: `Actuals uploaded successfully (${upload.data.length} point(s) of ${upload.type})` } };
+}
+
+export function deleteActuals(ctx: Context, siteId: string, query: Record<string, string>): Reply {
+  const site = ctx.store.site(ctx.account, siteId);
+  const q = parse(DeleteActualsQuery, query);
+  ctx.store.deleteActuals(site, q.type, ...deleteRange(q.start_date, q.end_date));
+  return { status: 200, body: { message: `Actuals deleted successfully (${q.type})` } };
 }
 
 /**

@@ -7,7 +7,7 @@ import { demoSiteRequest } from './demo.js';
 import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.js';
 import * as handlers from './handlers.js';
 import { errorReply, HttpError, type Context, type EmulatorProfile, type Reply } from './handlers.js';
-import { ConflictError, NotFoundError, Store } from './store.js';
+import { ConflictError, NotFoundError, Store, type ModelKind } from './store.js';
 import { DAY, startOfUtcDay } from '../time.js';
 
 export interface EmulatorOptions {
@@ -35,6 +35,8 @@ export interface EmulatorOptions {
   historyDays?: number;
   /** `rich` (default) or `docs`: exactly the shapes of the service's public pages (see EmulatorProfile). */
   profile?: EmulatorProfile;
+  /** Cron schedules (UTC) replacing the defaults of a kind of model, e.g. `{ ai: '0 * * * *' }` for hourly AI issues. */
+  schedules?: Partial<Record<ModelKind, string>>;
 }
 
 export interface Emulator {
@@ -63,13 +65,35 @@ type Handler = (ctx: Context, id: string, query: Record<string, string>, body: u
 /** The routes: path pattern (`:id` a path parameter) to handlers by method. */
 const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Record<string, Handler> }[] = [
   { pattern: ['sites'], kind: 'none', methods: { GET: (c) => handlers.listSites(c), POST: (c, _i, _q, b) => handlers.createSite(c, b) } },
-  { pattern: ['sites', ':id'], kind: 'site', methods: { GET: (c, i) => handlers.getSite(c, i), PUT: (c, i, _q, b) => handlers.updateSite(c, i, b) } },
+  // Before sites/:id/models, which it would otherwise match with the site id "models".
+  { pattern: ['sites', 'models', 'train'], kind: 'none', methods: { POST: (c, _i, _q, b) => handlers.trainModels(c, b) } },
+  {
+    pattern: ['sites', ':id'], kind: 'site',
+    methods: { GET: (c, i) => handlers.getSite(c, i), PUT: (c, i, _q, b) => handlers.updateSite(c, i, b), DELETE: (c, i) => handlers.deleteSite(c, i) },
+  },
   { pattern: ['sites', ':id', 'models'], kind: 'site', methods: { GET: (c, i, q) => handlers.listModels(c, i, q) } },
   { pattern: ['sites', ':id', 'forecast'], kind: 'site', methods: { GET: (c, i, q) => handlers.siteForecast(c, i, q) } },
-  { pattern: ['sites', ':id', 'actual'], kind: 'site', methods: { GET: (c, i, q) => handlers.siteActuals(c, i, q) } },
-  { pattern: ['sites', ':id', 'capacity'], kind: 'site', methods: { POST: (c, i, _q, b) => handlers.uploadCapacity(c, i, b) } },
+  { pattern: ['sites', ':id', 'actual', 'types'], kind: 'site', methods: { GET: (c, i) => handlers.actualTypes(c, i) } },
+  { pattern: ['sites', ':id', 'forecast', 'updates'], kind: 'site', methods: { GET: (c, i) => handlers.forecastUpdates(c, i) } },
+  {
+    pattern: ['sites', ':id', 'actual'], kind: 'site',
+    methods: {
+      GET: (c, i, q) => handlers.siteActuals(c, i, q),
+      POST: (c, i, _q, b) => handlers.uploadActuals(c, i, b),
+      DELETE: (c, i, q) => handlers.deleteActuals(c, i, q),
+    },
+  },
+  {
+    pattern: ['sites', ':id', 'capacity'], kind: 'site',
+    methods: {
+      GET: (c, i, q) => handlers.siteCapacity(c, i, q),
+      POST: (c, i, _q, b) => handlers.uploadCapacity(c, i, b),
+      DELETE: (c, i, q) => handlers.deleteCapacity(c, i, q),
+    },
+  },
   { pattern: ['models', ':id'], kind: 'model', methods: { PUT: (c, i, _q, b) => handlers.updateModel(c, i, b) } },
   { pattern: ['models', ':id', 'output'], kind: 'model', methods: { GET: (c, i, q) => handlers.modelOutput(c, i, q) } },
+  { pattern: ['models', ':id', 'input'], kind: 'model', methods: { GET: (c, i) => handlers.modelInput(c, i) } },
 ];
 
 function matchRoute(pathname: string) {
@@ -102,7 +126,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const historyDays = options.historyDays ?? 14;
   const profile = options.profile ?? 'rich';
   const slowMs = options.slowMs ?? 3000;
-  const store = new Store(seed, options.statePath);
+  const store = new Store(seed, options.statePath, options.schedules);
   store.load();
   createDemoSites(store, options.apiKeys, options.sites ?? 0, clock(), historyDays, seed);
   const accounts = new Map(options.apiKeys.map((key) => [key, Store.accountOf(key)]));

@@ -13,6 +13,13 @@ export type ParsedSiteRequest = z.output<typeof SiteRequestSchema>;
 /** One segment of a capacity timeline: `value` kW from `start` (inclusive) to `end` (exclusive, null = open). */
 export interface CapacitySegmentRecord { value: number; start: number; end: number | null }
 
+/**
+ * What clients did to one actuals series of a site: uploaded values by valid time (epoch ms as
+ * text, JSON-friendly), and deleted ranges of the generated power series. An upload wins over
+ * both the generated value and an earlier delete.
+ */
+export interface ActualsRecord { uploaded: Record<string, number>; deleted: [number, number][] }
+
 export interface SiteRecord {
   id: string;
   account: string;
@@ -31,8 +38,10 @@ export interface SiteRecord {
   /** The first valid time with data: the emulator backfills `historyDays` before creation. */
   dataStart: number;
   capacityTimeline: CapacitySegmentRecord[];
-  /** False until a capacity upload: the timeline then follows the site's nameplate on update. */
+  /** False until a capacity upload or delete: the timeline then follows the site's nameplate on update. */
   capacityUploaded: boolean;
+  /** Uploads and deletes of actuals by series type (absent in state files from before them). */
+  actuals?: Record<string, ActualsRecord>;
   /** Bumped on every update, so that cached series of the old site are not served. */
   revision: number;
 }
@@ -89,7 +98,12 @@ export class Store {
   private readonly modelsBySite = new Map<string, ModelRecord[]>();
   private holdSaves = false;
 
-  constructor(readonly seed: number, private readonly statePath?: string) {}
+  /**
+   * `schedules` overrides the cron schedule of a kind of model for sites created from now on
+   * (an hourly AI model, for one).
+   */
+  constructor(readonly seed: number, private readonly statePath?: string,
+    private readonly schedules: Partial<Record<ModelKind, string>> = {}) {}
 
   /** The account id for an API key: a hash, so that the state file never holds a key. */
   static accountOf(apiKey: string): string {
@@ -148,6 +162,14 @@ export class Store {
     return site;
   }
 
+  /** Deletes a site with its models and all of its data. */
+  deleteSite(site: SiteRecord): void {
+    for (const model of this.modelsBySite.get(site.id) ?? []) this.models.delete(model.id);
+    this.modelsBySite.delete(site.id);
+    this.sites.delete(site.id);
+    this.save();
+  }
+
   /** Replaces a site's description; models for newly asked quantiles are added, none removed. */
   updateSite(site: SiteRecord, request: ParsedSiteRequest, now: number): SiteRecord {
     Object.assign(site, { turbines: undefined, capacity: undefined });
@@ -160,25 +182,51 @@ export class Store {
   }
 
   /**
-   * A capacity upload: points hold forward; the upload replaces the timeline from its first
-   * point onward and keeps what came before (the segment spanning that point ends there).
+   * A capacity upload MERGES its points into the timeline: each replaces the point at its valid
+   * time (a later duplicate in the body wins), every other point stays. Points hold forward.
    */
   uploadCapacity(site: SiteRecord, points: { valid_time: number; value: number }[]): void {
-    const sorted = [...points].sort((a, b) => a.valid_time - b.valid_time);
-    const from = sorted[0].valid_time;
-    const kept = site.capacityTimeline
-      .filter((segment) => segment.start < from)
-      .map((segment) => ({ ...segment, end: segment.end === null || segment.end > from ? from : segment.end }));
-    const added: CapacitySegmentRecord[] = [];
-    for (const point of sorted) {
-      const last = added[added.length - 1];
-      if (last && last.start === point.valid_time) last.value = point.value; // a later duplicate wins
-      else added.push({ value: point.value, start: point.valid_time, end: null });
-    }
-    for (let i = 0; i < added.length - 1; i++) added[i].end = added[i + 1].start;
-    site.capacityTimeline = [...kept, ...added];
+    const merged = new Map(site.capacityTimeline.map((segment) => [segment.start, segment.value]));
+    for (const point of points) merged.set(point.valid_time, point.value);
+    site.capacityTimeline = timelineOf(merged);
     site.capacityUploaded = true;
     this.save();
+  }
+
+  /** Deletes the capacity points with from <= valid time <= to; the rest hold forward as before. */
+  deleteCapacity(site: SiteRecord, from: number, to: number): number {
+    const kept = site.capacityTimeline.filter((segment) => segment.start < from || segment.start > to);
+    const deleted = site.capacityTimeline.length - kept.length;
+    site.capacityTimeline = timelineOf(new Map(kept.map((segment) => [segment.start, segment.value])));
+    site.capacityUploaded = true;
+    this.save();
+    return deleted;
+  }
+
+  /** Merges uploaded actuals of one series type into the site's (a point replaces the one at its time). */
+  uploadActuals(site: SiteRecord, type: string, points: { valid_time: number; value: number }[]): void {
+    const series = actualsOf(site, type);
+    for (const point of points) series.uploaded[String(point.valid_time)] = point.value;
+    this.save();
+  }
+
+  /** Deletes a site's actuals of one type with from <= valid time <= to: uploaded ones and generated ones. */
+  deleteActuals(site: SiteRecord, type: string, from: number, to: number): void {
+    const series = actualsOf(site, type);
+    for (const key of Object.keys(series.uploaded)) {
+      const t = Number(key);
+      if (t >= from && t <= to) delete series.uploaded[key];
+    }
+    series.deleted.push([from, to]);
+    this.save();
+  }
+
+  /** Marks the site's models as trained again from `at`: queued, training, complete, as at creation. */
+  trainModels(site: SiteRecord, at: number): number {
+    const models = this.modelsOf(site.id);
+    for (const model of models) model.states.push(...TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: at + offset })));
+    this.save();
+    return models.length;
   }
 
   /** Serving settings with the priority collision rules of the interface. */
@@ -223,6 +271,7 @@ export class Store {
       const name = modelName(want.kind, want.quantile);
       if (existing.some((model) => model.name === name)) continue;
       const plan = MODEL_PLANS[want.kind];
+      const schedule = this.schedules[want.kind] ?? plan.schedule;
       const model: ModelRecord = {
         id: uuidFrom(`${this.seed}:${site.id}:model:${name}`),
         siteId: site.id,
@@ -234,7 +283,7 @@ export class Store {
         display_name: want.quantile !== undefined ? `${plan.display} p${percentOf(want.quantile)}` : plan.display,
         priority: nextPriority++,
         serving_active: true,
-        schedule: plan.schedule,
+        schedule,
         horizonMs: plan.horizonMs,
         states: TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: createdAt + offset })),
       };
@@ -328,6 +377,18 @@ const GENERIC_TURBINE_KW = 2000;
 export function nameplate(site: Pick<SiteRecord, 'type' | 'assets' | 'capacity'>): number {
   if (site.type === 'solar') return site.assets.reduce((sum, asset) => sum + asset.capacity, 0);
   return site.capacity ?? DEFAULT_LOAD_CAPACITY;
+}
+
+/** Segments from points (valid time → kW), oldest first, each open until the next point. */
+function timelineOf(points: Map<number, number>): CapacitySegmentRecord[] {
+  const starts = [...points.keys()].sort((a, b) => a - b);
+  return starts.map((start, i) => ({ value: points.get(start)!, start, end: starts[i + 1] ?? null }));
+}
+
+/** The site's record of one actuals series type, created on first use. */
+function actualsOf(site: SiteRecord, type: string): ActualsRecord {
+  site.actuals ??= {};
+  return (site.actuals[type] ??= { uploaded: {}, deleted: [] });
 }
 
 /** The capacity timeline as the site response shows it: `{value, dateEnd}` as the guide does, plus `dateStart` when rich. */
