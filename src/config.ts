@@ -54,7 +54,7 @@ const SyncConfig = z.strictObject({
   lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
   initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
   horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
-  vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past vintages'),
+  vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past model-output vintages (forecasts read every issue time the service lists)'),
   resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
   memory_limit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB').nullable().prefault('128MB')
     .describe("DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default"),

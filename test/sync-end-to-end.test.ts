@@ -10,8 +10,13 @@ import { clientFor, emulator, NOW, query, runSync, tempDir, testConfig } from '.
 
 const HORIZON = 2 * DAY;
 const HISTORY = 3 * DAY;
-/** initial_history 3d from NOW (14:10 UTC): as_of 00:00 UTC of the two days before and of today. */
+/** initial_history 3d from NOW (14:10 UTC): model outputs are read as of 00:00 UTC of the two days before and of today. */
 const AS_OFS = [startOfUtcDay(NOW) - 2 * DAY, startOfUtcDay(NOW) - DAY, startOfUtcDay(NOW)];
+
+/** The site forecast's issue times the sync reads: every one the service lists within initial_history. */
+async function issueTimes(siteId: string): Promise<number[]> {
+  return (await client.getSiteForecastUpdates(siteId)).filter((t) => t >= NOW - HISTORY && t <= NOW);
+}
 
 let emu: Emulator;
 let client: ServiceClient;
@@ -99,12 +104,11 @@ describe('a first sync of the emulator', () => {
     }
   });
 
-  it('keeps every forecast vintage: one as_of per day plus the current forecast', async () => {
+  it('keeps every forecast vintage: each issue time the service lists, read as of that time', async () => {
     for (const site of sites) {
-      const reads = [
-        ...AS_OFS.map((asOf) => client.getSiteForecast(site.site_id, { start: asOf, end: asOf + HORIZON, asOf })),
-        client.getSiteForecast(site.site_id, { start: NOW - HISTORY, end: NOW + HORIZON }),
-      ];
+      const issues = await issueTimes(site.site_id);
+      expect(issues.length).toBeGreaterThan(3 * 8); // the AI model alone issues 8 times a day
+      const reads = issues.map((asOf) => client.getSiteForecast(site.site_id, { start: asOf, end: asOf + HORIZON, asOf }));
       const expected = union((await Promise.all(reads)).flatMap((s) => s.valid_time.map((t, i): [string, number | null] =>
         [`${s.model_name[i]}|${s.model_version[i]}|${s.update_time[i]}|${t}`, s.forecast[i]])));
       const stored = await query<{ key: string; forecast: number | null }>(db,
@@ -112,8 +116,10 @@ describe('a first sync of the emulator', () => {
            FROM forecasts WHERE site_id = $1`, [site.site_id]);
       expect(stored.length).toBe(expected.size);
       for (const row of stored) expect(row.forecast).toBe(expected.get(row.key));
-      const vintages = await query<{ n: bigint }>(db, 'SELECT count(DISTINCT update_time) AS n FROM forecasts WHERE site_id = $1', [site.site_id]);
-      expect(Number(vintages[0].n)).toBeGreaterThan(AS_OFS.length);
+      const vintages = await query<{ t: bigint }>(db, 'SELECT DISTINCT epoch_ms(update_time) AS t FROM forecasts WHERE site_id = $1', [site.site_id]);
+      // Intraday vintages too: every AI issue (at :30, every 3 hours) of today so far.
+      const today = vintages.map((v) => Number(v.t)).filter((t) => t >= startOfUtcDay(NOW)).sort((a, b) => a - b);
+      expect(today.filter((t) => new Date(t).getUTCMinutes() === 30)).toEqual([0, 3, 6, 9, 12].map((h) => startOfUtcDay(NOW) + h * 3_600_000 + 30 * 60_000));
     }
   });
 
@@ -139,7 +145,8 @@ describe('a first sync of the emulator', () => {
     expect(state).toHaveLength(sites.length * 3);
     for (const row of state) {
       expect(Number(row.synced_to)).toBe(NOW);
-      expect(row.last_as_of === null ? null : Number(row.last_as_of)).toBe(row.resource === 'actuals' ? null : AS_OFS.at(-1));
+      const lastAsOf = row.resource === 'actuals' ? null : row.resource === 'outputs' ? AS_OFS.at(-1) : (await issueTimes(row.site_id)).at(-1);
+      expect(row.last_as_of === null ? null : Number(row.last_as_of)).toBe(lastAsOf);
     }
   });
 });

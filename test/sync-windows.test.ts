@@ -1,7 +1,7 @@
 // The window and vintage plan: what a sync reads, from the clock and the sync state.
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR } from '../src/time.js';
-import { planActuals, planVintages, type WindowSettings } from '../src/sync/windows.js';
+import { planActuals, planForecastUpdates, planVintages, type WindowSettings } from '../src/sync/windows.js';
 
 const settings: WindowSettings = { lookback: 6 * HOUR, initialHistory: 3 * DAY, horizon: 2 * DAY, vintageStep: DAY };
 const MIDNIGHT = Date.UTC(2026, 10, 18);
@@ -41,6 +41,32 @@ describe('planVintages', () => {
     const plan = planVintages(NOW, { syncedTo: NOW, lastAsOf: MIDNIGHT }, settings, { from: MIDNIGHT - 4 * DAY - HOUR, to: MIDNIGHT + 5 * DAY });
     expect(asOfs(plan)).toEqual([MIDNIGHT - 4 * DAY, MIDNIGHT - 3 * DAY, MIDNIGHT - 2 * DAY, MIDNIGHT - DAY, MIDNIGHT]);
     expect(plan.reads[0]).toEqual({ asOf: MIDNIGHT - 4 * DAY, start: MIDNIGHT - 4 * DAY, end: MIDNIGHT - 2 * DAY });
+    expect(plan.mark).toBeNull();
+  });
+});
+
+describe('planForecastUpdates', () => {
+  // Hourly issues from four days ago to two hours from now (a list may run ahead of the clock).
+  const updates = Array.from({ length: 24 * 4 + 3 }, (_, i) => NOW - 4 * DAY + i * HOUR).reverse();
+
+  it('first sync: every issue time within the initial history up to now, each read over its horizon', () => {
+    const plan = planForecastUpdates(NOW, null, settings, updates);
+    expect(plan.reads).toHaveLength(3 * 24 + 1);
+    expect(plan.reads[0]).toEqual({ asOf: NOW - 3 * DAY, start: NOW - 3 * DAY, end: NOW - DAY });
+    expect(plan.reads.at(-1)).toEqual({ asOf: NOW, start: NOW, end: NOW + 2 * DAY });
+    expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: NOW });
+  });
+
+  it('later: only the issue times after the last one read; a rerun reads none and keeps the mark', () => {
+    const mark = { syncedTo: NOW - 5 * HOUR, lastAsOf: NOW - 5 * HOUR };
+    expect(planForecastUpdates(NOW, mark, settings, updates).reads.map((r) => r.asOf)).toEqual([4, 3, 2, 1, 0].map((h) => NOW - h * HOUR));
+    const rerun = planForecastUpdates(NOW, { syncedTo: NOW, lastAsOf: NOW }, settings, updates);
+    expect(rerun).toEqual({ reads: [], mark: { syncedTo: NOW, lastAsOf: NOW } });
+  });
+
+  it('backfill: the issue times of the window, none in the future, no new sync state; repeats read once', () => {
+    const plan = planForecastUpdates(NOW, null, settings, [...updates, NOW - HOUR], { from: NOW - 3 * HOUR, to: NOW + DAY });
+    expect(plan.reads.map((r) => r.asOf)).toEqual([3, 2, 1, 0].map((h) => NOW - h * HOUR));
     expect(plan.mark).toBeNull();
   });
 });

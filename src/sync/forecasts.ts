@@ -1,13 +1,15 @@
-// The site forecast, every update_time vintage kept: past vintages by as_of, then the current one.
+// The site forecast, every issued vintage kept: the service lists its issue times (Get Site
+// Forecast Updates), and each one not read yet is read as of that time, intraday ones included.
 import pLimit from 'p-limit';
 import { loadForecasts, type ForecastColumns } from '../warehouse/loader.js';
 import { loadOptions, type ResourceSync } from './types.js';
-import { planVintages } from './windows.js';
+import { planForecastUpdates } from './windows.js';
 
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
 export const forecastsSync: ResourceSync<ForecastColumns[]> = {
   async fetch(env, site, mark) {
-    const plan = planVintages(env.now, mark, env.settings, env.backfill);
+    const updates = await env.client.getSiteForecastUpdates(site.siteId);
+    const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
     const limit = pLimit(env.requestsPerSite);
     const series = await Promise.all(plan.reads.map((read) => limit(() => env.client.getSiteForecast(site.siteId, {
       start: read.start,

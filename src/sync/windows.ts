@@ -78,6 +78,24 @@ export function planVintages(now: number, mark: SyncMark | null, settings: Windo
   return { reads: [...past, current], mark: { syncedTo: now, lastAsOf } };
 }
 
+/**
+ * The site forecast, from the service's list of issue times (Get Site Forecast Updates): every
+ * issued vintage not read yet, each read as of its issue time over [issue, issue + horizon].
+ * Incremental: only issue times after the last one read (or, on a first sync, from the start of
+ * history), none after now; a rerun at the same clock reads nothing. A backfill reads the issue
+ * times of its window and leaves the sync state where it is.
+ */
+export function planForecastUpdates(now: number, mark: SyncMark | null, settings: WindowSettings, updates: readonly number[],
+  backfill?: Backfill): VintagePlan {
+  const [from, to] = backfill
+    ? [backfill.from, Math.min(backfill.to, now)]
+    : [mark?.lastAsOf != null ? mark.lastAsOf + 1 : now - settings.initialHistory, now];
+  const issues = [...new Set(updates)].filter((issue) => issue >= from && issue <= to).sort((a, b) => a - b);
+  const reads = issues.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon }));
+  if (backfill) return { reads, mark: null };
+  return { reads, mark: { syncedTo: now, lastAsOf: issues.at(-1) ?? mark?.lastAsOf ?? null } };
+}
+
 /** Multiples of `step` from `first` (already on the grid) up to and including `last`. */
 function grid(first: number, last: number, step: number): number[] {
   const points: number[] = [];
