@@ -56,6 +56,9 @@ const SyncConfig = z.strictObject({
   horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
   vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past model-output vintages (forecasts read every issue time the service lists)'),
   resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
+  actual_types: z.array(z.string().regex(/^[\w.-]+$/, 'a series type such as power or availability')).min(1)
+    .refine((types) => new Set(types).size === types.length, 'each type once').prefault(['power'])
+    .describe('The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type'),
   memory_limit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB').nullable().prefault('128MB')
     .describe("DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default"),
 }).prefault({});

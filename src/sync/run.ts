@@ -15,7 +15,7 @@ import { RESOURCES, type Resource } from '../config.js';
 import { inShard } from '../lake/shard.js';
 import { JobUsageError, type Failure, type JobContext, type JobOutcome } from '../runner/job.js';
 import { loadModelsOfSites, type SiteModel } from '../warehouse/loader.js';
-import { actualsSync } from './actuals.js';
+import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
 import { fetchModels } from './models.js';
 import { outputsSync } from './outputs.js';
@@ -36,16 +36,29 @@ const MODEL_SITES_PER_LOAD = 250;
 /** Resources streamed per site; `sites` and `models` are reference data, loaded in bulk first. */
 type SeriesResource = Exclude<Resource, 'sites' | 'models'>;
 
-const STEPS: Record<SeriesResource, ResourceSync<unknown>> = {
-  forecasts: forecastsSync as ResourceSync<unknown>,
-  outputs: outputsSync as ResourceSync<unknown>,
-  actuals: actualsSync as ResourceSync<unknown>,
-};
+/** One series read per site: a resource (actuals: one step per configured series type), and its sync_state key. */
+interface SeriesStep {
+  resource: SeriesResource;
+  state: string;
+  /** The actuals series type, for failures to name it; null for the other resources. */
+  type: string | null;
+  sync: ResourceSync<unknown>;
+}
+
+/** The steps of the series resources asked for; actuals once per type of sync.actual_types. */
+function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
+  return resources.flatMap((resource): SeriesStep[] => {
+    if (resource === 'forecasts') return [{ resource, state: resource, type: null, sync: forecastsSync as ResourceSync<unknown> }];
+    if (resource === 'outputs') return [{ resource, state: resource, type: null, sync: outputsSync as ResourceSync<unknown> }];
+    return actualTypes.map((type) => ({ resource, state: actualsState(type), type, sync: actualsSync(type) as ResourceSync<unknown> }));
+  });
+}
 
 /** Resources read by window: their sync_state says how far each site got. */
 const WINDOWED: readonly Resource[] = ['forecasts', 'outputs', 'actuals'];
 
-type Marks = Partial<Record<Resource, Map<string, SyncMark>>>;
+/** How far each site got, per sync_state key (a step's `state`). */
+type Marks = Map<string, Map<string, SyncMark>>;
 
 interface Tally {
   rows: RowCounts;
@@ -93,8 +106,9 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const sites = inShard(selectSites(listed, ctx.options.sites), ctx.options.shard);
   const rejectedHere = listed.rejected.filter((item) =>
     (item.id === null ? (ctx.options.shard?.index ?? 0) === 0 : inShard([{ site_id: item.id }], ctx.options.shard).length > 0));
-  const marks: Marks = {};
-  for (const resource of ordered.filter((r) => WINDOWED.includes(r))) marks[resource] = await readMarks(ctx.warehouse, resource);
+  const steps = seriesSteps(series, ctx.config.sync.actual_types);
+  const marks: Marks = new Map();
+  for (const step of steps) marks.set(step.state, await readMarks(ctx.warehouse, step.state));
   const tally: Tally = { rows: {}, failures: [], defaulted: {}, succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
   rejectItems(ctx, tally, 'sites', null, rejectedHere);
   countDefaulted(tally, sites.flatMap((site) => site.defaulted.map((field) => `sites.${field}`)));
@@ -113,7 +127,7 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
       tally.notStarted += 1;
       return;
     }
-    await syncOneSite(ctx, env, task, series, marks, tally);
+    await syncOneSite(ctx, env, task, steps, marks, tally);
     ctx.progress.tick();
   })));
   ctx.progress.stop();
@@ -182,14 +196,13 @@ async function loadModelBatch(ctx: JobContext, env: SyncEnv, sites: { siteId: st
 }
 
 /** One site's series resources, fetched at once, each loaded as soon as it is fetched; a failure of one is recorded and the others still run. */
-async function syncOneSite(ctx: JobContext, env: SyncEnv, task: SiteTask, resources: SeriesResource[], marks: Marks, tally: Tally): Promise<void> {
+async function syncOneSite(ctx: JobContext, env: SyncEnv, task: SiteTask, steps: SeriesStep[], marks: Marks, tally: Tally): Promise<void> {
   const siteRows: RowCounts = {};
-  await Promise.all(resources.map(async (resource) => {
+  await Promise.all(steps.map(async ({ resource, state, type, sync: step }) => {
     if (ctx.signal.aborted) return;
     try {
-      const step = STEPS[resource];
       const fetchStart = performance.now();
-      const fetched = await step.fetch(env, task, marks[resource]?.get(task.siteId) ?? null);
+      const fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
       tally.fetchMs += performance.now() - fetchStart;
       for (const failure of fetched.rejected ?? []) recordFailure(ctx, tally, failure);
       countDefaulted(tally, fetched.defaulted ?? []);
@@ -202,15 +215,17 @@ async function syncOneSite(ctx: JobContext, env: SyncEnv, task: SiteTask, resour
       addRows(siteRows, data);
       tally.succeeded += 1;
     } catch (error) {
-      failSite(ctx, tally, task.siteId, resource, error);
+      failSite(ctx, tally, task.siteId, resource, error, type !== null && type !== POWER ? `${type} series` : undefined);
     }
   }));
   addRows(tally.rows, siteRows);
   ctx.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
 }
 
-function failSite(ctx: JobContext, tally: Tally, siteId: string, resource: Resource, error: unknown): void {
-  const reason = error instanceof Error ? error.message : String(error);
+/** Records a site's resource as failed; `what` names the part of it (another actuals series) when there are several. */
+function failSite(ctx: JobContext, tally: Tally, siteId: string, resource: Resource, error: unknown, what?: string): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = what ? `${what}: ${message}` : message;
   tally.failures.push({ siteId, resource, reason });
   ctx.log.warn({ siteId, resource, err: reason }, 'site resource failed; going on with the others');
 }

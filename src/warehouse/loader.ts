@@ -26,6 +26,9 @@
  *     Inserts new (site_id, valid_time) with first_seen_at = now; where a value changed
  *     (IS DISTINCT FROM) writes an `actual_revisions` row (old, new, replaced_at = now) and updates
  *     value and revised_at. Unchanged points write nothing.
+ *   loadTypedActuals(warehouse, siteId, type, columns: ActualColumns, options?) → RowsWritten
+ *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
+ *     `actuals_by_type` and `actual_revisions_by_type`.
  *   saveSyncState(warehouse, siteId, state: SyncStateUpdate, options?)         → RowsWritten
  *     The sync_state upsert on its own (the load functions do it inside their transaction when
  *     given `options.syncState`, which is what a sync should use).
@@ -200,6 +203,30 @@ export async function loadActuals(
     ],
   };
   return loadSeries(warehouse, 'actuals', siteId, [block], options);
+}
+
+/**
+ * The values of another actuals series than power (`type`), into actuals_by_type: new points
+ * inserted, changed ones updated with their old value in actual_revisions_by_type, as loadActuals.
+ */
+export async function loadTypedActuals(
+  warehouse: Warehouse,
+  siteId: string,
+  type: string,
+  columns: ActualColumns,
+  options: LoadOptions = {},
+): Promise<RowsWritten> {
+  const rows = checkLengths(`${type} actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
+  const block = {
+    rows,
+    columns: [
+      { type: VARCHAR, values: { constant: type } },
+      { type: DOUBLE, values: columns.valid_time },
+      { type: DOUBLE, values: columns.value },
+      { type: DOUBLE, values: { constant: options.now ?? Date.now() } },
+    ],
+  };
+  return loadSeries(warehouse, 'typed_actuals', siteId, [block], options);
 }
 
 // ---------------------------------------------------------------- sync state

@@ -58,21 +58,42 @@ SELECT s.model_id, s.as_of, s.valid_time, s.site_id, s.model_name, s.model_versi
 FROM staged s ANTI JOIN existing e USING (model_id, as_of, valid_time)`;
 }
 
+/** Where a kind of actuals is staged and stored: power, or the other series types beside it. */
+export interface ActualsTarget {
+  staging: string;
+  table: string;
+  revisions: string;
+  changes: string;
+  /** The key after site_id: the type (other series) and the valid time. */
+  key: readonly string[];
+}
+
+export const POWER_ACTUALS: ActualsTarget = {
+  staging: 'stage_actuals', table: 'actuals', revisions: 'actual_revisions', changes: 'actual_changes', key: ['valid_time'],
+};
+export const TYPED_ACTUALS: ActualsTarget = {
+  staging: 'stage_typed_actuals', table: 'actuals_by_type', revisions: 'actual_revisions_by_type', changes: 'typed_actual_changes',
+  key: ['type', 'valid_time'],
+};
+
 /**
  * The staged actuals that are new or differ from the stored value (IS DISTINCT FROM: a gap
  * becoming a value, or the reverse, is a revision too), with the value they replace.
  */
-export function actualChangesSql(sites: string): string {
+export function actualChangesSql(sites: string, target: ActualsTarget): string {
+  const key = target.key.join(', ');
+  const staged = target.key.map((column) => (column === 'valid_time' ? `${instant('valid_time')} AS valid_time` : column)).join(', ');
   return `
-CREATE OR REPLACE TEMP TABLE actual_changes AS
+CREATE OR REPLACE TEMP TABLE ${target.changes} AS
 WITH staged AS (
-  SELECT DISTINCT ON (site_no, valid_time)
-    ${siteOf(sites)} AS site_id, ${instant('valid_time')} AS valid_time, value, ${instant('seen_at')} AS seen_at
-  FROM temp.stage_actuals
+  SELECT DISTINCT ON (site_no, ${key})
+    ${siteOf(sites)} AS site_id, ${staged}, value, ${instant('seen_at')} AS seen_at
+  FROM temp.${target.staging}
 )
-SELECT s.site_id, s.valid_time, s.value AS new_value, a.value AS old_value, a.site_id IS NOT NULL AS existed, s.seen_at
+SELECT s.site_id, ${target.key.map((column) => `s.${column}`).join(', ')}, s.value AS new_value, a.value AS old_value,
+       a.site_id IS NOT NULL AS existed, s.seen_at
 FROM staged s
-LEFT JOIN (SELECT site_id, valid_time, value FROM main.actuals WHERE site_id IN (${sites})) a USING (site_id, valid_time)
+LEFT JOIN (SELECT site_id, ${key}, value FROM main.${target.table} WHERE site_id IN (${sites})) a USING (site_id, ${key})
 WHERE a.site_id IS NULL OR a.value IS DISTINCT FROM s.value`;
 }
 
@@ -80,16 +101,18 @@ WHERE a.site_id IS NULL OR a.value IS DISTINCT FROM s.value`;
  * Run after actualChangesSql, revisions before the update (both read the same changes). A batch
  * with no revised value (any first sync) skips those two, and one with no new point the insert.
  */
-export function applyActualChangesSql(sites: string): { revisions: string; update: string; insert: string } {
+export function applyActualChangesSql(sites: string, target: ActualsTarget): { revisions: string; update: string; insert: string } {
+  const key = ['site_id', ...target.key].join(', ');
+  const matches = ['site_id', ...target.key].map((column) => `${target.table}.${column} = c.${column}`).join(' AND ');
   return {
-    revisions: `INSERT INTO actual_revisions (site_id, valid_time, replaced_at, old_value, new_value)
-SELECT site_id, valid_time, seen_at, old_value, new_value FROM temp.actual_changes WHERE existed
-ON CONFLICT (site_id, valid_time, replaced_at) DO UPDATE SET new_value = excluded.new_value`,
-    update: `UPDATE main.actuals SET value = c.new_value, revised_at = c.seen_at
-FROM temp.actual_changes c
-WHERE c.existed AND actuals.site_id IN (${sites}) AND actuals.site_id = c.site_id AND actuals.valid_time = c.valid_time`,
-    insert: `INSERT INTO main.actuals (site_id, valid_time, value, first_seen_at, revised_at)
-SELECT site_id, valid_time, new_value, seen_at, NULL FROM temp.actual_changes WHERE NOT existed`,
+    revisions: `INSERT INTO ${target.revisions} (${key}, replaced_at, old_value, new_value)
+SELECT ${key}, seen_at, old_value, new_value FROM temp.${target.changes} WHERE existed
+ON CONFLICT (${key}, replaced_at) DO UPDATE SET new_value = excluded.new_value`,
+    update: `UPDATE main.${target.table} SET value = c.new_value, revised_at = c.seen_at
+FROM temp.${target.changes} c
+WHERE c.existed AND ${target.table}.site_id IN (${sites}) AND ${matches}`,
+    insert: `INSERT INTO main.${target.table} (${key}, value, first_seen_at, revised_at)
+SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT existed`,
   };
 }
 

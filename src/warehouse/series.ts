@@ -12,6 +12,9 @@ import {
   syncStateUpsertSql,
   actualChangesSql,
   applyActualChangesSql,
+  POWER_ACTUALS,
+  TYPED_ACTUALS,
+  type ActualsTarget,
   freshForecastsSql,
   freshOutputsSql,
   sqlList,
@@ -40,7 +43,7 @@ export interface StageBlock {
   columns: StageColumn[];
 }
 
-export type SeriesKind = 'forecasts' | 'outputs' | 'actuals';
+export type SeriesKind = 'forecasts' | 'outputs' | 'actuals' | 'typed_actuals';
 
 interface Series {
   staging: string;
@@ -67,7 +70,12 @@ const SERIES: Record<SeriesKind, Series> = {
   actuals: {
     staging: 'stage_actuals',
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
-    merge: mergeActuals,
+    merge: (warehouse, sites) => mergeActuals(warehouse, sites, POWER_ACTUALS),
+  },
+  typed_actuals: {
+    staging: 'stage_typed_actuals',
+    definition: 'site_no INTEGER, type VARCHAR, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
+    merge: (warehouse, sites) => mergeActuals(warehouse, sites, TYPED_ACTUALS),
   },
 };
 
@@ -108,20 +116,20 @@ async function insertFresh(
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
 }
 
-async function mergeActuals(warehouse: Warehouse, sites: string[]): Promise<Map<string, RowsWritten>> {
+async function mergeActuals(warehouse: Warehouse, sites: string[], target: ActualsTarget): Promise<Map<string, RowsWritten>> {
   const list = sqlList(sites);
-  await warehouse.run(actualChangesSql(list));
+  await warehouse.run(actualChangesSql(list, target));
   const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
     SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted
-    FROM temp.actual_changes GROUP BY site_id`);
-  const apply = applyActualChangesSql(list);
+    FROM temp.${target.changes} GROUP BY site_id`);
+  const apply = applyActualChangesSql(list, target);
   if (counts.some((c) => c.revised > 0)) {
     await warehouse.run(apply.revisions);
     await warehouse.run(apply.update);
   }
   if (counts.some((c) => c.inserted > 0)) await warehouse.run(apply.insert);
   return new Map(
-    counts.map((c) => [c.site_id, nonZero({ actuals: c.revised + c.inserted, actual_revisions: c.revised })]),
+    counts.map((c) => [c.site_id, nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised })]),
   );
 }
 
