@@ -41,6 +41,11 @@ const ServiceConfig = z.strictObject({
   }).prefault({}),
   output_fill_param: z.string().min(1).prefault('fill')
     .describe('Wire name of the Model Output parameter taking disabled|auto'),
+  interval_label: z.strictObject({
+    forecasts: z.enum(['beginning', 'ending']).prefault('beginning'),
+    actuals: z.enum(['beginning', 'ending']).prefault('beginning'),
+  }).prefault({})
+    .describe('Which end of its interval a valid time labels, for forecasts and for actuals; the guides show interval-beginning (docs/interface-assumptions.md)'),
 }).prefault({});
 
 const WarehouseConfig = z.strictObject({
@@ -97,6 +102,8 @@ const ScheduleConfig = z.strictObject({
 const EmulatorConfig = z.strictObject({
   sites: z.int().min(1).prefault(4),
   seed: z.int().prefault(1),
+  profile: z.enum(['rich', 'docs']).prefault('rich')
+    .describe('rich, or docs: exactly the shapes of the service\'s public pages'),
 }).prefault({});
 
 export const Config = z.strictObject({

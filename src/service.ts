@@ -51,6 +51,7 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
     apiKeys: [apiKey],
     sites: config.emulator.sites,
     seed: config.emulator.seed,
+    profile: config.emulator.profile,
     host: '127.0.0.1',
     port: 0,
     ...(options.now ? { now: options.now } : {}),

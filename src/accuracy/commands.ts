@@ -97,7 +97,7 @@ function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | 
 async function accuracyCommand(flags: Flags): Promise<number> {
   const config = loadConfig(flags.config);
   const now = Date.now();
-  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy), now);
+  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy, config.service.interval_label), now);
   if (flags.pairs) {
     if (flags.site || flags.model || flags.from || flags.to || flags.db) {
       throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
@@ -136,7 +136,7 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--db <path>', 'the warehouse (default: warehouse.path of the config, or EFSYNC_DB)')
     .option('--config <file>', 'config file (default config/efsync.yaml)')
     .option('--pairs <file>', 'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)')
-    .option('--interval-label <label>', 'beginning, ending or instant, for forecasts and actuals (default ending, as the service)')
+    .option('--interval-label <label>', 'beginning, ending or instant, for forecasts and actuals (default: service.interval_label, interval-beginning as the the service guides show)')
     .option('--deadband <percent>', 'errors within this percentage of the actual count as zero')
     .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
     .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')

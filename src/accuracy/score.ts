@@ -80,20 +80,19 @@ export async function scorePairsFile(
   }
 }
 
-/**
- * The interval label assumed for the service's forecasts and actuals: interval-ending (the value
- * at t is the power of (t - step, t]), as docs/interface-assumptions.md states and the emulator
- * serves; the real service's public pages say nothing. `--interval-label` changes it.
- */
-export const SERVICE_INTERVAL_LABEL: IntervalLabel = 'ending';
+
 
 export interface AccuracySettings extends MetricOptions, AlignOptions {
   /** Where to write the HTML report; null for none. */
   reportPath: string | null;
 }
 
-/** Settings from the config's accuracy section, before command-line overrides. */
-export function settingsFromConfig(accuracy: Config['accuracy']): AccuracySettings {
+/**
+ * Settings from the config's accuracy section and the service's interval labels
+ * (`service.interval_label`: interval-beginning unless configured, as the service's guides show;
+ * docs/interface-assumptions.md), before command-line overrides.
+ */
+export function settingsFromConfig(accuracy: Config['accuracy'], labels: Config['service']['interval_label']): AccuracySettings {
   return {
     groups: ['total', 'lead', 'hour'],
     tz: accuracy.tz,
@@ -101,8 +100,8 @@ export function settingsFromConfig(accuracy: Config['accuracy']): AccuracySettin
     deadbandPct: accuracy.deadband_pct,
     maxMissingPct: accuracy.max_missing_pct,
     mapeMinActualPct: accuracy.mape_min_actual_pct,
-    forecastLabel: SERVICE_INTERVAL_LABEL,
-    actualLabel: SERVICE_INTERVAL_LABEL,
+    forecastLabel: labels.forecasts,
+    actualLabel: labels.actuals,
     reportPath: null,
   };
 }
