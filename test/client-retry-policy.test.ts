@@ -141,9 +141,8 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('retry the PUT of Update Model', async () => {
-    const model = { id: 'm1', name: 'ai', label: 'ai', version: 1, priority: 2, state: [] };
-    const { server, client } = await serve([status(502), (res) => json(res, 200, model)]);
-    await expect(client.updateModel('m1', { settings: { serving_priority: 2 } })).resolves.toMatchObject({ id: 'm1', priority: 2 });
+    const { server, client } = await serve([status(502), (res) => json(res, 200, { message: 'Model updated successfully' })]);
+    await expect(client.updateModel('m1', { settings: { serving_priority: 2 } })).resolves.toEqual({ message: 'Model updated successfully' });
     expect(server.requests).toHaveLength(2);
   });
 });
@@ -159,10 +158,25 @@ describe('malformed responses', () => {
   });
 
   it('name a nested path', async () => {
-    const models = [{ id: 'm1', name: 'ai', label: 'ai', version: 1, priority: 1, state: [{ state: 'complete', timestamp_utc: 'yesterday' }] }];
+    const output = { model_id: 'm1', model_version: 1, model_name: 'ai', model_label: 'ai', priority: 1, as_of: null,
+      forecast: [1, 'x'], valid_time: ['2026-06-15T00:00:00Z', '2026-06-15T00:15:00Z'] };
+    const { client } = await serve([(res) => json(res, 200, output)]);
+    const error = await failure(client.getModelOutput('m1'));
+    expect(error.message).toMatch(/^GET \/platform\/v2\/models\/\{model_id\}\/output \(model m1\): malformed response: forecast\[1\]: /);
+    expect(error.fieldPath).toBe('forecast[1]');
+  });
+
+  it('reject a malformed item of a list alone, naming its index and path', async () => {
+    const models = [
+      { id: 'm1', name: 'ai', label: 'ai', version: 1, priority: 1, state: [{ state: 'complete', timestamp_utc: 'yesterday' }] },
+      { id: 'm2', name: 'physical', label: 'physical', version: 'one', priority: 2, state: [] },
+    ];
     const { client } = await serve([(res) => json(res, 200, models)]);
-    const error = await failure(client.listSiteModels('s9'));
-    expect(error.message).toMatch(/^GET \/platform\/v2\/sites\/\{site_id\}\/models \(site s9\): malformed response: \[0\]\.state\[0\]\.timestamp_utc: not a timestamp/);
+    const listed = await client.listSiteModels('s9');
+    // An unreadable state time is tolerated (state entries are typed only as objects); a version that is no integer is not.
+    expect(listed.map((m) => m.id)).toEqual(['m1']);
+    expect(listed[0].state).toEqual([{ state: 'complete', timestamp_utc: null, details: { state: 'complete', timestamp_utc: 'yesterday' } }]);
+    expect(listed.rejected).toEqual([{ index: 1, id: 'm2', fieldPath: 'version', reason: expect.any(String) }]);
   });
 });
 
