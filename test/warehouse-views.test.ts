@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
-import { loadActuals, loadForecasts, loadModelOutputs, loadModels, loadSites } from '../src/warehouse/loader.js';
+import { saveIntervalLabels, loadActuals, loadForecasts, loadModelOutputs, loadModels, loadSites } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
@@ -65,6 +65,19 @@ describe('analyst views', () => {
       'SELECT DISTINCT forecast, update_time FROM forecast_day_ahead',
     );
     expect(rows.map((r) => [r.forecast, r.update_time.getTime()])).toEqual([[20, D0 + 18 * H]]);
+  });
+
+  it('forecast_day_ahead assigns a value to the day of its interval, as service.interval_label says', async () => {
+    // Interval-beginning (the default): 00:00 begins the day, so all 24 hours are day-ahead of D0's vintage.
+    const count = async () => Number((await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM forecast_day_ahead WHERE forecast = 20'))[0].n);
+    expect(await count()).toBe(24);
+    // Interval-ending: 00:00 closes the day before, whose day-ahead vintage (issued on D0 - 1) does not exist.
+    await saveIntervalLabels(warehouse, { forecasts: 'ending', actuals: 'ending' });
+    try {
+      expect(await count()).toBe(23);
+    } finally {
+      await saveIntervalLabels(warehouse, { forecasts: 'beginning', actuals: 'beginning' });
+    }
   });
 
   it('forecast_day_ahead answers the same whatever the session time zone', async () => {

@@ -14,7 +14,7 @@ import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
 import { inShard } from '../lake/shard.js';
 import { JobUsageError, type Failure, type JobContext, type JobOutcome } from '../runner/job.js';
-import { loadModelsOfSites, type SiteModel } from '../warehouse/loader.js';
+import { loadModelsOfSites, saveIntervalLabels, type SiteModel } from '../warehouse/loader.js';
 import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
 import { fetchModels } from './models.js';
@@ -100,6 +100,7 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const ordered = RESOURCES.filter((r) => resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
   const env = await syncEnv(ctx);
+  await saveIntervalLabels(ctx.warehouse, ctx.config.service.interval_label);
   // Every shard lists all sites and syncs only its own; a malformed site is recorded by the
   // shard its id falls in (by the first shard when it has no readable id).
   const listed = await env.client.listSites();

@@ -401,6 +401,21 @@ export async function loadSites(
   });
 }
 
+/**
+ * Records the configured interval labels (service.interval_label), which the day-ahead view reads
+ * to assign each value to the day of its interval. Writes only when they changed.
+ */
+export async function saveIntervalLabels(warehouse: Warehouse, labels: { forecasts: string; actuals: string }): Promise<void> {
+  for (const [resource, label] of Object.entries(labels)) {
+    await warehouse.run(
+      `INSERT INTO interval_labels (resource, label) SELECT $1, $2
+       WHERE NOT EXISTS (SELECT 1 FROM interval_labels WHERE resource = $1 AND label = $2)
+       ON CONFLICT (resource) DO UPDATE SET label = excluded.label`,
+      [resource, label],
+    );
+  }
+}
+
 /** The quantile level of a model named quantile_p<percent>, else null. */
 export function quantileOf(name: string): number | null {
   const match = /^quantile_p(\d+(?:\.\d+)?)$/.exec(name);
