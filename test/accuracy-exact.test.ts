@@ -47,7 +47,7 @@ describe('a process outside UTC', () => {
 2026-01-31 15:00,1,4
 2026-01-31T16:00:00Z,1,1
 `);
-    const { code, stdout, stderr } = await efsync(NEW_YORK, 'accuracy', '--pairs', pairs, '--by', 'hour', '--json');
+    const { code, stdout, stderr } = await efsync(NEW_YORK, 'accuracy', '--pairs', pairs, '--by', 'hour', '--json', '--interval-label', 'ending');
     expect(stderr).toBe('');
     expect(code).toBe(0);
     // interval-ending: 14:00 closes hour 13

@@ -37,7 +37,7 @@ const GOOD = `valid_time,actual,forecast,reference,capacity,q10,q90
 
 describe('accuracy --pairs', () => {
   it('prints a JSON array of rows with group, key, n and one field per metric', async () => {
-    const { code, stdout } = await efsync('accuracy', '--pairs', file('good.csv', GOOD), '--by', 'total,hour', '--json');
+    const { code, stdout } = await efsync('accuracy', '--pairs', file('good.csv', GOOD), '--by', 'total,hour', '--json', '--interval-label', 'ending');
     expect(code).toBe(0);
     const rows = JSON.parse(stdout);
     expect(rows).toHaveLength(5);

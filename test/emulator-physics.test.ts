@@ -69,7 +69,7 @@ describe('wind', () => {
   it('follows a power curve of a varying wind: between zero and capacity, reaching both ends of the range', async () => {
     const points = await actuals(kinds.wind.id);
     const values = points.map((p) => p.value).filter((v): v is number => v !== null);
-    const capacity = kinds.wind.capacity;
+    const capacity = capacityOf(kinds.wind);
     expect(Math.max(...values)).toBeLessThanOrEqual(capacity);
     expect(Math.min(...values)).toBeGreaterThanOrEqual(0);
     expect(new Set(values.map((v) => Math.round((v / capacity) * 10))).size).toBeGreaterThanOrEqual(5);
@@ -86,7 +86,7 @@ describe('load', () => {
       return chosen.reduce((sum, p) => sum + (p.value as number), 0) / chosen.length;
     };
     expect(mean(18, 20)).toBeGreaterThan(mean(2, 4) * 1.4);
-    expect(Math.max(...points.map((p) => p.value ?? 0))).toBeLessThanOrEqual(kinds.load.capacity);
+    expect(Math.max(...points.map((p) => p.value ?? 0))).toBeLessThanOrEqual(capacityOf(kinds.load));
   });
 });
 
