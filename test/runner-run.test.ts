@@ -1,4 +1,5 @@
 // runJob: one run of a job, recorded in the ledger with its outcome and the exit code `efsync run` uses.
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/runner/exit-codes.js';
 import { defineJob, JobUsageError } from '../src/runner/job.js';
@@ -66,8 +67,14 @@ describe('runJob', () => {
     const config = tempConfig();
     const holder = await Warehouse.open({ path: config.warehouse.path, lockWaitMs: 0, holder: { job: 'nightly', runId: 'R-1' } });
     try {
-      const result = await runJob(tableJob('mark'), { config, log: quietLog, now: clock, lockWaitMs: 0 });
+      const lines: string[] = [];
+      const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+      const result = await runJob(tableJob('mark'), { config, log, now: clock, lockWaitMs: 300 });
       expect(result.status).toBe('busy');
+      // While it waited it said whom for, once.
+      const waiting = lines.map((line) => JSON.parse(line) as { msg: string }).filter((l) => l.msg.startsWith('waiting for the warehouse'));
+      expect(waiting).toHaveLength(1);
+      expect(waiting[0].msg).toMatch(/^waiting for the warehouse: efsync nightly \(run R-1, pid \d+ on host .+\) since /);
       expect(result.exitCode).toBe(EXIT.busy);
       expect(result.error).toContain('nightly (run R-1, pid');
     } finally {

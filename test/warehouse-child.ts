@@ -6,7 +6,8 @@
 //     efsync's Warehouse, taking the writer lock.
 // While the writer waits for the lock it says {"waiting": holder}.
 // Commands: {"sql": "..."} → {"rows": [...]}; {"publish": true} → {"ok": true};
-// {"exit": true} exits without closing (the lock must go with the process); stdin end closes.
+// {"exit": true} exits without closing (the lock must go with the process); {"kill": true} dies
+// by SIGKILL (nothing runs); stdin end closes.
 import { createInterface } from 'node:readline';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { Warehouse } from '../src/warehouse/warehouse.js';
@@ -61,8 +62,9 @@ async function main(): Promise<void> {
   }
   reply({ ready: true, pid: process.pid });
   for await (const line of createInterface({ input: process.stdin })) {
-    const command = JSON.parse(line) as { sql?: string; publish?: boolean; exit?: boolean };
+    const command = JSON.parse(line) as { sql?: string; publish?: boolean; exit?: boolean; kill?: boolean };
     if (command.exit) process.exit(0);
+    if (command.kill) process.kill(process.pid, 'SIGKILL');
     try {
       if (command.sql !== undefined) reply({ rows: await held.query(command.sql) });
       else if (command.publish) {

@@ -98,4 +98,54 @@ describe('writer lock', () => {
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid).toBe(process.pid);
     await warehouse.close();
   });
+
+  it('takes over at once a lock whose pid now belongs to another process (a pid reused, a container restarted)', async () => {
+    // This very process's pid, as a restarted container's efsync is pid 1 again: alive, but not the holder.
+    const reused = { pid: process.pid, host: hostname(), job: 'nightly', runId: 'old', startedAt: '2026-01-01T00:00:00.000Z',
+      bootId: bootId(), processStart: 1 };
+    writeFileSync(`${path}.lock`, JSON.stringify(reused));
+    const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).runId).toBe('-');
+    await warehouse.close();
+  });
+
+  it('takes over at once a lock from an earlier boot of this host', async () => {
+    // The lock this very process writes (alive, its start time right), but from another boot.
+    const own = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'old' } });
+    const beforeReboot = { ...JSON.parse(readFileSync(`${path}.lock`, 'utf8')), bootId: '00000000-0000-0000-0000-000000000000' };
+    await own.close();
+    writeFileSync(`${path}.lock`, JSON.stringify(beforeReboot));
+    const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).runId).toBe('-');
+    await warehouse.close();
+  });
+
+  const unshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+  it.skipIf(!unshare)('in a new PID namespace, the lock of a writer killed in another one is taken over without waiting ' +
+    '(skipped where `unshare --pid --fork --mount-proc` is not allowed: it needs root or user namespaces)', async () => {
+    const first = startChild(['writer', path, '0', 'nightly', 'run-1'], { pidNamespace: true });
+    expect(await first.next()).toMatchObject({ ready: true, pid: 2 });
+    first.process.stdin!.write(JSON.stringify({ kill: true }) + '\n');
+    await first.exited;
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-1', pid: 2 });
+
+    // Its successor is pid 2 as well, in a namespace of its own: it must not wait for itself.
+    const second = startChild(['writer', path, '60000', 'nightly', 'run-2'], { pidNamespace: true });
+    expect(await second.next()).toMatchObject({ ready: true, pid: 2 });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: 2 });
+    expect(await second.close()).toBe(0);
+  });
+
+  it('a live holder in the same PID namespace is waited for, whatever its pid', async () => {
+    const holder = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'live' } });
+    try {
+      await expect(Warehouse.open({ path, lockWaitMs: 100 })).rejects.toBeInstanceOf(WarehouseBusyError);
+    } finally {
+      await holder.close();
+    }
+  });
 });
+
+function bootId(): string {
+  return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+}

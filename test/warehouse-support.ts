@@ -26,8 +26,15 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-export function startChild(args: string[]): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * `pidNamespace`: in a new PID namespace (unshare), as in a container started afresh: there the
+ * child is pid 2 (under a shell as pid 1, which would ignore the child's own SIGKILL as init).
+ */
+export function startChild(args: string[], options: { pidNamespace?: boolean } = {}): Child {
+  const command = [process.execPath, '--import', 'tsx', CHILD, ...args];
+  const child = options.pidNamespace
+    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', ...command], { stdio: ['pipe', 'pipe', 'inherit'] })
+    : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   const pending: Answer[] = [];
   const waiting: ((answer: Answer) => void)[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {

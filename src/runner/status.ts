@@ -4,9 +4,8 @@
  * while a sync runs; the run in progress, if any, is named from the writer lock.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { LoadedConfig } from '../config.js';
-import type { LockHolder } from '../warehouse/lock.js';
+import { holderAlive, type LockHolder } from '../warehouse/lock.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { formatInZone } from '../time.js';
 import { toRunRow, type RunRow } from './ledger.js';
@@ -61,7 +60,8 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   const tz = config.schedule.timezone;
   const path = config.warehouse.path;
   const published = existsSync(path);
-  const ledger = published ? await readPublished(path) : { last: new Map(), freshness: [], failures: [] };
+  const writing = readLock(`${path}.lock`);
+  const ledger = published ? await readPublished(path, writing) : { last: new Map(), freshness: [], failures: [] };
   const jobs = jobSchedules(config, registry).map((s): JobStatus => ({
     job: s.job,
     description: registry.get(s.job).description,
@@ -75,7 +75,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     timezone: tz,
     warehouse: path,
     published,
-    writing: readLock(`${path}.lock`),
+    writing,
     jobs,
     brokenJobs: [...registry.broken].map(([job, error]) => ({ job, error: error.message })),
     freshness: ledger.freshness,
@@ -83,16 +83,16 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   };
 }
 
-async function readPublished(path: string) {
+async function readPublished(path: string, writing: Status['writing']) {
   const wh = await Warehouse.open({ path, readOnly: true });
   try {
-    return { last: await lastRuns(wh), freshness: await freshness(wh), failures: await recentFailures(wh) };
+    return { last: await lastRuns(wh, writing), freshness: await freshness(wh), failures: await recentFailures(wh) };
   } finally {
     await wh.close();
   }
 }
 
-async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatus['last']>>> {
+async function lastRuns(wh: Warehouse, writing: Status['writing']): Promise<Map<string, NonNullable<JobStatus['last']>>> {
   const rows = await wh.all<Parameters<typeof toRunRow>[0] & { failures: bigint; last_ok_at: Date | null }>(
     `SELECT * REPLACE (rows_written::VARCHAR AS rows_written) FROM job_last_runs ORDER BY job`,
   );
@@ -100,7 +100,7 @@ async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatu
     const run = toRunRow(r);
     return [run.job, {
       ...run,
-      status: shownStatus(run),
+      status: shownStatus(run, writing),
       scheduledFor: iso(run.scheduledFor),
       startedAt: new Date(run.startedAt).toISOString(),
       endedAt: iso(run.endedAt),
@@ -110,10 +110,10 @@ async function lastRuns(wh: Warehouse): Promise<Map<string, NonNullable<JobStatu
   }));
 }
 
-/** A run still marked running whose process is gone (on this host) crashed: shown as the next run will mark it. */
-function shownStatus(run: RunRow): RunRow['status'] {
-  if (run.status !== 'running' || run.host !== hostname() || run.pid === null) return run.status;
-  return processAlive(run.pid) ? 'running' : 'crashed';
+/** A run still marked running that no live lock holder runs crashed: shown as the next run will mark it. */
+function shownStatus(run: RunRow, writing: Status['writing']): RunRow['status'] {
+  if (run.status !== 'running') return run.status;
+  return writing?.alive && writing.runId === run.runId ? 'running' : 'crashed';
 }
 
 /** W's `site_freshness` view (002_views.sql): newest actual and forecast per site. */
@@ -132,7 +132,7 @@ async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
   }));
 }
 
-/** The writer lock's holder; `alive` false when its process on this host is gone (a crash). */
+/** The writer lock's holder; `alive` false when it is dead (lock.ts holderAlive): a crash. */
 function readLock(lockPath: string): (LockHolder & { alive: boolean }) | null {
   let holder: LockHolder;
   try {
@@ -140,16 +140,7 @@ function readLock(lockPath: string): (LockHolder & { alive: boolean }) | null {
   } catch {
     return null;
   }
-  return { ...holder, alive: holder.host !== hostname() || processAlive(holder.pid) };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
+  return { ...holder, alive: holderAlive(holder, lockPath) };
 }
 
 /** Dates as ISO text and BIGINTs as numbers, for JSON and for the table. */

@@ -1,5 +1,8 @@
 // The writer lock: one efsync process writes a warehouse at a time, across processes.
-// `<path>.lock` holds JSON naming the holder, so a second writer can say who is in the way.
+// `<path>.lock` holds JSON naming the holder, so a second writer can say who is in the way, and
+// enough to tell a live holder from a dead one on this machine: a pid alone is not (in a
+// container restarted in a new PID namespace the successor is pid 1 again, and pids are reused).
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { linkSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,14 +14,19 @@ export interface LockHolder {
   runId: string;
   /** ISO instant. */
   startedAt: string;
+  /** The kernel's boot id (Linux): a lock from an earlier boot is dead. */
+  bootId?: string;
+  /** The holder's start time in clock ticks since boot (/proc/PID/stat field 22, Linux). */
+  processStart?: number;
 }
 
 export class WarehouseBusyError extends Error {
+  /** `holder`: the lock's holder, or what the OS says holds the writer file open. */
   constructor(
     readonly warehousePath: string,
-    readonly holder: LockHolder,
+    holder: LockHolder | string,
   ) {
-    super(`warehouse ${warehousePath} is being written by ${describeHolder(holder)}`);
+    super(`warehouse ${warehousePath} is being written by ${typeof holder === 'string' ? holder : describeHolder(holder)}`);
     this.name = 'WarehouseBusyError';
   }
 }
@@ -61,9 +69,8 @@ export class WriterLock {
   }
 
   /**
-   * Takes `lockPath`, waiting up to `waitMs` for a live holder to let go. A lock whose pid is no
-   * longer alive on this host, or one from another host not refreshed for ABANDONED_AFTER_MS,
-   * is stale and taken over.
+   * Takes `lockPath`, waiting up to `waitMs` for a live holder to let go. The lock of a dead
+   * holder (holderAlive) is taken over at once.
    */
   static async acquire(
     lockPath: string,
@@ -78,6 +85,8 @@ export class WriterLock {
       job: who.job,
       runId: who.runId,
       startedAt: new Date().toISOString(),
+      bootId: BOOT_ID,
+      processStart: processStartOf(process.pid),
     };
     const deadline = Date.now() + waitMs;
     let told = false;
@@ -85,7 +94,7 @@ export class WriterLock {
       if (tryCreate(lockPath, holder)) return new WriterLock(lockPath, holder);
       const current = readHolder(lockPath);
       if (current === undefined) continue; // released between our attempt and the read
-      if (isStale(current, lockPath)) {
+      if (!holderAlive(current, lockPath)) {
         takeOverStale(lockPath, current);
         continue;
       }
@@ -113,7 +122,7 @@ export class WriterLock {
  * half-written lock.
  */
 function tryCreate(lockPath: string, holder: LockHolder): boolean {
-  const draft = `${lockPath}.${holder.pid}-${Date.now()}`;
+  const draft = `${lockPath}.${randomUUID().slice(0, 8)}`;
   writeFileSync(draft, JSON.stringify(holder) + '\n', { flag: 'wx' });
   try {
     linkSync(draft, lockPath);
@@ -141,13 +150,43 @@ function readHolder(lockPath: string): LockHolder | undefined {
   }
 }
 
-function isStale(holder: LockHolder, lockPath: string): boolean {
-  if (holder.host !== hostname()) return Date.now() - lastRefresh(lockPath) > ABANDONED_AFTER_MS;
+/**
+ * Whether the lock's holder still runs. On this host: not after a reboot (another boot id), and
+ * only if its pid is a process that started at the holder's start time (a pid reused, or pid 1
+ * of a container restarted in a new PID namespace, started later). From another host, whose
+ * processes cannot be asked: while it keeps refreshing the lock (see HEARTBEAT_MS).
+ * A holder alive in a sibling PID namespace of this host is invisible here and judged dead; the
+ * writer file's own OS lock (DuckDB's) then stops the second writer, which reports it busy.
+ */
+export function holderAlive(holder: LockHolder, lockPath: string): boolean {
+  if (holder.host !== hostname()) return Date.now() - lastRefresh(lockPath) <= ABANDONED_AFTER_MS;
+  if (holder.bootId !== undefined && BOOT_ID !== undefined && holder.bootId !== BOOT_ID) return false;
+  if (holder.processStart !== undefined && PROC) return processStartOf(holder.pid) === holder.processStart;
   try {
     process.kill(holder.pid, 0);
-    return false;
+    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+const PROC = processStartOf(process.pid) !== undefined;
+const BOOT_ID = readText('/proc/sys/kernel/random/boot_id');
+
+/** Start time of `pid` in clock ticks since boot, from /proc (undefined: no such process, or no /proc). */
+function processStartOf(pid: number): number | undefined {
+  const stat = readText(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  // Fields after the command name (in parentheses, which may hold spaces) start at field 3.
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3];
+  return start === undefined ? undefined : Number(start);
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
   }
 }
 
@@ -164,7 +203,7 @@ function lastRefresh(lockPath: string): number {
  * it judged: two processes taking over at once must not delete each other's fresh lock.
  */
 function takeOverStale(lockPath: string, stale: LockHolder): void {
-  const aside = `${lockPath}.stale-${process.pid}-${Date.now()}`;
+  const aside = `${lockPath}.stale-${randomUUID().slice(0, 8)}`;
   try {
     renameSync(lockPath, aside);
   } catch (error) {

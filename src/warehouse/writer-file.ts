@@ -17,6 +17,7 @@ import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, re
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDuckDB, type DuckDBHandle } from './duckdb.js';
+import { WarehouseBusyError } from './lock.js';
 import { applyMigrations, pendingMigrations } from './migrate.js';
 
 export interface Recovery {
@@ -43,7 +44,9 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
   } catch (error) {
     const reason = firstLine(error);
     if (/Could not set lock on file/i.test(reason)) {
-      throw new Error(`warehouse writer file ${writerPath} is open in another process (${reason})`);
+      // A live holder this process could not see (another PID namespace of this host), or a
+      // reader that opened the writer file: not damage, so nothing is moved.
+      throw new WarehouseBusyError(publishedPath, `another process holding ${writerPath} open (${reason})`);
     }
     recovery = { movedTo: moveAside(writerPath), reason, rebuiltFrom: existsSync(publishedPath) ? 'published snapshot' : 'empty warehouse' };
     await buildWriterFile(snapshotOf(publishedPath), writerPath);
