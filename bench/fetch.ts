@@ -3,7 +3,7 @@
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
-import { planActuals, planVintages, type WindowSettings } from '../src/sync/windows.js';
+import { planActuals, planForecastUpdates, planVintages, type WindowSettings } from '../src/sync/windows.js';
 import { DAY, formatInstant } from '../src/time.js';
 
 export interface RawFetchOptions {
@@ -53,8 +53,10 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
       limit(() => get(`/sites/${id}/models`, { model_type: 'ai' })),
       limit(() => get(`/sites/${id}/models`, { model_type: 'physical' })),
     ]);
+    const updates = (await limit(() => get(`/sites/${id}/forecast/updates`)) as string[]).map((t) => Date.parse(t));
+    const issued = planForecastUpdates(options.now, null, settings, updates).reads;
     await Promise.all([
-      ...vintages.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
+      ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
       ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null)))),
       ...(models as { id: string }[]).flatMap((m) =>
         vintages.map((r) => limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))))),
