@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,14 +53,15 @@ describe('published snapshot', () => {
     await loadAndPublish(writer, 'b', 20);
     expect(await count(readOnly, ACTUALS)).toBe(10);
 
-    // Another analyst opens the new snapshot read-write and even writes to it.
+    // Another analyst opens the new snapshot read-write (root ignores its 0444) and tries to write.
     const readWrite = await startReader(path, 'read_write');
     expect(await count(readWrite, ACTUALS)).toBe(30);
-    expect((await readWrite.ask({ sql: "DELETE FROM actuals WHERE site_id = 'a'" })).error).toBeUndefined();
+    expect((await readWrite.ask({ sql: "DELETE FROM actuals WHERE site_id = 'a'" })).error).toMatch(/Failed to commit: Could not fsync file/);
 
     await loadAndPublish(writer, 'c', 5);
     expect(await count(readOnly, ACTUALS)).toBe(10);
-    expect(await count(readWrite, ACTUALS)).toBe(20);
+    expect(await count(readWrite, ACTUALS)).toBe(30);
+    expect((await readWrite.ask({ sql: 'CREATE TABLE stray (x INTEGER)' })).error).toMatch(/Failed to commit/);
 
     // A new reader sees everything the writer published, and none of the analyst's changes.
     const fresh = await startReader(path, 'read_only');
@@ -88,5 +89,49 @@ describe('published snapshot', () => {
     await second.close();
     expect(await count(reader, ACTUALS)).toBe(4);
     await reader.close();
+  });
+
+  it('whatever a reader did to the previous snapshot, a new reader after the next publish sees exactly what was published', async () => {
+    const first = await Warehouse.open({ path });
+    await loadAndPublish(first, 'a', 10);
+    expect(statSync(path).mode & 0o777).toBe(0o444);
+    expect(readlinkSync(`${path}.wal`)).toBe('/dev/null');
+
+    // The worst an analyst can do: remove the guard, open read-write, write (a real WAL appears
+    // beside the file), and keep writing after the writer published the next snapshot.
+    rmSync(`${path}.wal`);
+    const careless = await startReader(path, 'read_write');
+    expect((await careless.ask({ sql: "DELETE FROM actuals WHERE valid_time < '2026-11-01 05:00:00+00'" })).error).toBeUndefined();
+    expect(lstatSync(`${path}.wal`).isFile()).toBe(true);
+    await loadAndPublish(first, 'b', 20);
+    expect((await careless.ask({ sql: 'CREATE TABLE stray (x INTEGER)' })).error).toBeUndefined();
+    expect((await careless.ask({ sql: "DELETE FROM actuals WHERE site_id = 'a'" })).error).toBeUndefined();
+
+    const fresh = await startReader(path, 'read_only');
+    expect(await count(fresh, ACTUALS)).toBe(30);
+    expect(await count(fresh, "SELECT * FROM duckdb_tables() WHERE table_name = 'stray'")).toBe(0);
+    await fresh.close();
+    // A reader that crashes leaves its WAL behind; the next publish still stands alone.
+    careless.process.kill('SIGKILL');
+    await careless.exited;
+    await loadAndPublish(first, 'c', 1);
+    const after = await startReader(path, 'read_only');
+    expect(await count(after, ACTUALS)).toBe(31);
+    await after.close();
+    await first.close();
+  });
+
+  it('a session holding the published file read-write does not stop a read-only open (status, export, the daemon)', async () => {
+    const first = await Warehouse.open({ path });
+    await loadAndPublish(first, 'a', 3);
+    await first.close();
+    const holder = await startReader(path, 'read_write');
+    const copies = () => readdirSync(tmpdir()).filter((name) => name.startsWith('efsync-snapshot-')).length;
+    const before = copies();
+    const reader = await Warehouse.open({ path, readOnly: true });
+    expect(await reader.all('SELECT count(*)::INTEGER AS n FROM actuals')).toEqual([{ n: 3 }]);
+    await reader.close();
+    expect(copies()).toBe(before); // the private copy it read is gone
+    await holder.close();
   });
 });

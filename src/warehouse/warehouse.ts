@@ -10,8 +10,9 @@
  *   await wh.close();     // releases the writer lock (also released on process exit)
  *
  * Files, for `path` = data/warehouse.duckdb:
- *   data/warehouse.duckdb         the PUBLISHED snapshot analysts open read-only; replaced atomically
- *                                 (rename) by publish(), so open readers keep their old snapshot
+ *   data/warehouse.duckdb         the PUBLISHED snapshot analysts open read-only (mode 0444); replaced
+ *                                 atomically (rename) by publish(), so open readers keep their old snapshot
+ *   data/warehouse.duckdb.wal     a symlink to /dev/null, so no reader's WAL is ever replayed onto it
  *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. Made, migrated and
  *                                 recovered by writer-file.ts: when it is missing, or will not open,
  *                                 open() rebuilds it from the published file.
@@ -26,7 +27,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
@@ -84,6 +86,8 @@ export class Warehouse {
     private readonly lock: WriterLock | undefined,
     /** Set when open() found the writer file unopenable and rebuilt it (also in `writer_recoveries`). */
     readonly recovery: Recovery | null = null,
+    /** Run after close (removes a private copy read instead of a locked published file). */
+    private readonly cleanup?: () => void,
   ) {}
 
   static async open(options: OpenOptions): Promise<Warehouse> {
@@ -119,9 +123,28 @@ export class Warehouse {
     );
   }
 
+  /**
+   * A session that opened the published file read-write (DuckDB's default) holds an exclusive OS
+   * lock on it, so a read-only open fails; then a private copy is read instead (it is consistent:
+   * that session cannot commit, see publish) and removed on close.
+   */
   private static async openReadOnly(path: string): Promise<Warehouse> {
-    const { instance, connection } = await openDuckDB(path, { readOnly: true });
-    return new Warehouse(path, path, instance, connection, undefined);
+    try {
+      const { instance, connection } = await openDuckDB(path, { readOnly: true });
+      return new Warehouse(path, path, instance, connection, undefined);
+    } catch (error) {
+      if (!/Could not set lock on file/.test((error as Error).message)) throw error;
+      const folder = mkdtempSync(join(tmpdir(), 'efsync-snapshot-'));
+      const copy = join(folder, basename(path));
+      try {
+        copyFileSync(path, copy);
+        const { instance, connection } = await openDuckDB(copy, { readOnly: true });
+        return new Warehouse(path, copy, instance, connection, undefined, null, () => rmSync(folder, { recursive: true, force: true }));
+      } catch (copyError) {
+        rmSync(folder, { recursive: true, force: true });
+        throw copyError;
+      }
+    }
   }
 
   /**
@@ -179,8 +202,14 @@ export class Warehouse {
 
   /**
    * Makes what is committed so far visible to analysts: checkpoints the writer file, copies it
-   * beside the published file, fsyncs, and renames it over the published one. Readers holding
-   * the old file keep their snapshot; the next reader to open sees the new one.
+   * beside the published file (read-only, mode 0444), fsyncs, and renames it over the published
+   * one. Readers holding the old file keep their snapshot; the next reader to open sees the new one.
+   *
+   * `<path>.wal` is a symlink to /dev/null from the first publish on. DuckDB replays whatever
+   * WAL lies beside a file onto it, and a reader that opened the file read-write (DuckDB's
+   * default) and wrote left one that the next reader replayed onto the NEW snapshot (rows of the
+   * old one deleted, a stray table). With the symlink, a read-only reader replays nothing, and a
+   * read-write session's commits fail ("Could not fsync file …wal"), so it changes nothing.
    */
   async publish(): Promise<void> {
     if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
@@ -189,11 +218,10 @@ export class Warehouse {
       faultPoint('checkpoint');
       const draft = `${this.path}.tmp-${randomUUID().slice(0, 8)}`;
       copyFileSync(this.writerPath, draft);
-      fsyncPath(draft, 'r+');
+      chmodSync(draft, 0o444);
+      fsyncPath(draft, 'r');
       faultPoint('publish-copy');
-      // A WAL beside the published file can only come from someone who opened it read-write;
-      // DuckDB would replay it onto the new snapshot for the next reader, so it goes.
-      rmSync(`${this.path}.wal`, { force: true });
+      neutraliseWal(this.path);
       renameSync(draft, this.path);
       faultPoint('publish-rename');
       fsyncPath(dirname(this.path), 'r');
@@ -205,5 +233,13 @@ export class Warehouse {
     this.connection.closeSync();
     this.instance.closeSync();
     this.lock?.release();
+    this.cleanup?.();
   }
+}
+
+/** Replaces whatever `<path>.wal` is (a foreign WAL, or nothing) by a symlink to /dev/null, atomically. */
+function neutraliseWal(path: string): void {
+  const draft = `${path}.wal.tmp-${randomUUID().slice(0, 8)}`;
+  symlinkSync('/dev/null', draft);
+  renameSync(draft, `${path}.wal`);
 }

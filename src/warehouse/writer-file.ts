@@ -107,12 +107,13 @@ function moveAside(writerPath: string): string {
 }
 
 /**
- * Drafts of a writer killed mid-build or mid-publish (`<writer>.draft-*`, `<published>.tmp-*`).
+ * Drafts of a writer killed mid-build or mid-publish (`<writer>.draft-*`, `<published>.tmp-*`,
+ * `<published>.wal.tmp-*`).
  * Only the lock holder calls this, so no live process owns them.
  */
 function removeDrafts(publishedPath: string, writerPath: string): void {
   const dir = dirname(writerPath);
-  const prefixes = [`${basename(writerPath)}.draft-`, `${basename(publishedPath)}.tmp-`];
+  const prefixes = [`${basename(writerPath)}.draft-`, `${basename(publishedPath)}.tmp-`, `${basename(publishedPath)}.wal.tmp-`];
   for (const name of readdirSync(dir)) {
     if (prefixes.some((prefix) => name.startsWith(prefix))) rmSync(join(dir, name), { force: true });
   }
