@@ -109,6 +109,10 @@ const EmulatorConfig = z.strictObject({
 export const Config = z.strictObject({
   service: ServiceConfig,
   warehouse: WarehouseConfig,
+  sink: z.enum(['warehouse', 'parquet']).prefault('warehouse')
+    .describe('Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides'),
+  lake: z.string().min(1).nullable().prefault(null)
+    .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
   sync: SyncConfig,
   capacity: CapacityConfig,
   accuracy: AccuracyConfig,

@@ -1,0 +1,53 @@
+// How each warehouse table lives in the lake: where its files are partitioned, how a reader
+// resolves the rows that several commits wrote for one key, and what a shard's scratch
+// warehouse is seeded with before it syncs (docs/lake.md).
+
+/**
+ * - latest: the newest committed row per key wins (by the commit's `seq`); rows are appended,
+ *   never rewritten, so a changed site, a revised actual or an advanced sync_state is a new row.
+ * - site-snapshot: the rows of each site's newest commit (site_assets, site_capacity: the loader
+ *   replaces a site's whole set when any of it changes).
+ * - all: every row (a ledger whose rows each run writes once).
+ */
+export type Resolve = { kind: 'latest'; key: readonly string[] } | { kind: 'site-snapshot' } | { kind: 'all' };
+
+/**
+ * What the scratch warehouse of a shard run starts with:
+ * - all: every committed row (small tables, so the loader's change detection works as in one file),
+ * - window: the shard's sites from the oldest point the run can re-read (the loader's
+ *   anti-join and the actuals' revision logic need what was stored there),
+ * - none: nothing (ledgers, append-only series whose new keys cannot be in the lake).
+ */
+export type Seed = 'all' | 'window' | 'none';
+
+export interface LakeTable {
+  name: string;
+  /** `month`: hive-style `month=YYYY-MM` directories by the UTC month of valid_time; null: one directory. */
+  partition: 'month' | null;
+  resolve: Resolve;
+  seed: Seed;
+}
+
+const latest = (...key: string[]): Resolve => ({ kind: 'latest', key });
+
+export const LAKE_TABLES: readonly LakeTable[] = [
+  { name: 'sites', partition: null, resolve: latest('site_id'), seed: 'all' },
+  { name: 'site_assets', partition: null, resolve: { kind: 'site-snapshot' }, seed: 'all' },
+  { name: 'site_capacity', partition: null, resolve: { kind: 'site-snapshot' }, seed: 'all' },
+  { name: 'models', partition: null, resolve: latest('model_id'), seed: 'all' },
+  { name: 'model_states', partition: null, resolve: latest('model_id', 'state_at', 'state'), seed: 'all' },
+  { name: 'model_settings_history', partition: null, resolve: latest('model_id', 'observed_at'), seed: 'all' },
+  { name: 'forecasts', partition: 'month', resolve: latest('site_id', 'model_name', 'model_version', 'update_time', 'valid_time'), seed: 'window' },
+  { name: 'model_outputs', partition: 'month', resolve: latest('model_id', 'as_of', 'valid_time'), seed: 'window' },
+  { name: 'actuals', partition: 'month', resolve: latest('site_id', 'valid_time'), seed: 'window' },
+  { name: 'actual_revisions', partition: 'month', resolve: latest('site_id', 'valid_time', 'replaced_at'), seed: 'none' },
+  { name: 'sync_state', partition: null, resolve: latest('site_id', 'resource'), seed: 'all' },
+  { name: 'runs', partition: null, resolve: latest('run_id'), seed: 'none' },
+  { name: 'run_failures', partition: null, resolve: { kind: 'all' }, seed: 'none' },
+  { name: 'capacity_pushes', partition: null, resolve: latest('push_id'), seed: 'none' },
+  { name: 'accuracy_runs', partition: null, resolve: latest('run_id'), seed: 'none' },
+  { name: 'accuracy_results', partition: null, resolve: latest('run_id', 'subject', 'model', 'group_name', 'group_key', 'metric'), seed: 'none' },
+];
+
+/** Warehouse tables that are not data and have no place in the lake. */
+export const NOT_IN_LAKE: readonly string[] = ['schema_migrations'];
