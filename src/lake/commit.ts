@@ -6,7 +6,7 @@
  * through the manifest; a run killed before it leaves files that its shard's next run removes
  * (layout.ts removeUncommitted).
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lakePath, moveIntoLake, STAGING_DIR, writeManifest, type ManifestFile } from './layout.js';
@@ -35,6 +35,7 @@ export async function commitToLake(warehouse: Warehouse, input: CommitInput): Pr
   const files: ManifestFile[] = [];
   const seq = Date.now();
   rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
   try {
     for (const table of schema.tables) {
       const count = await stageTable(warehouse, table, staging, `part-${input.who}-${input.runId}`);
@@ -67,6 +68,7 @@ async function stageTable(warehouse: Warehouse, table: TableSchema, staging: str
       await warehouse.run(`COPY (SELECT *, ${monthOf('valid_time')} AS month FROM temp.lake_new ORDER BY ${order})
         TO ${literal(dir)} (FORMAT parquet, PARTITION_BY (month), FILENAME_PATTERN ${literal(`${prefix}-{i}`)})`);
     } else {
+      mkdirSync(dir, { recursive: true });
       await warehouse.run(`COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${literal(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`);
     }
     return Number(n);

@@ -6,17 +6,25 @@ import { ident, literal, type TableSchema } from './schema.js';
 import type { CommittedFile } from './layout.js';
 
 /** The table's columns, each cast to the warehouse's type (files written by older versions may lack some). */
-export function castColumns(table: TableSchema): string {
-  return table.columns.map((c) => `CAST(${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
+export function castColumns(table: TableSchema, alias: string): string {
+  return table.columns.map((c) => `CAST(${alias}.${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
 }
 
 /**
- * Resolves `source`, a query yielding the table's columns plus `seq` (the commit order), into
- * the rows the warehouse would hold. `where` filters before resolving (on key columns only).
+ * Resolves `source`, a query yielding the table's columns plus `seq` (the commit order) and
+ * `lake_file` (the file), into the rows the warehouse would hold. `where` filters before
+ * resolving (on key columns only). The newest row is the one of the greatest (seq, lake_file):
+ * unique per key, as a key is in one file per commit.
+ *
+ * Not `QUALIFY row_number() OVER (... ORDER BY seq DESC) = 1`: DuckDB 1.5.6 rewrites that
+ * (top_n_window_elimination) and, joined to the manifest, dropped whole files from a query that
+ * read every column of the view (`SELECT count(*), string_agg(t::VARCHAR, '') FROM sites t`
+ * counted 7 of 10 sites); the max() window form is not rewritten.
  */
 export function resolvedSql(table: TableSchema, source: string, where = 'true'): string {
   const rows = `SELECT * FROM (${source}) WHERE ${where}`;
   const cols = table.columns.map((c) => ident(c.name)).join(', ');
+  const version = `struct_pack(seq := seq, file := lake_file)`;
   switch (table.resolve.kind) {
     case 'all':
       return `SELECT ${cols} FROM (${rows})`;
@@ -24,7 +32,7 @@ export function resolvedSql(table: TableSchema, source: string, where = 'true'):
       return `SELECT ${cols} FROM (${rows}) QUALIFY seq = max(seq) OVER (PARTITION BY site_id)`;
     case 'latest':
       return `SELECT ${cols} FROM (${rows})
-QUALIFY row_number() OVER (PARTITION BY ${table.resolve.key.map(ident).join(', ')} ORDER BY seq DESC) = 1`;
+QUALIFY ${version} = max(${version}) OVER (PARTITION BY ${table.resolve.key.map(ident).join(', ')})`;
   }
 }
 
@@ -33,6 +41,6 @@ export function filesSource(table: TableSchema, schemaFile: string, files: reado
   const list = [schemaFile, ...files.map((f) => f.file)].map(literal).join(', ');
   const seqs = files.length === 0 ? `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS seq WHERE false`
     : `SELECT * FROM (VALUES ${files.map((f) => `(${literal(f.file)}, ${f.seq}::BIGINT)`).join(', ')}) AS f(filename, seq)`;
-  return `SELECT ${castColumns(table)}, f.seq FROM read_parquet([${list}], filename = true, union_by_name = true) p
+  return `SELECT ${castColumns(table, 'p')}, f.seq, p.filename AS lake_file FROM read_parquet([${list}], filename = true, union_by_name = true, hive_partitioning = false) p
 JOIN (${seqs}) f ON f.filename = p.filename`;
 }

@@ -65,7 +65,7 @@ async function readSchema(): Promise<WarehouseSchema> {
     if (unknown.length > 0) throw new Error(`the lake has no layout for table(s) ${unknown.join(', ')}: add them to src/lake/tables.ts`);
     const views = await rows<{ view_name: string; sql: string; comment: string | null }>(
       `SELECT view_name, sql, comment FROM duckdb_views()
-        WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY oid`,
+        WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY view_oid`,
     );
     return {
       tables: LAKE_TABLES.map((table) => ({

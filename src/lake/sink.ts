@@ -18,7 +18,7 @@ import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { JobUsageError, type Job, type JobOptions } from '../runner/job.js';
 import { WriterLock } from '../warehouse/lock.js';
-import { Warehouse } from '../warehouse/warehouse.js';
+import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
 import { commitToLake } from './commit.js';
 import { ensureLake, LOCK_DIR, lakePath, removeUncommitted } from './layout.js';
 import { seedFromLake } from './seed.js';
@@ -35,8 +35,8 @@ export interface OpenSinkOptions {
   config: LoadedConfig;
   job: Job;
   options: JobOptions;
-  holder: { job: string; runId: string };
-  lockWaitMs: number;
+  /** How the warehouse sink opens the warehouse; the lake sink takes its holder, lock wait and onWait. */
+  open: OpenOptions & { holder: { job: string; runId: string }; lockWaitMs: number };
   log: Logger;
 }
 
@@ -47,12 +47,13 @@ export function isLakeJob(job: Job): boolean {
 
 export async function openSink(opts: OpenSinkOptions): Promise<RunSink> {
   if (opts.config.sink === 'parquet') return openLakeSink(opts);
-  const warehouse = await Warehouse.open({ path: opts.config.warehouse.path, lockWaitMs: opts.lockWaitMs, holder: opts.holder });
+  const warehouse = await Warehouse.open(opts.open);
   return { warehouse, publish: () => warehouse.publish(), close: () => warehouse.close() };
 }
 
 async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
-  const { config, options, holder, log } = opts;
+  const { config, options, log } = opts;
+  const { holder, lockWaitMs, onWait } = opts.open;
   const lake = config.lake;
   if (!lake) throw new JobUsageError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
   if (!isLakeJob(opts.job)) {
@@ -60,7 +61,7 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   }
   const who = shardTag(options.shard);
   await ensureLake(lake);
-  const lock = await WriterLock.acquire(join(lakePath(lake), LOCK_DIR, `${who}.lock`), `${lake} (shard ${formatShard(options.shard)})`, holder, opts.lockWaitMs);
+  const lock = await WriterLock.acquire(join(lakePath(lake), LOCK_DIR, `${who}.lock`), `lake ${lake} shard ${formatShard(options.shard)}`, holder, lockWaitMs, onWait);
   const scratch = mkdtempSync(join(tmpdir(), `efsync-lake-${who}-`));
   let warehouse: Warehouse | undefined;
   try {

@@ -41,11 +41,14 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   { name: 'model_outputs', partition: 'month', resolve: latest('model_id', 'as_of', 'valid_time'), seed: 'window' },
   { name: 'actuals', partition: 'month', resolve: latest('site_id', 'valid_time'), seed: 'window' },
   { name: 'actual_revisions', partition: 'month', resolve: latest('site_id', 'valid_time', 'replaced_at'), seed: 'none' },
+  { name: 'actuals_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time'), seed: 'window' },
+  { name: 'actual_revisions_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time', 'replaced_at'), seed: 'none' },
   { name: 'sync_state', partition: null, resolve: latest('site_id', 'resource'), seed: 'all' },
   { name: 'runs', partition: null, resolve: latest('run_id'), seed: 'none' },
   { name: 'run_failures', partition: null, resolve: { kind: 'all' }, seed: 'none' },
   { name: 'capacity_pushes', partition: null, resolve: latest('push_id'), seed: 'none' },
   { name: 'accuracy_runs', partition: null, resolve: latest('run_id'), seed: 'none' },
+  { name: 'writer_recoveries', partition: null, resolve: { kind: 'all' }, seed: 'none' },
   { name: 'accuracy_results', partition: null, resolve: latest('run_id', 'subject', 'model', 'group_name', 'group_key', 'metric'), seed: 'none' },
 ];
 

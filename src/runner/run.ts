@@ -15,6 +15,7 @@
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
 import type { LoadedConfig } from '../config.js';
+import { openSink, type RunSink } from '../lake/sink.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
 import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
@@ -85,20 +86,25 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     rows: outcome?.rows ?? {}, failures: outcome?.failures ?? [], summary: outcome?.summary ?? [],
   });
 
-  let warehouse: Warehouse;
+  let sink: RunSink;
   try {
-    warehouse = await Warehouse.open({
-      path: opts.config.warehouse.path,
-      lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
-      holder: { job: job.name, runId },
-      onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
-      onRecover: (recovery) => log.warn({ recovery }, describeRecovery(recovery)),
+    sink = await openSink({
+      config: opts.config, job, options: opts.options ?? {}, log,
+      open: {
+        path: opts.config.warehouse.path,
+        lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
+        holder: { job: job.name, runId },
+        onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
+        onRecover: (recovery) => log.warn({ recovery }, describeRecovery(recovery)),
+      },
     });
   } catch (error) {
+    if (error instanceof JobUsageError) return { ...result('failed', error.message), exitCode: EXIT.usage };
     if (!(error instanceof WarehouseBusyError)) throw error;
     log.warn({ err: error.message }, 'warehouse busy: another efsync process is writing');
     return result('busy', error.message);
   }
+  const warehouse = sink.warehouse;
 
   try {
     startedAt = now();
@@ -110,7 +116,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       if (earlier) {
         const reason = `slot ${new Date(opts.scheduledFor).toISOString()} already run (run ${earlier})`;
         log.info({ earlier }, reason);
-        if (tidied) await warehouse.publish();
+        if (tidied) await sink.publish();
         return result('skipped', reason);
       }
     }
@@ -125,11 +131,11 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
       defaulted: ended.outcome.defaulted,
     });
-    await warehouse.publish();
+    await sink.publish();
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
     return { ...result(ended.status, ended.error, ended.outcome), exitCode: ended.exitCode };
   } finally {
-    await warehouse.close();
+    await sink.close();
   }
 }
 
