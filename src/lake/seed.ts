@@ -54,7 +54,9 @@ export async function seedFromLake(warehouse: Warehouse, lake: string, options: 
         await seedTable(warehouse, table, resolvedSql(table, source(table), where), rows);
       }
     }
-    for (const table of schema.tables.filter((t) => t.seed !== 'none')) {
+    for (const table of schema.tables.filter((t) => t.seed !== 'none' && rows[t.name])) {
+      // A migration may have put default rows in (interval_labels): what the lake holds wins.
+      await warehouse.run(`DELETE FROM main.${ident(table.name)}`);
       await warehouse.run(`INSERT INTO main.${ident(table.name)} SELECT * FROM lake_seed.${ident(table.name)}`);
     }
     return { rows, sites: sites.length, windowFrom: sites.length > 0 ? windowFrom : null };

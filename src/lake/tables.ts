@@ -43,6 +43,8 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   { name: 'actual_revisions', partition: 'month', resolve: latest('site_id', 'valid_time', 'replaced_at'), seed: 'none' },
   { name: 'actuals_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time'), seed: 'window' },
   { name: 'actual_revisions_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time', 'replaced_at'), seed: 'none' },
+  // Seeded by its migration too: the lake's rows replace those defaults in the scratch warehouse.
+  { name: 'interval_labels', partition: null, resolve: latest('resource'), seed: 'all' },
   { name: 'sync_state', partition: null, resolve: latest('site_id', 'resource'), seed: 'all' },
   { name: 'runs', partition: null, resolve: latest('run_id'), seed: 'none' },
   { name: 'run_failures', partition: null, resolve: { kind: 'all' }, seed: 'none' },
