@@ -312,6 +312,26 @@ windows:
     expect((await values(esbjerg.site_id)).slice(1)).toEqual([29000, 1100]);
   });
 
+  it('a site whose timeline the service does not give is not pushed, the others are', async () => {
+    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3950'), 'esbjerg.yaml': ESBJERG.replace('30.5', '28') });
+    const config = capacityConfig(emulator, dir);
+    const esbjerg = await siteNamed(client, 'Esbjerg wind');
+    emulator.setFaults({ faultHook: (c) => (c.method === 'GET' && c.path.endsWith('/capacity') && c.siteId === esbjerg.site_id ? 'http503' : undefined) });
+    try {
+      const plan = await planCapacity(dir, client, null, 10);
+      expect(formatPlan(plan)).toContain('against the service: UNKNOWN, its timeline could not be read');
+      expect(formatPlan(plan)).toContain('2 sites: 1 to push, 0 unchanged, 1 unknown');
+      const result = await apply(config);
+      expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
+      expect(result.failures).toEqual([expect.objectContaining({ siteId: esbjerg.site_id, resource: 'capacity', reason: expect.stringContaining('503') })]);
+      expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
+    } finally {
+      emulator.setFaults({ faultHook: null });
+    }
+    expect((await client.getSite(esbjerg.site_id)).capacity_kw_array.map((s) => s.value)).not.toContain(28000);
+    expect((await publishedLedger(config)).map((r) => r.site_id)).toEqual([(await siteNamed(client, 'Uppsala solar fixed')).site_id]);
+  });
+
   it('a site gone by the time of its push (404: another account\'s id) fails alone', async () => {
     const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3800'), 'freiburg.csv': FREIBURG.replace('3500', '2500') });
     const config = capacityConfig(emulator, dir);

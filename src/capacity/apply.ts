@@ -24,6 +24,8 @@ export interface ApplyResult {
   failed: SitePush[];
   /** Sites whose timeline the service already holds: nothing sent. */
   unchanged: SitePlan[];
+  /** Sites whose timeline on the service could not be read: nothing sent. */
+  unread: SitePlan[];
   /** Sites left unpushed because the run was stopped (SIGINT, SIGTERM, timeout). */
   skipped: SitePlan[];
 }
@@ -47,11 +49,12 @@ export async function applyPlan(
   const commit = gitCommit(plan.dir);
   const limit = pLimit(options.concurrency ?? 1);
   const outcomes = await Promise.all(plan.sites.map((site) => limit(async () => {
+    if (site.readError) return { site, kind: 'unread' as const };
     if (site.vsService.length === 0) return { site, kind: 'unchanged' as const };
     if (options.signal?.aborted) return { site, kind: 'skipped' as const };
     return { site, kind: 'pushed' as const, push: await pushSite(site, client, warehouse, commit, options) };
   })));
-  const result: ApplyResult = { pushed: [], failed: [], unchanged: [], skipped: [] };
+  const result: ApplyResult = { pushed: [], failed: [], unchanged: [], unread: [], skipped: [] };
   for (const outcome of outcomes) {
     if (outcome.kind === 'pushed') (outcome.push.status === 'ok' ? result.pushed : result.failed).push(outcome.push);
     else result[outcome.kind].push(outcome.site);
@@ -98,6 +101,7 @@ async function pushSite(
 export function applyOutcome(result: ApplyResult): JobOutcome {
   const failures: Failure[] = [
     ...result.failed.map((push) => ({ siteId: push.plan.timeline.siteId, resource: 'capacity', reason: push.error ?? 'failed' })),
+    ...result.unread.map((site) => ({ siteId: site.timeline.siteId, resource: 'capacity', reason: `not pushed: the service's timeline could not be read: ${site.readError}` })),
     ...result.skipped.map((site) => ({ siteId: site.timeline.siteId, resource: 'capacity', reason: 'not pushed: the run was stopped' })),
   ];
   const succeeded = result.pushed.length + result.unchanged.length;
@@ -119,8 +123,9 @@ function applySummary(result: ApplyResult): string[] {
       `${needsDelete(p.plan) ? `; the service's ${p.plan.service.length} points deleted first` : ''})`),
     ...result.unchanged.map((site) => `unchanged  ${siteLabel(site)}`),
     ...result.failed.map((p) => `FAILED     ${siteLabel(p.plan)}: ${p.error}`),
+    ...result.unread.map((site) => `FAILED     ${siteLabel(site)}: not pushed, the service's timeline could not be read: ${site.readError}`),
     ...result.skipped.map((site) => `not pushed ${siteLabel(site)}: the run was stopped`),
-    `capacity: ${result.pushed.length} pushed, ${result.unchanged.length} unchanged, ${result.failed.length} failed` +
+    `capacity: ${result.pushed.length} pushed, ${result.unchanged.length} unchanged, ${result.failed.length + result.unread.length} failed` +
       (result.skipped.length > 0 ? `, ${result.skipped.length} not pushed` : ''),
   ];
 }

@@ -123,7 +123,7 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<nu
       flags.site,
     );
     process.stdout.write(flags.json ? `${JSON.stringify(planJson(plan))}\n` : `${formatPlan(plan)}\n`);
-    return EXIT.ok;
+    return plan.sites.some((site) => site.readError) ? EXIT.partial : EXIT.ok;
   } finally {
     await warehouse?.close();
     await connection.close();

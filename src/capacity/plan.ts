@@ -10,6 +10,7 @@
 // change points whatever the grid; a change shorter than a sample step can go unseen.
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
+import { isServiceError } from '../api/errors.js';
 import type { CapacityTimeline } from '../api/schemas.js';
 import { DAY, formatInstant, formatMinute } from '../time.js';
 import { JobUsageError } from '../runner/job.js';
@@ -42,6 +43,8 @@ export interface SitePlan {
   vsLastPush: PointChange[] | null;
   /** What changed on the service since the last push, outside the config (null: never pushed). */
   drift: PointChange[] | null;
+  /** Why the service's timeline could not be read (null when it was): such a site is not pushed, the others are. */
+  readError: string | null;
 }
 
 export interface CapacityPlan {
@@ -113,6 +116,15 @@ function planSite(timeline: SiteTimeline, window: SitePlan['window'], samples: C
     lastPush,
     vsLastPush: lastPush ? diffPoints(lastPush.points, timeline.points) : null,
     drift: pushed ? diffPoints(pushed, service) : null,
+    readError: null,
+  };
+}
+
+/** The plan of a site whose timeline the service did not give: nothing known, nothing to push. */
+function unreadSite(timeline: SiteTimeline, window: SitePlan['window'], lastPush: StoredPush | null, error: unknown): SitePlan {
+  return {
+    timeline, window, service: [], vsService: [], lastPush, vsLastPush: null, drift: null,
+    readError: error instanceof Error ? error.message : String(error),
   };
 }
 
@@ -147,8 +159,13 @@ export async function planCapacity(
   const sitePlans = await Promise.all(resolved.map((t) => limit(async () => {
     const lastPush = pushes.get(t.siteId) ?? null;
     const window = compareWindow(t, lastPush);
-    const samples = await client.getSiteCapacity(t.siteId, { ...window, freq: SAMPLE_FREQ });
-    return planSite(t, window, samples, lastPush);
+    try {
+      return planSite(t, window, await client.getSiteCapacity(t.siteId, { ...window, freq: SAMPLE_FREQ }), lastPush);
+    } catch (error) {
+      // One site's service failing (after the client's retries) leaves the other sites' plans whole.
+      if (!isServiceError(error)) throw error;
+      return unreadSite(t, window, lastPush, error);
+    }
   })));
   const covered = new Set(resolved.map((t) => t.siteId));
   return {
@@ -208,6 +225,10 @@ export function formatPlan(plan: CapacityPlan): string {
   for (const site of plan.sites) {
     const t = site.timeline;
     lines.push(`${t.siteName} (${t.siteId})  ${t.source.file}  sha256 ${t.source.contentHash.slice(0, 12)}`);
+    if (site.readError) {
+      lines.push(`  against the service: UNKNOWN, its timeline could not be read: ${site.readError}`, '');
+      continue;
+    }
     lines.push(`  ${serviceLine(site)}`);
     lines.push(`  ${lastPushLine(site)}`);
     const drift = driftLine(site);
@@ -219,7 +240,9 @@ export function formatPlan(plan: CapacityPlan): string {
     lines.push(`no file any more for site ${push.siteId} (last pushed ${formatMinute(push.pushedAt)} from ${push.file}): the service keeps that timeline`);
   }
   const toPush = plan.sites.filter((s) => s.vsService.length > 0).length;
-  lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush} unchanged`);
+  const unread = plan.sites.filter((s) => s.readError).length;
+  lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush - unread} unchanged` +
+    (unread > 0 ? `, ${unread} unknown (the service's timeline could not be read)` : ''));
   lines.push('(values: kW in force at valid_time on each timeline; changes: of the point at valid_time)');
   return lines.join('\n');
 }
@@ -270,6 +293,7 @@ export function planJson(plan: CapacityPlan) {
       file: site.timeline.source.file,
       content_hash: site.timeline.source.contentHash,
       push: site.vsService.length > 0,
+      read_error: site.readError,
       delete_first: needsDelete(site),
       points: wirePoints(site.timeline.points),
       service_points: wirePoints(site.service),
