@@ -18,7 +18,7 @@ export default defineJob({
     const now = ctx.now();
     const to = ctx.options.to ?? now;
     const settings = {
-      ...settingsFromConfig(ctx.config.accuracy, ctx.config.service.interval_label),
+      ...settingsFromConfig(ctx.config.accuracy, ctx.config.service.interval_label, ctx.config.capacity.dir),
       from: ctx.options.from ?? to - DEFAULT_WINDOW,
       to,
       sites: ctx.options.sites,

@@ -84,6 +84,14 @@ const AccuracyConfig = z.strictObject({
     .describe('An interval with more missing sub-points than this is dropped'),
   mape_min_actual_pct: z.number().min(0).prefault(1)
     .describe('MAPE skips actuals below this share of capacity'),
+  quality: z.strictObject({
+    stale_span: Duration.prefault('2h').describe('A value held this long or longer is flagged stale from then on'),
+    negative_pct: z.number().min(0).prefault(5).describe('Solar and wind below minus this share of capacity are flagged negative'),
+    over_capacity_pct: z.number().min(0).prefault(5).describe('Values above capacity by more than this share are flagged over_capacity'),
+    night_pct: z.number().min(0).prefault(5).describe('Solar output above this share of capacity with the sun below the horizon is flagged night'),
+    clipping_points: z.int().min(2).prefault(4).describe('Consecutive values that make a clipping plateau'),
+    clipping_pct: z.number().min(0).prefault(0.5).describe('How close to each other (share of capacity) the values of a plateau are'),
+  }).prefault({}).describe('Data-quality flags on actuals; flagged actuals are left out of scores unless --include-flagged'),
 }).prefault({});
 
 const CatchUp = z.enum(['skip', 'once', 'each']);

@@ -9,7 +9,7 @@ import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { addActuals, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
 
 let wh: Warehouse;
-const defaults = settingsFromConfig(Config.parse({}).accuracy, Config.parse({}).service.interval_label);
+const defaults = settingsFromConfig(Config.parse({}).accuracy, Config.parse({}).service.interval_label, Config.parse({}).capacity.dir);
 const base = { ...defaults, groups: ['total' as const, 'hour' as const, 'date' as const], tz: 'Europe/Stockholm', deadbandPct: 0 };
 
 beforeAll(async () => {

@@ -28,6 +28,8 @@ export interface AlignOptions {
   actualIntervalMs?: number;
   /** An interval missing more than this share of its actual sub-points is dropped. */
   maxMissingPct: number;
+  /** Score flagged actuals too (actual_flags); by default they count as missing. */
+  includeFlagged?: boolean;
 }
 
 export interface SkippedSite {
@@ -161,13 +163,21 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<v
   const start = `((${position}) // s.f_len) * s.f_len`;
   const label = instantForecast ? t : options.forecastLabel === 'ending' ? `${start} + s.f_len` : start;
   const expected = instantForecast ? '1' : 's.f_len // s.a_len';
+  const enough = (present: string) => `any_value(${expected}) - ${present} <= ${options.maxMissingPct / 100} * any_value(${expected})`;
+  // Flagged values count as missing: an interval that has enough values only with them is kept
+  // apart (flagged_out), so its forecasts are dropped as 'flagged' rather than 'actual'.
+  const kept = options.includeFlagged ? 'TRUE' : 'f.flags IS NULL';
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_actual_iv AS
-    SELECT a.site_id, make_timestamptz(${label}) AS label_time, avg(a.value) AS actual
-    FROM actuals a JOIN acc_site s USING (site_id)
-    WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
-      AND ${t} >= ${lo} AND ${t} < ${hi}
-    GROUP BY a.site_id, ${label}
-    HAVING any_value(${expected}) - count(a.value) <= ${options.maxMissingPct / 100} * any_value(${expected})`);
+    SELECT * FROM (
+      SELECT a.site_id, make_timestamptz(${label}) AS label_time,
+        CASE WHEN ${enough(`count(a.value) FILTER (WHERE ${kept})`)} THEN avg(a.value) FILTER (WHERE ${kept}) END AS actual,
+        NOT (${enough(`count(a.value) FILTER (WHERE ${kept})`)}) AS flagged_out
+      FROM actuals a JOIN acc_site s USING (site_id)
+      LEFT JOIN actual_flags f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
+      WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
+        AND ${t} >= ${lo} AND ${t} < ${hi}
+      GROUP BY a.site_id, ${label}
+      HAVING ${enough('count(a.value)')})`);
 }
 
 async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
@@ -198,7 +208,8 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
       n.forecast, a.actual, r.actual AS reference,
       coalesce(CASE WHEN c.valid_to IS NULL OR n.group_time < c.valid_to THEN c.value_kw END,
                n.service_capacity, n.nameplate_kw) AS capacity,
-      CASE WHEN a.actual IS NULL THEN 'actual'
+      CASE WHEN a.flagged_out THEN 'flagged'
+           WHEN a.actual IS NULL THEN 'actual'
            WHEN n.subject <> 'quantiles' AND n.forecast IS NULL THEN 'forecast'
            WHEN r.actual IS NULL THEN 'reference'
            WHEN n.subject = 'quantiles' AND n.levels_present < n.levels_expected THEN 'quantiles' END AS drop_reason

@@ -31,6 +31,7 @@ interface Flags {
   forecastInterval?: string;
   actualInterval?: string;
   distribution?: boolean;
+  includeFlagged?: boolean;
 }
 
 /** A usage error: the message names the option. */
@@ -84,6 +85,7 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
     forecastIntervalMs: option('--forecast-interval', flags.forecastInterval, parseDuration),
     actualIntervalMs: option('--actual-interval', flags.actualInterval, parseDuration),
     distribution: flags.distribution,
+    includeFlagged: flags.includeFlagged,
     reportPath,
   };
 }
@@ -97,7 +99,7 @@ function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | 
 async function accuracyCommand(flags: Flags): Promise<number> {
   const config = loadConfig(flags.config);
   const now = Date.now();
-  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy, config.service.interval_label), now);
+  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir), now);
   if (flags.pairs) {
     if (flags.site || flags.model || flags.from || flags.to || flags.db) {
       throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
@@ -141,6 +143,7 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
     .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')
     .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
+    .option('--include-flagged', 'score actuals that failed a data-quality check too (by default they count as missing: docs/accuracy.md, Data quality)')
     .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that take a second pass over the values (faster on very large windows)')
     .action(async (flags: Flags) => {
       try {

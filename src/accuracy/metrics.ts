@@ -14,12 +14,13 @@ import { groupSql, sqlString, type Group, type GroupOptions } from './groups.js'
  *   served_model VARCHAR  the model that served a site-forecast value (group `model`), else NULL
  *   issue_time, valid_time, group_time TIMESTAMPTZ (group_time: see groupTimeSql)
  *   forecast, actual, reference, capacity DOUBLE
- *   drop_reason VARCHAR   NULL when scored, else 'actual' | 'forecast' | 'reference' | 'quantiles'
+ *   drop_reason VARCHAR   NULL when scored, else 'actual' | 'flagged' (its actual failed a data-quality check)
+ *                         | 'forecast' | 'reference' | 'quantiles'
  * Quantile forecasts live beside it as (pid, level DOUBLE in (0,1), q DOUBLE), complete for every
  * scored pid (an incomplete set is dropped with reason 'quantiles').
  */
 
-const DROP_REASONS = ['actual', 'forecast', 'reference', 'quantiles'] as const;
+const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
 
 /** What the engine needs of a connection: Warehouse has it, and so does `connectionRunner`. */
 export interface SqlRunner {

@@ -5,9 +5,10 @@ import { formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
-import type { Group, IntervalLabel } from './groups.js';
+import { sqlString, type Group, type IntervalLabel } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
 import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
+import { flagActuals, qualitySettingsFromConfig, refreshCapacityWindows, type QualitySettings } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 
@@ -85,15 +86,24 @@ export async function scorePairsFile(
 export interface AccuracySettings extends MetricOptions, AlignOptions {
   /** Where to write the HTML report; null for none. */
   reportPath: string | null;
+  /** Thresholds of the data-quality flags, recomputed over the window before scoring. */
+  quality: QualitySettings;
+  /** The capacity files whose outage windows flag actuals (capacity.dir). */
+  capacityDir: string;
 }
 
 /**
  * Settings from the config's accuracy section and the service's interval labels
  * (`service.interval_label`: interval-beginning unless configured, as the service's guides show;
- * docs/interface-assumptions.md), before command-line overrides.
+ * docs/interface-assumptions.md) and the capacity files' folder (outage windows flag actuals),
+ * before command-line overrides.
  */
-export function settingsFromConfig(accuracy: Config['accuracy'], labels: Config['service']['interval_label']): AccuracySettings {
+export function settingsFromConfig(
+  accuracy: Config['accuracy'], labels: Config['service']['interval_label'], capacityDir: string,
+): AccuracySettings {
   return {
+    quality: qualitySettingsFromConfig(accuracy.quality, labels.actuals),
+    capacityDir,
     groups: ['total', 'lead', 'hour'],
     tz: accuracy.tz,
     leadBuckets: accuracy.lead_buckets,
@@ -133,6 +143,11 @@ export async function runWarehouseAccuracy(
   warehouse: Warehouse, settings: AccuracySettings, meta: { runId: string; now: number },
 ): Promise<WarehouseRun> {
   const groups = groupsFor(settings);
+  // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
+  await warehouse.transaction(async () => {
+    await refreshCapacityWindows(warehouse, settings.capacityDir);
+    await flagActuals(warehouse, settings.quality, { sites: await chosenSiteIds(warehouse, settings.sites), fromMs: settings.from, now: meta.now });
+  });
   const result = await scoreWarehouse(warehouse, { ...settings, groups, withSeries: settings.reportPath !== null });
   if (settings.reportPath) {
     await writeReport(settings.reportPath, {
@@ -148,6 +163,14 @@ export async function runWarehouseAccuracy(
     skipped: result.skipped, reportPath: settings.reportPath ?? undefined,
   }, result.rows);
   return { result, written, reportPath: settings.reportPath };
+}
+
+/** The ids of the sites named by id or name (all sites when none are named). */
+async function chosenSiteIds(sql: SqlRunner, sites: string[] | undefined): Promise<string[] | undefined> {
+  if (!sites?.length) return undefined;
+  const list = sites.map(sqlString).join(', ');
+  const rows = await sql.all<{ site_id: string }>(`SELECT site_id FROM sites WHERE site_id IN (${list}) OR name IN (${list})`);
+  return rows.map((r) => r.site_id);
 }
 
 /** Scores a CSV of pairs and writes the report when asked; nothing is stored. */

@@ -25,7 +25,7 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
       return { data: series, mark: plan.mark };
     },
     load: (env, site, fetched) => (type === POWER
-      ? loadActuals(env.warehouse, site.siteId, fetched.data, loadOptions(env, state, fetched.mark))
+      ? loadActuals(env.warehouse, site.siteId, fetched.data, { ...loadOptions(env, state, fetched.mark), quality: env.quality })
       : loadTypedActuals(env.warehouse, site.siteId, type, fetched.data, loadOptions(env, state, fetched.mark))),
   };
 }

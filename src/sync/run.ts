@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Listing, RejectedItem } from '../api/client.js';
+import { qualitySettingsFromConfig } from '../accuracy/quality.js';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
 import { inShard } from '../lake/shard.js';
@@ -266,6 +267,7 @@ async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
     settings: { lookback: sync.lookback, initialHistory: sync.initial_history, horizon: sync.horizon, vintageStep: sync.vintage_step },
     ...(from !== undefined && to !== undefined ? { backfill: { from, to } } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
+    quality: qualitySettingsFromConfig(ctx.config.accuracy.quality, ctx.config.service.interval_label.actuals),
     log: ctx.log,
   };
 }

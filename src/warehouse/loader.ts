@@ -54,6 +54,7 @@
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { nameplateKw, type ModelItem, type SiteResponse } from '../api/schemas.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
+import type { QualitySettings } from '../accuracy/quality.js';
 import { loadSeries, writeSyncState } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -62,6 +63,8 @@ export interface LoadOptions {
   now?: number;
   /** Written in the same transaction as the data. */
   syncState?: SyncStateUpdate;
+  /** Thresholds of the data-quality flags computed after a load of actuals (default DEFAULT_QUALITY). */
+  quality?: QualitySettings;
 }
 
 export interface SyncStateUpdate {

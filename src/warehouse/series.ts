@@ -5,6 +5,7 @@
 // fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
 // of one site per transaction; 32 about a third.
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
+import { DEFAULT_QUALITY, flagActuals } from '../accuracy/quality.js';
 import { faultPoint } from '../fault.js';
 import type { LoadOptions, RowsWritten, SyncStateUpdate } from './loader.js';
 import {
@@ -48,8 +49,8 @@ export type SeriesKind = 'forecasts' | 'outputs' | 'actuals' | 'typed_actuals';
 interface Series {
   staging: string;
   definition: string;
-  /** Merges what is staged for `sites`; rows written per site. */
-  merge(warehouse: Warehouse, sites: string[]): Promise<Map<string, RowsWritten>>;
+  /** Merges what is staged for `sites`; rows written per site. `options`: those of the batch's first load. */
+  merge(warehouse: Warehouse, sites: string[], options: LoadOptions): Promise<Map<string, RowsWritten>>;
 }
 
 const SERIES: Record<SeriesKind, Series> = {
@@ -70,7 +71,11 @@ const SERIES: Record<SeriesKind, Series> = {
   actuals: {
     staging: 'stage_actuals',
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
-    merge: (warehouse, sites) => mergeActuals(warehouse, sites, POWER_ACTUALS),
+    merge: async (warehouse, sites, options) => {
+      const written = await mergeActuals(warehouse, sites, POWER_ACTUALS);
+      if (written.size > 0) await flagChangedActuals(warehouse, options);
+      return written;
+    },
   },
   typed_actuals: {
     staging: 'stage_typed_actuals',
@@ -131,6 +136,16 @@ async function mergeActuals(warehouse: Warehouse, sites: string[], target: Actua
   return new Map(
     counts.map((c) => [c.site_id, nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised })]),
   );
+}
+
+/**
+ * The data-quality flags of the sites whose power actuals changed, from the earliest changed
+ * valid time on (src/accuracy/quality.ts reaches back far enough for runs that began earlier).
+ */
+async function flagChangedActuals(warehouse: Warehouse, options: LoadOptions): Promise<void> {
+  const [{ sites, from }] = await warehouse.all<{ sites: string[]; from: number }>(
+    `SELECT list(DISTINCT site_id) AS sites, epoch_ms(min(valid_time)) AS from FROM temp.${POWER_ACTUALS.changes}`);
+  await flagActuals(warehouse, options.quality ?? DEFAULT_QUALITY, { sites, fromMs: Number(from), now: options.now ?? Date.now() });
 }
 
 // ---------------------------------------------------------------- the queue
@@ -240,7 +255,7 @@ class SeriesQueue {
         job.blocks.map((block) => numbered(block, sites.indexOf(job.siteId) + 1))));
       faultPoint('staging');
       return warehouse.transaction(async () => {
-        const perSite = sites.length > 0 ? await series.merge(warehouse, sites) : new Map<string, RowsWritten>();
+        const perSite = sites.length > 0 ? await series.merge(warehouse, sites, batch[0].options) : new Map<string, RowsWritten>();
         const advanced = await writeSyncStates(warehouse, batch.flatMap((job) => {
           const { syncState, now = Date.now() } = job.options;
           return syncState ? [{ siteId: job.siteId, state: syncState, now }] : [];

@@ -1,0 +1,145 @@
+// Data-quality flags on actuals: computed by the loader on every load (and anew for revised
+// values), with outage windows from the capacity files; flagged actuals are left out of scores
+// unless asked, and counted beside every score.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY, FLAGS, flagActuals, refreshCapacityWindows, sunUpSql } from '../src/accuracy/quality.js';
+import { scoreWarehouse } from '../src/accuracy/score.js';
+import { sunVector } from '../src/emulator/solar.js';
+import { loadActuals } from '../src/warehouse/loader.js';
+import type { Warehouse } from '../src/warehouse/warehouse.js';
+import { addCapacity, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
+
+const MIN = 60_000;
+/** The default thresholds, for actuals labelled interval-ending (14:00 is 13:45-14:00). */
+const ENDING = { ...DEFAULT_QUALITY, label: 'ending' as const };
+const DAY_START = Date.parse('2026-03-01T00:00:00Z');
+const at = (hhmm: string) => Date.parse(`2026-03-01T${hhmm}:00Z`);
+
+/** 15-minute interval-ending actuals of one March day at a solar site near Stockholm (the sun above the horizon from about 06:00 to 16:10 UTC). */
+function day(): Map<number, number | null> {
+  const values = new Map<number, number | null>();
+  for (let i = 1; i <= 96; i++) {
+    const t = DAY_START + i * 15 * MIN;
+    const hour = (t - DAY_START) / 3_600_000;
+    values.set(t, hour <= 6 || hour > 16 ? 0 : 10 + (i % 7) * 3);
+  }
+  values.set(at('02:00'), 20); // output at night
+  values.set(at('03:00'), null); // a gap
+  values.set(at('08:00'), -10); // a solar site cannot consume 10% of its capacity
+  values.set(at('09:00'), 150); // capacity 100 then
+  values.set(at('09:45'), 150); // capacity 200 then
+  for (let t = at('10:00'); t <= at('13:00'); t += 15 * MIN) values.set(t, 42.5); // a frozen meter
+  [80, 80.2, 80.1, 80.3, 80.2].forEach((v, i) => values.set(at('14:00') + i * 15 * MIN, v)); // a plateau
+  return values;
+}
+
+async function load(wh: Warehouse, values: Map<number, number | null>, now: number) {
+  return loadActuals(wh, 's1', { valid_time: [...values.keys()], value: [...values.values()] }, { now, quality: ENDING });
+}
+
+async function flagsByTime(wh: Warehouse): Promise<Map<string, string[]>> {
+  const rows = await wh.all<{ t: string; names: string[] }>(
+    `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE flags <> 0 ORDER BY valid_time`);
+  return new Map(rows.map((r) => [r.t, [...r.names]]));
+}
+
+const times = (from: string, to: string) => {
+  const out: string[] = [];
+  for (let t = at(from); t <= at(to); t += 15 * MIN) out.push(new Date(t).toISOString().slice(11, 16));
+  return out;
+};
+
+let wh: Warehouse;
+const dir = mkdtempSync(join(tmpdir(), 'efsync-quality-'));
+
+beforeAll(async () => {
+  wh = await openTestWarehouse('quality');
+  await addSite(wh, 's1', 'solar', 100);
+  await addCapacity(wh, 's1', [[null, '2026-03-01T09:30:00Z', 100], ['2026-03-01T09:30:00Z', '2026-03-01T10:00:00Z', 200], ['2026-03-01T10:00:00Z', null, 100]]);
+});
+afterAll(async () => wh.close());
+
+describe('data-quality flags', () => {
+  it('are computed on load, one documented bit per check', async () => {
+    await load(wh, day(), DAY_START + 2 * 86_400_000);
+    const flags = await flagsByTime(wh);
+    const expected = new Map<string, string[]>([
+      ['02:00', ['night']],
+      ['03:00', ['missing']],
+      ['08:00', ['negative']],
+      ['09:00', ['over_capacity']],
+      // held from 10:00: stale from two hours on
+      ...times('12:00', '13:00').map((t): [string, string[]] => [t, ['stale']]),
+      ...times('14:00', '15:00').map((t): [string, string[]] => [t, ['clipping']]),
+    ]);
+    expect(flags).toEqual(expected);
+    const bits = await wh.all<{ bit: number; name: string }>('SELECT bit, name FROM quality_flags ORDER BY bit');
+    expect(Object.fromEntries(bits.map((b) => [b.name, b.bit]))).toEqual(FLAGS);
+  });
+
+  it('are computed anew for revised values', async () => {
+    const revised = day();
+    revised.set(at('11:00'), 43); // the frozen run breaks: 11:15 starts a new one
+    revised.set(at('02:00'), 0);
+    await load(wh, revised, DAY_START + 3 * 86_400_000);
+    const flags = await flagsByTime(wh);
+    expect(flags.get('02:00')).toBeUndefined();
+    expect(flags.get('12:00')).toBeUndefined();
+    expect([...flags].filter(([, names]) => names.includes('stale')).map(([t]) => t)).toEqual(times('13:15', '13:00'));
+  });
+
+  it('mark values inside an outage window of the capacity files', async () => {
+    writeFileSync(join(dir, 's1.yaml'), `site: Site s1
+unit: kW
+points:
+  - valid_time: 2026-03-01T00:00Z
+    value: 100
+windows:
+  - from: 2026-03-01T16:00Z
+    to: 2026-03-01T16:30Z
+    value: 0
+    reason: inverter swap
+`);
+    expect(await refreshCapacityWindows(wh, dir)).toEqual({ windows: 1, unreadable: 0 });
+    await flagActuals(wh, ENDING, { now: Date.now() });
+    const flags = await flagsByTime(wh);
+    // interval-ending: 16:15 and 16:30 describe 16:00-16:30
+    expect(flags.get('16:00')).toBeUndefined();
+    expect(flags.get('16:15')).toEqual(['outage']);
+    expect(flags.get('16:30')).toEqual(['outage']);
+    expect(flags.get('16:45')).toBeUndefined();
+  });
+
+  it('leave flagged actuals out of scores by default, counted beside every score', async () => {
+    // a forecast of 10 for every point of the day, issued the day before
+    await addForecast(wh, 's1', '2026-02-28T00:00:00Z', [...day().keys()].map((t) => [new Date(t).toISOString(), 10]));
+    const options = {
+      groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1,
+      forecastLabel: 'ending' as const, actualLabel: 'ending' as const, maxMissingPct: 10, forecastIntervalMs: 15 * MIN,
+      from: at('00:15'), to: at('23:59'),
+    };
+    // no reference (no actuals the day before): every point drops for it, after its actual
+    const excluded = (await scoreWarehouse(wh, options)).rows[0].values;
+    const included = (await scoreWarehouse(wh, { ...options, includeFlagged: true })).rows[0].values;
+    const flagged = Number((await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM actual_flags WHERE flags & ${FLAGS.missing} = 0`))[0].n);
+    expect(flagged).toBeGreaterThan(0);
+    expect(excluded.dropped_flagged).toBe(flagged);
+    expect(included.dropped_flagged).toBe(0);
+    expect(included.dropped_actual).toBe(1); // the gap at 03:00
+    expect(excluded.dropped_actual).toBe(1);
+  });
+});
+
+describe('the sun in SQL', () => {
+  it('is where the emulator puts it', async () => {
+    const cases: [number, number, number][] = [[59.3, 18.1, Date.parse('2026-03-01T11:00:00Z')], [-33.9, 151.2, Date.parse('2026-12-21T02:00:00Z')],
+      [59.3, 18.1, Date.parse('2026-06-21T23:30:00Z')], [40.7, -74, Date.parse('2026-09-01T16:45:00Z')]];
+    for (const [lat, lon, ms] of cases) {
+      const [{ up }] = await wh.all<{ up: number }>(`SELECT ${sunUpSql(String(ms / 1000), String(lat), String(lon))} AS up`);
+      expect(up).toBeCloseTo(sunVector(ms, lat, lon).up, 9);
+    }
+  });
+});
