@@ -1,17 +1,23 @@
 // Data-quality flags on actuals: computed by the loader on every load (and anew for revised
 // values), with outage windows from the capacity files; flagged actuals are left out of scores
 // unless asked, and counted beside every score.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY, FLAGS, flagActuals, refreshCapacityWindows, sunUpSql } from '../src/accuracy/quality.js';
-import { scoreWarehouse } from '../src/accuracy/score.js';
+import { runWarehouseAccuracy, scoreWarehouse, settingsFromConfig } from '../src/accuracy/score.js';
+import { Config } from '../src/config.js';
 import { sunVector } from '../src/emulator/solar.js';
+import type { Status } from '../src/runner/status.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { addCapacity, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
 
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 const MIN = 60_000;
 /** The default thresholds, for actuals labelled interval-ending (14:00 is 13:45-14:00). */
 const ENDING = { ...DEFAULT_QUALITY, label: 'ending' as const };
@@ -131,6 +137,35 @@ windows:
     expect(included.dropped_actual).toBe(1); // the gap at 03:00
     expect(excluded.dropped_actual).toBe(1);
   });
+});
+
+describe('the accuracy run', () => {
+  it('flags the window anew and shows the counts in the report, beside dropped_flagged', async () => {
+    const config = Config.parse({});
+    const settings = {
+      ...settingsFromConfig(config.accuracy, { forecasts: 'ending', actuals: 'ending' }, dir),
+      groups: ['total' as const], from: at('00:15'), to: at('23:59'), forecastIntervalMs: 15 * MIN,
+      reportPath: join(dir, 'report.html'),
+    };
+    const run = await runWarehouseAccuracy(wh, settings, { runId: 'quality-1', now: Date.now() });
+    expect(run.result.rows[0].values.dropped_flagged).toBe(9); // the gap counts as dropped_actual
+    const html = readFileSync(settings.reportPath, 'utf8');
+    expect(html).toContain('<h2>Data quality of the actuals</h2>');
+    // missing, negative, over_capacity, clipping, outage for the site, in bit order
+    expect(html).toMatch(/<th>site<\/th><th>missing<\/th><th>negative<\/th><th>over_capacity<\/th><th>clipping<\/th><th>outage<\/th><\/tr><\/thead><tbody><tr><td>Site s1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>5<\/td><td>2<\/td><\/tr>/);
+    expect(html).toMatch(/<td>dropped_flagged<\/td><td>9<\/td>/);
+  });
+});
+
+describe('efsync status', () => {
+  it('counts the flagged actuals per site and flag', async () => {
+    await wh.publish();
+    const { stdout } = await run('node', [CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
+    const flags = (JSON.parse(stdout) as Status).flags.map((f) => [f.siteId, f.flag, f.count]);
+    expect(flags).toEqual([['s1', 'missing', 1], ['s1', 'negative', 1], ['s1', 'over_capacity', 1], ['s1', 'clipping', 5], ['s1', 'outage', 2]]);
+    const text = await run('node', [CLI, 'status', '--db', wh.path], { cwd: dir });
+    expect(text.stdout).toMatch(/data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/);
+  }, 60_000);
 });
 
 describe('the sun in SQL', () => {

@@ -199,3 +199,23 @@ export async function refreshCapacityWindows(sql: SqlRunner, dir: string): Promi
   const [{ n }] = await sql.all<{ n: bigint }>('SELECT count(*) AS n FROM capacity_windows');
   return { windows: Number(n), unreadable: new Set(errors.map((e) => e.file)).size };
 }
+
+export interface FlagCount {
+  /** The site's name. */
+  site: string;
+  flag: FlagName;
+  count: number;
+}
+
+/** Actuals carrying each flag per site, with valid times in [fromMs, toMs) (open ends when absent). */
+export async function countFlags(sql: SqlRunner, scope: { sites?: readonly string[]; fromMs?: number; toMs?: number }): Promise<FlagCount[]> {
+  const where = ['TRUE'];
+  if (scope.sites) where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(sqlString).join(', ')})` : 'FALSE');
+  if (scope.fromMs !== undefined) where.push(`f.valid_time >= make_timestamptz(${scope.fromMs * 1000})`);
+  if (scope.toMs !== undefined) where.push(`f.valid_time < make_timestamptz(${scope.toMs * 1000})`);
+  const rows = await sql.all<{ site: string; flag: FlagName; n: bigint }>(`
+    SELECT s.name AS site, q.name AS flag, count(*) AS n
+    FROM actual_flags f JOIN quality_flags q ON f.flags & q.bit <> 0 JOIN sites s USING (site_id)
+    WHERE ${where.join(' AND ')} GROUP BY s.name, q.name, q.bit ORDER BY s.name, q.bit`);
+  return rows.map((r) => ({ site: r.site, flag: r.flag, count: Number(r.n) }));
+}

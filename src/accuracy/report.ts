@@ -8,6 +8,7 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { subjectLabel } from './format.js';
 import { orderedNames, type AccuracyRow, type SqlRunner } from './metrics.js';
+import { FLAGS, type FlagCount, type FlagName } from './quality.js';
 
 export interface SeriesPoint {
   site: string | null;
@@ -47,6 +48,7 @@ export async function reportSeries(sql: SqlRunner, pairs: string): Promise<Serie
 export const METRIC_MEANINGS: Record<string, string> = {
   n: 'Number of forecast points scored (after alignment and the inner join).',
   dropped: 'Forecast points left out because the actual, the forecast, the reference or a quantile was missing.',
+  dropped_flagged: 'Of the dropped points, those whose actual failed a data-quality check (see Data quality of the actuals).',
   mape_skipped: 'Points MAPE left out because the actual was (near) zero, e.g. solar at night.',
   mae: 'Mean absolute error (kW): the typical size of a miss, whatever its sign.',
   mbe: 'Mean bias error (kW): positive means the forecast is too high on average, negative too low.',
@@ -162,7 +164,8 @@ function formatCell(value: number | undefined): string {
 /** Group total as a table with one row per metric, one column per forecast, and what the metric means. */
 function metricsTableHtml(rows: AccuracyRow[]): string {
   const totals = rows.filter((r) => r.group === 'total');
-  const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter((n) => !n.startsWith('dropped_'));
+  const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))]
+    .filter((n) => !n.startsWith('dropped_') || (n === 'dropped_flagged' && totals.some((r) => r.subject !== 'pairs')));
   const value = (r: AccuracyRow, name: string) => formatCell(name === 'n' ? r.n : r.values[name]);
   const header = ['metric', ...totals.map(subjectLabel), 'what it means'].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
   const body = names.map((name) =>
@@ -177,6 +180,25 @@ export interface ReportInput {
   generatedAt: number;
   /** Lines under the title: source, window, time zone, labels, skipped sites. */
   notes: string[];
+  /** Flagged actuals in the window per site and flag (a warehouse report); absent for a pairs file. */
+  flags?: FlagCount[];
+  /** Whether flagged actuals were scored (--include-flagged). */
+  includeFlagged?: boolean;
+}
+
+/** Flag counts as a table, one row per site and a column per flag seen. */
+function flagsHtml(flags: FlagCount[], included: boolean): string {
+  const reading = included
+    ? 'Actuals that failed a data-quality check, per site: scored anyway (--include-flagged).'
+    : 'Actuals that failed a data-quality check, per site: left out of every score above (column dropped_flagged counts the forecast points that lost their actual this way).';
+  if (flags.length === 0) return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}</p><p>No actual in the window was flagged.</p></section>`;
+  const names = (Object.keys(FLAGS) as FlagName[]).filter((f) => flags.some((c) => c.flag === f));
+  const sites = [...new Set(flags.map((f) => f.site))];
+  const count = (site: string, flag: FlagName) => flags.find((f) => f.site === site && f.flag === flag)?.count ?? 0;
+  const header = ['site', ...names].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const body = sites.map((site) => `<tr><td>${escapeHtml(site)}</td>${names.map((f) => `<td>${count(site, f)}</td>`).join('')}</tr>`);
+  return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
+<table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
 }
 
 async function section(title: string, explanation: string, spec: vl.TopLevelSpec | null): Promise<string> {
@@ -218,6 +240,7 @@ td.meaning { white-space: normal; color: #444; min-width: 28rem; }
 <p class="notes">${input.notes.map(escapeHtml).join('<br>')}<br>Generated ${new Date(input.generatedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC</p>
 <section><h2>Metrics (all points)</h2>${metricsTableHtml(rows)}</section>
 ${sections.join('\n')}
+${input.flags ? flagsHtml(input.flags, input.includeFlagged === true) : ''}
 </body></html>
 `;
 }

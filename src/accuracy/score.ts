@@ -8,7 +8,7 @@ import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } fr
 import { sqlString, type Group, type IntervalLabel } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
 import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
-import { flagActuals, qualitySettingsFromConfig, refreshCapacityWindows, type QualitySettings } from './quality.js';
+import { countFlags, flagActuals, qualitySettingsFromConfig, refreshCapacityWindows, type QualitySettings } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 
@@ -144,14 +144,17 @@ export async function runWarehouseAccuracy(
 ): Promise<WarehouseRun> {
   const groups = groupsFor(settings);
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
+  const sites = await chosenSiteIds(warehouse, settings.sites);
   await warehouse.transaction(async () => {
     await refreshCapacityWindows(warehouse, settings.capacityDir);
-    await flagActuals(warehouse, settings.quality, { sites: await chosenSiteIds(warehouse, settings.sites), fromMs: settings.from, now: meta.now });
+    await flagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
   });
   const result = await scoreWarehouse(warehouse, { ...settings, groups, withSeries: settings.reportPath !== null });
   if (settings.reportPath) {
     await writeReport(settings.reportPath, {
       title: 'Forecast accuracy', rows: result.rows, series: result.series, generatedAt: meta.now,
+      flags: await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }),
+      includeFlagged: settings.includeFlagged === true,
       notes: reportNotes(settings, result.skipped, 'the warehouse'),
     });
   }

@@ -51,6 +51,16 @@ export interface Status {
   /** One row per site: newest actual and forecast stored (ISO UTC). */
   freshness: Record<string, unknown>[];
   failures: FailureStatus[];
+  /** Actuals carrying each data-quality flag, per site (view actual_flag_counts); flags no actual carries are left out. */
+  flags: FlagCount[];
+}
+
+export interface FlagCount {
+  siteId: string;
+  flag: string;
+  count: number;
+  /** The latest valid time flagged (ISO UTC). */
+  lastTime: string;
 }
 
 const RECENT_FAILURES = 20;
@@ -61,7 +71,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   const path = config.warehouse.path;
   const published = existsSync(path);
   const writing = readLock(`${path}.lock`);
-  const ledger = published ? await readPublished(path, writing) : { last: new Map(), freshness: [], failures: [] };
+  const ledger = published ? await readPublished(path, writing) : { last: new Map(), freshness: [], failures: [], flags: [] };
   const jobs = jobSchedules(config, registry).map((s): JobStatus => ({
     job: s.job,
     description: registry.get(s.job).description,
@@ -80,13 +90,14 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     brokenJobs: [...registry.broken].map(([job, error]) => ({ job, error: error.message })),
     freshness: ledger.freshness,
     failures: ledger.failures,
+    flags: ledger.flags,
   };
 }
 
 async function readPublished(path: string, writing: Status['writing']) {
   const wh = await Warehouse.open({ path, readOnly: true });
   try {
-    return { last: await lastRuns(wh, writing), freshness: await freshness(wh), failures: await recentFailures(wh) };
+    return { last: await lastRuns(wh, writing), freshness: await freshness(wh), failures: await recentFailures(wh), flags: await flagCounts(wh) };
   } finally {
     await wh.close();
   }
@@ -119,6 +130,15 @@ function shownStatus(run: RunRow, writing: Status['writing']): RunRow['status'] 
 /** W's `site_freshness` view (002_views.sql): newest actual and forecast per site. */
 async function freshness(wh: Warehouse): Promise<Record<string, unknown>[]> {
   return (await wh.all<Record<string, unknown>>(`SELECT * FROM site_freshness ORDER BY site_id`)).map(plainValues);
+}
+
+async function flagCounts(wh: Warehouse): Promise<FlagCount[]> {
+  // a snapshot published before migration 011 has no flags yet
+  const [{ views }] = await wh.all<{ views: bigint }>(`SELECT count(*) AS views FROM duckdb_views() WHERE view_name = 'actual_flag_counts'`);
+  if (Number(views) === 0) return [];
+  const rows = await wh.all<{ site_id: string; flag: string; flagged: bigint; last_time: Date }>(
+    'SELECT site_id, flag, flagged, last_time FROM actual_flag_counts ORDER BY site_id, bit');
+  return rows.map((r) => ({ siteId: r.site_id, flag: r.flag, count: Number(r.flagged), lastTime: r.last_time.toISOString() }));
 }
 
 async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
@@ -180,6 +200,9 @@ export function formatStatus(status: Status): string[] {
     const columns = Object.keys(status.freshness[0]);
     lines.push(...table(columns, status.freshness.map((row) => columns.map((c) => String(row[c] ?? '-')))));
   }
+  lines.push('', 'data-quality flags on actuals (left out of accuracy scores; docs/accuracy.md)');
+  lines.push(...(status.flags.length === 0 ? ['  none'] : table(['site', 'flag', 'actuals', 'latest (UTC)'],
+    status.flags.map((f) => [f.siteId, f.flag, String(f.count), f.lastTime]))));
   lines.push('', `recent failures (${status.failures.length})`);
   lines.push(...(status.failures.length === 0 ? ['  none'] : table(['failed at', 'job', 'site', 'resource', 'error'],
     status.failures.map((f) => [f.failedAt, f.job, f.siteId ?? '-', f.resource ?? '-', f.error]))));
