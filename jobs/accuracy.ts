@@ -2,12 +2,20 @@
 // the results (accuracy_runs, accuracy_results) and writes the HTML report (accuracy.report).
 // The nightly chain runs it after the sync; `efsync accuracy` runs the same with more options.
 import { headlineTable } from '../src/accuracy/format.js';
-import { runWarehouseAccuracy, settingsFromConfig } from '../src/accuracy/score.js';
-import { defineJob } from '../src/runner/job.js';
+import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from '../src/accuracy/score.js';
+import { reportPath } from '../src/config.js';
+import { defineJob, type JobContext, type JobOutcome } from '../src/runner/job.js';
 import { DAY } from '../src/time.js';
 
 /** Valid times scored when the run names no window: the last 30 days up to now. */
 const DEFAULT_WINDOW = 30 * DAY;
+
+/** Scores the warehouse of a run with `settings`: the body of this job and of `efsync accuracy`. */
+export async function scoreInRun(ctx: JobContext, settings: AccuracySettings): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
+  const run = await runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() });
+  const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
+  return { run, outcome: { status: failures.length ? 'partial' : 'ok', rows: run.written, failures } };
+}
 
 export default defineJob({
   name: 'accuracy',
@@ -15,22 +23,14 @@ export default defineJob({
   // Run by the nightly chain after the sync, or when asked.
   schedule: null,
   async run(ctx) {
-    const now = ctx.now();
-    const to = ctx.options.to ?? now;
-    const settings = {
+    const to = ctx.options.to ?? ctx.now();
+    const { outcome, run } = await scoreInRun(ctx, {
       ...settingsFromConfig(ctx.config.accuracy, ctx.config.service.interval_label, ctx.config.capacity.dir),
       from: ctx.options.from ?? to - DEFAULT_WINDOW,
       to,
       sites: ctx.options.sites,
-      reportPath: ctx.config.accuracy.report,
-    };
-    const run = await runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now });
-    const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
-    return {
-      status: failures.length ? 'partial' : 'ok',
-      rows: run.written,
-      failures,
-      summary: [...headlineTable(run.result.rows).split('\n'), `report: ${run.reportPath}`],
-    };
+      reportPath: reportPath(ctx.config),
+    });
+    return { ...outcome, summary: [...headlineTable(run.result.rows).split('\n'), `report: ${run.reportPath}`] };
   },
 });

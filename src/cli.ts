@@ -1,24 +1,36 @@
-// The `efsync` command line: each part of the product registers its own commands.
+// The `efsync` command line: each part of the product registers its own commands, every one of
+// them through the boundary (boundary.ts): typed errors, one exit-code table, one signal handler.
 import { Command } from 'commander';
 import { registerAccuracyCommands } from './accuracy/commands.js';
+import { commanderExit, installSignalHandler } from './boundary.js';
 import { registerCapacityCommands } from './capacity/commands.js';
 import { registerDemoCommands } from './demo.js';
 import { registerEmulatorCommands } from './emulator/commands.js';
 import { registerExportCommands } from './export/commands.js';
 import { registerRunnerCommands } from './runner/commands.js';
+import { registerSqlCommands } from './sql.js';
 import { registerSyncCommands } from './sync/commands.js';
+
+installSignalHandler();
 
 const program = new Command()
   .name('efsync')
   .description('Sync an energy forecasting service into a DuckDB warehouse, push capacity, score forecasts')
-  .showHelpAfterError();
+  .option('--debug', 'print the stack trace of an error (it is always in the JSON log)')
+  .showHelpAfterError('(efsync <command> --help lists its options)')
+  // Commander's own errors (unknown option, missing argument) throw instead of exiting 1, which
+  // means partial here; set before the commands are added, so every command inherits it.
+  .exitOverride();
 
 registerDemoCommands(program);
 registerSyncCommands(program);
 registerRunnerCommands(program);
 registerCapacityCommands(program);
 registerAccuracyCommands(program);
+registerSqlCommands(program);
 registerExportCommands(program);
 registerEmulatorCommands(program);
 
-await program.parseAsync(process.argv);
+await program.parseAsync(process.argv).catch((error: unknown) => {
+  process.exitCode = commanderExit(error);
+});

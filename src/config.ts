@@ -1,7 +1,9 @@
 // config/efsync.yaml: validated with zod, every error naming the key and line; the
 // environment overrides the file; the API key never comes from the file itself.
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './boundary.js';
 import { isTimeZone, parseDuration } from './time.js';
 import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
 
@@ -76,7 +78,8 @@ const CapacityConfig = z.strictObject({
 
 const AccuracyConfig = z.strictObject({
   tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
-  report: z.string().prefault('data/report.html'),
+  report: z.string().min(1).prefault('report.html')
+    .describe("The HTML report; a relative path is taken from the warehouse's folder (default: report.html beside the warehouse)"),
   lead_buckets: z.array(Duration).prefault(['6h', '12h', '24h', '36h', '48h', '72h'])
     .describe('Upper bounds of the lead-time buckets'),
   deadband_pct: z.number().min(0).prefault(0),
@@ -162,7 +165,7 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv): Config {
     const value = env[name];
     if (value === undefined || value === '') return undefined;
     const parsed = schema.safeParse(value);
-    if (!parsed.success) throw new Error(`${name} (overrides ${key}): ${parsed.error.issues[0].message}`);
+    if (!parsed.success) throw new ConfigError(`${name} (overrides ${key}): ${parsed.error.issues[0].message}`);
     return parsed.data;
   };
   const baseUrl = fromEnv('EFSYNC_BASE_URL', 'service.base_url', z.url()) as string | undefined;
@@ -185,13 +188,19 @@ export function resolveApiKey(config: Config, env: NodeJS.ProcessEnv = process.e
   if (env.EFSYNC_API_KEY) return env.EFSYNC_API_KEY.trim();
   const file = env.EFSYNC_API_KEY_FILE || config.service.api_key_file;
   if (!file) return null;
-  if (!existsSync(file)) throw new Error(`API key file not found: ${file}`);
+  if (!existsSync(file)) throw new ConfigError(`API key file not found: ${file}`);
   const key = readFileSync(file, 'utf8').trim();
-  if (!key) throw new Error(`API key file is empty: ${file}`);
+  if (!key) throw new ConfigError(`API key file is empty: ${file}`);
   return key;
 }
 
 /** JSON Schema of the config file, for editors (yaml-language-server) and the config repo's CI. */
 export function configJsonSchema(): unknown {
   return z.toJSONSchema(Config, { io: 'input', unrepresentable: 'any' });
+}
+
+/** Where the HTML report goes: accuracy.report, relative to the warehouse's folder, so it follows --db. */
+export function reportPath(config: Config): string {
+  const report = config.accuracy.report;
+  return isAbsolute(report) ? report : join(dirname(config.warehouse.path), report);
 }

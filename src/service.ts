@@ -1,6 +1,7 @@
 // The service efsync talks to: the configured one, or an embedded emulator when none is
 // configured (demo data on loopback), so that every command runs on a fresh clone.
 import { clientFromConfig, type ServiceClient } from './api/client.js';
+import { ConfigError } from './boundary.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
 import { startEmulator } from './emulator/server.js';
 import type { Logger } from './log.js';
@@ -21,12 +22,11 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export class MissingApiKeyError extends Error {
+export class MissingApiKeyError extends ConfigError {
   constructor(baseUrl: string) {
     super(
       `no API key for ${baseUrl}: set EFSYNC_API_KEY, or EFSYNC_API_KEY_FILE (or service.api_key_file in the config) to a file holding it`,
     );
-    this.name = 'MissingApiKeyError';
   }
 }
 

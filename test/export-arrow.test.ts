@@ -81,6 +81,6 @@ describe('efsync export', () => {
     const failure = await run(process.execPath, [cli, 'export', '--db', db, '--table', 'sites; DROP TABLE x', '--out', join(dir, 'x.arrow')])
       .catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });
-    expect((failure as { stderr: string }).stderr).toContain('not a table or view name');
+    expect((failure as { stderr: string }).stderr).toContain('--table sites; DROP TABLE x: Catalog Error');
   });
 });

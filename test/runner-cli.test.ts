@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/runner/exit-codes.js';
+import { EXIT } from '../src/boundary.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempConfig } from './fixtures/runner-setup.js';
@@ -17,7 +17,7 @@ describe('efsync run', () => {
   it('exits 2 for an unknown job, listing the jobs', async () => {
     const { code, stderr } = await efsync('run', 'nigthly');
     expect(code).toBe(EXIT.usage);
-    expect(stderr).toMatch(/unknown job "nigthly"; the jobs are: .*nightly, push-capacity, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/);
+    expect(stderr).toMatch(/unknown job "nigthly"; the jobs are: accuracy, nightly, push-capacity, sync, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/);
   });
 
   it('exits 2 for a bad option or a bad option value', async () => {

@@ -1,8 +1,9 @@
 // runJob: one run of a job, recorded in the ledger with its outcome and the exit code `efsync run` uses.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/runner/exit-codes.js';
-import { defineJob, JobUsageError } from '../src/runner/job.js';
+import { EXIT } from '../src/boundary.js';
+import { UsageError } from '../src/boundary.js';
+import { defineJob } from '../src/runner/job.js';
 import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { runJob } from '../src/runner/run.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
@@ -39,7 +40,7 @@ describe('runJob', () => {
     const broken = defineJob({ name: 'broken', description: '', schedule: null, run: async () => { throw new Error('service unreachable'); } });
     const failed = await runJob(broken, { config, log: quietLog, now: () => NOW - 1000 });
     expect(failed).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'service unreachable' });
-    const misused = defineJob({ name: 'misused', description: '', schedule: null, run: async () => { throw new JobUsageError('unknown site: nope'); } });
+    const misused = defineJob({ name: 'misused', description: '', schedule: null, run: async () => { throw new UsageError('unknown site: nope'); } });
     expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
     expect((await publishedRuns(config)).map((r) => [r.job, r.status, r.errorSummary])).toEqual([
       ['broken', 'failed', 'service unreachable'],

@@ -1,7 +1,7 @@
 // SIGTERM mid-run: the current site's transaction finishes, the run is recorded as interrupted,
 // the process exits 5 and the lock is free. A killed process (SIGKILL) is found out by the next run.
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/runner/exit-codes.js';
+import { EXIT } from '../src/boundary.js';
 import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { collectStatus } from '../src/runner/status.js';

@@ -8,6 +8,7 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
+import { UsageError } from '../boundary.js';
 import { DAY, HOUR, MINUTE } from '../time.js';
 import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
@@ -93,7 +94,7 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
     const found = await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen');
     const known = new Set(found.flatMap((s) => [s.site_id, s.name]));
     const missing = options.sites.filter((s) => !known.has(s));
-    if (missing.length) throw new Error(`--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`);
+    if (missing.length) throw new UsageError(`--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`);
   }
   // Steps are read from the data only where neither an option nor the site's setting gives them.
   const forecastSteps = options.forecastIntervalMs !== undefined ? 'NULL' : `(SELECT min(step) FROM (

@@ -1,17 +1,21 @@
 // `efsync accuracy`: score the warehouse (results stored, a table or JSON on stdout, an optional
 // report), or with --pairs a CSV file of pairs with no service and no warehouse.
-// Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file.
+// Scoring the warehouse is a run of the accuracy job (lock, ledger, signals, publish); the report
+// goes beside the warehouse unless --report names a file.
+// Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file;
+// 3 the warehouse is busy; 4 failed; 5 interrupted.
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { newRunId } from '../log.js';
-import { EXIT } from '../runner/exit-codes.js';
+import { scoreInRun } from '../../jobs/accuracy.js';
+import { command, UsageError, type Outcome } from '../boundary.js';
+import { reportPath } from '../config.js';
+import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from '../runner/commands.js';
+import { defineJob } from '../runner/job.js';
+import { loadJobs } from '../runner/registry.js';
 import { isTimeZone, parseDuration, parseInstant } from '../time.js';
-import { Warehouse } from '../warehouse/warehouse.js';
-import { InputFileError } from '../yaml.js';
 import { resultsTable, toJsonRows } from './format.js';
 import { INTERVAL_LABELS, parseGroups, type IntervalLabel } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
-import { runPairsAccuracy, runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from './score.js';
+import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
 
 interface Flags {
   from?: string;
@@ -33,9 +37,6 @@ interface Flags {
   distribution?: boolean;
   includeFlagged?: boolean;
 }
-
-/** A usage error: the message names the option. */
-class UsageError extends Error {}
 
 function option<T>(name: string, text: string | undefined, parse: (text: string) => T): T | undefined {
   if (text === undefined) return undefined;
@@ -69,13 +70,16 @@ const collect = (value: string, previous: string[] = []) =>
 function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySettings, now: number): AccuracySettings {
   const reportPath = flags.report === undefined || flags.report === false ? null : flags.report === true ? defaultReport : flags.report;
   const labelled = option('--interval-label', flags.intervalLabel, label);
+  const from = option('--from', flags.from, parseInstant);
+  const to = option('--to', flags.to, parseInstant);
+  checkWindow(from, to, flags.from ?? '', flags.to ?? '');
   return {
     ...base,
     groups: option('--by', flags.by, parseGroups) ?? (flags.pairs ? ['total', 'hour'] : base.groups),
     tz: option('--tz', flags.tz, zone) ?? base.tz,
-    from: option('--from', flags.from, parseInstant),
+    from,
     // Valid times still ahead have no actual yet: the warehouse is scored up to now unless told.
-    to: option('--to', flags.to, parseInstant) ?? (flags.pairs ? undefined : now),
+    to: to ?? (flags.pairs ? undefined : now),
     sites: flags.site,
     models: flags.model,
     deadbandPct: option('--deadband', flags.deadband, percent) ?? base.deadbandPct,
@@ -96,10 +100,10 @@ function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | 
   process.stdout.write(json ? `${JSON.stringify(toJsonRows(asked))}\n` : `${resultsTable(asked)}\n`);
 }
 
-async function accuracyCommand(flags: Flags): Promise<number> {
-  const config = loadConfig(flags.config);
+async function accuracyCommand(flags: Flags): Promise<Outcome> {
+  const config = configWithDb(flags);
   const now = Date.now();
-  const settings = settingsFrom(flags, config.accuracy.report, settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir), now);
+  const settings = settingsFrom(flags, reportPath(config), settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir), now);
   if (flags.pairs) {
     if (flags.site || flags.model || flags.from || flags.to || flags.db) {
       throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
@@ -107,20 +111,31 @@ async function accuracyCommand(flags: Flags): Promise<number> {
     const result = await runPairsAccuracy(flags.pairs, settings, now);
     print(result.rows, settings, flags.json);
     if (settings.reportPath) process.stderr.write(`report: ${settings.reportPath}\n`);
-    return EXIT.ok;
+    return 'ok';
   }
-  const runId = newRunId(now);
-  const warehouse = await Warehouse.open({ path: flags.db ?? config.warehouse.path, holder: { job: 'accuracy', runId } });
-  try {
-    const run = await runWarehouseAccuracy(warehouse, settings, { runId, now });
-    await warehouse.publish();
-    print(run.result.rows, settings, flags.json);
-    for (const s of run.result.skipped) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
-    if (run.reportPath) process.stderr.write(`report: ${run.reportPath}\n`);
-    return run.result.skipped.length ? EXIT.partial : EXIT.ok;
-  } finally {
-    await warehouse.close();
-  }
+  // Scoring writes the warehouse (accuracy_runs, accuracy_results): a run of the accuracy job
+  // through the runner, with this command's settings.
+  const registered = (await loadJobs()).get('accuracy');
+  let scored: WarehouseRun | undefined;
+  const job = defineJob({
+    ...registered,
+    run: async (ctx) => {
+      const { outcome, run } = await scoreInRun(ctx, settings);
+      scored = run;
+      return outcome;
+    },
+  });
+  return runCommandJob(job, config, {}, {}, {
+    print: (result) => {
+      if (scored) print(scored.result.rows, settings, flags.json);
+      for (const s of scored?.result.skipped ?? []) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+      if (scored?.reportPath) process.stderr.write(`report: ${scored.reportPath}\n`);
+      if (result.status === 'busy') process.stderr.write(`not run: ${result.error}\n`);
+      else if (!scored && result.error) process.stderr.write(`error: ${result.error}\n`);
+    },
+    // --json keeps stdout one JSON array.
+    runLineTo: flags.json ? process.stderr : process.stdout,
+  });
 }
 
 export function registerAccuracyCommands(program: Command): void {
@@ -134,9 +149,9 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--by <groups>', 'groups: total,lead,hour,weekday,month,date,site,model (default total,lead,hour; with --pairs total,hour)')
     .option('--tz <zone>', 'time zone of hour, weekday, month and date (default: accuracy.tz of the config, UTC)')
     .option('--json', 'print a JSON array of rows instead of the table')
-    .option('--report [file]', 'write the HTML report (default file: accuracy.report of the config, data/report.html)')
-    .option('--db <path>', 'the warehouse (default: warehouse.path of the config, or EFSYNC_DB)')
-    .option('--config <file>', 'config file (default config/efsync.yaml)')
+    .option('--report [file]', 'write the HTML report (default file: accuracy.report of the config, report.html beside the warehouse)')
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION)
     .option('--pairs <file>', 'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)')
     .option('--interval-label <label>', 'beginning, ending or instant, for forecasts and actuals (default: service.interval_label, interval-beginning as the the service guides show)')
     .option('--deadband <percent>', 'errors within this percentage of the actual count as zero')
@@ -145,18 +160,5 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
     .option('--include-flagged', 'score actuals that failed a data-quality check too (by default they count as missing: docs/accuracy.md, Data quality)')
     .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that take a second pass over the values (faster on very large windows)')
-    .action(async (flags: Flags) => {
-      try {
-        process.exitCode = await accuracyCommand(flags);
-      } catch (error) {
-        if (!(error instanceof UsageError || error instanceof InputFileError || isOptionError(error))) throw error;
-        process.stderr.write(`efsync accuracy: ${(error as Error).message}\n`);
-        process.exitCode = EXIT.usage;
-      }
-    });
-}
-
-/** Errors that name an option or a site the user asked for (thrown by parsing and alignment). */
-function isOptionError(error: unknown): boolean {
-  return error instanceof Error && /^--[a-z-]+:? /.test(error.message);
+    .action(command<[], Flags>(accuracyCommand));
 }

@@ -1,11 +1,11 @@
 // `efsync capacity check | plan | apply`: the operator's loop over the capacity folder.
 // Exit codes: 0 all well; 1 some site's push failed (the others landed); 2 invalid files or usage;
-// apply also uses the runner's codes (3 warehouse busy, 4 failed as a whole, 5 interrupted).
+// apply is a run of the push-capacity job (3 warehouse busy, 4 failed as a whole, 5 interrupted).
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { command, type Outcome } from '../boundary.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
-import { EXIT } from '../runner/exit-codes.js';
-import { JobUsageError } from '../runner/job.js';
+import { CONFIG_OPTION, runCommandJob } from '../runner/commands.js';
 import { InputFileError } from '../yaml.js';
 import { CapacityConfigError, checkCapacityDir } from './validate.js';
 
@@ -39,22 +39,20 @@ function errorJson(errors: InputFileError[]) {
   return errors.map((e) => ({ file: e.file, line: e.line, column: e.column, rule: e.rule }));
 }
 
-/** Runs a command body; invalid files, config or options end it with exit code 2 and say why. */
-async function guarded(flags: CommonFlags, body: (config: LoadedConfig) => Promise<number>): Promise<void> {
-  try {
-    process.exitCode = await body(configFor(flags));
-  } catch (error) {
-    const errors = error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
-    if (errors) {
+/** A command body; invalid capacity files are listed one per line (and in --json), then exit 2. */
+function guarded(body: (config: LoadedConfig, flags: CommonFlags) => Promise<Outcome>) {
+  return command<[], CommonFlags>(async (flags) => {
+    const config = configFor(flags);
+    try {
+      return await body(config, flags);
+    } catch (error) {
+      const errors = error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
+      if (!errors) throw error;
       if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(errors) })}\n`);
       printErrors(errors);
-    } else if (error instanceof JobUsageError) {
-      process.stderr.write(`${error.message}\n`);
-    } else {
-      throw error;
+      return 'config';
     }
-    process.exitCode = EXIT.usage;
-  }
+  });
 }
 
 export function registerCapacityCommands(program: Command): void {
@@ -63,28 +61,28 @@ export function registerCapacityCommands(program: Command): void {
     .description('Capacity timelines from config files: check them, plan the change, apply it');
   const common = (command: Command) => command
     .option('--dir <dir>', 'capacity folder (default: capacity.dir of the config, config/capacity)')
-    .option('--config <file>', 'config file (default config/efsync.yaml)');
+    .option(...CONFIG_OPTION);
 
   common(capacity.command('check'))
     .description('Validate the capacity files without the network (for the config repository\'s CI)')
     .option('--json', 'print the result as JSON')
-    .action((flags: CommonFlags) => guarded(flags, async (config) => checkCommand(config, flags)));
+    .action(guarded(async (config, flags) => checkCommand(config, flags)));
 
   common(capacity.command('plan'))
     .description('Show what apply would change, per site, against the service and against the last push')
     .option('--site <id...>', 'only these sites (id or name); every file is still validated')
     .option('--db <path>', 'warehouse holding the push ledger (default: warehouse.path of the config)')
     .option('--json', 'print the plan as JSON (for CI)')
-    .action((flags: CommonFlags) => guarded(flags, (config) => planCommand(config, flags)));
+    .action(guarded(planCommand));
 
   common(capacity.command('apply'))
     .description('Push the sites whose timeline changed; every push is recorded in the warehouse ledger')
     .option('--site <id...>', 'only these sites (id or name); every file is still validated')
     .option('--db <path>', 'warehouse holding the push ledger (default: warehouse.path of the config)')
-    .action((flags: CommonFlags) => guarded(flags, (config) => applyCommand(config, flags)));
+    .action(guarded(applyCommand));
 }
 
-function checkCommand(config: LoadedConfig, flags: CommonFlags): number {
+function checkCommand(config: LoadedConfig, flags: CommonFlags): Outcome {
   const { timelines, errors } = checkCapacityDir(config.capacity.dir);
   const unchecked = 'that each site exists and that no value exceeds its nameplate by more than ' +
     `${config.capacity.max_over_nameplate_pct}%`;
@@ -103,10 +101,10 @@ function checkCommand(config: LoadedConfig, flags: CommonFlags): number {
     if (errors.length > 0) printErrors(errors);
     process.stdout.write(`Not checked offline (needs the service): ${unchecked}; \`efsync capacity plan\` checks those too.\n`);
   }
-  return errors.length > 0 ? EXIT.usage : EXIT.ok;
+  return errors.length > 0 ? 'config' : 'ok';
 }
 
-async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<number> {
+async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<Outcome> {
   // Loaded on use, so that `check` starts without the client, the emulator or DuckDB.
   const { createLogger } = await import('../log.js');
   const { connectService } = await import('../service.js');
@@ -123,33 +121,22 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<nu
       flags.site,
     );
     process.stdout.write(flags.json ? `${JSON.stringify(planJson(plan))}\n` : `${formatPlan(plan)}\n`);
-    return plan.sites.some((site) => site.readError) ? EXIT.partial : EXIT.ok;
+    return plan.sites.some((site) => site.readError) ? 'partial' : 'ok';
   } finally {
     await warehouse?.close();
     await connection.close();
   }
 }
 
-async function applyCommand(config: LoadedConfig, flags: CommonFlags): Promise<number> {
+async function applyCommand(config: LoadedConfig, flags: CommonFlags): Promise<Outcome> {
   // The offline rules first: a broken file stops here, before any connection or lock.
   const { errors } = checkCapacityDir(config.capacity.dir);
   if (errors.length > 0) throw new CapacityConfigError(errors);
-  const { createLogger } = await import('../log.js');
-  const { runJob } = await import('../runner/run.js');
   const { default: pushCapacity } = await import('../../jobs/push-capacity.js');
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(signal));
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
-  try {
-    const result = await runJob(pushCapacity, {
-      config, options: flags.site ? { sites: flags.site } : {}, trigger: 'manual', signal: stop.signal,
-      log: createLogger({ level: config.log.level }),
-    });
-    for (const line of result.summary) process.stdout.write(`${line}\n`);
-    if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);
-    process.stdout.write(`run ${result.runId}: ${result.status}\n`);
-    return result.exitCode;
-  } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-  }
+  return runCommandJob(pushCapacity, config, {}, flags.site ? { sites: flags.site } : {}, {
+    print: (result) => {
+      for (const line of result.summary) process.stdout.write(`${line}\n`);
+      if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);
+    },
+  });
 }

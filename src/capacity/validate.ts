@@ -2,7 +2,7 @@
 // duplicates, windows) need only the file; the site rules (the site exists, values within its
 // nameplate) need the service's site list. Every error names file, line, column and rule.
 import { nameplateKw, type SiteResponse } from '../api/schemas.js';
-import { JobUsageError } from '../runner/job.js';
+import { ConfigError } from '../boundary.js';
 import { formatMinute } from '../time.js';
 import { InputFileError } from '../yaml.js';
 import { readCapacityDir, type CapacityFile, type Position, type SourceWindow } from './files.js';
@@ -26,11 +26,10 @@ export interface SiteTimeline extends Timeline {
   nameplateKw: number | null;
 }
 
-/** One or more files broke a rule: nothing may be pushed (a usage error: `efsync run` exits 2). */
-export class CapacityConfigError extends JobUsageError {
+/** One or more files broke a rule: nothing may be pushed (a config error: exit 2). */
+export class CapacityConfigError extends ConfigError {
   constructor(readonly errors: InputFileError[]) {
     super(`${errors.length} error${errors.length === 1 ? '' : 's'} in the capacity files:\n${errors.map((e) => `  ${e.message}`).join('\n')}`);
-    this.name = 'CapacityConfigError';
   }
 }
 

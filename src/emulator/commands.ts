@@ -1,5 +1,6 @@
 // `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
+import { command, stopSignal, UsageError, type Outcome } from '../boundary.js';
 import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
 import { startEmulator } from './server.js';
 
@@ -17,8 +18,6 @@ interface EmulatorFlags {
   profile: string;
 }
 
-class FlagError extends Error {}
-
 export function registerEmulatorCommands(program: Command): void {
   program
     .command('emulator')
@@ -34,34 +33,28 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
     .option('--history-days <n>', 'days of history before today', '14')
     .option('--profile <name>', 'rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages\' shapes)', 'rich')
-    .action(async (flags: EmulatorFlags) => {
-      process.exitCode = await emulatorCommand(flags);
-    });
+    .action(command<[], EmulatorFlags>(emulatorCommand));
 }
 
-async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
-  let options: Parameters<typeof startEmulator>[0];
-  try {
-    options = optionsFrom(flags);
-  } catch (error) {
-    if (!(error instanceof FlagError)) throw error;
-    process.stderr.write(`efsync emulator: ${error.message}\n`);
-    return 2;
-  }
+/** Serves until SIGINT or SIGTERM, then saves its state (with --state) and exits 0. */
+async function emulatorCommand(flags: EmulatorFlags): Promise<Outcome> {
+  const options = optionsFrom(flags);
+  const stop = stopSignal();
   const emulator = await startEmulator(options);
   process.stdout.write(`efsync emulator listening on ${emulator.url}\n`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+  await new Promise<void>((resolve) => {
+    if (stop.aborted) resolve();
+    stop.addEventListener('abort', () => resolve(), { once: true });
   });
   await emulator.close();
+  const signal = stop.reason instanceof Error ? stop.reason.message : 'signal';
   process.stderr.write(`efsync emulator: stopped on ${signal}${options.statePath ? `, state saved to ${options.statePath}` : ''}\n`);
-  return 0;
+  return 'ok';
 }
 
 function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] {
   const apiKeys = flags.apiKey ?? (process.env.EFSYNC_API_KEY ? [process.env.EFSYNC_API_KEY] : []);
-  if (apiKeys.length === 0) throw new FlagError('--api-key is required (or set EFSYNC_API_KEY)');
+  if (apiKeys.length === 0) throw new UsageError('--api-key is required (or set EFSYNC_API_KEY)');
   return {
     apiKeys,
     host: flags.host,
@@ -80,19 +73,19 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
 function integer(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new FlagError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
   }
   return value;
 }
 
 function profileOf(text: string): EmulatorProfile {
   const profile = EMULATOR_PROFILES.find((p) => p === text);
-  if (!profile) throw new FlagError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
+  if (!profile) throw new UsageError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
   return profile;
 }
 
 function share(flag: string, text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new FlagError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new UsageError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
   return value;
 }

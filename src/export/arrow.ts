@@ -8,6 +8,7 @@ import {
   Bool, DateDay, Float64, Int32, Int64, RecordBatch, RecordBatchFileWriter, Table, TimestampMillisecond, Utf8,
   vectorFromArray, type DataType,
 } from 'apache-arrow';
+import { quoteIdentifier } from '../warehouse/sql.js';
 
 /** DuckDB types with an Arrow counterpart; every other type (JSON, lists, decimals) travels as text. */
 const ARROW_TYPES: Record<string, () => DataType> = {
@@ -22,10 +23,6 @@ const ARROW_TYPES: Record<string, () => DataType> = {
   DATE: () => new DateDay(),
   'TIMESTAMP WITH TIME ZONE': () => new TimestampMillisecond('UTC'),
 };
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
 
 /** The query with every column Arrow cannot take as it is cast to VARCHAR. */
 async function arrowReadyQuery(connection: DuckDBConnection, query: string): Promise<string> {

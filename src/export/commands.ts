@@ -1,16 +1,15 @@
 // `efsync export`: a table, a view or a query of the published warehouse as an Arrow IPC file.
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { EXIT } from '../runner/exit-codes.js';
-import { Warehouse } from '../warehouse/warehouse.js';
+import { command, UsageError, type Outcome } from '../boundary.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from '../runner/commands.js';
+import { openPublished, userQuery } from '../sql.js';
+import { quoteIdentifier } from '../warehouse/sql.js';
 import { exportArrow } from './arrow.js';
 
-interface ExportFlags {
+interface ExportFlags extends CommonFlags {
   table?: string;
   query?: string;
   out: string;
-  db?: string;
-  config?: string;
 }
 
 export function registerExportCommands(program: Command): void {
@@ -20,31 +19,21 @@ export function registerExportCommands(program: Command): void {
     .option('--table <name>', 'a table or view, e.g. forecast_vs_actual')
     .option('--query <sql>', 'any SELECT over the warehouse')
     .requiredOption('--out <file>', 'the .arrow file to write')
-    .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
-    .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
-    .action(async (flags: ExportFlags) => {
-      process.exitCode = await exportCommand(flags);
-    });
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION)
+    .action(command<[], ExportFlags>(exportCommand));
 }
 
-async function exportCommand(flags: ExportFlags): Promise<number> {
-  if ((flags.table === undefined) === (flags.query === undefined)) {
-    process.stderr.write('efsync export: give either --table or --query\n');
-    return EXIT.usage;
-  }
-  if (flags.table !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(flags.table)) {
-    process.stderr.write(`efsync export: --table ${JSON.stringify(flags.table)} is not a table or view name\n`);
-    return EXIT.usage;
-  }
-  const config = loadConfig(flags.config);
-  const warehouse = await Warehouse.open({ path: flags.db ?? config.warehouse.path, readOnly: true });
+async function exportCommand(flags: ExportFlags): Promise<Outcome> {
+  if ((flags.table === undefined) === (flags.query === undefined)) throw new UsageError('give either --table or --query');
+  const config = configWithDb(flags);
+  const warehouse = await openPublished(config.warehouse.path);
   try {
-    const rows = await exportArrow(warehouse.connection, flags.query ?? `SELECT * FROM ${flags.table}`, flags.out);
+    const sql = flags.query ?? `SELECT * FROM ${quoteIdentifier(flags.table!)}`;
+    await userQuery(warehouse, `SELECT * FROM (${sql}) LIMIT 0`, flags.query ? '--query' : `--table ${flags.table}`);
+    const rows = await exportArrow(warehouse.connection, sql, flags.out);
     process.stdout.write(`${flags.out}: ${rows} rows\n`);
-    return EXIT.ok;
-  } catch (error) {
-    process.stderr.write(`efsync export: ${(error as Error).message}\n`);
-    return EXIT.usage;
+    return 'ok';
   } finally {
     await warehouse.close();
   }

@@ -10,6 +10,8 @@
  *   inShard(sites, shard)         → the sites whose site_id falls in the shard (all when no shard)
  */
 
+import { UsageError } from '../boundary.js';
+
 export interface Shard {
   /** From 0 to count - 1. */
   index: number;
@@ -17,12 +19,7 @@ export interface Shard {
 }
 
 /** A shard setting that makes no sense: a usage error naming where it came from. */
-export class ShardError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ShardError';
-  }
-}
+export class ShardError extends UsageError {}
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;

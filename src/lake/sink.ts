@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { JobUsageError, type Job, type JobOptions } from '../runner/job.js';
+import { UsageError } from '../boundary.js';
+import type { Job, JobOptions } from '../runner/job.js';
 import { WriterLock } from '../warehouse/lock.js';
 import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
 import { commitToLake } from './commit.js';
@@ -55,9 +56,9 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const { config, options, log } = opts;
   const { holder, lockWaitMs, onWait } = opts.open;
   const lake = config.lake;
-  if (!lake) throw new JobUsageError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
+  if (!lake) throw new UsageError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
   if (!isLakeJob(opts.job)) {
-    throw new JobUsageError(`job ${opts.job.name} cannot write to the lake (only the sync jobs can): run it on a warehouse (sink warehouse)`);
+    throw new UsageError(`job ${opts.job.name} cannot write to the lake (only the sync jobs can): run it on a warehouse (sink warehouse)`);
   }
   const who = shardTag(options.shard);
   await ensureLake(lake);

@@ -1,7 +1,8 @@
 // A job made of other jobs, run in order in one run (one lock, one ledger row, one signal).
 // The chain stops only on a fatal step (one that failed as a whole or threw) or on the signal:
 // a partial sync, where some sites failed, still lets the steps after it run.
-import { JobUsageError, type Failure, type JobContext, type JobOutcome } from './job.js';
+import { outcomeOf } from '../boundary.js';
+import type { Failure, JobContext, JobOutcome } from './job.js';
 import type { JobRegistry } from './registry.js';
 
 export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {
@@ -36,7 +37,8 @@ async function runStep(ctx: JobContext, step: string, run: () => Promise<JobOutc
   try {
     return await run();
   } catch (error) {
-    if (error instanceof JobUsageError) throw error; // the chain's options or config are wrong: exit 2
+    const outcome = outcomeOf(error);
+    if (outcome === 'usage' || outcome === 'config') throw error; // the chain's options or config are wrong: exit 2
     const reason = error instanceof Error ? error.message : String(error);
     ctx.log.error({ step, err: error }, 'step failed');
     return { status: 'failed', rows: {}, failures: [{ resource: step, reason }] };

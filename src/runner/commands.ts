@@ -1,15 +1,16 @@
-// `efsync run`, `efsync schedule`, `efsync status` and `efsync config schema|check`: the human
-// summary on stdout, pino JSON logs on stderr, and the exit codes of exit-codes.ts.
+// `efsync run`, `efsync schedule`, `efsync status` and `efsync config schema|check`, and the one
+// way every writing command runs a job (`runCommandJob`): the human summary on stdout, pino JSON
+// logs on stderr, the outcome for the boundary's exit-code table.
 import type { Command } from 'commander';
-import { configJsonSchema, loadConfig, resolveApiKey, type LoadedConfig } from '../config.js';
+import { command, ConfigError, stopSignal, UsageError, type Outcome } from '../boundary.js';
+import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConfig, type Resource } from '../config.js';
+import { parseShard, shardFromEnv } from '../lake/shard.js';
 import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
-import { jobOptions } from '../sync/commands.js';
-import { parseDuration } from '../time.js';
-import { EXIT } from './exit-codes.js';
+import { parseDuration, parseInstant } from '../time.js';
 import type { Job, JobOptions } from './job.js';
-import { loadJobs, type JobRegistry } from './registry.js';
-import { onShutdownSignals } from './signals.js';
+import { loadJobs } from './registry.js';
+import type { RunResult } from './run.js';
 
 export interface CommonFlags {
   db?: string;
@@ -26,176 +27,182 @@ export interface RunFlags extends CommonFlags {
   wait?: string;
 }
 
-export function registerRunnerCommands(program: Command): void {
-  usageExits(program.command('run'))
-    .description('Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted')
-    .argument('<job>', 'the job (see `efsync status` for the list)')
+export const DB_OPTION = ['--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)'] as const;
+export const CONFIG_OPTION = ['--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)'] as const;
+
+/** The options of every command that runs a job (`efsync run`, `efsync sync`). */
+export function runOptions(cmd: Command): Command {
+  return cmd
     .option('--site <id...>', 'only these sites (id or name); repeatable')
     .option('--shard <I/N>', 'only the sites of shard I of N (from 0; or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)')
     .option('--from <iso>', 'backfill a historical window from this instant (with --to)')
     .option('--to <iso>', 'end of the backfill window')
-    .option('--only <resources>', 'comma-separated subset of sites,models,forecasts,outputs,actuals')
+    .option('--only <resources>', `comma-separated subset of ${RESOURCES.join(',')}`)
     .option('--timeout <duration>', 'abort the run after this long (default schedule.timeout; 0 for none)')
     .option('--wait <duration>', 'wait this long for another writer (default warehouse.lock_wait)')
-    .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
-    .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
-    .action(async (name: string, flags: RunFlags) => {
-      process.exitCode = await runJobCommand(name, flags);
-    });
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION);
+}
 
-  usageExits(program.command('schedule'))
+export function registerRunnerCommands(program: Command): void {
+  runOptions(program.command('run'))
+    .description('Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted')
+    .argument('<job>', 'the job (see `efsync status` for the list)')
+    .action(command<[string], RunFlags>(async (name, flags) => {
+      const config = configWithDb(flags);
+      return runCommandJob((await loadJobs()).get(name), config, flags, jobOptions(flags));
+    }));
+
+  program.command('schedule')
     .description('Run the scheduler daemon (schedule.* in the config); stops gracefully on SIGINT/SIGTERM and exits 0')
-    .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
-    .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
-    .action(async (flags: CommonFlags) => {
-      process.exitCode = await scheduleCommand(flags);
-    });
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION)
+    .action(command<[], CommonFlags>((flags) => scheduleCommand(flags)));
 
-  usageExits(program.command('status'))
+  program.command('status')
     .description('Last run of each job, next scheduled times, freshness per site and recent failures')
     .option('--json', 'print one JSON object')
-    .option('--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)')
-    .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
-    .action(async (flags: CommonFlags & { json?: boolean }) => {
-      process.exitCode = await statusCommand(flags);
-    });
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION)
+    .action(command<[], CommonFlags & { json?: boolean }>((flags) => statusCommand(flags)));
 
-  const config = usageExits(program.command('config')).description('The config file: its JSON Schema, and a check of it');
-  usageExits(config.command('schema'))
+  const config = program.command('config').description('The config file: its JSON Schema, and a check of it');
+  config.command('schema')
     .description('Print the JSON Schema of config/efsync.yaml (for editors: yaml-language-server)')
-    .action(() => {
+    .action(command<[], object>(() => {
       process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
-    });
-  usageExits(config.command('check'))
+      return 'ok';
+    }));
+  config.command('check')
     .description('Validate the config file and the schedules in it; exit 2 naming the key and line when invalid')
-    .option('--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)')
-    .action(async (flags: CommonFlags) => {
-      process.exitCode = await checkCommand(flags);
-    });
+    .option(...CONFIG_OPTION)
+    .action(command<[], CommonFlags>((flags) => checkCommand(flags)));
 }
 
-/** Commander's own errors (unknown option, missing argument) exit with the usage code, not 1. */
-function usageExits(command: Command): Command {
-  return command.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-  });
+/** The config, with `--db` taking precedence over the file and the environment. */
+export function configWithDb(flags: CommonFlags): LoadedConfig {
+  const config = loadConfig(flags.config);
+  return flags.db ? { ...config, warehouse: { ...config.warehouse, path: flags.db } } : config;
 }
 
-/** Config and jobs, or the usage exit code after saying what is wrong. */
-async function setUp(command: string, flags: CommonFlags): Promise<{ config: LoadedConfig; registry: JobRegistry } | number> {
+/** The job options from the flags; anything wrong is a usage error naming the flag. */
+export function jobOptions(flags: Pick<RunFlags, 'only' | 'site' | 'shard' | 'from' | 'to'>, env: NodeJS.ProcessEnv = process.env): JobOptions {
+  const options: JobOptions = {};
+  const shard = flags.shard !== undefined ? parseShard(flags.shard, '--shard') : shardFromEnv(env);
+  if (shard) options.shard = shard;
+  if (flags.only !== undefined) options.only = parseResources(flags.only);
+  if (flags.site && flags.site.length > 0) options.sites = flags.site;
+  if ((flags.from === undefined) !== (flags.to === undefined)) throw new UsageError('--from and --to go together');
+  if (flags.from !== undefined && flags.to !== undefined) {
+    options.from = instantFlag('--from', flags.from);
+    options.to = instantFlag('--to', flags.to);
+    checkWindow(options.from, options.to, flags.from, flags.to);
+  }
+  return options;
+}
+
+/** `--from` after `--to` is a usage error for every command. */
+export function checkWindow(from: number | undefined, to: number | undefined, fromText: string, toText: string): void {
+  if (from !== undefined && to !== undefined && from >= to) throw new UsageError(`--from ${fromText} must be before --to ${toText}`);
+}
+
+function parseResources(text: string): Resource[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(RESOURCES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--only: unknown resource ${unknown.map((n) => JSON.stringify(n)).join(', ') || '(none given)'}; use a comma-separated subset of ${RESOURCES.join(',')}`);
+  }
+  return RESOURCES.filter((r) => names.includes(r));
+}
+
+export function instantFlag(flag: string, text: string): number {
   try {
-    const config = loadConfig(flags.config);
-    const withDb = flags.db ? { ...config, warehouse: { ...config.warehouse, path: flags.db } } : config;
-    return { config: withDb, registry: await loadJobs() };
-  } catch (error) {
-    process.stderr.write(`efsync ${command}: ${(error as Error).message}\n`);
-    return EXIT.usage;
+    return parseInstant(text);
+  } catch {
+    throw new UsageError(`${flag}: not a timestamp: ${JSON.stringify(text)} (use ISO 8601, e.g. 2026-11-01T00:00Z)`);
   }
 }
 
-/** `efsync run <job>`: one run with the summary on stdout; resolves to the exit code. */
-export async function runJobCommand(name: string, flags: RunFlags): Promise<number> {
-  const setup = await setUp('run', flags);
-  if (typeof setup === 'number') return setup;
-  const { config, registry } = setup;
-  let job: Job;
-  let options: JobOptions;
-  let timeoutMs: number | undefined;
-  let lockWaitMs: number | undefined;
+function durationFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
   try {
-    job = registry.get(name);
-    options = jobOptions(flags);
-    timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout === '0' ? '0s' : flags.timeout);
-    lockWaitMs = flags.wait === undefined ? undefined : parseDuration(flags.wait === '0' ? '0s' : flags.wait);
+    return parseDuration(text === '0' ? '0s' : text);
   } catch (error) {
-    process.stderr.write(`efsync run: ${(error as Error).message}\n`);
-    return EXIT.usage;
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
   }
+}
+
+export interface CommandJobOutput {
+  /** Prints the result (default: the job's summary), before the line naming run, status and exit code. */
+  print?: (result: RunResult) => void;
+  /** Where that line goes (default stdout). */
+  runLineTo?: NodeJS.WritableStream;
+}
+
+/**
+ * One run of `job` for a command (`run`, `sync`, `demo`, `accuracy`, `capacity apply`): the lock,
+ * the ledger row, the timeout, the process's stop signal and the publish of the runner, the
+ * summary on stdout. Resolves to the run's outcome.
+ */
+export async function runCommandJob(
+  job: Job,
+  config: LoadedConfig,
+  flags: Pick<RunFlags, 'timeout' | 'wait'>,
+  options: JobOptions,
+  output: CommandJobOutput = {},
+): Promise<Outcome> {
+  const timeoutMs = durationFlag('--timeout', flags.timeout);
+  const lockWaitMs = durationFlag('--wait', flags.wait);
+  const { runJob } = await import('./run.js');
   const log = createLogger({ level: config.log.level });
-  const shutdown = onShutdownSignals(log);
-  try {
-    const { runJob } = await import('./run.js');
-    const result = await runJob(job, {
-      config, options, trigger: 'manual', log, signal: shutdown.signal, progress: terminalProgress(), timeoutMs, lockWaitMs,
-    }).catch((error: Error) => error);
-    if (result instanceof Error) {
-      // The run could not even be recorded (e.g. the warehouse file is unreadable).
-      log.error({ err: result }, 'run failed before it started');
-      process.stdout.write(`${job.name}: failed before it started: ${result.message}\n`);
-      return EXIT.failed;
-    }
-    const lines = result.summary.length > 0 ? [...result.summary] : [];
-    if (result.status === 'busy') lines.push(`not run: ${result.error}`);
-    else if (result.error) lines.push(`error: ${result.error}`);
-    lines.push(`${job.name} run ${result.runId}: ${result.status} (exit ${result.exitCode}); warehouse ${config.warehouse.path}`);
-    process.stdout.write(`${lines.join('\n')}\n`);
-    return result.exitCode;
-  } finally {
-    shutdown.dispose();
-  }
+  const result = await runJob(job, {
+    config, options, trigger: 'manual', log, signal: stopSignal(), progress: terminalProgress(), timeoutMs, lockWaitMs,
+  });
+  (output.print ?? printSummary)(result);
+  (output.runLineTo ?? process.stdout).write(`${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); warehouse ${config.warehouse.path}\n`);
+  return result.outcome;
 }
 
-async function scheduleCommand(flags: CommonFlags): Promise<number> {
-  const setup = await setUp('schedule', flags);
-  if (typeof setup === 'number') return setup;
+function printSummary(result: RunResult): void {
+  const lines = [...result.summary];
+  if (result.status === 'busy') lines.push(`not run: ${result.error}`);
+  else if (result.error) lines.push(`error: ${result.error}`);
+  if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
+  const config = configWithDb(flags);
+  const registry = await loadJobs();
   const { runDaemon, jobSchedules } = await import('./schedule.js');
-  try {
-    jobSchedules(setup.config, setup.registry);
-  } catch (error) {
-    process.stderr.write(`efsync schedule: ${(error as Error).message}\n`);
-    return EXIT.usage;
-  }
-  const log = createLogger({ level: setup.config.log.level });
-  const shutdown = onShutdownSignals(log);
-  try {
-    await runDaemon({ ...setup, log, signal: shutdown.signal, print: (line) => process.stdout.write(`${line}\n`) });
-    return EXIT.ok;
-  } catch (error) {
-    log.error({ err: error }, 'the scheduler stopped on an error');
-    process.stderr.write(`efsync schedule: ${(error as Error).message}\n`);
-    return EXIT.failed;
-  } finally {
-    shutdown.dispose();
-  }
+  jobSchedules(config, registry);
+  const log = createLogger({ level: config.log.level });
+  await runDaemon({ config, registry, log, signal: stopSignal(), print: (line) => process.stdout.write(`${line}\n`) });
+  return 'ok';
 }
 
-async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<number> {
-  const setup = await setUp('status', flags);
-  if (typeof setup === 'number') return setup;
+async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<Outcome> {
+  const config = configWithDb(flags);
   const { collectStatus, formatStatus } = await import('./status.js');
-  let status;
-  try {
-    status = await collectStatus(setup.config, setup.registry);
-  } catch (error) {
-    process.stderr.write(`efsync status: ${(error as Error).message}\n`);
-    return EXIT.usage;
-  }
+  const status = await collectStatus(config, await loadJobs());
   process.stdout.write(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status).join('\n')}\n`);
-  return EXIT.ok;
+  return 'ok';
 }
 
-async function checkCommand(flags: CommonFlags): Promise<number> {
-  const setup = await setUp('config check', flags);
-  if (typeof setup === 'number') return setup;
-  const { config, registry } = setup;
+async function checkCommand(flags: CommonFlags): Promise<Outcome> {
+  const config = loadConfig(flags.config);
   const { jobSchedules } = await import('./schedule.js');
-  try {
-    const schedules = jobSchedules(config, registry).filter((s) => s.expr !== null);
-    const service = config.service.base_url === null ? 'the embedded emulator (demo data)' : config.service.base_url;
-    if (config.service.base_url !== null && resolveApiKey(config) === null) {
-      throw new Error(`service.base_url is ${config.service.base_url} but there is no API key: set EFSYNC_API_KEY or EFSYNC_API_KEY_FILE (or service.api_key_file)`);
-    }
-    const key = config.service.base_url === null ? 'not needed' : 'found';
-    process.stdout.write([
-      `${config.file ?? 'defaults (no config file)'}: ok`,
-      `  service ${service}; API key ${key}`,
-      `  warehouse ${config.warehouse.path}`,
-      `  schedule (${config.schedule.timezone}): ${schedules.map((s) => `${s.job} "${s.expr}"`).join(', ') || 'nothing scheduled'}`,
-      '',
-    ].join('\n'));
-    return EXIT.ok;
-  } catch (error) {
-    process.stderr.write(`efsync config check: ${(error as Error).message}\n`);
-    return EXIT.usage;
+  const schedules = jobSchedules(config, await loadJobs()).filter((s) => s.expr !== null);
+  const service = config.service.base_url === null ? 'the embedded emulator (demo data)' : config.service.base_url;
+  if (config.service.base_url !== null && resolveApiKey(config) === null) {
+    throw new ConfigError(`service.base_url is ${config.service.base_url} but there is no API key`, 'set EFSYNC_API_KEY or EFSYNC_API_KEY_FILE (or service.api_key_file)');
   }
+  const key = config.service.base_url === null ? 'not needed' : 'found';
+  process.stdout.write([
+    `${config.file ?? 'defaults (no config file)'}: ok`,
+    `  service ${service}; API key ${key}`,
+    `  warehouse ${config.warehouse.path}`,
+    `  schedule (${config.schedule.timezone}): ${schedules.map((s) => `${s.job} "${s.expr}"`).join(', ') || 'nothing scheduled'}`,
+    '',
+  ].join('\n'));
+  return 'ok';
 }

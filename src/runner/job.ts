@@ -66,14 +66,3 @@ export interface Job {
 export function defineJob(job: Job): Job {
   return job;
 }
-
-/**
- * A job's options make no sense (an unknown site, `--from` after `--to`): the run is recorded as
- * failed and `efsync run` exits with the usage code (2) instead of the failure code (4).
- */
-export class JobUsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'JobUsageError';
-  }
-}

@@ -71,6 +71,17 @@ export async function insertFailures(wh: Warehouse, runId: string, failures: Fai
 }
 
 /**
+ * The run is stopped hard (a second signal) while its job may hold the connection in a
+ * transaction: the status is written on a connection of its own and committed at once.
+ */
+export async function recordInterrupted(wh: Warehouse, runId: string, at: number, reason: string): Promise<void> {
+  await wh.runAside(
+    `UPDATE runs SET status = 'interrupted', ended_at = $2::TIMESTAMPTZ, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
+    [runId, iso(at), reason],
+  );
+}
+
+/**
  * Runs still marked `running` whose process is gone. Called while holding the writer lock, so
  * no other process can be writing: every `running` row is left over from a crash.
  */

@@ -3,18 +3,18 @@
 import { readdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ConfigError, UsageError } from '../boundary.js';
 import type { Job } from './job.js';
 
 export const JOBS_DIR = fileURLToPath(new URL('../../jobs/', import.meta.url));
 
 /** `efsync run` with a job name that no module in jobs/ defines: a usage error (exit 2). */
-export class UnknownJobError extends Error {
+export class UnknownJobError extends UsageError {
   constructor(
     readonly job: string,
     readonly known: string[],
   ) {
     super(`unknown job "${job}"; the jobs are: ${known.join(', ')}`);
-    this.name = 'UnknownJobError';
   }
 }
 
@@ -35,7 +35,7 @@ export class JobRegistry {
     const job = this.jobs.get(name);
     if (job) return job;
     const broken = this.broken.get(name);
-    if (broken) throw new Error(`job "${name}" (jobs/${name}.ts) did not load: ${broken.message}`);
+    if (broken) throw new ConfigError(`job "${name}" (jobs/${name}.ts) did not load: ${broken.message}`);
     throw new UnknownJobError(name, this.names());
   }
 

@@ -4,16 +4,19 @@
  *   const result = await runJob(job, { config, options?, trigger?: 'manual', scheduledFor?, attempt?,
  *                                      log?, signal?, now?, progress?, timeoutMs?, lockWaitMs? });
  *   result.status    // ok | partial | failed | interrupted | skipped | busy
- *   result.exitCode  // the documented exit code of `efsync run` (exit-codes.ts)
+ *   result.outcome   // its outcome for the boundary (usage, config, service, ... when it failed)
+ *   result.exitCode  // the documented exit code of that outcome (boundary.ts EXIT)
  *
  * It takes the warehouse writer lock (waiting at most `lockWaitMs`, then `busy` naming the holder),
  * marks runs left `running` by a killed process as crashed, writes the `runs` row (running),
  * runs the job with a child logger carrying the run id, a lazily connected service and a signal
  * aborted by the caller's signal (SIGINT/SIGTERM) or the per-run timeout, then records the outcome
- * and the failures, publishes the snapshot for analysts, and closes everything.
+ * and the failures, publishes the snapshot for analysts, and closes everything. While the job runs,
+ * a second SIGINT/SIGTERM (boundary.ts) records the run as interrupted before the process exits.
  * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
+import { EXIT, onSecondSignal, outcomeOf, type ExitCode, type Outcome } from '../boundary.js';
 import type { LoadedConfig } from '../config.js';
 import { openSink, type RunSink } from '../lake/sink.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
@@ -21,9 +24,11 @@ import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
-import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
-import { JobUsageError, type Failure, type Job, type JobContext, type JobOptions, type JobOutcome } from './job.js';
-import { finishRun, insertFailures, insertRun, lastAttempt, markOrphanedRuns, slotTakenBy, THIS_PROCESS, type RunStatus, type Trigger } from './ledger.js';
+import type { Failure, Job, JobContext, JobOptions, JobOutcome } from './job.js';
+import {
+  finishRun, insertFailures, insertRun, lastAttempt, markOrphanedRuns, recordInterrupted, slotTakenBy, THIS_PROCESS,
+  type RunStatus, type Trigger,
+} from './ledger.js';
 
 export interface RunJobOptions {
   config: LoadedConfig;
@@ -63,6 +68,8 @@ export interface RunResult {
   attempt: number;
   /** `busy`: another process held the warehouse; nothing was written. */
   status: RunStatus | 'busy';
+  /** What the status means for the exit code: a failed run is failed, usage, config or service. */
+  outcome: Outcome;
   exitCode: ExitCode;
   rows: Record<string, number>;
   failures: Failure[];
@@ -81,8 +88,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   const log = runLogger(opts.log ?? createLogger({ level: opts.config.log.level }), job.name, runId);
   const trigger = opts.trigger ?? 'manual';
   let attempt = opts.attempt ?? 1;
-  const result = (status: RunStatus | 'busy', error: string | null, outcome?: JobOutcome): RunResult => ({
-    runId, job: job.name, attempt, status, exitCode: exitCodeFor(status), error, startedAt, endedAt: now(),
+  const result = (status: RunStatus | 'busy', error: string | null, outcome?: JobOutcome, kind = outcomeOfStatus(status)): RunResult => ({
+    runId, job: job.name, attempt, status, outcome: kind, exitCode: EXIT[kind], error, startedAt, endedAt: now(),
     rows: outcome?.rows ?? {}, failures: outcome?.failures ?? [], summary: outcome?.summary ?? [],
   });
 
@@ -99,7 +106,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       },
     });
   } catch (error) {
-    if (error instanceof JobUsageError) return { ...result('failed', error.message), exitCode: EXIT.usage };
+    if (outcomeOf(error) === 'usage') return result('failed', (error as Error).message, undefined, 'usage');
     if (!(error instanceof WarehouseBusyError)) throw error;
     log.warn({ err: error.message }, 'warehouse busy: another efsync process is writing');
     return result('busy', error.message);
@@ -125,7 +132,15 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       status: 'running', errorSummary: null, ...THIS_PROCESS,
     });
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
-    const ended = await execute(job, warehouse, { ...opts, now }, runId, log);
+    // Stopped hard (a second signal), the site in flight rolls back when the process exits; the
+    // ledger says so at once, on a connection of its own, and the next run publishes it.
+    const removeHook = onSecondSignal(() => recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back'));
+    let ended: Ended;
+    try {
+      ended = await execute(job, warehouse, { ...opts, now }, runId, log);
+    } finally {
+      removeHook();
+    }
     await insertFailures(warehouse, runId, ended.outcome.failures, now());
     await finishRun(warehouse, runId, {
       status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
@@ -133,7 +148,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     });
     await sink.publish();
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
-    return { ...result(ended.status, ended.error, ended.outcome), exitCode: ended.exitCode };
+    return result(ended.status, ended.error, ended.outcome, ended.kind);
   } finally {
     await sink.close();
   }
@@ -184,7 +199,7 @@ async function recordSkips(warehouse: Warehouse, skips: SkipNote[]): Promise<voi
 
 interface Ended {
   status: RunStatus;
-  exitCode: ExitCode;
+  kind: Outcome;
   outcome: JobOutcome;
   error: string | null;
 }
@@ -215,13 +230,10 @@ async function execute(
     return judge(outcome, abort.reason());
   } catch (error) {
     const reason = abort.reason();
-    const message = reason ?? (error as Error).message ?? String(error);
+    const message = reason?.message ?? (error as Error).message ?? String(error);
     log.error({ err: error }, 'run failed');
     const outcome: JobOutcome = { status: 'failed', rows: {}, failures: [{ reason: message }] };
-    if (reason === null && error instanceof JobUsageError) {
-      return { status: 'failed', exitCode: EXIT.usage, outcome, error: message };
-    }
-    return judge(outcome, reason);
+    return judge(outcome, reason, reason === null ? outcomeOf(error) : undefined);
   } finally {
     abort.dispose();
     ctx.progress.stop();
@@ -231,24 +243,35 @@ async function execute(
 
 async function connect(config: LoadedConfig, log: Logger, now: () => number): Promise<ServiceConnection> {
   // Loaded on first use: runs that never call the service never start the embedded emulator.
-  const { connectService, MissingApiKeyError } = await import('../service.js');
-  try {
-    return await connectService(config, log, { now });
-  } catch (error) {
-    // No key, or a key file that is missing or empty: configuration, so exit 2 rather than 4.
-    if (error instanceof MissingApiKeyError || /^API key file/.test((error as Error).message)) {
-      throw new JobUsageError((error as Error).message);
-    }
-    throw error;
+  const { connectService } = await import('../service.js');
+  return connectService(config, log, { now });
+}
+
+/** The ledger status of an outcome-less end: busy and skipped runs ran nothing. */
+function outcomeOfStatus(status: RunStatus | 'busy'): Outcome {
+  switch (status) {
+    case 'ok':
+    case 'partial':
+    case 'busy':
+    case 'interrupted':
+      return status;
+    case 'skipped': // only scheduled runs are skipped: their slot was already run
+      return 'busy';
+    case 'failed':
+    case 'crashed':
+    case 'running':
+      return 'failed';
   }
 }
 
-/** The recorded status: an aborted run is interrupted (signal) or failed (timeout), whatever it returned. */
-function judge(outcome: JobOutcome, abortReason: string | null): Ended {
-  const interrupted = abortReason !== null && !abortReason.startsWith('timed out');
-  const status: RunStatus = abortReason === null ? outcome.status : interrupted ? 'interrupted' : 'failed';
-  const error = abortReason ?? firstFailure(outcome);
-  return { status, exitCode: exitCodeFor(status), outcome, error };
+/**
+ * The recorded status: an aborted run is interrupted (signal) or failed (timeout), whatever it
+ * returned; a run that threw failed with the outcome of its error (usage, config, service ...).
+ */
+function judge(outcome: JobOutcome, abort: Abort | null, thrown?: Outcome): Ended {
+  const status: RunStatus = abort === null ? outcome.status : abort.timedOut ? 'failed' : 'interrupted';
+  const kind = abort === null ? thrown ?? outcomeOfStatus(status) : abort.timedOut ? 'failed' : 'interrupted';
+  return { status, kind, outcome, error: abort?.message ?? firstFailure(outcome) };
 }
 
 function firstFailure(outcome: JobOutcome): string | null {
@@ -259,22 +282,31 @@ function firstFailure(outcome: JobOutcome): string | null {
   return `${where ? `${where}: ` : ''}${first.reason}${more}`;
 }
 
+/** Why a run was stopped before it ended by itself. */
+interface Abort {
+  message: string;
+  timedOut: boolean;
+}
+
 /** The caller's signal joined with the per-run timeout; `reason()` says which fired first, if any. */
 function runSignal(outer: AbortSignal | undefined, timeoutMs: number) {
   const controller = new AbortController();
-  let reason: string | null = null;
-  const stop = (why: string) => {
+  let reason: Abort | null = null;
+  const stop = (why: Abort) => {
     reason ??= why;
-    controller.abort(new Error(why));
+    controller.abort(new Error(why.message));
   };
-  const onOuter = () => stop(`interrupted (${String(outer?.reason instanceof Error ? outer.reason.message : outer?.reason ?? 'signal')})`);
+  const onOuter = () => stop({
+    message: `interrupted (${String(outer?.reason instanceof Error ? outer.reason.message : outer?.reason ?? 'signal')})`,
+    timedOut: false,
+  });
   if (outer?.aborted) onOuter();
   outer?.addEventListener('abort', onOuter, { once: true });
-  const timer = timeoutMs > 0 ? setTimeout(() => stop(`timed out after ${formatMs(timeoutMs)}`), timeoutMs) : undefined;
+  const timer = timeoutMs > 0 ? setTimeout(() => stop({ message: `timed out after ${formatMs(timeoutMs)}`, timedOut: true }), timeoutMs) : undefined;
   timer?.unref();
   return {
     signal: controller.signal,
-    reason: () => reason,
+    reason: (): Abort | null => reason,
     dispose: () => {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuter);

@@ -12,6 +12,7 @@ import cron from 'node-cron';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { formatInZone } from '../time.js';
+import { ConfigError } from '../boundary.js';
 import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { coveredUntil } from './ledger.js';
@@ -46,7 +47,7 @@ export function jobSchedules(config: LoadedConfig, registry: JobRegistry): JobSc
     const configured = Object.hasOwn(config.schedule.jobs, job.name);
     const expr = configured ? config.schedule.jobs[job.name] : job.schedule;
     const problem = !configured && expr !== null ? cronProblem(expr) : null;
-    if (problem) throw new Error(`jobs/${job.name}.ts: default schedule ${problem}`);
+    if (problem) throw new ConfigError(`jobs/${job.name}.ts: default schedule ${problem}`);
     return { job: job.name, expr, source: configured ? 'config' : 'default' };
   });
 }
@@ -60,7 +61,7 @@ export function upcoming(expr: string, tz: string, after: number, count: number)
 }
 
 function configError(config: LoadedConfig, path: string[], rule: string): Error {
-  if (!config.file || !existsSync(config.file)) return new Error(`${rule} (set by the defaults or the environment)`);
+  if (!config.file || !existsSync(config.file)) return new ConfigError(`${rule} (set by the defaults or the environment)`);
   const where = parseYaml(readFileSync(config.file, 'utf8'), config.file).positionOf(path);
   return new InputFileError(config.file, where.line, where.column, rule);
 }

@@ -13,8 +13,9 @@ import type { Listing, RejectedItem } from '../api/client.js';
 import { qualitySettingsFromConfig } from '../accuracy/quality.js';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Resource } from '../config.js';
+import { UsageError } from '../boundary.js';
 import { inShard } from '../lake/shard.js';
-import { JobUsageError, type Failure, type JobContext, type JobOutcome } from '../runner/job.js';
+import type { Failure, JobContext, JobOutcome } from '../runner/job.js';
 import { loadModelsOfSites, saveIntervalLabels, type SiteModel } from '../warehouse/loader.js';
 import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
@@ -256,8 +257,8 @@ function countDefaulted(tally: Tally, fields: readonly string[]): void {
 
 async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
   const { from, to } = ctx.options;
-  if ((from === undefined) !== (to === undefined)) throw new JobUsageError('--from and --to go together');
-  if (from !== undefined && to !== undefined && from >= to) throw new JobUsageError('--from must be before --to');
+  if ((from === undefined) !== (to === undefined)) throw new UsageError('--from and --to go together');
+  if (from !== undefined && to !== undefined && from >= to) throw new UsageError('--from must be before --to');
   const sync = ctx.config.sync;
   return {
     client: await ctx.service(),
@@ -279,7 +280,7 @@ async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
  */
 export function selectSites(sites: SiteResponse[], wanted: string[] | undefined): SiteResponse[] {
   const unknown = (wanted ?? []).filter((w) => !sites.some((s) => s.site_id === w || s.name === w));
-  if (unknown.length > 0) throw new JobUsageError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
+  if (unknown.length > 0) throw new UsageError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
   const selected = wanted && wanted.length > 0 ? sites.filter((s) => wanted.includes(s.site_id) || wanted.includes(s.name)) : [...sites];
   return selected.sort((a, b) => (a.site_id < b.site_id ? -1 : a.site_id > b.site_id ? 1 : 0));
 }

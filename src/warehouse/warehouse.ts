@@ -175,6 +175,19 @@ export class Warehouse {
     await this.exclusive(() => this.connection.run(sql, params));
   }
 
+  /**
+   * Runs one statement on a connection of its own, committed at once, outside the queue: for the
+   * last words of a process stopped hard while a transaction holds the main connection.
+   */
+  async runAside(sql: string, params?: SqlParams): Promise<void> {
+    const connection = await this.instance.connect();
+    try {
+      await connection.run(sql, params);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
   /** Runs a statement and returns how many rows it inserted, updated or deleted. */
   async changed(sql: string, params?: SqlParams): Promise<number> {
     return this.exclusive(async () => (await this.connection.run(sql, params)).rowsChanged);
