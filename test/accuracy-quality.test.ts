@@ -19,6 +19,7 @@ import { addCapacity, addForecast, addSite, openTestWarehouse } from './accuracy
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 const MIN = 60_000;
+const HOUR = 60 * MIN;
 /** The default thresholds, for actuals labelled interval-ending (14:00 is 13:45-14:00). */
 const ENDING = { ...DEFAULT_QUALITY, label: 'ending' as const };
 const DAY_START = Date.parse('2026-03-01T00:00:00Z');
@@ -139,12 +140,29 @@ windows:
   });
 });
 
+describe('a wind site', () => {
+  it('at its rated power for hours is neither stale nor clipped; frozen below it, stale', async () => {
+    await addSite(wh, 'w1', 'wind', 3000);
+    const times: number[] = [];
+    const values: number[] = [];
+    for (let i = 1; i <= 24; i++) {
+      times.push(DAY_START + i * HOUR);
+      values.push(i <= 8 ? 3000 : i <= 12 ? 1000 + i * 37 : 900); // rated 8h, varying, then frozen from 13:00
+    }
+    await loadActuals(wh, 'w1', { valid_time: times, value: values }, { now: Date.now(), quality: ENDING });
+    const rows = await wh.all<{ t: string; names: string[] }>(
+      `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE site_id = 'w1' AND flags <> 0 ORDER BY valid_time`);
+    // held from 13:00: stale from 15:00 (2h) to the end of the day
+    expect(rows.map((r) => [r.t, [...r.names]])).toEqual(Array.from({ length: 10 }, (_, i) => [`${15 + i === 24 ? '00' : 15 + i}:00`, ['stale']]));
+  });
+});
+
 describe('the accuracy run', () => {
   it('flags the window anew and shows the counts in the report, beside dropped_flagged', async () => {
     const config = Config.parse({});
     const settings = {
       ...settingsFromConfig(config.accuracy, { forecasts: 'ending', actuals: 'ending' }, dir),
-      groups: ['total' as const], from: at('00:15'), to: at('23:59'), forecastIntervalMs: 15 * MIN,
+      groups: ['total' as const], from: at('00:15'), to: at('23:59'), forecastIntervalMs: 15 * MIN, sites: ['s1'],
       reportPath: join(dir, 'report.html'),
     };
     const run = await runWarehouseAccuracy(wh, settings, { runId: 'quality-1', now: Date.now() });
@@ -161,7 +179,7 @@ describe('efsync status', () => {
   it('counts the flagged actuals per site and flag', async () => {
     await wh.publish();
     const { stdout } = await run('node', [CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
-    const flags = (JSON.parse(stdout) as Status).flags.map((f) => [f.siteId, f.flag, f.count]);
+    const flags = (JSON.parse(stdout) as Status).flags.filter((f) => f.siteId === 's1').map((f) => [f.siteId, f.flag, f.count]);
     expect(flags).toEqual([['s1', 'missing', 1], ['s1', 'negative', 1], ['s1', 'over_capacity', 1], ['s1', 'clipping', 5], ['s1', 'outage', 2]]);
     const text = await run('node', [CLI, 'status', '--db', wh.path], { cwd: dir });
     expect(text.stdout).toMatch(/data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/);

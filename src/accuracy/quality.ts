@@ -33,7 +33,7 @@ export interface QualitySettings {
   nightPct: number;
   /** A plateau: this many consecutive values or more ... */
   clippingPoints: number;
-  /** ... within this share of capacity of each other (SFA's rtol 5e-3), at half the capacity or more. */
+  /** ... within this share of capacity of each other (SFA's rtol 5e-3), at half the capacity or more (solar). */
   clippingPct: number;
   /** How the actuals' timestamps label their intervals (which instant the capacity and outages apply at). */
   label: IntervalLabel;
@@ -125,17 +125,21 @@ function flagsSql(s: QualitySettings, filter: string): string {
   const same = 'value IS NOT NULL AND prev IS NOT NULL AND abs(value - prev) <= 1e-8 + 1e-5 * abs(prev)';
   const near = `value IS NOT NULL AND prev IS NOT NULL AND capacity > 0 AND abs(value - prev) <= ${share(s.clippingPct)}`;
   const bit = (name: FlagName, condition: string) => `CASE WHEN ${condition} THEN ${FLAGS[name]} ELSE 0 END`;
+  const clipping = `type = 'solar' AND value IS NOT NULL AND plateau_n >= ${s.clippingPoints}
+      AND plateau_hi - plateau_lo <= ${share(s.clippingPct)} AND plateau_lo >= 0.5 * capacity`;
+  // A value held is explained, not stale: zero output (night, calm), a wind site at its rated
+  // power, a solar plateau (flagged clipping instead).
+  const explained = `(${generating} AND value = 0) OR (type = 'wind' AND value >= capacity - ${share(s.clippingPct)}) OR (${clipping})`;
   const flags = [
     bit('missing', 'value IS NULL'),
-    bit('stale', `value IS NOT NULL AND (value <> 0 OR NOT ${generating})
+    bit('stale', `value IS NOT NULL AND NOT coalesce(${explained}, FALSE)
       AND epoch_us(valid_time) - epoch_us(run_start) >= ${s.staleSpanMs * 1000}`),
     bit('negative', `${generating} AND value < -${s.negativePct / 100} * coalesce(capacity, 0)`),
     bit('over_capacity', `capacity > 0 AND value > (1 + ${s.overCapacityPct / 100}) * capacity`),
     bit('night', `type = 'solar' AND value > ${s.nightPct / 100} * coalesce(capacity, 0)
       AND coalesce(len_us, 0) <= ${LONGEST_SUN_INTERVAL_US}
       AND ${sunBelow(start)} AND ${sunBelow(`(${start} + ${end}) / 2`)} AND ${sunBelow(end)}`),
-    bit('clipping', `${generating} AND value IS NOT NULL AND plateau_n >= ${s.clippingPoints}
-      AND plateau_hi - plateau_lo <= ${share(s.clippingPct)} AND plateau_lo >= 0.5 * capacity`),
+    bit('clipping', clipping),
     bit('outage', 'in_outage'),
   ];
   // the instant inside the interval: what the capacity timeline and outage windows apply at

@@ -13,11 +13,11 @@ COMMENT ON COLUMN quality_flags.name IS 'Short name, as efsync status and the re
 COMMENT ON COLUMN quality_flags.meaning IS 'When the bit is set';
 INSERT INTO quality_flags VALUES
   (1, 'missing', 'The service reported a gap: the value is NULL'),
-  (2, 'stale', 'The same value (within 1e-5 relative) held since at least accuracy.quality.stale_span before; zero output of solar and wind sites is not stale'),
+  (2, 'stale', 'The same value (within 1e-5 relative) held since at least accuracy.quality.stale_span before; not zero output of solar and wind, a wind site at its capacity (rated power), or a solar plateau (clipping)'),
   (4, 'negative', 'Below -accuracy.quality.negative_pct % of capacity (below 0 without a capacity) at a solar or wind site, which cannot consume'),
   (8, 'over_capacity', 'Above capacity at that instant (capacity timeline, else nameplate) by more than accuracy.quality.over_capacity_pct %'),
   (16, 'night', 'Solar output above accuracy.quality.night_pct % of capacity while the sun is below the horizon for the whole interval'),
-  (32, 'clipping', 'Part of a plateau: at least accuracy.quality.clipping_points consecutive values within accuracy.quality.clipping_pct % of capacity of each other, at half the capacity or more, at a solar or wind site'),
+  (32, 'clipping', 'Part of a plateau of a solar site: at least accuracy.quality.clipping_points consecutive values within accuracy.quality.clipping_pct % of capacity of each other, at half the capacity or more'),
   (64, 'outage', 'Inside an outage or curtailment window declared in a capacity file (windows:)');
 
 CREATE TABLE actual_flags (
