@@ -3,7 +3,7 @@
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
-import { planActuals, planForecastUpdates, planVintages, type WindowSettings } from '../src/sync/windows.js';
+import { cronFires, planActuals, planForecastUpdates, planModelVintages, type WindowSettings } from '../src/sync/windows.js';
 import { DAY, formatInstant } from '../src/time.js';
 
 export interface RawFetchOptions {
@@ -22,7 +22,6 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
     lookback: defaults.lookback,
     initialHistory: options.historyDays * DAY,
     horizon: defaults.horizon,
-    vintageStep: defaults.vintage_step,
   };
   const pool = new Pool(options.baseUrl, { connections: options.connections ?? 32 });
   const limit = pLimit(options.inFlight ?? 32);
@@ -45,7 +44,6 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
 
   const t0 = process.hrtime.bigint();
   const sites: { site_id: string }[] = await get('/sites');
-  const vintages = planVintages(options.now, null, settings).reads;
   const actuals = [planActuals(options.now, null, settings).window];
   await Promise.all(sites.map(async ({ site_id: id }) => {
     const [models] = await Promise.all([
@@ -58,8 +56,9 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
     await Promise.all([
       ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
       ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null)))),
-      ...(models as { id: string }[]).flatMap((m) =>
-        vintages.map((r) => limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))))),
+      ...(models as { id: string; schedule?: { value: string } | null }[]).flatMap((m) =>
+        planModelVintages(options.now, null, settings, updates, cronFires(m.schedule?.value)).reads
+          .map((r) => limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))))),
     ]);
   }));
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;

@@ -61,7 +61,6 @@ const SyncConfig = z.strictObject({
   lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
   initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
   horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
-  vintage_step: Duration.prefault('1d').describe('One as_of per step when reading past model-output vintages (forecasts read every issue time the service lists)'),
   resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
   actual_types: z.array(z.string().regex(/^[\w.-]+$/, 'a series type such as power or availability')).min(1)
     .refine((types) => new Set(types).size === types.length, 'each type once').prefault(['power'])

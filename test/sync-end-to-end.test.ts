@@ -10,8 +10,13 @@ import { clientFor, emulator, NOW, query, runSync, tempDir, testConfig } from '.
 
 const HORIZON = 2 * DAY;
 const HISTORY = 3 * DAY;
-/** initial_history 3d from NOW (14:10 UTC): model outputs are read as of 00:00 UTC of the two days before and of today. */
-const AS_OFS = [startOfUtcDay(NOW) - 2 * DAY, startOfUtcDay(NOW) - DAY, startOfUtcDay(NOW)];
+/** True when the cron schedule (UTC, minute and hour fields as the emulator's models use them) fires at `t`. */
+function cronMatches(schedule: string, t: number): boolean {
+  const [minute, hour] = schedule.split(' ');
+  const date = new Date(t);
+  const field = (spec: string, value: number) => spec === '*' || (spec.startsWith('*/') ? value % Number(spec.slice(2)) === 0 : Number(spec) === value);
+  return field(minute, date.getUTCMinutes()) && field(hour, date.getUTCHours());
+}
 
 /** The site forecast's issue times the sync reads: every one the service lists within initial_history. */
 async function issueTimes(siteId: string): Promise<number[]> {
@@ -123,19 +128,22 @@ describe('a first sync of the emulator', () => {
     }
   });
 
-  it("keeps every model's output by as_of, the vintage's issue time", async () => {
+  it("keeps every model's output by as_of, the vintage's issue time: every vintage the model issued", async () => {
     const site = sites[0];
+    const issues = await issueTimes(site.site_id);
     for (const model of await client.listSiteModels(site.site_id)) {
-      const reads = [
-        ...AS_OFS.map((asOf) => client.getModelOutput(model.id, { start: asOf, end: asOf + HORIZON, asOf })),
-        client.getModelOutput(model.id, { start: NOW - HISTORY, end: NOW + HORIZON }),
-      ];
+      // The model's own issue times, from its cron schedule: each is among the site's listed ones.
+      const own = issues.filter((t) => cronMatches(model.schedule!.value, t));
+      expect(own.length).toBeGreaterThanOrEqual(3 * 4);
+      const reads = own.map((asOf) => client.getModelOutput(model.id, { start: asOf, end: asOf + HORIZON, asOf }));
       const expected = union((await Promise.all(reads)).flatMap((o) => o.valid_time.map((t, i): [string, number | null] =>
         [`${o.as_of}|${t}`, o.forecast[i]])));
       const stored = await query<{ key: string; forecast: number | null }>(db,
         `SELECT concat_ws('|', epoch_ms(as_of), epoch_ms(valid_time)) AS key, forecast FROM model_outputs WHERE model_id = $1`, [model.id]);
       expect(stored.length).toBe(expected.size);
       for (const row of stored) expect(row.forecast).toBe(expected.get(row.key));
+      const vintages = await query<{ n: bigint }>(db, 'SELECT count(DISTINCT as_of) AS n FROM model_outputs WHERE model_id = $1', [model.id]);
+      expect(Number(vintages[0].n)).toBe(own.length);
     }
   });
 
@@ -145,7 +153,7 @@ describe('a first sync of the emulator', () => {
     expect(state).toHaveLength(sites.length * 3);
     for (const row of state) {
       expect(Number(row.synced_to)).toBe(NOW);
-      const lastAsOf = row.resource === 'actuals' ? null : row.resource === 'outputs' ? AS_OFS.at(-1) : (await issueTimes(row.site_id)).at(-1);
+      const lastAsOf = row.resource === 'actuals' ? null : (await issueTimes(row.site_id)).at(-1);
       expect(row.last_as_of === null ? null : Number(row.last_as_of)).toBe(lastAsOf);
     }
   });

@@ -1,6 +1,7 @@
 // The site forecast is synced vintage by vintage from the service's list of issue times (Get Site
 // Forecast Updates): with an AI model issuing every hour, every hourly vintage lands, intraday
-// ones included; a rerun writes nothing; a later clock reads only the vintages issued since.
+// ones included; a rerun writes nothing; a later clock reads only the vintages issued since. Each
+// model's own output likewise: every vintage it issued.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
@@ -72,5 +73,18 @@ describe('forecasts from Forecast Updates', () => {
     // Issued since: the AI model at 15:00, 16:00 and 17:00; the physical model (every 6 hours) and
     // the quantile models (at :15 every 6 hours) issue next at 18:00 and 18:15, after the clock.
     expect(forecastReads).toHaveLength(3);
+  });
+
+  it('stores every hourly vintage of the AI model\'s own output, and the physical model\'s every six hours', async () => {
+    const run = await runSync(config, { only: ['models', 'outputs'] }, later);
+    expect(run.status).toBe('ok');
+    const asOfs = async (name: string) => (await query<{ t: bigint }>(config.warehouse.path,
+      'SELECT DISTINCT epoch_ms(o.as_of) AS t FROM model_outputs o JOIN models m USING (model_id) WHERE m.name = $1 ORDER BY t', [name]))
+      .map((row) => Number(row.t));
+    const hours = (times: number[]) => times.map((t) => (t - startOfUtcDay(NOW)) / HOUR);
+    // initial_history 1d back from 17:10: from 18:00 the day before to 17:00.
+    expect(hours(await asOfs('ai'))).toEqual(Array.from({ length: 24 }, (_, i) => i - 6));
+    expect(hours(await asOfs('physical'))).toEqual([-6, 0, 6, 12]);
+    expect(totalRows(await runSync(config, { only: ['outputs'] }, later))).toBe(0);
   });
 });

@@ -1,49 +1,11 @@
 // The window and vintage plan: what a sync reads, from the clock and the sync state.
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR } from '../src/time.js';
-import { planActuals, planForecastUpdates, planVintages, type WindowSettings } from '../src/sync/windows.js';
+import { cronFires, planActuals, planForecastUpdates, planModelVintages, type WindowSettings } from '../src/sync/windows.js';
 
-const settings: WindowSettings = { lookback: 6 * HOUR, initialHistory: 3 * DAY, horizon: 2 * DAY, vintageStep: DAY };
+const settings: WindowSettings = { lookback: 6 * HOUR, initialHistory: 3 * DAY, horizon: 2 * DAY };
 const MIDNIGHT = Date.UTC(2026, 10, 18);
 const NOW = MIDNIGHT + 14 * HOUR;
-
-const asOfs = (plan: ReturnType<typeof planVintages>) => plan.reads.map((r) => r.asOf);
-
-describe('planVintages', () => {
-  it('first sync: one as_of per day at 00:00 UTC from the start of history, then the current forecast', () => {
-    const plan = planVintages(NOW, null, settings);
-    expect(asOfs(plan)).toEqual([MIDNIGHT - 2 * DAY, MIDNIGHT - DAY, MIDNIGHT, null]);
-    expect(plan.reads[0]).toEqual({ asOf: MIDNIGHT - 2 * DAY, start: MIDNIGHT - 2 * DAY, end: MIDNIGHT });
-    expect(plan.reads.at(-1)).toEqual({ asOf: null, start: NOW - 3 * DAY, end: NOW + 2 * DAY });
-    expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: MIDNIGHT });
-  });
-
-  it('rerun at the same clock: no past vintage again, the current forecast from synced_to minus the lookback', () => {
-    const plan = planVintages(NOW, { syncedTo: NOW, lastAsOf: MIDNIGHT }, settings);
-    expect(plan.reads).toEqual([{ asOf: null, start: NOW - 6 * HOUR, end: NOW + 2 * DAY }]);
-    expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: MIDNIGHT });
-  });
-
-  it('after three missed days: one vintage per missed day', () => {
-    const later = NOW + 3 * DAY;
-    const plan = planVintages(later, { syncedTo: NOW, lastAsOf: MIDNIGHT }, settings);
-    expect(asOfs(plan)).toEqual([MIDNIGHT + DAY, MIDNIGHT + 2 * DAY, MIDNIGHT + 3 * DAY, null]);
-    expect(plan.reads.at(-1)).toEqual({ asOf: null, start: NOW - 6 * HOUR, end: later + 2 * DAY });
-    expect(plan.mark).toEqual({ syncedTo: later, lastAsOf: MIDNIGHT + 3 * DAY });
-  });
-
-  it('a 6-hour step puts the vintages at 00, 06, 12 and 18 UTC', () => {
-    const plan = planVintages(NOW, { syncedTo: NOW - 12 * HOUR, lastAsOf: MIDNIGHT - 6 * HOUR }, { ...settings, vintageStep: 6 * HOUR });
-    expect(asOfs(plan)).toEqual([MIDNIGHT, MIDNIGHT + 6 * HOUR, MIDNIGHT + 12 * HOUR, null]);
-  });
-
-  it('backfill: one as_of per UTC day in the window, none in the future, no current forecast, no new sync state', () => {
-    const plan = planVintages(NOW, { syncedTo: NOW, lastAsOf: MIDNIGHT }, settings, { from: MIDNIGHT - 4 * DAY - HOUR, to: MIDNIGHT + 5 * DAY });
-    expect(asOfs(plan)).toEqual([MIDNIGHT - 4 * DAY, MIDNIGHT - 3 * DAY, MIDNIGHT - 2 * DAY, MIDNIGHT - DAY, MIDNIGHT]);
-    expect(plan.reads[0]).toEqual({ asOf: MIDNIGHT - 4 * DAY, start: MIDNIGHT - 4 * DAY, end: MIDNIGHT - 2 * DAY });
-    expect(plan.mark).toBeNull();
-  });
-});
 
 describe('planForecastUpdates', () => {
   // Hourly issues from four days ago to two hours from now (a list may run ahead of the clock).
@@ -68,6 +30,25 @@ describe('planForecastUpdates', () => {
     const plan = planForecastUpdates(NOW, null, settings, [...updates, NOW - HOUR], { from: NOW - 3 * HOUR, to: NOW + DAY });
     expect(plan.reads.map((r) => r.asOf)).toEqual([3, 2, 1, 0].map((h) => NOW - h * HOUR));
     expect(plan.mark).toBeNull();
+  });
+});
+
+describe('planModelVintages', () => {
+  // The site's listed issue times: every 30 minutes; the model fires at :00 every 6 hours, and one
+  // vintage (12:00) was published late, at 12:30.
+  const updates = Array.from({ length: 48 * 4 }, (_, i) => NOW - 4 * DAY + i * 30 * 60_000).filter((t) => t !== MIDNIGHT + 12 * HOUR);
+  const sixHourly = cronFires('0 */6 * * *');
+
+  it('reads the first listed issue at or after each fire time, once each', () => {
+    const plan = planModelVintages(NOW, { syncedTo: NOW - DAY, lastAsOf: MIDNIGHT - 6 * HOUR }, settings, updates, sixHourly);
+    expect(plan.reads.map((r) => r.asOf)).toEqual([0, 6, 12.5].map((h) => MIDNIGHT + h * HOUR));
+    expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: NOW - 30 * 60_000 });
+  });
+
+  it('without a readable schedule, every listed issue time', () => {
+    expect(cronFires('not a cron')).toBeNull();
+    const plan = planModelVintages(NOW, { syncedTo: NOW, lastAsOf: NOW - 2 * HOUR }, settings, updates, null);
+    expect(plan.reads.map((r) => r.asOf)).toEqual([NOW - 90 * 60_000, NOW - HOUR, NOW - 30 * 60_000]);
   });
 });
 

@@ -8,8 +8,7 @@ import { planForecastUpdates } from './windows.js';
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
 export const forecastsSync: ResourceSync<ForecastColumns[]> = {
   async fetch(env, site, mark) {
-    const updates = await env.client.getSiteForecastUpdates(site.siteId);
-    const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
+    const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
     const limit = pLimit(env.requestsPerSite);
     const series = await Promise.all(plan.reads.map((read) => limit(() => env.client.getSiteForecast(site.siteId, {
       start: read.start,

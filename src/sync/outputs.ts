@@ -1,4 +1,5 @@
-// Every model's own output, keyed by as_of: past vintages one as_of per step, then the current one.
+// Every model's own output, keyed by as_of: each vintage the model issued (its cron fire times,
+// mapped onto the site's listed issue times), read as of its publication.
 // A malformed vintage fails alone (recorded with its model, as_of and field path); an output with
 // `as_of: null` is a model that has produced nothing yet: nothing to store, and no failure.
 import pLimit from 'p-limit';
@@ -8,16 +9,16 @@ import type { Failure } from '../runner/job.js';
 import { formatInstant } from '../time.js';
 import { loadModelOutputs, type ModelOutputColumns } from '../warehouse/loader.js';
 import { loadOptions, type ResourceSync } from './types.js';
-import { planVintages } from './windows.js';
+import { cronFires, planModelVintages } from './windows.js';
 
 type Read = { output: ModelOutput } | { rejected: Failure };
 
 export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
   async fetch(env, site, mark) {
-    const plan = planVintages(env.now, mark, env.settings, env.backfill);
-    const models = await site.models();
+    const [models, updates] = await Promise.all([site.models(), site.updates()]);
+    const plans = models.map((model) => planModelVintages(env.now, mark, env.settings, updates, cronFires(model.schedule?.value), env.backfill));
     const limit = pLimit(env.requestsPerSite);
-    const reads = await Promise.all(models.flatMap((model) => plan.reads.map((read) => limit(async (): Promise<Read> => {
+    const reads = await Promise.all(models.flatMap((model, m) => plans[m].reads.map((read) => limit(async (): Promise<Read> => {
       try {
         return {
           output: await env.client.getModelOutput(model.id, {
@@ -42,7 +43,7 @@ export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
     return {
       data: outputs.filter((output): output is ModelOutput & { as_of: number } => output.as_of !== null),
       // A rejected vintage is read again next run: the sync state stays where it was.
-      mark: rejected.length > 0 ? null : plan.mark,
+      mark: rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
       rejected,
       defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
     };

@@ -265,7 +265,7 @@ async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
     warehouse: ctx.warehouse,
     now: ctx.now(),
     runId: ctx.runId,
-    settings: { lookback: sync.lookback, initialHistory: sync.initial_history, horizon: sync.horizon, vintageStep: sync.vintage_step },
+    settings: { lookback: sync.lookback, initialHistory: sync.initial_history, horizon: sync.horizon },
     ...(from !== undefined && to !== undefined ? { backfill: { from, to } } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
     quality: qualitySettingsFromConfig(ctx.config.accuracy.quality, ctx.config.service.interval_label.actuals),
@@ -287,8 +287,12 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
 
 function siteTask(env: SyncEnv, site: SiteResponse): SiteTask {
   let listing: Promise<Listing<SiteModel>> | undefined;
+  let updates: Promise<number[]> | undefined;
   const modelListing = () => (listing ??= fetchModels(env.client, site.site_id));
-  return { siteId: site.site_id, modelListing, models: modelListing };
+  return {
+    siteId: site.site_id, modelListing, models: modelListing,
+    updates: () => (updates ??= env.client.getSiteForecastUpdates(site.site_id)),
+  };
 }
 
 function addRows(total: RowCounts, part: RowCounts): void {

@@ -33,6 +33,8 @@ export interface SiteTask {
   /** The site's models that parsed; the malformed ones in `rejected`. */
   modelListing(): Promise<Listing<SiteModel>>;
   models(): Promise<SiteModel[]>;
+  /** The issue times of the site's forecast (Get Site Forecast Updates), read once per run and shared by forecasts and outputs. */
+  updates(): Promise<number[]>;
 }
 
 /** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */

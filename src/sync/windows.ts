@@ -1,6 +1,7 @@
 // Which windows and vintages a sync reads, from how far each site and resource has synced.
-// Pure functions of the clock, the sync state and config.sync, so the plan is testable alone.
-import { DAY } from '../time.js';
+// Pure functions of the clock, the sync state, config.sync and the service's lists, so the plan
+// is testable alone.
+import { CronExpressionParser } from 'cron-parser';
 
 export interface WindowSettings {
   /** Re-read this much before the last synced point (late and revised data). */
@@ -9,8 +10,6 @@ export interface WindowSettings {
   initialHistory: number;
   /** How far past an as_of (and past now) forecasts are read. */
   horizon: number;
-  /** One past vintage per step, on a grid from 00:00 UTC. */
-  vintageStep: number;
 }
 
 /** How far one site and resource has synced (a row of sync_state). */
@@ -41,10 +40,6 @@ export interface VintagePlan {
   mark: SyncMark | null;
 }
 
-function ceilTo(ms: number, step: number): number {
-  return Math.ceil(ms / step) * step;
-}
-
 /** Start of the incremental window: the last synced point minus the lookback, or the start of history. */
 function incrementalStart(now: number, mark: SyncMark | null, settings: WindowSettings): number {
   return mark ? mark.syncedTo - settings.lookback : now - settings.initialHistory;
@@ -57,28 +52,6 @@ export function planActuals(now: number, mark: SyncMark | null, settings: Window
 }
 
 /**
- * Forecasts and model outputs: one past vintage per step on the 00:00 UTC grid, from the
- * step after the last as_of read (or the start of history) up to now, each read over
- * [as_of, as_of + horizon]; then the current one over [synced_to - lookback, now + horizon].
- * A backfill reads one as_of per UTC day of its window (the day-ahead vintages) and no
- * current forecast, and leaves the sync state where it is.
- */
-export function planVintages(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): VintagePlan {
-  if (backfill) {
-    const asOfs = grid(ceilTo(backfill.from, DAY), Math.min(backfill.to, now), DAY);
-    return { reads: asOfs.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon })), mark: null };
-  }
-  const first = mark?.lastAsOf != null
-    ? mark.lastAsOf + settings.vintageStep
-    : ceilTo(now - settings.initialHistory, settings.vintageStep);
-  const asOfs = grid(first, now, settings.vintageStep);
-  const past = asOfs.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon }));
-  const current = { asOf: null, start: incrementalStart(now, mark, settings), end: now + settings.horizon };
-  const lastAsOf = asOfs.at(-1) ?? mark?.lastAsOf ?? null;
-  return { reads: [...past, current], mark: { syncedTo: now, lastAsOf } };
-}
-
-/**
  * The site forecast, from the service's list of issue times (Get Site Forecast Updates): every
  * issued vintage not read yet, each read as of its issue time over [issue, issue + horizon].
  * Incremental: only issue times after the last one read (or, on a first sync, from the start of
@@ -87,18 +60,52 @@ export function planVintages(now: number, mark: SyncMark | null, settings: Windo
  */
 export function planForecastUpdates(now: number, mark: SyncMark | null, settings: WindowSettings, updates: readonly number[],
   backfill?: Backfill): VintagePlan {
-  const [from, to] = backfill
-    ? [backfill.from, Math.min(backfill.to, now)]
-    : [mark?.lastAsOf != null ? mark.lastAsOf + 1 : now - settings.initialHistory, now];
+  const [from, to] = updatesWindow(now, mark, settings, backfill);
   const issues = [...new Set(updates)].filter((issue) => issue >= from && issue <= to).sort((a, b) => a - b);
   const reads = issues.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon }));
   if (backfill) return { reads, mark: null };
   return { reads, mark: { syncedTo: now, lastAsOf: issues.at(-1) ?? mark?.lastAsOf ?? null } };
 }
 
-/** Multiples of `step` from `first` (already on the grid) up to and including `last`. */
-function grid(first: number, last: number, step: number): number[] {
-  const points: number[] = [];
-  for (let t = first; t <= last; t += step) points.push(t);
-  return points;
+/** The issue times a run reads: after the last one read (first sync: within the initial history), or the backfill's. */
+function updatesWindow(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): [number, number] {
+  if (backfill) return [backfill.from, Math.min(backfill.to, now)];
+  return [mark?.lastAsOf != null ? mark.lastAsOf + 1 : now - settings.initialHistory, now];
+}
+
+/**
+ * A model's own output vintages, from the same list of issue times: the model issues on its cron
+ * schedule (UTC), and each fire time in the window maps to the first listed issue time at or after
+ * it (when that vintage was published), read as of that time; repeats are read once. A model with
+ * no readable schedule reads every listed issue time. Window and sync state as for the forecast
+ * (the site's mark is shared by its models).
+ */
+export function planModelVintages(now: number, mark: SyncMark | null, settings: WindowSettings, updates: readonly number[],
+  fires: ((from: number, to: number) => number[]) | null, backfill?: Backfill): VintagePlan {
+  const plan = planForecastUpdates(now, mark, settings, updates, backfill);
+  if (!fires || plan.reads.length === 0) return plan;
+  const issues = plan.reads.map((read) => read.asOf as number);
+  const chosen = new Set<number>();
+  let next = 0;
+  for (const fire of fires(updatesWindow(now, mark, settings, backfill)[0], issues[issues.length - 1])) {
+    while (next < issues.length && issues[next] < fire) next++;
+    if (next < issues.length) chosen.add(issues[next]);
+  }
+  return { reads: plan.reads.filter((read) => chosen.has(read.asOf as number)), mark: plan.mark };
+}
+
+/** The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not parse. */
+export function cronFires(schedule: string | undefined): ((from: number, to: number) => number[]) | null {
+  if (!schedule) return null;
+  try {
+    CronExpressionParser.parse(schedule, { tz: 'UTC' });
+  } catch {
+    return null;
+  }
+  return (from, to) => {
+    const cron = CronExpressionParser.parse(schedule, { currentDate: from - 1, endDate: to, tz: 'UTC' });
+    const fires: number[] = [];
+    while (cron.hasNext()) fires.push(cron.next().getTime());
+    return fires;
+  };
 }
