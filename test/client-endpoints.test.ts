@@ -202,12 +202,13 @@ describe('forecasts, outputs and actuals', () => {
     expect(series.forecast.every((v) => v === null || (v >= 0 && v <= 1))).toBe(true);
   });
 
-  it('reads actuals for a past range at 15-minute steps, each value ending its interval: (start, end]', async () => {
+  it('reads actuals for a past range at 15-minute steps, each value labelled by its interval\'s beginning: [start, end]', async () => {
     const [site] = await client.listSites();
     const start = TODAY - 2 * DAY;
     const actuals = await client.getSiteActuals(site.id, { start, end: start + DAY });
-    expect(actuals.valid_time.length).toBe(96);
-    expect(actuals.valid_time.every((t, i) => t === start + (i + 1) * 15 * 60_000)).toBe(true);
+    // A day's 96 quarter hours from 00:00, and the next day's 00:00: both ends are included.
+    expect(actuals.valid_time.length).toBe(97);
+    expect(actuals.valid_time.every((t, i) => t === start + i * 15 * 60_000)).toBe(true);
     expect(actuals.value.filter((v) => v !== null).length).toBeGreaterThan(80);
   });
 

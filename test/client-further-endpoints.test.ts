@@ -66,7 +66,9 @@ describe('Site Actuals with type', () => {
   it('reads power by default; an upload replaces the values at its times and leaves the others', async () => {
     const { site_id } = await client.createSite(loadSite);
     const before = await client.getSiteActuals(site_id, range);
-    expect(before.valid_time).toHaveLength(24);
+    // Quarter hours labelled by their beginning, 00:00 to 06:00 with both ends included.
+    expect(before.valid_time).toHaveLength(25);
+    expect([before.valid_time[0], before.valid_time.at(-1)]).toEqual([range.start, range.end]);
     const answer = await client.uploadSiteActuals(site_id, {
       data: [{ valid_time: '2026-06-15T01:00:00Z', value: 123.5 }, { valid_time: '2026-06-15T02:00:00Z', value: 0 }],
     });
@@ -105,7 +107,7 @@ describe('Site Actuals with type', () => {
     expect(hours(power)).not.toContain('02:00');
     expect(hours(power)).toContain('00:45');
     expect(hours(power)).toContain('02:15');
-    expect(power.valid_time).toHaveLength(24 - 5);
+    expect(power.valid_time).toHaveLength(25 - 5);
     // The other type was not touched by the power delete.
     expect((await client.getSiteActuals(site_id, { ...range, type: 'availability' })).value).toEqual([1]);
     await client.deleteSiteActuals(site_id, { start: at('2026-06-15T00:00Z'), end: at('2026-06-15T06:00Z'), type: 'availability' });

@@ -38,7 +38,11 @@ describe.each(DST_DAYS)('the DST day ($name) in $start', ({ start: startText, en
   it(`actuals: ${hours} hours of quarter hours, identical to the UTC answer`, async () => {
     const utc = await client.getSiteActuals(siteId, { start, end });
     const local = await client.getSiteActuals(siteId, { start, end, tz: ZONE });
-    expect(utc.valid_time).toHaveLength(hours * 4);
+    // The day's quarter hours, each labelled by its beginning (the first at local 00:00), and the
+    // next day's 00:00: a range includes both of its ends.
+    expect(utc.valid_time).toHaveLength(hours * 4 + 1);
+    expect(utc.valid_time.every((t, i) => t === start + i * 900_000)).toBe(true);
+    expect(utc.valid_time.at(-1)).toBe(end);
     expect(local).toEqual(utc);
   });
 
@@ -48,7 +52,8 @@ describe.each(DST_DAYS)('the DST day ($name) in $start', ({ start: startText, en
     const local = await client.getSiteForecast(siteId, { start, end, asOf, tz: ZONE });
     expect(utc.valid_time.length).toBeGreaterThan(0);
     expect(local).toEqual(utc);
-    expect(local.valid_time.every((t) => t > start && t <= end)).toBe(true);
+    expect(local.valid_time.every((t) => t >= start && t <= end)).toBe(true);
+    expect(local.valid_time[0]).toBe(start);
   });
 
   it('model output, identical to the UTC answer', async () => {
@@ -80,9 +85,11 @@ describe('what the service writes in a zone', () => {
       const start = parseInstant('2026-03-29T01:00:00+01:00');
       const actuals = await client.getSiteActuals(site.id, { start, end: start + 2 * 3_600_000, tz: ZONE });
       const wire = JSON.parse(texts.at(-1)!) as { valid_time: string[] };
-      // Values end their interval: the first is 01:15 local; 01:45 CET is followed by 03:00 CEST.
-      expect(wire.valid_time.slice(2, 4)).toEqual(['2026-03-29T01:45:00+01:00', '2026-03-29T03:00:00+02:00']);
-      expect(actuals.valid_time.every((t, i) => t === start + (i + 1) * 900_000)).toBe(true);
+      // Values are labelled by the beginning of their interval: the first is 01:00 local, the start;
+      // 01:45 CET is followed by 03:00 CEST.
+      expect(wire.valid_time[0]).toBe('2026-03-29T01:00:00+01:00');
+      expect(wire.valid_time.slice(3, 5)).toEqual(['2026-03-29T01:45:00+01:00', '2026-03-29T03:00:00+02:00']);
+      expect(actuals.valid_time.every((t, i) => t === start + i * 900_000)).toBe(true);
     } finally {
       await client.close();
       await proxy.close();

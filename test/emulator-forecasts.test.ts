@@ -6,6 +6,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { api, NOON, sitesByKind, startTestEmulator, type Api } from './emulator-support.js';
 
 const HOUR = 3_600_000;
+const QUARTER = 900_000;
 let clock = NOON;
 let emulator: Emulator;
 let k1: Api;
@@ -25,18 +26,19 @@ async function models(siteId: string): Promise<any[]> {
 const times = (texts: string[]) => texts.map((text) => Date.parse(text));
 
 describe('site forecast', () => {
-  it('covers (today 00:00 UTC, +2 days] by default in 15-minute steps with equal columns', async () => {
+  it('covers [today 00:00 UTC, +2 days] by default, both ends included, in 15-minute steps with equal columns', async () => {
     const { body, status } = await k1.get(`/sites/${kinds.solarFixed.id}/forecast`);
     expect(status).toBe(200);
-    expect(body.valid_time).toHaveLength(192);
-    expect(body.valid_time[0]).toBe('2026-03-29T00:15:00Z');
+    expect(body.valid_time).toHaveLength(193);
+    expect(body.valid_time[0]).toBe('2026-03-29T00:00:00Z');
     expect(body.valid_time.at(-1)).toBe('2026-03-31T00:00:00Z');
     for (const column of ['forecast', 'capacity', 'model_name', 'model_version', 'update_time']) {
-      expect(body[column], column).toHaveLength(192);
+      expect(body[column], column).toHaveLength(193);
     }
+    // Interval-beginning: a vintage issued at I forecasts the quarter hours from the one beginning at I.
     const valid = times(body.valid_time), issued = times(body.update_time);
     for (let i = 0; i < valid.length; i++) {
-      expect(issued[i]).toBeLessThan(valid[i]);
+      expect(issued[i]).toBeLessThanOrEqual(valid[i]);
       expect(issued[i]).toBeLessThanOrEqual(NOON);
     }
   });
@@ -44,12 +46,13 @@ describe('site forecast', () => {
   it('is stitched by priority and falls back to the next model beyond the first one\'s horizon', async () => {
     const site = kinds.wind.id;
     const { body } = await k1.get(`/sites/${site}/forecast`, { start_date: '2026-03-29T12:00Z', end_date: '2026-04-01T12:00Z' });
-    // ai (priority 1) issued last at 09:30 with a 48 h horizon; physical (priority 2) at 12:00 with 72 h.
+    // ai (priority 1) issued last at 09:30 with a 48 h horizon, the quarter hours [09:30, +48 h);
+    // physical (priority 2) at 12:00 with 72 h.
     const names = body.model_name as string[];
     expect(names[0]).toBe('ai');
     expect(names.at(-1)).toBe('physical');
     const lastAi = names.lastIndexOf('ai');
-    expect(body.valid_time[lastAi]).toBe('2026-03-31T09:30:00Z');
+    expect(body.valid_time[lastAi]).toBe('2026-03-31T09:15:00Z');
     expect(new Set(names.slice(lastAi + 1))).toEqual(new Set(['physical']));
   });
 
@@ -131,15 +134,17 @@ describe('model resolution', () => {
     };
     const site = (await k1.send('POST', '/sites', body)).body.site_id;
     const forecast = (await k1.get(`/sites/${site}/forecast`)).body;
-    expect(forecast.valid_time).toHaveLength(48);
-    expect(forecast.valid_time.slice(0, 2)).toEqual(['2026-03-29T01:00:00Z', '2026-03-29T02:00:00Z']);
+    expect(forecast.valid_time).toHaveLength(49);
+    expect(forecast.valid_time.slice(0, 2)).toEqual(['2026-03-29T00:00:00Z', '2026-03-29T01:00:00Z']);
+    expect(forecast.valid_time.at(-1)).toBe('2026-03-31T00:00:00Z');
     expect(Math.max(...forecast.forecast)).toBeGreaterThan(0);
     expect(Math.max(...forecast.forecast)).toBeLessThanOrEqual(800);
     const ai = (await models(site)).find((m) => m.name === 'ai');
     const output = (await k1.get(`/models/${ai.id}/output`)).body;
     expect(output.valid_time[0]).toBe('2026-03-29T10:00:00Z');
-    const actuals = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-29' })).body;
+    const actuals = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-28T23:45Z' })).body;
     expect(actuals.valid_time).toHaveLength(96);
+    expect(actuals.valid_time.slice(0, 2)).toEqual(['2026-03-28T00:00:00Z', '2026-03-28T00:15:00Z']);
   });
 });
 
@@ -148,11 +153,11 @@ describe('model output', () => {
     const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');
     const latest = (await k1.get(`/models/${ai.id}/output`)).body;
     expect(latest).toMatchObject({ model_id: ai.id, model_name: 'ai', model_label: 'ai', model_version: 1, priority: ai.priority, as_of: '2026-03-29T09:30:00Z' });
-    expect(latest.valid_time[0]).toBe('2026-03-29T09:45:00Z');
+    expect(latest.valid_time[0]).toBe('2026-03-29T09:30:00Z');
     expect(latest.valid_time.at(-1)).toBe('2026-03-31T00:00:00Z');
     const older = (await k1.get(`/models/${ai.id}/output`, { as_of: '2026-03-29T05:00:00Z' })).body;
     expect(older.as_of).toBe('2026-03-29T03:30:00Z');
-    expect(older.valid_time[0]).toBe('2026-03-29T03:45:00Z');
+    expect(older.valid_time[0]).toBe('2026-03-29T03:30:00Z');
     expect(older.forecast.length).toBe(older.valid_time.length);
     expect(older.capacity.length).toBe(older.valid_time.length);
   });
@@ -168,7 +173,7 @@ describe('model output', () => {
     const alone = (await k1.get(`/models/${ai.id}/output`, { fill: 'disabled' })).body;
     const filled = (await k1.get(`/models/${ai.id}/output`, { fill: 'auto' })).body;
     expect(filled.as_of).toBe(alone.as_of);
-    expect(filled.valid_time[0]).toBe('2026-03-29T00:15:00Z');
+    expect(filled.valid_time[0]).toBe('2026-03-29T00:00:00Z');
     expect(filled.valid_time.slice(-alone.valid_time.length)).toEqual(alone.valid_time);
     expect(filled.forecast.slice(-alone.forecast.length)).toEqual(alone.forecast);
   });
@@ -182,20 +187,22 @@ describe('model output', () => {
 });
 
 describe('actuals', () => {
-  it('needs start_date and end_date, and stops at now', async () => {
+  it('needs start_date and end_date, and stops at the last quarter hour that has ended', async () => {
     const site = kinds.load.id;
     const missing = await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28' });
     expect(missing.status).toBe(400);
     expect(missing.body.errors[0].field).toBe('end_date');
     expect((await k1.get(`/sites/${site}/actual`, { end_date: '2026-03-28' })).body.errors[0].field).toBe('start_date');
     const { body } = await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-29T00:00Z', end_date: '2026-03-30T00:00Z' });
-    expect(body.valid_time.at(-1)).toBe('2026-03-29T12:00:00Z');
+    expect(body.valid_time[0]).toBe('2026-03-29T00:00:00Z');
+    // At 12:00 the quarter hour [11:45, 12:00) has ended, [12:00, 12:15) has not.
+    expect(body.valid_time.at(-1)).toBe('2026-03-29T11:45:00Z');
     expect(body.value).toHaveLength(body.valid_time.length);
   });
 
   it('revises provisional values of the last hours once they are older', async () => {
     const site = kinds.wind.id;
-    const query = { start_date: '2026-03-29T06:00Z', end_date: '2026-03-29T12:00Z' };
+    const query = { start_date: '2026-03-29T06:00Z', end_date: '2026-03-29T11:45Z' };
     const first = (await k1.get(`/sites/${site}/actual`, query)).body;
     clock = NOON + 6 * HOUR;
     const later = (await k1.get(`/sites/${site}/actual`, query)).body;
@@ -203,8 +210,8 @@ describe('actuals', () => {
     expect(later.valid_time).toEqual(first.valid_time);
     const changed = first.valid_time.filter((_: string, i: number) => first.value[i] !== later.value[i]);
     expect(changed.length).toBeGreaterThan(0);
-    // Only the last three hours before the first read were provisional.
-    expect(Math.min(...times(changed))).toBeGreaterThan(NOON - 3 * HOUR);
+    // Only the quarter hours that had ended less than three hours before the first read were provisional.
+    expect(Math.min(...times(changed)) + QUARTER).toBeGreaterThan(NOON - 3 * HOUR);
   });
 });
 
@@ -212,7 +219,7 @@ describe('time zones', () => {
   it('answers Europe/Stockholm with +01:00 before and +02:00 after the switch on 2026-03-29', async () => {
     const site = kinds.solarFixed.id;
     const { body } = await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28T23:00:00Z', end_date: '2026-03-29T02:00:00Z', tz: 'Europe/Stockholm' });
-    expect(body.valid_time[0]).toBe('2026-03-29T00:15:00+01:00');
+    expect(body.valid_time[0]).toBe('2026-03-29T00:00:00+01:00');
     // 01:00 UTC is 02:00 in winter time and 03:00 in summer time: the clocks jump at that instant.
     expect(body.valid_time).toContain('2026-03-29T01:45:00+01:00');
     expect(body.valid_time).not.toContain('2026-03-29T02:00:00+01:00');
@@ -221,7 +228,7 @@ describe('time zones', () => {
     const utc = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28T23:00:00Z', end_date: '2026-03-29T02:00:00Z' })).body;
     expect(times(body.valid_time)).toEqual(times(utc.valid_time));
     const forecast = (await k1.get(`/sites/${site}/forecast`, { tz: 'Europe/Stockholm' })).body;
-    expect(forecast.valid_time[0]).toBe('2026-03-29T01:15:00+01:00');
+    expect(forecast.valid_time[0]).toBe('2026-03-29T01:00:00+01:00');
     expect(forecast.update_time[0]).toMatch(/\+0[12]:00$/);
     const ai = (await models(site)).find((m) => m.name === 'ai');
     expect((await k1.get(`/models/${ai.id}/output`, { tz: 'Europe/Stockholm' })).body.as_of).toBe('2026-03-29T11:30:00+02:00');
@@ -256,6 +263,8 @@ describe('query errors', () => {
     const forms = ['2026-03-28T00:00:00+0000', '2026-03-28T00:00:00+00:00', '2026-03-28T00:00Z', '2026-03-28'];
     const answers = await Promise.all(forms.map((start) => k1.get(`/sites/${site}/actual`, { start_date: start, end_date: '2026-03-28T06:00:00Z' })));
     for (const answer of answers) expect(answer.body).toEqual(answers[0].body);
-    expect(answers[0].body.valid_time).toHaveLength(24);
+    // Both ends included: 00:00 to 06:00.
+    expect(answers[0].body.valid_time).toHaveLength(25);
+    expect(answers[0].body.valid_time.at(-1)).toBe('2026-03-28T06:00:00Z');
   });
 });

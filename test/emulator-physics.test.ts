@@ -10,7 +10,8 @@ let emulator: Emulator;
 let k1: Api;
 let kinds: Awaited<ReturnType<typeof sitesByKind>>;
 
-const WEEK = { start_date: '2026-03-21T00:00Z', end_date: '2026-03-29T00:00Z' };
+/** Eight whole UTC days: the quarter hours beginning 2026-03-21T00:00 to 2026-03-28T23:45, both included. */
+const WEEK = { start_date: '2026-03-21T00:00Z', end_date: '2026-03-28T23:45Z' };
 
 beforeAll(async () => {
   emulator = await startTestEmulator();
@@ -24,9 +25,9 @@ async function actuals(siteId: string, query = WEEK): Promise<{ t: number; value
   return body.valid_time.map((time: string, i: number) => ({ t: Date.parse(time), value: body.value[i] }));
 }
 
-/** Local mean solar hour at a longitude, for the middle of the interval that ends at `t`. */
+/** Local mean solar hour at a longitude, for the middle of the interval that begins at `t`. */
 function solarHour(t: number, longitude: number): number {
-  const hours = (((t - 450_000) % 86_400_000) / 3_600_000 + longitude / 15) % 24;
+  const hours = (((t + 450_000) % 86_400_000) / 3_600_000 + longitude / 15) % 24;
   return hours < 0 ? hours + 24 : hours;
 }
 

@@ -47,7 +47,7 @@ describe('a backfill with --from/--to', () => {
   });
 
   it('yields the day-ahead forecast of every site for every day of the window', async () => {
-    // Valid times label the end of their interval, so day D is (D, D + 1 day]; its day-ahead
+    // Valid times label the beginning of their interval, so day D is [D, D + 1 day); its day-ahead
     // vintage is the one issued on the day before, which the as_of at 00:00 of D returns.
     for (const site of sites) {
       for (const day of DAYS) {
@@ -56,7 +56,7 @@ describe('a backfill with --from/--to', () => {
                   count(DISTINCT valid_time) FILTER (WHERE update_time >= make_timestamptz($4 * 1000)
                                                        AND update_time < make_timestamptz($2 * 1000)) AS day_ahead
              FROM forecasts
-            WHERE site_id = $1 AND valid_time > make_timestamptz($2 * 1000) AND valid_time <= make_timestamptz($3 * 1000)`,
+            WHERE site_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
           [site.site_id, day, day + DAY, day - DAY]);
         expect(Number(rows[0].points)).toBeGreaterThanOrEqual(24);
         expect(Number(rows[0].day_ahead), `site ${site.name}, day ${new Date(day).toISOString()}`).toBe(Number(rows[0].points));
@@ -72,7 +72,7 @@ describe('a backfill with --from/--to', () => {
                   count(DISTINCT valid_time) FILTER (WHERE as_of >= make_timestamptz($4 * 1000)
                                                        AND as_of < make_timestamptz($2 * 1000)) AS day_ahead
              FROM model_outputs
-            WHERE model_id = $1 AND valid_time > make_timestamptz($2 * 1000) AND valid_time <= make_timestamptz($3 * 1000)`,
+            WHERE model_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
           [model.id, day, day + DAY, day - DAY]);
         expect(Number(stored[0].points)).toBeGreaterThanOrEqual(24);
         expect(Number(stored[0].day_ahead), `${model.name}, day ${new Date(day).toISOString()}`).toBe(Number(stored[0].points));
@@ -80,11 +80,12 @@ describe('a backfill with --from/--to', () => {
     }
   });
 
-  it('stores the actuals of the window', async () => {
+  it('stores the actuals of the window, both of its ends included', async () => {
     const site = sites[0];
     const served = await client.getSiteActuals(site.site_id, { start: FROM, end: TO });
+    expect([served.valid_time[0], served.valid_time.at(-1)]).toEqual([FROM, TO]);
     const stored = await query<{ n: bigint }>(config.warehouse.path,
-      'SELECT count(*) AS n FROM actuals WHERE site_id = $1 AND valid_time > make_timestamptz($2 * 1000) AND valid_time <= make_timestamptz($3 * 1000)',
+      'SELECT count(*) AS n FROM actuals WHERE site_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time <= make_timestamptz($3 * 1000)',
       [site.site_id, FROM, TO]);
     expect(Number(stored[0].n)).toBe(served.valid_time.length);
   });

@@ -1,5 +1,5 @@
-// Forecast vintages: each model issues at its cron times; a vintage issued at I covers valid
-// times (I, I + horizon] with the truth plus an error that grows with lead time and differs by
+// Forecast vintages: each model issues at its cron times; a vintage issued at I covers the
+// interval-beginning valid times I <= t < I + horizon with the truth plus an error that grows with lead time and differs by
 // model. Quantile models share one error draw and shift it by the normal quantile of their level,
 // so their forecasts never cross.
 import { CronExpressionParser } from 'cron-parser';
@@ -139,19 +139,19 @@ export function resolutionOf(site: SiteRecord): number {
   return RESOLUTIONS[String(site.settings.model_resolution)] ?? STEP_MS;
 }
 
-/** The mean of `value` over the 15-minute points of the interval (t - step, t]. */
+/** The mean of `value` over the 15-minute points of the interval [t, t + step). */
 export function intervalMean(t: number, step: number, value: (point: number) => number): number {
   if (step === STEP_MS) return value(t);
   let sum = 0;
-  for (let point = t - step + STEP_MS; point <= t; point += STEP_MS) sum += value(point);
+  for (let point = t; point < t + step; point += STEP_MS) sum += value(point);
   return sum / (step / STEP_MS);
 }
 
 /**
- * For each valid time in (start, end] on the site's resolution grid, the value of the first
+ * For each valid time in [start, end] on the site's resolution grid, the value of the first
  * model (in the given order) that has one: from its latest issue I with I <= asOf and
- * I < t <= I + horizon. Coarser steps average the 15-minute values of the interval ending at t.
- * Valid times no model covers are left out.
+ * I <= t < I + horizon. Coarser steps average the 15-minute values of the interval beginning at t.
+ * Valid times no model covers, and those before the site's history, are left out.
  */
 export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, start: number, end: number,
   asOf: number, now: number): ForecastPoint[] {
@@ -162,13 +162,13 @@ export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, st
   const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
   const pointers = models.map(() => -1);
   const out: ForecastPoint[] = [];
-  for (let t = firstStepAfter(start, step); t <= end; t += step) {
+  for (let t = firstStepFrom(start, step); t <= end; t += step) {
     for (let m = 0; m < models.length; m++) {
       const issues = issueLists[m];
-      // Advance to the latest issue strictly before t (and at or before the cutoff, by construction).
-      while (pointers[m] + 1 < issues.length && issues[pointers[m] + 1] < t) pointers[m]++;
+      // Advance to the latest issue at or before t (and at or before the cutoff, by construction).
+      while (pointers[m] + 1 < issues.length && issues[pointers[m] + 1] <= t) pointers[m]++;
       const issue = issues[pointers[m]];
-      if (issue === undefined || t > issue + models[m].horizonMs || t < site.dataStart + STEP_MS) continue;
+      if (issue === undefined || t >= issue + models[m].horizonMs || t < site.dataStart) continue;
       const forecaster = forecasters[m];
       out.push({ t, value: intervalMean(t, step, (point) => forecaster.value(issue, point)), model: models[m], issue });
       break;
@@ -177,7 +177,7 @@ export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, st
   return out;
 }
 
-/** The first multiple of `step` after `ms`: ranges hold the interval-ending values of (start, end]. */
-export function firstStepAfter(ms: number, step = STEP_MS): number {
-  return Math.floor(ms / step) * step + step;
+/** The first multiple of `step` at or after `ms`: ranges hold the values of [start, end], both ends included. */
+export function firstStepFrom(ms: number, step = STEP_MS): number {
+  return Math.ceil(ms / step) * step;
 }

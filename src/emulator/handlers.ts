@@ -8,7 +8,7 @@ import {
 } from '../api/schemas.js';
 import { formatInstant, startOfUtcDay } from '../time.js';
 import {
-  firstStepAfter, intervalMean, issuesBetween, latestIssue, resolutionOf, stitch, type ForecastPoint,
+  firstStepFrom, intervalMean, issuesBetween, latestIssue, resolutionOf, stitch, type ForecastPoint,
 } from './forecasts.js';
 import { capacityArray, nameplate, type ActualsRecord, type ModelRecord, type SiteRecord, type Store } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
@@ -212,7 +212,7 @@ export function modelInput(ctx: Context, modelId: string): Reply {
   const valid_time: string[] = [];
   const values: number[] = [];
   if (issue !== null) {
-    for (let t = firstStepAfter(issue, step); t <= issue + model.horizonMs; t += step) {
+    for (let t = firstStepFrom(issue, step); t < issue + model.horizonMs; t += step) {
       valid_time.push(timestamp(t, 'UTC'));
       values.push(site.type === 'load'
         ? new Date(t).getUTCHours()
@@ -249,7 +249,7 @@ function modelItem(ctx: Context, model: ModelRecord, site: SiteRecord, withServi
 
 // ---------------------------------------------------------------- series
 
-/** The range (start, end] of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
+/** The range [start, end] of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
 function forecastRange(ctx: Context, start: number | undefined, end: number | undefined): [number, number] {
   const from = start ?? startOfUtcDay(ctx.now);
   return checkRange(from, end ?? from + 2 * DAY_MS);
@@ -369,8 +369,8 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
   const times: number[] = [];
   const value: (number | null)[] = [];
   if (q.type === 'power') {
-    const first = Math.max(firstStepAfter(start), site.dataStart + STEP_MS);
-    const last = Math.min(end, ctx.now);
+    const first = Math.max(firstStepFrom(start), site.dataStart);
+    const last = Math.min(end, lastEndedQuarter(ctx.now));
     const seed = hashText(`${ctx.seed}:${site.id}:actuals`);
     const cursor = new SeriesCursor(site, ctx.seed);
     for (let t = first; t <= last; t += STEP_MS) {
@@ -387,7 +387,7 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
 export function actualTypes(ctx: Context, siteId: string): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const types: { type: string; min: string; max: string }[] = [];
-  const powerTimes = [site.dataStart + STEP_MS, Math.floor(ctx.now / STEP_MS) * STEP_MS];
+  const powerTimes = [site.dataStart, lastEndedQuarter(ctx.now)];
   for (const type of new Set(['power', ...Object.keys(site.actuals ?? {})])) {
     const changes = site.actuals?.[type];
     const times = Object.keys(changes?.uploaded ?? {}).map(Number);
@@ -398,16 +398,21 @@ export function actualTypes(ctx: Context, siteId: string): Reply {
   return { status: 200, body: types };
 }
 
+/** The label of the last quarter hour that has ended by `now`: metered values exist up to it. */
+function lastEndedQuarter(now: number): number {
+  return Math.floor(now / STEP_MS) * STEP_MS - STEP_MS;
+}
+
 function isDeleted(changes: ActualsRecord, t: number): boolean {
   return changes.deleted.some(([from, to]) => t >= from && t <= to);
 }
 
-/** The generated points with the uploads of the range (start, end] laid over them, in time order. */
+/** The generated points with the uploads of the range [start, end] laid over them, in time order. */
 function withUploads(times: number[], values: (number | null)[], changes: ActualsRecord, start: number, end: number) {
   const merged = new Map<number, number | null>(times.map((t, i) => [t, values[i]]));
   for (const [key, uploaded] of Object.entries(changes.uploaded)) {
     const t = Number(key);
-    if (t > start && t <= end) merged.set(t, uploaded);
+    if (t >= start && t <= end) merged.set(t, uploaded);
   }
   const sorted = [...merged.keys()].sort((a, b) => a - b);
   return { times: sorted, value: sorted.map((t) => merged.get(t) ?? null) };
@@ -428,11 +433,12 @@ export function deleteActuals(ctx: Context, siteId: string, query: Record<string
 }
 
 /**
- * The metered value at `t`: the truth, with about 1 hour in 150 missing (null), and within
- * PROVISIONAL_MS of now a provisional reading a few percent off, revised to the truth later.
+ * The metered value of the quarter hour beginning at `t`: the truth, with about 1 hour in 150
+ * missing (null), and when it ended within PROVISIONAL_MS of now a provisional reading a few
+ * percent off, revised to the truth later.
  */
 function actualValue(truth: number, now: number, seed: number, t: number): number | null {
   if (uniform(seed, Math.floor(t / 3_600_000)) < 1 / 150) return null;
-  if (now - t < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
+  if (now - (t + STEP_MS) < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
   return round3(truth);
 }

@@ -1,6 +1,7 @@
 // What really happened at each site: 15-minute power that follows the sun, the wind or the
-// working day. Values are interval-ending: the value at valid time t is the power of the quarter
-// hour (t - 15 min, t], taken at its midpoint. Cached per site and UTC day in a bounded LRU.
+// working day. Values are interval-beginning, as the service labels them: the value at valid time t
+// is the power of the quarter hour [t, t + 15 min), taken at its midpoint. Cached per site and UTC
+// day in a bounded LRU.
 import { assetIrradiance, assetPower, clearSky, cloudy, sunVector } from './solar.js';
 import { hashText, smoothNoise } from './noise.js';
 import { nameplate, type SiteRecord } from './store.js';
@@ -45,12 +46,12 @@ export class SeriesCursor {
   constructor(private readonly site: SiteRecord, private readonly seed: number) {}
 
   at(t: number): this {
-    const dayStart = Math.floor((t - 1) / DAY_MS) * DAY_MS;
+    const dayStart = Math.floor(t / DAY_MS) * DAY_MS;
     if (dayStart !== this.dayStart) {
       this.day = dayOf(this.site, this.seed, dayStart);
       this.dayStart = dayStart;
     }
-    this.index = Math.round((t - dayStart) / STEP_MS) - 1;
+    this.index = Math.round((t - dayStart) / STEP_MS);
     return this;
   }
 
@@ -68,7 +69,7 @@ function generateDay(site: SiteRecord, seed: number, dayStart: number): DaySerie
   const driver = new Float32Array(STEPS_PER_DAY);
   const weatherSeed = siteSeed(site, seed);
   for (let i = 0; i < STEPS_PER_DAY; i++) {
-    const mid = dayStart + (i + 1) * STEP_MS - STEP_MS / 2;
+    const mid = dayStart + i * STEP_MS + STEP_MS / 2;
     if (site.type === 'solar') {
       const sun = sunVector(mid, site.latitude, site.longitude);
       const clear = clearSky(sun.up);
