@@ -62,7 +62,7 @@ export interface AccuracyRow {
 
 /** Field names of result rows by kind; `orderedNames` gives the order they are printed in. */
 export const COUNT_FIELDS = ['dropped', ...DROP_REASONS.map((r) => `dropped_${r}`), 'mape_skipped'];
-export const POINT_METRICS = ['mae', 'mbe', 'rmse', 'mape', 'nmae', 'nmbe', 'nrmse', 'r', 'r2', 'crmse', 'ksi', 'over', 'cpi'] as const;
+export const POINT_METRICS = ['mae', 'mbe', 'rmse', 'mape', 'nmae', 'nmbe', 'nrmse', 'r', 'r2', 'crmse', 'red', 'ksi', 'over', 'cpi'] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;
 export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'coverage', 'coverage_nominal'] as const;
 
@@ -111,6 +111,11 @@ function errorSql(fx: string, obs: string, deadbandPct: number): string {
   if (deadbandPct <= 0) return `(${fx} - ${obs})`;
   const tolerance = deadbandPct / 100;
   return `(CASE WHEN abs(${fx} - ${obs}) <= 1e-8 + ${tolerance} * abs(${obs}) THEN 0.0 ELSE ${fx} - ${obs} END)`;
+}
+
+/** forecast / observed statistic: 1 when equal (0/0 too), +Infinity when only the observed one is 0 (SFA's _careful_ratio). */
+function carefulRatio(observed: string, forecast: string): string {
+  return `(CASE WHEN ${observed} = ${forecast} THEN 1.0 WHEN ${observed} = 0 THEN 'Infinity'::DOUBLE ELSE ${forecast} / ${observed} END)`;
 }
 
 /** The GROUP BY columns of one group's queries, and the result columns that name the row. */
@@ -178,6 +183,7 @@ sums AS (
     -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
     -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did.
     stddev_pop(f - o) AS crmse,
+    avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(o) AS std_o, stddev_pop(f) AS std_f,
     ${distribution
       ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi'
       : 'NULL AS lo, NULL AS hi'}
@@ -194,12 +200,14 @@ metrics AS (
     100 * sqrt(s_sq_norm / n_norm) AS nrmse,
     sqrt(s_sq_ref / n_ref) AS rmse_ref,
     sqrt(s_sq_plain / n_point) AS rmse_plain,
-    1 - s_sq_plain / (var_actual * n_point) AS r2
+    1 - s_sq_plain / (var_actual * n_point) AS r2,
+    -- SFA's relative Euclidean distance, its ratios kept finite where both sides are equal (0/0 too)
+    sqrt((${carefulRatio('mean_o', 'mean_f')} - 1) ** 2 + (${carefulRatio('std_o', 'std_f')} - 1) ** 2 + (r - 1) ** 2) AS red
   FROM sums
 )
 SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
   has_forecast, has_reference, mape_skipped, n_point, lo, hi,
-  mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse,
+  mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse, red,
   CASE WHEN rmse = rmse_ref THEN 0.0
        WHEN rmse_ref = 0 THEN -'Infinity'::DOUBLE
        ELSE 1 - rmse / rmse_ref END AS skill

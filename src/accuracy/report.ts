@@ -62,6 +62,7 @@ export const METRIC_MEANINGS: Record<string, string> = {
   r: 'Pearson correlation of forecast and actual: 1 means they rise and fall together.',
   r2: 'Coefficient of determination: the share of the actual\'s variation the forecast explains (1 is perfect, below 0 worse than the mean).',
   crmse: 'Centred RMSE (kW): the RMSE left after removing the bias; the error in the shape.',
+  red: 'Relative Euclidean distance: how far the forecast\'s mean, spread and correlation are from the actual\'s, in one number (0 is perfect).',
   ksi: 'Kolmogorov-Smirnov integral (kW): how far the distribution of forecasts is from that of actuals, regardless of timing.',
   over: 'OVER (kW): the part of KSI beyond what chance allows (1.63/sqrt(n)).',
   cpi: 'Combined performance index (kW): (KSI + OVER + 2 RMSE) / 4.',

@@ -1,0 +1,29 @@
+// The reference's remaining metrics (issue 13, part 3), each against hand-worked values.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { scorePairsFile } from '../src/accuracy/score.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-more-'));
+const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
+
+async function total(name: string, actual: number[], forecast: number[]) {
+  const lines = actual.map((o, i) => `2026-03-01T${String(i + 1).padStart(2, '0')}:00:00Z,${o},${forecast[i]}`);
+  const file = join(dir, name);
+  writeFileSync(file, `valid_time,actual,forecast\n${lines.join('\n')}\n`);
+  return (await scorePairsFile(file, 'ending', options)).rows[0].values;
+}
+
+describe('relative Euclidean distance', () => {
+  it('combines the mean ratio, the spread ratio and the correlation (Wu et al. 2012, as SFA)', async () => {
+    // means 0.5 and 1.5: ratio 3; spreads equal; r 1 -> sqrt((3-1)²) = 2
+    expect((await total('shift.csv', [0, 1], [1, 2])).red).toBeCloseTo(2, 12);
+    // means 0 and 0: ratio 1; spreads 2 and 3: ratio 1.5; r -1 -> sqrt(0.25 + 4)
+    expect((await total('mirror.csv', [-2, 2], [3, -3])).red).toBeCloseTo(Math.sqrt(4.25), 12);
+    // the actuals' mean is 0 and the forecast's is not: infinitely far
+    expect((await total('zero-mean.csv', [-1, 1], [2, 3])).red).toBe(Infinity);
+    // constant actuals: no correlation, no distance
+    expect((await total('constant.csv', [1, 1], [2, 3])).red).toBeNaN();
+  });
+});
