@@ -143,8 +143,10 @@ export interface LoadedConfig extends Config {
  * defaults), then applies EFSYNC_BASE_URL, EFSYNC_DB and EFSYNC_LOG_LEVEL from the environment.
  */
 export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
-  const file = path ?? env.EFSYNC_CONFIG ?? DEFAULT_CONFIG_PATH;
-  const explicit = path !== undefined || env.EFSYNC_CONFIG !== undefined;
+  // An empty variable is an unset one, as for the other EFSYNC_ variables.
+  const named = path ?? (env.EFSYNC_CONFIG || undefined);
+  const file = named ?? DEFAULT_CONFIG_PATH;
+  const explicit = named !== undefined;
   let raw: unknown = {};
   let found: string | null = null;
   if (existsSync(file)) {

@@ -1,5 +1,6 @@
 // SIGTERM mid-run: the current site's transaction finishes, the run is recorded as interrupted,
-// the process exits 5 and the lock is free. A killed process (SIGKILL) is found out by the next run.
+// the process exits 5 and the lock is free. A second SIGTERM exits 5 at once after recording the
+// run. A killed process (SIGKILL) is found out by the next run.
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/boundary.js';
 import { loadJobs } from '../src/runner/registry.js';
@@ -28,6 +29,29 @@ describe('stopping a run', () => {
 
     // The lock is free: the next run starts at once.
     expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
+  });
+
+  it('a second SIGTERM: exit 5 at once, the run recorded as interrupted, the site in flight rolled back', async () => {
+    const config = tempConfig();
+    const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
+    await child.line(/^site 1 done/);
+    // The second signal once the first is handled (signals sent together arrive as one).
+    const stopping = new Promise((resolve) => child.process.stderr?.on('data', (chunk: string) => {
+      if (chunk.includes('stopping after the site in flight')) resolve(undefined);
+    }));
+    child.process.kill('SIGTERM');
+    await stopping;
+    child.process.kill('SIGTERM');
+    const { code, stderr } = await child.exit;
+    expect(code).toBe(EXIT.interrupted);
+    expect(stderr).toContain('second SIGTERM: recording the run as interrupted, then exiting');
+
+    // The next run publishes what the stopped one recorded: interrupted, not left running or crashed.
+    expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
+    const stopped = (await publishedRuns(config)).find((r) => r.job === 'slow-sync');
+    expect(stopped).toMatchObject({ status: 'interrupted', errorSummary: 'interrupted (second signal): the site in flight rolled back' });
+    const perSite = await publishedAll<{ n: number }>(config, 'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site');
+    expect(perSite.every((s) => s.n === 50)).toBe(true);
   });
 
   it('a killed process: status names the dead writer, the next run records it as crashed', async () => {
