@@ -7,6 +7,7 @@ import { registerCapacityCommands } from './capacity/commands.js';
 import { registerDemoCommands } from './demo.js';
 import { registerEmulatorCommands } from './emulator/commands.js';
 import { registerExportCommands } from './export/commands.js';
+import { registerLakeCommands } from './lake/commands.js';
 import { registerRunnerCommands } from './runner/commands.js';
 import { registerSqlCommands } from './sql.js';
 import { registerSyncCommands } from './sync/commands.js';
@@ -29,6 +30,7 @@ registerCapacityCommands(program);
 registerAccuracyCommands(program);
 registerSqlCommands(program);
 registerExportCommands(program);
+registerLakeCommands(program);
 registerEmulatorCommands(program);
 
 await program.parseAsync(process.argv).catch((error: unknown) => {

@@ -9,7 +9,6 @@
  *   shardOf('site-17', 4)         → 0..3
  *   inShard(sites, shard)         → the sites whose site_id falls in the shard (all when no shard)
  */
-
 import { UsageError } from '../boundary.js';
 
 export interface Shard {

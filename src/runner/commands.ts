@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { command, ConfigError, stopSignal, UsageError, type Outcome } from '../boundary.js';
 import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConfig, type Resource } from '../config.js';
+import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from '../lake/flags.js';
 import { parseShard, shardFromEnv } from '../lake/shard.js';
 import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
@@ -12,7 +13,7 @@ import type { Job, JobOptions } from './job.js';
 import { loadJobs } from './registry.js';
 import type { RunResult } from './run.js';
 
-export interface CommonFlags {
+export interface CommonFlags extends SinkFlags {
   db?: string;
   config?: string;
 }
@@ -41,6 +42,8 @@ export function runOptions(cmd: Command): Command {
     .option('--timeout <duration>', 'abort the run after this long (default schedule.timeout; 0 for none)')
     .option('--wait <duration>', 'wait this long for another writer (default warehouse.lock_wait)')
     .option(...DB_OPTION)
+    .option(...SINK_OPTION)
+    .option(...LAKE_OPTION)
     .option(...CONFIG_OPTION);
 }
 
@@ -79,10 +82,10 @@ export function registerRunnerCommands(program: Command): void {
     .action(command<[], CommonFlags>((flags) => checkCommand(flags)));
 }
 
-/** The config, with `--db` taking precedence over the file and the environment. */
+/** The config, with `--db` (and `--sink`, `--lake`) taking precedence over the file and the environment. */
 export function configWithDb(flags: CommonFlags): LoadedConfig {
   const config = loadConfig(flags.config);
-  return flags.db ? { ...config, warehouse: { ...config.warehouse, path: flags.db } } : config;
+  return withSinkFlags(flags.db ? { ...config, warehouse: { ...config.warehouse, path: flags.db } } : config, flags);
 }
 
 /** The job options from the flags; anything wrong is a usage error naming the flag. */
@@ -159,7 +162,7 @@ export async function runCommandJob(
     config, options, trigger: 'manual', log, signal: stopSignal(), progress: terminalProgress(), timeoutMs, lockWaitMs,
   });
   (output.print ?? printSummary)(result);
-  (output.runLineTo ?? process.stdout).write(`${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); warehouse ${config.warehouse.path}\n`);
+  (output.runLineTo ?? process.stdout).write(`${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`);
   return result.outcome;
 }
 

@@ -1,0 +1,108 @@
+// Four shard processes at once against one emulator: the lake, read through the views file,
+// equals a single-writer warehouse of the same data. A shard killed (SIGKILL) mid-run leaves
+// nothing visible; its rerun removes what it left uncommitted and completes the lake. The CLI
+// compacts the lake without changing what readers see.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../src/emulator/server.js';
+import { committedFiles, readManifests } from '../src/lake/layout.js';
+import { writeViewsFile } from '../src/lake/views.js';
+import { API_KEY, DATA_TABLES, emulator, NOW, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+
+const SITES = 16;
+const TABLES = [...DATA_TABLES, 'actuals_by_type', 'interval_labels'];
+
+let emu: Emulator;
+
+beforeAll(async () => {
+  emu = await emulator({ sites: SITES });
+});
+
+afterAll(async () => {
+  await emu?.close();
+});
+
+function lakeConfigFile(dir: string, lake: string): string {
+  const keyFile = join(dir, 'api-key');
+  writeFileSync(keyFile, API_KEY);
+  const file = join(dir, 'lake.json');
+  writeFileSync(file, JSON.stringify({
+    service: { base_url: emu.url, api_key_file: keyFile },
+    warehouse: { path: join(dir, 'unused.duckdb'), lock_wait: '5s' },
+    sink: 'parquet',
+    lake,
+    sync: { concurrency: 2, initial_history: '3d', lookback: '6h', horizon: '2d' },
+    log: { level: 'debug' },
+  }));
+  return file;
+}
+
+/** Runs a shard in a child process; with `killAfterSites`, SIGKILLs it once that many sites have synced. */
+function shard(configFile: string, spec: string, killAfterSites?: number): Promise<{ code: number | null; signal: string | null; landed: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'lake-child.ts'), configFile, String(NOW), spec], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let landed = 0;
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      if (line.includes('"msg":"site synced"')) landed += 1;
+      if (killAfterSites !== undefined && landed >= killAfterSites) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ code, signal, landed }));
+  });
+}
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/efsync.js', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout }));
+  });
+}
+
+describe('shard processes writing one lake', () => {
+  it('equal a single writer; a killed shard rerun loses and duplicates nothing; compaction changes nothing readers see', async () => {
+    const dir = tempDir('efsync-lake-procs-');
+    const lake = join(dir, 'lake');
+    const views = join(dir, 'lake.duckdb');
+    const configFile = lakeConfigFile(dir, lake);
+    const single = testConfig({ dir, url: emu.url, db: join(dir, 'single.duckdb'), sync: { concurrency: 2 } });
+    expect((await runSync(single)).status).toBe('ok');
+    const expected = await tableHashes(single.warehouse.path, TABLES);
+
+    const runs = await Promise.all(['0/4', '1/4', '2/4', '3/4'].map((spec) => shard(configFile, spec, spec === '1/4' ? 1 : undefined)));
+    expect(runs.map((r) => r.code)).toEqual([0, null, 0, 0]);
+    expect(runs[1].signal).toBe('SIGKILL');
+    expect(readManifests(lake).filter((e) => e.kind === 'sync').map((e) => e.shard).sort()).toEqual(['0/4', '2/4', '3/4']);
+
+    // What a shard killed between moving its files into place and writing its manifest leaves.
+    const [committed] = committedFiles(lake).get('forecasts') ?? [];
+    const stray = committed.file.replace(/part-s\d+of4-[^/]*$/, 'part-s1of4-20261118T000000Z-killed00-0.parquet');
+    copyFileSync(committed.file, stray);
+
+    await writeViewsFile(lake, views);
+    const partial = await tableHashes(views, TABLES);
+    expect(partial.sites).not.toEqual(expected.sites);
+    expect(partial.forecasts).not.toEqual(expected.forecasts);
+
+    const rerun = await shard(configFile, '1/4');
+    expect(rerun.code).toBe(0);
+    expect(existsSync(stray)).toBe(false);
+    expect(await tableHashes(views, TABLES)).toEqual(expected);
+
+    const filesBefore = [...committedFiles(lake).values()].flat().length;
+    const compacted = await cli(['lake', 'compact', '--lake', lake]);
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toMatch(/^compacted \d+ files into \d+/);
+    expect([...committedFiles(lake).values()].flat().length).toBeLessThan(filesBefore);
+    const rewritten = await cli(['lake', 'views', '--lake', lake, '--out', views]);
+    expect(rewritten.code).toBe(0);
+    expect(await tableHashes(views, TABLES)).toEqual(expected);
+  }, 300_000);
+});
