@@ -11,7 +11,7 @@ import { DATA_TABLES, emulator, NOW, query, runSync, tableHashes, tempDir, testC
 
 const SITES = 10;
 const HOUR = 3_600_000;
-const TABLES = [...DATA_TABLES, 'actuals_by_type', 'actual_revisions_by_type', 'interval_labels'];
+const TABLES = [...DATA_TABLES, 'actuals_by_type', 'actual_revisions_by_type', 'interval_labels', 'quality_flags'];
 
 let emu: Emulator;
 let clock = NOW;

@@ -35,9 +35,9 @@ export async function compactLake(lake: string, options: { lockWaitMs?: number }
   const staging = join(lakePath(lake), STAGING_DIR, `${COMPACTOR}-${runId}`);
   const db = await openDuckDB(':memory:');
   try {
-    removeUncommitted(lake, COMPACTOR);
-    deleteReplaced(lake);
     const schema = await warehouseSchema();
+    removeUncommitted(lake, COMPACTOR, schema.tables);
+    deleteReplaced(lake);
     const files = committedFiles(lake);
     const written: ManifestFile[] = [];
     const replaces: string[] = [];

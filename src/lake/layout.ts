@@ -15,7 +15,6 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { literal, migratedInMemory, warehouseSchema } from './schema.js';
-import { LAKE_TABLES } from './tables.js';
 
 export const MANIFEST_DIR = '_manifest';
 export const STAGING_DIR = '_staging';
@@ -72,9 +71,9 @@ function toRelative(lake: string, file: string): string {
 export async function ensureLake(lake: string, options: { rewriteSchemas?: boolean } = {}): Promise<void> {
   const root = lakePath(lake);
   for (const dir of [MANIFEST_DIR, STAGING_DIR, LOCK_DIR]) mkdirSync(join(root, dir), { recursive: true });
-  const missing = LAKE_TABLES.filter((t) => options.rewriteSchemas || !existsSync(join(root, t.name, SCHEMA_FILE)));
+  const schema = await warehouseSchema();
+  const missing = schema.tables.filter((t) => options.rewriteSchemas || !existsSync(join(root, t.name, SCHEMA_FILE)));
   if (missing.length > 0) {
-    await warehouseSchema(); // fails first when a table has no layout
     const db = await migratedInMemory();
     try {
       for (const table of missing) {
@@ -145,11 +144,11 @@ export function committedFiles(lake: string, entries = readManifests(lake)): Map
  * writing files and its manifest entry): its staging folders, draft manifests, and its files in
  * the table folders that no manifest entry mentions. Call it holding `who`'s lock.
  */
-export function removeUncommitted(lake: string, who: string): string[] {
+export function removeUncommitted(lake: string, who: string, tables: readonly { name: string }[]): string[] {
   const root = lakePath(lake);
   const mentioned = new Set(readManifests(lake).flatMap((e) => [...e.files.map((f) => f.path), ...e.replaces]));
   const removed: string[] = [];
-  for (const table of LAKE_TABLES) {
+  for (const table of tables) {
     for (const file of walk(join(root, table.name))) {
       if (basename(file).startsWith(`part-${who}-`) && !mentioned.has(toRelative(lake, file))) {
         unlinkSync(file);

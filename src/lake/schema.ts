@@ -3,7 +3,7 @@
 // the same columns, types and comments as the single-file warehouse.
 import { listMigrations } from '../warehouse/migrate.js';
 import { openDuckDB, type DuckDBHandle } from '../warehouse/duckdb.js';
-import { LAKE_TABLES, NOT_IN_LAKE, type LakeTable } from './tables.js';
+import { defaultLayout, LAKE_TABLES, NOT_IN_LAKE, type LakeTable } from './tables.js';
 
 export interface Column {
   name: string;
@@ -61,14 +61,16 @@ async function readSchema(): Promise<WarehouseSchema> {
     const tables = await rows<{ table_name: string; comment: string | null }>(
       `SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`,
     );
-    const unknown = tables.map((t) => t.table_name).filter((t) => !NOT_IN_LAKE.includes(t) && !LAKE_TABLES.some((l) => l.name === t));
-    if (unknown.length > 0) throw new Error(`the lake has no layout for table(s) ${unknown.join(', ')}: add them to src/lake/tables.ts`);
+    const layouts = [
+      ...LAKE_TABLES,
+      ...tables.map((t) => t.table_name).filter((t) => !NOT_IN_LAKE.includes(t) && !LAKE_TABLES.some((l) => l.name === t)).sort().map(defaultLayout),
+    ].filter((layout) => tables.some((t) => t.table_name === layout.name));
     const views = await rows<{ view_name: string; sql: string; comment: string | null }>(
       `SELECT view_name, sql, comment FROM duckdb_views()
         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY view_oid`,
     );
     return {
-      tables: LAKE_TABLES.map((table) => ({
+      tables: layouts.map((table) => ({
         ...table,
         comment: tables.find((t) => t.table_name === table.name)?.comment ?? null,
         columns: columnsOf(table.name),

@@ -22,6 +22,7 @@ import { WriterLock } from '../warehouse/lock.js';
 import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
 import { commitToLake } from './commit.js';
 import { ensureLake, LOCK_DIR, lakePath, removeUncommitted } from './layout.js';
+import { warehouseSchema } from './schema.js';
 import { seedFromLake } from './seed.js';
 import { formatShard, shardTag } from './shard.js';
 
@@ -67,7 +68,7 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const scratch = mkdtempSync(join(tmpdir(), `efsync-lake-${who}-`));
   let warehouse: Warehouse | undefined;
   try {
-    const removed = removeUncommitted(lake, who);
+    const removed = removeUncommitted(lake, who, (await warehouseSchema()).tables);
     if (removed.length > 0) log.warn({ files: removed.length }, 'removed files of an earlier run of this shard that never committed');
     warehouse = await Warehouse.open({ path: join(scratch, 'scratch.duckdb'), lockWaitMs: 0, holder });
     const seeded = await seedFromLake(warehouse, lake, {

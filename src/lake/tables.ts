@@ -45,6 +45,10 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   { name: 'actual_revisions_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time', 'replaced_at'), seed: 'none' },
   // Seeded by its migration too: the lake's rows replace those defaults in the scratch warehouse.
   { name: 'interval_labels', partition: null, resolve: latest('resource'), seed: 'all' },
+  { name: 'quality_flags', partition: null, resolve: latest('bit'), seed: 'all' },
+  { name: 'actual_flags', partition: 'month', resolve: latest('site_id', 'valid_time'), seed: 'window' },
+  // Written by accuracy runs from the capacity files, never by a sync: no shard writes it.
+  { name: 'capacity_windows', partition: null, resolve: { kind: 'all' }, seed: 'none' },
   { name: 'sync_state', partition: null, resolve: latest('site_id', 'resource'), seed: 'all' },
   { name: 'runs', partition: null, resolve: latest('run_id'), seed: 'none' },
   { name: 'run_failures', partition: null, resolve: { kind: 'all' }, seed: 'none' },
@@ -56,3 +60,12 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 
 /** Warehouse tables that are not data and have no place in the lake. */
 export const NOT_IN_LAKE: readonly string[] = ['schema_migrations'];
+
+/**
+ * A table a later migration added without a line above: one folder, every distinct row, the whole
+ * table seeded (so a run commits only rows it changed or added). Correct for any table whose rows
+ * are only added; give it its own line when rows are updated or deleted.
+ */
+export function defaultLayout(name: string): LakeTable {
+  return { name, partition: null, resolve: { kind: 'all' }, seed: 'all' };
+}
