@@ -1,4 +1,4 @@
-// `npm run bench [-- --sites N] [-- --json]`: the sync against the emulator in its own process,
+// `npm run bench [-- --sites N] [-- --json] [-- --shards N]`: the sync against the emulator in its own process,
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
 // scoring beside a plain DuckDB scan. Prints figures; asserts no timings.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchAccuracy } from './accuracy.js';
 import { benchAppend } from './load.js';
+import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 
@@ -17,6 +18,7 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
     pairs: { type: 'string', default: '10000000' },
     'skip-accuracy': { type: 'boolean', default: false },
+    shards: { type: 'string' },
   },
 });
 const SITES = Number(args.sites);
@@ -33,30 +35,36 @@ try {
   const emulator = await startEmulatorProcess();
   try {
     const env = benchEnv(emulator.url);
-    say('initial sync ...');
-    const first = await timedSync(env);
-    say('second sync (nothing new) ...');
-    const second = await timedSync(env);
-    say('raw fetch-and-parse of the same requests ...');
-    const fetched = await rawFetch({ baseUrl: emulator.url, apiKey: API_KEY, now: first.startedAt, historyDays: HISTORY_DAYS });
-    say('raw data-chunk append of the same number of rows ...');
-    const appendS = await benchAppend(first.rows);
-    const ratio = first.seconds / (fetched.seconds + appendS);
-    const accuracy = args['skip-accuracy'] ? null : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
+    if (args.shards !== undefined) {
+      // The lake instead: N shard processes at once (and fewer), then compaction (bench/lake.ts).
+      say(`sharded syncs into Parquet lakes, up to ${args.shards} shards ...`);
+      printShards(await benchShards(CLI, env, work, Number(args.shards)));
+    } else {
+      say('initial sync ...');
+      const first = await timedSync(env);
+      say('second sync (nothing new) ...');
+      const second = await timedSync(env);
+      say('raw fetch-and-parse of the same requests ...');
+      const fetched = await rawFetch({ baseUrl: emulator.url, apiKey: API_KEY, now: first.startedAt, historyDays: HISTORY_DAYS });
+      say('raw data-chunk append of the same number of rows ...');
+      const appendS = await benchAppend(first.rows);
+      const ratio = first.seconds / (fetched.seconds + appendS);
+      const accuracy = args['skip-accuracy'] ? null : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
 
-    const result = {
-      sites: SITES,
-      rows: first.rows,
-      sync_s: round(first.seconds),
-      fetch_s: round(fetched.seconds),
-      append_s: round(appendS),
-      ratio: round(ratio),
-      resync_s: round(second.seconds),
-      resync_rows: second.rows,
-      peak_rss_mb: Math.round(first.peakRssMb),
-    };
-    printTable(result, fetched, first, second, accuracy);
-    if (args.json) console.log(JSON.stringify(result));
+      const result = {
+        sites: SITES,
+        rows: first.rows,
+        sync_s: round(first.seconds),
+        fetch_s: round(fetched.seconds),
+        append_s: round(appendS),
+        ratio: round(ratio),
+        resync_s: round(second.seconds),
+        resync_rows: second.rows,
+        peak_rss_mb: Math.round(first.peakRssMb),
+      };
+      printTable(result, fetched, first, second, accuracy);
+      if (args.json) console.log(JSON.stringify(result));
+    }
   } finally {
     emulator.process.kill('SIGTERM');
   }

@@ -104,5 +104,5 @@ describe('shard processes writing one lake', () => {
     const rewritten = await cli(['lake', 'views', '--lake', lake, '--out', views]);
     expect(rewritten.code).toBe(0);
     expect(await tableHashes(views, TABLES)).toEqual(expected);
-  }, 300_000);
+  }, 600_000);
 });

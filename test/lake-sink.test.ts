@@ -59,5 +59,5 @@ describe('a sharded sync into the lake', () => {
     expect(entries.filter((e) => e.kind === 'sync').length).toBeGreaterThanOrEqual(8);
     const [{ n: ok }] = await query<{ n: bigint }>(views, "SELECT count(*) AS n FROM runs WHERE status = 'ok'");
     expect(Number(ok)).toBe(4 + 4 + 3);
-  }, 300_000);
+  }, 600_000);
 });
