@@ -28,6 +28,8 @@ import { formatShard, shardTag } from './shard.js';
 
 export interface RunSink {
   warehouse: Warehouse;
+  /** Before the run is recorded ok: throws (a full disk) if publish could not succeed. */
+  prepareToPublish(): Promise<void>;
   /** Makes the run's writes visible to readers. */
   publish(): Promise<void>;
   close(): Promise<void>;
@@ -50,7 +52,7 @@ export function isLakeJob(job: Job): boolean {
 export async function openSink(opts: OpenSinkOptions): Promise<RunSink> {
   if (opts.config.sink === 'parquet') return openLakeSink(opts);
   const warehouse = await Warehouse.open(opts.open);
-  return { warehouse, publish: () => warehouse.publish(), close: () => warehouse.close() };
+  return { warehouse, prepareToPublish: () => warehouse.prepareToPublish(), publish: () => warehouse.publish(), close: () => warehouse.close() };
 }
 
 async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
@@ -84,6 +86,7 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const opened = warehouse;
   return {
     warehouse: opened,
+    prepareToPublish: async () => undefined,
     async publish() {
       const committed = await commitToLake(opened, { lake, who, shard: options.shard, runId: holder.runId });
       log.info({ lake, rows: committed.rows, files: committed.files, manifest: committed.manifest }, 'committed to the lake');

@@ -141,16 +141,34 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     } finally {
       removeHook();
     }
-    await insertFailures(warehouse, runId, ended.outcome.failures, now());
-    await finishRun(warehouse, runId, {
-      status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
-      defaulted: ended.outcome.defaulted,
-    });
-    await sink.publish();
+    try {
+      await sink.prepareToPublish();
+      await insertFailures(warehouse, runId, ended.outcome.failures, now());
+      await finishRun(warehouse, runId, {
+        status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
+        defaulted: ended.outcome.defaulted,
+      });
+      await sink.publish();
+    } catch (error) {
+      // Not recorded or not published (a full disk): the run failed, whatever the job did.
+      const cause = (error as Error).message.split('\n')[0];
+      log.error({ err: error }, `run failed: ${cause}`);
+      await recordFailed(warehouse, runId, { ...ended.outcome, failures: [] }, cause, now(), log);
+      return result('failed', cause, ended.outcome);
+    }
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
     return result(ended.status, ended.error, ended.outcome, ended.kind);
   } finally {
     await sink.close();
+  }
+}
+
+/** Best effort: the run's row says failed with the cause; if even that cannot be written, the next run marks it crashed. */
+async function recordFailed(warehouse: Warehouse, runId: string, outcome: JobOutcome, cause: string, at: number, log: Logger): Promise<void> {
+  try {
+    await finishRun(warehouse, runId, { status: 'failed', endedAt: at, rowsWritten: outcome.rows, errorSummary: cause, defaulted: outcome.defaulted });
+  } catch (error) {
+    log.error({ err: error }, 'could not record the run as failed; the next run marks it crashed');
   }
 }
 

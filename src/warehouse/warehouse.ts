@@ -27,12 +27,13 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
+import { DiskFullError, explainDiskFull, freeBytes } from './disk.js';
 import { WriterLock, type LockHolder } from './lock.js';
 import { fsyncPath, openWriterFile, type Recovery } from './writer-file.js';
 
@@ -57,6 +58,8 @@ export interface OpenOptions {
 }
 
 const DEFAULT_LOCK_WAIT_MS = 10_000;
+/** Room kept for the checkpoint of a run's last ledger rows at publish: four DuckDB blocks. */
+const LAST_CHECKPOINT_MARGIN = 4 * 262_144;
 
 /** The one line that says a writer file was rebuilt, and why. */
 export function describeRecovery(recovery: Recovery): string {
@@ -205,8 +208,10 @@ export class Warehouse {
         faultPoint('commit');
         return result;
       } catch (error) {
-        await this.connection.run('ROLLBACK');
-        throw error;
+        // A COMMIT that failed (a full disk) has ended the transaction already: the ROLLBACK's
+        // own error ("no transaction is active") must not hide the cause.
+        await this.connection.run('ROLLBACK').catch(() => undefined);
+        throw explainDiskFull(error, this.writerPath);
       } finally {
         this.inTransaction = false;
       }
@@ -227,26 +232,58 @@ export class Warehouse {
   async publish(): Promise<void> {
     if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
     await this.exclusive(async () => {
-      await this.connection.run('CHECKPOINT');
+      await this.checkpoint();
       faultPoint('checkpoint');
       const draft = `${this.path}.tmp-${randomUUID().slice(0, 8)}`;
-      copyFileSync(this.writerPath, draft);
-      chmodSync(draft, 0o444);
-      fsyncPath(draft, 'r');
-      faultPoint('publish-copy');
-      neutraliseWal(this.path);
-      renameSync(draft, this.path);
+      const size = statSync(this.writerPath).size;
+      try {
+        const free = freeBytes(draft);
+        if (free !== null && free < size) throw new DiskFullError(this.path, size, free);
+        copyFileSync(this.writerPath, draft);
+        chmodSync(draft, 0o444);
+        fsyncPath(draft, 'r');
+        faultPoint('publish-copy');
+        neutraliseWal(this.path);
+        renameSync(draft, this.path);
+      } catch (error) {
+        rmSync(draft, { force: true });
+        throw explainDiskFull(error, this.path, size);
+      }
       faultPoint('publish-rename');
       fsyncPath(dirname(this.path), 'r');
     });
   }
 
+  /**
+   * Gets ready to publish what is committed: checkpoints it, and throws DiskFullError unless the
+   * disk has room for the copy (the writer file's size, and a margin for the checkpoint of the
+   * last ledger rows). The runner calls it before it records a run ok: a checkpoint that fails
+   * for lack of space leaves that record in the WAL, replayed as ok by the next open although
+   * nothing was published.
+   */
+  async prepareToPublish(): Promise<void> {
+    await this.exclusive(() => this.checkpoint());
+    const needed = statSync(this.writerPath).size + LAST_CHECKPOINT_MARGIN;
+    const free = freeBytes(this.path);
+    if (free !== null && free < needed) throw new DiskFullError(this.path, needed, free);
+  }
+
+  private async checkpoint(): Promise<void> {
+    await this.connection.run('CHECKPOINT').catch((error: unknown) => {
+      throw explainDiskFull(error, this.writerPath);
+    });
+  }
+
+  /** Closes even a database DuckDB invalidated (a failed write), and always releases the lock. */
   async close(): Promise<void> {
     await this.queue;
-    this.connection.closeSync();
-    this.instance.closeSync();
-    this.lock?.release();
-    this.cleanup?.();
+    try {
+      this.connection.closeSync();
+      this.instance.closeSync();
+    } finally {
+      this.lock?.release();
+      this.cleanup?.();
+    }
   }
 }
 
