@@ -146,7 +146,7 @@ export function registerAccuracyCommands(program: Command): void {
     .option('--to <time>', 'valid times before this (default: now)')
     .option('--site <ids>', 'only these sites, by id or name (repeat or comma-separate)', collect)
     .option('--model <names>', 'only these model outputs, by name (the site forecast is always scored)', collect)
-    .option('--by <groups>', 'groups: total,lead,hour,weekday,month,date,site,model (default total,lead,hour; with --pairs total,hour)')
+    .option('--by <groups>', 'groups: total,lead,hour,weekday,month,season,year,date,site,model (default total,lead,hour; with --pairs total,hour)')
     .option('--tz <zone>', 'time zone of hour, weekday, month and date (default: accuracy.tz of the config, UTC)')
     .option('--json', 'print a JSON array of rows instead of the table')
     .option('--report [file]', 'write the HTML report (default file: accuracy.report of the config, report.html beside the warehouse)')

@@ -5,7 +5,7 @@
 // interval it closes (14:00 ending -> hour 13), in the report's time zone.
 import { HOUR } from '../time.js';
 
-export const GROUPS = ['total', 'lead', 'hour', 'weekday', 'month', 'date', 'site', 'model'] as const;
+export const GROUPS = ['total', 'lead', 'hour', 'weekday', 'month', 'season', 'year', 'date', 'site', 'model'] as const;
 export type Group = (typeof GROUPS)[number];
 
 export type IntervalLabel = 'beginning' | 'ending' | 'instant';
@@ -81,6 +81,9 @@ function leadSql(bounds: number[]): GroupSql {
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
+/** Meteorological seasons of the northern hemisphere's names, by (month % 12) // 3 + 1. */
+const SEASONS = ['DJF', 'MAM', 'JJA', 'SON'];
+
 const sqlList = (values: string[]) => `[${values.map(sqlString).join(', ')}]`;
 
 export function sqlString(value: string): string {
@@ -117,6 +120,17 @@ export function groupSql(group: Group, options: GroupOptions): GroupSql {
       return {
         group, key: `strftime(${local}, '%b')`, order: `month(${local})`,
         keyFromOrder: (order) => `(${sqlList(MONTHS)})[${order}]`,
+      };
+    case 'season':
+      // meteorological seasons, as SFA groups them: December's season is that of the next January
+      return {
+        group, key: `(${sqlList(SEASONS)})[month(${local}) % 12 // 3 + 1]`, order: `month(${local}) % 12 // 3 + 1`,
+        keyFromOrder: (order) => `(${sqlList(SEASONS)})[${order}]`,
+      };
+    case 'year':
+      return {
+        group, key: `CAST(year(${local}) AS VARCHAR)`, order: `year(${local})`,
+        keyFromOrder: (order) => `CAST(${order} AS VARCHAR)`,
       };
     case 'date':
       return {
