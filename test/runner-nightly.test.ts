@@ -58,7 +58,7 @@ describe('jobs/', () => {
     const registry = await loadJobs();
     expect([...registry.broken.keys()]).toEqual([]);
     expect(registry.names()).toEqual([
-      'accuracy', 'nightly', 'push-capacity', 'sync-actuals', 'sync-forecasts', 'sync-models', 'sync-outputs', 'sync-sites',
+      'accuracy', 'nightly', 'push-capacity', 'sync', 'sync-actuals', 'sync-forecasts', 'sync-models', 'sync-outputs', 'sync-sites',
     ]);
     expect(NIGHTLY_STEPS).toEqual(['sync-sites', 'sync-models', 'sync-forecasts', 'sync-outputs', 'sync-actuals', 'accuracy']);
   });
