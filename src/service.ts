@@ -1,6 +1,6 @@
 // The service efsync talks to: the configured one, or an embedded emulator when none is
 // configured (demo data on loopback), so that every command runs on a fresh clone.
-import { clientFromConfig, type ServiceClient } from './api/client.js';
+import { ServiceClient, type ServiceClientOptions } from './api/client.js';
 import { ConfigError } from './boundary.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
 import { startEmulator } from './emulator/server.js';
@@ -69,4 +69,29 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
       await emulator.close();
     },
   };
+}
+
+/** The client `config.service` describes; `overrides` wins (e.g. the base URL of an embedded emulator). */
+export function clientFromConfig(config: LoadedConfig, apiKey: string, log?: Logger,
+  overrides: Partial<ServiceClientOptions> = {}): ServiceClient {
+  const service = config.service;
+  const baseUrl = overrides.baseUrl ?? service.base_url;
+  if (!baseUrl) {
+    throw new ConfigError('service.base_url is not set (config file or EFSYNC_BASE_URL); start the emulator or point it at the service');
+  }
+  return new ServiceClient({
+    baseUrl,
+    apiKey,
+    connections: service.connections,
+    timeouts: { connect: service.timeouts.connect, headers: service.timeouts.headers, body: service.timeouts.body },
+    retries: {
+      attempts: service.retries.attempts,
+      baseDelay: service.retries.base_delay,
+      maxDelay: service.retries.max_delay,
+      retryAfterMax: service.retries.retry_after_max,
+    },
+    outputFillParam: service.output_fill_param,
+    log,
+    ...overrides,
+  });
 }

@@ -1,9 +1,9 @@
-// clientFromConfig: the `service` section of config/efsync.yaml becomes the client's options.
+// clientFromConfig (src/service.ts): the `service` section of config/efsync.yaml becomes the client's options.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFromConfig } from '../src/api/client.js';
+import { clientFromConfig } from '../src/service.js';
 import { loadConfig } from '../src/config.js';
 import { json, scriptedServer, type ScriptedServer } from './client-support.js';
 

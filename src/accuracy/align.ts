@@ -8,9 +8,11 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
+import { instant } from '../warehouse/merge.js';
+import { quoteLiteral } from '../warehouse/sql.js';
 import { UsageError } from '../boundary.js';
 import { DAY, HOUR, MINUTE } from '../time.js';
-import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
+import { groupTimeSql, type IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
 
@@ -48,7 +50,7 @@ export const PAIRS_TABLE = 'acc_pairs';
 export const QUANTILES_TABLE = 'acc_quantiles';
 
 const us = (ms: number) => ms * 1000;
-const ts = (ms: number) => `make_timestamptz(${us(ms)})`;
+const ts = (ms: number) => instant(String(ms));
 
 function windowSql(column: string, options: AlignOptions): string {
   const parts = ['TRUE'];
@@ -57,7 +59,7 @@ function windowSql(column: string, options: AlignOptions): string {
   return parts.join(' AND ');
 }
 
-const inList = (values: string[]) => values.map(sqlString).join(', ');
+const inList = (values: string[]) => values.map(quoteLiteral).join(', ');
 
 /** Days of data, the latest of the window, that the most common step is read from. */
 const STEP_SAMPLE_DAYS = 3;

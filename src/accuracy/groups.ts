@@ -3,6 +3,7 @@
 // a text key and a number to sort the keys by. Calendar groups read `group_time`, which is the
 // valid time moved inside the interval it labels, so an interval-ending value falls into the
 // interval it closes (14:00 ending -> hour 13), in the report's time zone.
+import { quoteLiteral } from '../warehouse/sql.js';
 import { HOUR } from '../time.js';
 
 export const GROUPS = ['total', 'lead', 'hour', 'weekday', 'month', 'season', 'year', 'date', 'site', 'model'] as const;
@@ -84,18 +85,15 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /** Meteorological seasons of the northern hemisphere's names, by (month % 12) // 3 + 1. */
 const SEASONS = ['DJF', 'MAM', 'JJA', 'SON'];
 
-const sqlList = (values: string[]) => `[${values.map(sqlString).join(', ')}]`;
+const sqlList = (values: string[]) => `[${values.map(quoteLiteral).join(', ')}]`;
 
-export function sqlString(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
 
 /**
  * Wall-clock time in `tz` as a TIMESTAMP. In UTC that is the epoch itself, which DuckDB's core
  * functions read several times faster than a time-zone conversion through ICU.
  */
 function localTimeSql(instant: string, tz: string): string {
-  return tz === 'UTC' ? `make_timestamp(epoch_us(${instant}))` : `(${instant} AT TIME ZONE ${sqlString(tz)})`;
+  return tz === 'UTC' ? `make_timestamp(epoch_us(${instant}))` : `(${instant} AT TIME ZONE ${quoteLiteral(tz)})`;
 }
 
 /** The key and sort expressions of one group; rows whose key is NULL do not join that group. */

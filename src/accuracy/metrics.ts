@@ -1,8 +1,9 @@
 // The metric SQL: every metric is computed by DuckDB over a relation of aligned pairs; only the
 // small table of results comes back to JavaScript. Definitions follow the Solar Forecast Arbiter
 // (metrics/deterministic.py, probabilistic.py); docs/accuracy.md says each in plain words.
+import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { groupSql, sqlString, type Group, type GroupOptions } from './groups.js';
+import { groupSql, type Group, type GroupOptions } from './groups.js';
 
 /*
  * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
@@ -131,10 +132,10 @@ function groupKeys(group: Group, options: MetricOptions, single: SingleSubject |
   const { keyFromOrder } = groupSql(group, options);
   const key = group === 'total' ? null : keyFromOrder ? 'key_order' : 'key';
   const columns = [...(single ? [] : ['subject', 'model']), ...(key ? [key] : [])];
-  const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : sqlString(v));
+  const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(v));
   const select = [
     single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : 'subject, model',
-    `${sqlString(group)} AS grp`,
+    `${quoteLiteral(group)} AS grp`,
     key === null ? `'all' AS key` : keyFromOrder ? `${keyFromOrder('key_order')} AS key` : 'key',
   ].join(', ');
   return { group, columns, select };

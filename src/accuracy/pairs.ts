@@ -2,11 +2,12 @@
 // `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`) is checked
 // line by line, then loaded with DuckDB's CSV reader into an in-memory database and exposed as
 // the pairs relation the metric SQL scores.
+import { quoteLiteral } from '../warehouse/sql.js';
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseInstant } from '../time.js';
 import { InputFileError } from '../yaml.js';
-import { groupTimeSql, sqlString, type IntervalLabel } from './groups.js';
+import { groupTimeSql, type IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 
 export interface PairsColumns {
@@ -148,10 +149,10 @@ function timestampSql(column: string): string {
 /** Loads a validated CSV into table `table` with DuckDB's reader. */
 export async function loadPairsCsv(sql: SqlRunner, file: string, columns: PairsColumns, table: string): Promise<void> {
   const text = new Set(['valid_time', 'issue_time', 'site', 'model']);
-  const types = `{${columns.names.map((n) => `${sqlString(n)}: '${text.has(n) ? 'VARCHAR' : 'DOUBLE'}'`).join(', ')}}`;
-  await sql.run(`CREATE OR REPLACE TEMP TABLE ${table}_raw AS SELECT * FROM read_csv(${sqlString(file)},
+  const types = `{${columns.names.map((n) => `${quoteLiteral(n)}: '${text.has(n) ? 'VARCHAR' : 'DOUBLE'}'`).join(', ')}}`;
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${table}_raw AS SELECT * FROM read_csv(${quoteLiteral(file)},
     header = true, auto_detect = false, delim = ',', quote = '"', columns = ${types},
-    nullstr = [${MISSING.map(sqlString).join(', ')}])`);
+    nullstr = [${MISSING.map(quoteLiteral).join(', ')}])`);
   const select = columns.names.map((n) =>
     n === 'valid_time' || n === 'issue_time' ? `${timestampSql(n)} AS ${n}` : `"${n}"`);
   await sql.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT ${select.join(', ')} FROM ${table}_raw`);

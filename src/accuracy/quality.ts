@@ -3,11 +3,12 @@
 // every bit in `quality_flags`), computed in SQL over the warehouse, one DELETE and one INSERT per
 // batch of sites: after every load of actuals (so revised values are flagged anew) and before
 // every accuracy run. Scores leave flagged actuals out unless told otherwise (see align.ts).
+import { quoteLiteral } from '../warehouse/sql.js';
 import { existsSync } from 'node:fs';
 import { readCapacityDir } from '../capacity/files.js';
 import { Config } from '../config.js';
 import { DAY, HOUR } from '../time.js';
-import { sqlString, type IntervalLabel } from './groups.js';
+import { type IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 
 /** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */
@@ -105,7 +106,7 @@ export interface FlagScope {
 export async function flagActuals(sql: SqlRunner, settings: QualitySettings, scope: FlagScope): Promise<void> {
   if (scope.sites && scope.sites.length === 0) return;
   const margin = Math.max(settings.staleSpanMs, DAY);
-  const siteFilter = (alias: string) => (scope.sites ? `${alias}site_id IN (${scope.sites.map(sqlString).join(', ')})` : 'TRUE');
+  const siteFilter = (alias: string) => (scope.sites ? `${alias}site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'TRUE');
   const ts = (ms: number) => `make_timestamptz(${Math.round(ms) * 1000})`;
   const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
   const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
@@ -192,7 +193,7 @@ SELECT site_id, valid_time, ${flags.join('\n    | ')} AS flags FROM spans`;
 export async function refreshCapacityWindows(sql: SqlRunner, dir: string): Promise<{ windows: number; unreadable: number }> {
   const { files, errors } = existsSync(dir) ? readCapacityDir(dir) : { files: [], errors: [] };
   const rows = files.flatMap((f) => f.windows.map((w) =>
-    `(${sqlString(f.site)}, ${w.from * 1000}, ${w.to * 1000}, ${w.valueKw}, ${sqlString(w.reason)}, ${sqlString(f.file)})`));
+    `(${quoteLiteral(f.site)}, ${w.from * 1000}, ${w.to * 1000}, ${w.valueKw}, ${quoteLiteral(w.reason)}, ${quoteLiteral(f.file)})`));
   await sql.run('DELETE FROM capacity_windows');
   if (rows.length > 0) {
     await sql.run(`INSERT INTO capacity_windows
@@ -214,7 +215,7 @@ export interface FlagCount {
 /** Actuals carrying each flag per site, with valid times in [fromMs, toMs) (open ends when absent). */
 export async function countFlags(sql: SqlRunner, scope: { sites?: readonly string[]; fromMs?: number; toMs?: number }): Promise<FlagCount[]> {
   const where = ['TRUE'];
-  if (scope.sites) where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(sqlString).join(', ')})` : 'FALSE');
+  if (scope.sites) where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'FALSE');
   if (scope.fromMs !== undefined) where.push(`f.valid_time >= make_timestamptz(${scope.fromMs * 1000})`);
   if (scope.toMs !== undefined) where.push(`f.valid_time < make_timestamptz(${scope.toMs * 1000})`);
   const rows = await sql.all<{ site: string; flag: FlagName; n: bigint }>(`

@@ -1,12 +1,13 @@
 // The two ways in: score the warehouse (alignment, then metrics), or score a table or CSV file
 // of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
+import { quoteLiteral } from '../warehouse/sql.js';
 import { UsageError } from '../boundary.js';
 import type { Config } from '../config.js';
 import { formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
-import { sqlString, type Group, type IntervalLabel } from './groups.js';
+import { type Group, type IntervalLabel } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
 import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
 import { countFlags, flagActuals, qualitySettingsFromConfig, refreshCapacityWindows, type QualitySettings } from './quality.js';
@@ -172,7 +173,7 @@ export async function runWarehouseAccuracy(
 /** The ids of the sites named by id or name (all sites when none are named). */
 async function chosenSiteIds(sql: SqlRunner, sites: string[] | undefined): Promise<string[] | undefined> {
   if (!sites?.length) return undefined;
-  const list = sites.map(sqlString).join(', ');
+  const list = sites.map(quoteLiteral).join(', ');
   const rows = await sql.all<{ site_id: string }>(`SELECT site_id FROM sites WHERE site_id IN (${list}) OR name IN (${list})`);
   return rows.map((r) => r.site_id);
 }

@@ -1,9 +1,11 @@
 // Results into the warehouse: one accuracy_runs row per run and one accuracy_results row per
 // subject, model, group key and metric (migration 004_accuracy.sql), written in one transaction.
+import { instant } from '../warehouse/merge.js';
+import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SkippedSite } from './align.js';
-import { sqlString, type Group, type IntervalLabel } from './groups.js';
+import { type Group, type IntervalLabel } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
 
 export interface RunRecord {
@@ -48,11 +50,11 @@ function resultValues(runId: string, rows: AccuracyRow[]): DuckDBValue[][] {
 export async function storeAccuracy(warehouse: Warehouse, run: RunRecord, rows: AccuracyRow[]): Promise<Record<string, number>> {
   const { pairs, dropped } = totals(rows);
   const results = resultValues(run.runId, rows);
-  const list = (values?: string[]) => (values?.length ? `[${values.map(sqlString).join(', ')}]` : 'NULL');
-  const instant = (ms?: number) => (ms === undefined ? 'NULL' : `make_timestamptz(${Math.round(ms * 1000)})`);
+  const list = (values?: string[]) => (values?.length ? `[${values.map(quoteLiteral).join(', ')}]` : 'NULL');
+  const instantOrNull = (ms?: number) => (ms === undefined ? 'NULL' : instant(String(Math.round(ms))));
   await warehouse.transaction(async () => {
     await warehouse.run(
-      `INSERT INTO accuracy_runs VALUES ($1, ${instant(run.scoredAt)}, $2, ${instant(run.from)}, ${instant(run.to)},
+      `INSERT INTO accuracy_runs VALUES ($1, ${instantOrNull(run.scoredAt)}, $2, ${instantOrNull(run.from)}, ${instantOrNull(run.to)},
         ${list(run.sites)}, ${list(run.models)}, ${list(run.groups)}, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [run.runId, run.source, run.tz, run.forecastLabel, run.actualLabel, run.deadbandPct, run.maxMissingPct,
         run.mapeMinActualPct, pairs, dropped, JSON.stringify(run.skipped), run.reportPath ?? null],

@@ -30,7 +30,6 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { LoadedConfig } from '../config.js';
 import { formatInstant } from '../time.js';
 import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
@@ -706,29 +705,4 @@ function oneLine(text: string, max: number): string {
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
-}
-
-/** The client `config.service` describes; `overrides` wins (e.g. the base URL of an embedded emulator). */
-export function clientFromConfig(config: LoadedConfig, apiKey: string, log?: Logger,
-  overrides: Partial<ServiceClientOptions> = {}): ServiceClient {
-  const service = config.service;
-  const baseUrl = overrides.baseUrl ?? service.base_url;
-  if (!baseUrl) {
-    throw new Error('service.base_url is not set (config file or EFSYNC_BASE_URL); start the emulator or point it at the service');
-  }
-  return new ServiceClient({
-    baseUrl,
-    apiKey,
-    connections: service.connections,
-    timeouts: { connect: service.timeouts.connect, headers: service.timeouts.headers, body: service.timeouts.body },
-    retries: {
-      attempts: service.retries.attempts,
-      baseDelay: service.retries.base_delay,
-      maxDelay: service.retries.max_delay,
-      retryAfterMax: service.retries.retry_after_max,
-    },
-    outputFillParam: service.output_fill_param,
-    log,
-    ...overrides,
-  });
 }

@@ -6,11 +6,12 @@
  * through the manifest; a run killed before it leaves files that its shard's next run removes
  * (layout.ts removeUncommitted).
  */
+import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lakePath, moveIntoLake, STAGING_DIR, writeManifest, type ManifestFile } from './layout.js';
-import { ident, literal, warehouseSchema, type TableSchema } from './schema.js';
+import { warehouseSchema, type TableSchema } from './schema.js';
 import { formatShard, type Shard } from './shard.js';
 
 export interface CommitInput {
@@ -66,10 +67,10 @@ async function stageTable(warehouse: Warehouse, table: TableSchema, staging: str
     const dir = join(staging, table.name);
     if (table.partition === 'month') {
       await warehouse.run(`COPY (SELECT *, ${monthOf('valid_time')} AS month FROM temp.lake_new ORDER BY ${order})
-        TO ${literal(dir)} (FORMAT parquet, PARTITION_BY (month), FILENAME_PATTERN ${literal(`${prefix}-{i}`)})`);
+        TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (month), FILENAME_PATTERN ${quoteLiteral(`${prefix}-{i}`)})`);
     } else {
       mkdirSync(dir, { recursive: true });
-      await warehouse.run(`COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${literal(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`);
+      await warehouse.run(`COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${quoteLiteral(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`);
     }
     return Number(n);
   } finally {
@@ -79,8 +80,8 @@ async function stageTable(warehouse: Warehouse, table: TableSchema, staging: str
 
 /** The rows of the scratch table that the lake does not hold yet. */
 export function newRowsSql(table: TableSchema): string {
-  const name = ident(table.name);
-  const cols = table.columns.map((c) => ident(c.name)).join(', ');
+  const name = quoteIdentifier(table.name);
+  const cols = table.columns.map((c) => quoteIdentifier(c.name)).join(', ');
   const current = `SELECT ${cols} FROM main.${name}`;
   if (table.seed === 'none') return current;
   const seeded = `SELECT ${cols} FROM lake_seed.${name}`;
@@ -92,7 +93,7 @@ export function newRowsSql(table: TableSchema): string {
 
 /** UTC month (YYYY-MM) of a TIMESTAMPTZ column, whatever the session's time zone. */
 export function monthOf(column: string): string {
-  return `strftime(make_timestamp(epoch_us(${ident(column)})), '%Y-%m')`;
+  return `strftime(make_timestamp(epoch_us(${quoteIdentifier(column)})), '%Y-%m')`;
 }
 
 /** Rows sorted by key (site first), so row-group min/max let readers skip other sites. */
@@ -100,13 +101,13 @@ export function clusterOrder(table: TableSchema): string {
   const names = table.columns.map((c) => c.name);
   const key = table.resolve.kind === 'latest' ? [...table.resolve.key] : names.includes('site_id') ? ['site_id'] : [names[0]];
   const first = names.includes('site_id') ? ['site_id', ...key.filter((k) => k !== 'site_id')] : key;
-  return first.map(ident).join(', ');
+  return first.map(quoteIdentifier).join(', ');
 }
 
 /** Rows of each Parquet file under `dir`, by path relative to `dir`. */
 async function fileRows(warehouse: Warehouse, dir: string): Promise<Map<string, number>> {
   const rows = await warehouse.all<{ file_name: string; num_rows: bigint }>(
-    `SELECT file_name, num_rows FROM parquet_file_metadata(${literal(`${dir}/**/*.parquet`)})`,
+    `SELECT file_name, num_rows FROM parquet_file_metadata(${quoteLiteral(`${dir}/**/*.parquet`)})`,
   );
   return new Map(rows.map((r) => [r.file_name.slice(dir.length + 1).split('\\').join('/'), Number(r.num_rows)]));
 }

@@ -12,7 +12,8 @@ import { WriterLock } from '../warehouse/lock.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { committedFiles, ensureLake, absolute, lakePath, LOCK_DIR, moveIntoLake, readManifests, removeUncommitted, SCHEMA_FILE, STAGING_DIR, writeManifest, type CommittedFile, type ManifestFile } from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
-import { literal, warehouseSchema } from './schema.js';
+import { quoteLiteral } from '../warehouse/sql.js';
+import { warehouseSchema } from './schema.js';
 import { newRunId } from '../log.js';
 
 export const COMPACTOR = 'compact';
@@ -50,7 +51,7 @@ export async function compactLake(lake: string, options: { lockWaitMs?: number }
         mkdirSync(dir, { recursive: true });
         const source = filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), group);
         const target = join(dir, `part-${COMPACTOR}-${runId}-0.parquet`);
-        const result = await db.connection.run(`COPY (${resolvedSql(table, source)} ORDER BY ALL) TO ${literal(target)} (FORMAT parquet)`);
+        const result = await db.connection.run(`COPY (${resolvedSql(table, source)} ORDER BY ALL) TO ${quoteLiteral(target)} (FORMAT parquet)`);
         const rows = Number(result.rowsChanged);
         const seq = Math.max(...group.map((f) => f.seq));
         rowsBefore += group.reduce((sum, f) => sum + f.rows, 0);

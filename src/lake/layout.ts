@@ -12,9 +12,10 @@
  * it and no entry lists it in `replaces`. The manifest entry is the commit point: written under a
  * temporary name, fsynced, renamed into place, and the directory fsynced.
  */
+import { quoteLiteral } from '../warehouse/sql.js';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { literal, migratedInMemory, warehouseSchema } from './schema.js';
+import { migratedInMemory, warehouseSchema } from './schema.js';
 
 export const MANIFEST_DIR = '_manifest';
 export const STAGING_DIR = '_staging';
@@ -79,7 +80,7 @@ export async function ensureLake(lake: string, options: { rewriteSchemas?: boole
       for (const table of missing) {
         mkdirSync(join(root, table.name), { recursive: true });
         const draft = join(root, STAGING_DIR, `schema-${table.name}-${process.pid}-${Date.now()}.parquet`);
-        await db.connection.run(`COPY main.${table.name} TO ${literal(draft)} (FORMAT parquet)`);
+        await db.connection.run(`COPY main.${table.name} TO ${quoteLiteral(draft)} (FORMAT parquet)`);
         fsyncFile(draft);
         renameSync(draft, join(root, table.name, SCHEMA_FILE));
         fsyncFile(join(root, table.name));

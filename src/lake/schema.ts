@@ -82,12 +82,3 @@ async function readSchema(): Promise<WarehouseSchema> {
   }
 }
 
-/** `"name"` with embedded quotes doubled. */
-export function ident(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** `'text'` with embedded quotes doubled. */
-export function literal(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}

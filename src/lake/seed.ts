@@ -9,10 +9,11 @@
  *     and the actuals' revision logic see what is stored there.
  * Each seeded row is also kept in schema `lake_seed`, so the commit writes only what differs.
  */
+import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { committedFiles, SCHEMA_FILE, absolute } from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
-import { ident, literal, warehouseSchema, type TableSchema } from './schema.js';
+import { warehouseSchema, type TableSchema } from './schema.js';
 import { shardOf, type Shard } from './shard.js';
 
 export interface SeedOptions {
@@ -41,12 +42,12 @@ export async function seedFromLake(warehouse: Warehouse, lake: string, options: 
     await warehouse.run('CREATE SCHEMA lake_seed');
     for (const table of schema.tables) {
       if (table.seed === 'none') continue;
-      await warehouse.run(`CREATE TABLE lake_seed.${ident(table.name)} AS SELECT * FROM main.${ident(table.name)} LIMIT 0`);
+      await warehouse.run(`CREATE TABLE lake_seed.${quoteIdentifier(table.name)} AS SELECT * FROM main.${quoteIdentifier(table.name)} LIMIT 0`);
       if (table.seed === 'all') await seedTable(warehouse, table, resolvedSql(table, source(table)), rows);
     }
     const sites = await shardSites(warehouse, options.shard);
     await warehouse.run('CREATE TEMP TABLE lake_shard_sites (site_id VARCHAR PRIMARY KEY)');
-    if (sites.length > 0) await warehouse.run(`INSERT INTO temp.lake_shard_sites VALUES ${sites.map((s) => `(${literal(s)})`).join(', ')}`);
+    if (sites.length > 0) await warehouse.run(`INSERT INTO temp.lake_shard_sites VALUES ${sites.map((s) => `(${quoteLiteral(s)})`).join(', ')}`);
     const windowFrom = options.backfillFrom ?? (await oldestReread(warehouse, options.lookback));
     if (sites.length > 0 && windowFrom !== null) {
       const where = `site_id IN (SELECT site_id FROM temp.lake_shard_sites) AND valid_time >= make_timestamptz(${windowFrom * 1000}::BIGINT)`;
@@ -56,15 +57,15 @@ export async function seedFromLake(warehouse: Warehouse, lake: string, options: 
     }
     for (const table of schema.tables.filter((t) => t.seed !== 'none' && rows[t.name])) {
       // A migration may have put default rows in (interval_labels): what the lake holds wins.
-      await warehouse.run(`DELETE FROM main.${ident(table.name)}`);
-      await warehouse.run(`INSERT INTO main.${ident(table.name)} SELECT * FROM lake_seed.${ident(table.name)}`);
+      await warehouse.run(`DELETE FROM main.${quoteIdentifier(table.name)}`);
+      await warehouse.run(`INSERT INTO main.${quoteIdentifier(table.name)} SELECT * FROM lake_seed.${quoteIdentifier(table.name)}`);
     }
     return { rows, sites: sites.length, windowFrom: sites.length > 0 ? windowFrom : null };
   });
 }
 
 async function seedTable(warehouse: Warehouse, table: TableSchema, sql: string, rows: Record<string, number>): Promise<void> {
-  const n = await warehouse.changed(`INSERT INTO lake_seed.${ident(table.name)} ${sql}`);
+  const n = await warehouse.changed(`INSERT INTO lake_seed.${quoteIdentifier(table.name)} ${sql}`);
   if (n > 0) rows[table.name] = (rows[table.name] ?? 0) + n;
 }
 

@@ -4,13 +4,14 @@
  * manifest lists (minus those a compaction replaced) and resolves the newest row per key, so
  * commits after the file was written show up at the next query: the file never goes stale.
  */
+import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { castColumns, resolvedSql } from './read.js';
 import { ensureLake, lakePath, MANIFEST_DIR } from './layout.js';
-import { ident, literal, warehouseSchema, type Column, type TableSchema } from './schema.js';
+import { warehouseSchema, type Column, type TableSchema } from './schema.js';
 
 export const FILES_VIEW = 'lake_files';
 
@@ -31,9 +32,9 @@ export async function writeViewsFile(lake: string, out: string): Promise<ViewsWr
   try {
     const run = (sql: string) => db.connection.run(sql);
     await run(filesViewSql(root));
-    await run(`COMMENT ON VIEW ${FILES_VIEW} IS ${literal(`Committed Parquet files of the lake ${root} (its manifest, less files replaced by compaction)`)}`);
+    await run(`COMMENT ON VIEW ${FILES_VIEW} IS ${quoteLiteral(`Committed Parquet files of the lake ${root} (its manifest, less files replaced by compaction)`)}`);
     for (const table of schema.tables) {
-      await run(`CREATE VIEW ${ident(table.name)} AS ${tableViewSql(root, table)}`);
+      await run(`CREATE VIEW ${quoteIdentifier(table.name)} AS ${tableViewSql(root, table)}`);
       await comment(run, table.name, table.comment, table.columns);
     }
     for (const view of schema.views) {
@@ -50,7 +51,7 @@ export async function writeViewsFile(lake: string, out: string): Promise<ViewsWr
 }
 
 function filesViewSql(root: string): string {
-  const manifests = literal(join(root, MANIFEST_DIR, '*.json'));
+  const manifests = quoteLiteral(join(root, MANIFEST_DIR, '*.json'));
   return `CREATE VIEW ${FILES_VIEW} AS
 WITH entries AS (
   SELECT * FROM read_json(${manifests}, format = 'newline_delimited', columns = {
@@ -59,21 +60,21 @@ WITH entries AS (
 ),
 listed AS (SELECT run_id, kind, shard, committed_at, unnest(files, recursive := true) FROM entries),
 replaced AS (SELECT unnest(replaces) AS path FROM entries)
-SELECT ${literal(`${root}/`)} || path AS filename, "table" AS table_name, "rows", seq, run_id, kind, shard, committed_at
+SELECT ${quoteLiteral(`${root}/`)} || path AS filename, "table" AS table_name, "rows", seq, run_id, kind, shard, committed_at
 FROM listed WHERE path NOT IN (SELECT path FROM replaced)`;
 }
 
 function tableViewSql(root: string, table: TableSchema): string {
-  const glob = literal(join(root, table.name, '**', '*.parquet'));
+  const glob = quoteLiteral(join(root, table.name, '**', '*.parquet'));
   const source = `SELECT ${castColumns(table, 'p')}, f.seq, p.filename AS lake_file
 FROM read_parquet(${glob}, filename = true, union_by_name = true, hive_partitioning = false) p
-JOIN ${FILES_VIEW} f ON f.filename = p.filename AND f.table_name = ${literal(table.name)}`;
+JOIN ${FILES_VIEW} f ON f.filename = p.filename AND f.table_name = ${quoteLiteral(table.name)}`;
   return resolvedSql(table, source);
 }
 
 async function comment(run: (sql: string) => Promise<unknown>, name: string, text: string | null, columns: Column[]): Promise<void> {
-  if (text !== null) await run(`COMMENT ON VIEW ${ident(name)} IS ${literal(text)}`);
+  if (text !== null) await run(`COMMENT ON VIEW ${quoteIdentifier(name)} IS ${quoteLiteral(text)}`);
   for (const column of columns) {
-    if (column.comment !== null) await run(`COMMENT ON COLUMN ${ident(name)}.${ident(column.name)} IS ${literal(column.comment)}`);
+    if (column.comment !== null) await run(`COMMENT ON COLUMN ${quoteIdentifier(name)}.${quoteIdentifier(column.name)} IS ${quoteLiteral(column.comment)}`);
   }
 }

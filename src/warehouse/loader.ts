@@ -54,30 +54,10 @@
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { nameplateKw, type ModelItem, type SiteResponse } from '../api/schemas.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
-import type { QualitySettings } from '../accuracy/quality.js';
-import { loadSeries, writeSyncState } from './series.js';
+import { loadSeries, writeSyncState, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
-export interface LoadOptions {
-  /** The clock for synced_at, first_seen_at, replaced_at, observed_at; default Date.now(). */
-  now?: number;
-  /** Written in the same transaction as the data. */
-  syncState?: SyncStateUpdate;
-  /** Thresholds of the data-quality flags computed after a load of actuals (default DEFAULT_QUALITY). */
-  quality?: QualitySettings;
-}
-
-export interface SyncStateUpdate {
-  resource: 'forecasts' | 'outputs' | 'actuals' | (string & {});
-  /** End of the window synced (valid time, epoch ms). */
-  syncedTo: number;
-  /** Newest as_of vintage read, for resources read by vintage. */
-  lastAsOf?: number | null;
-  runId: string;
-}
-
-/** Rows inserted plus rows updated, per table; tables with 0 are left out. */
-export type RowsWritten = Record<string, number>;
+export type { LoadOptions, RowsWritten, SyncStateUpdate } from './series.js';
 
 export interface ForecastColumns {
   valid_time: readonly number[];

@@ -3,6 +3,7 @@
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
+import { quoteLiteral } from './sql.js';
 
 /** SQL turning an epoch-ms expression into a TIMESTAMPTZ (NULL stays NULL). */
 export function instant(expression: string): string {
@@ -16,7 +17,7 @@ function siteOf(sites: string): string {
 
 /** A SQL list of string literals: constant filters let DuckDB skip row groups by their min/max. */
 export function sqlList(values: readonly string[]): string {
-  return values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ');
+  return values.map(quoteLiteral).join(', ');
 }
 
 /**

@@ -5,9 +5,8 @@
 // fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
 // of one site per transaction; 32 about a third.
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
-import { DEFAULT_QUALITY, flagActuals } from '../accuracy/quality.js';
+import { DEFAULT_QUALITY, flagActuals, type QualitySettings } from '../accuracy/quality.js';
 import { faultPoint } from '../fault.js';
-import type { LoadOptions, RowsWritten, SyncStateUpdate } from './loader.js';
 import {
   SYNC_STATE_UPSERT,
   syncStateUpsertSql,
@@ -21,6 +20,27 @@ import {
   sqlList,
 } from './merge.js';
 import type { Warehouse } from './warehouse.js';
+
+export interface LoadOptions {
+  /** The clock for synced_at, first_seen_at, replaced_at, observed_at; default Date.now(). */
+  now?: number;
+  /** Written in the same transaction as the data. */
+  syncState?: SyncStateUpdate;
+  /** Thresholds of the data-quality flags computed after a load of actuals (default DEFAULT_QUALITY). */
+  quality?: QualitySettings;
+}
+
+export interface SyncStateUpdate {
+  resource: 'forecasts' | 'outputs' | 'actuals' | (string & {});
+  /** End of the window synced (valid time, epoch ms). */
+  syncedTo: number;
+  /** Newest as_of vintage read, for resources read by vintage. */
+  lastAsOf?: number | null;
+  runId: string;
+}
+
+/** Rows inserted plus rows updated, per table; tables with 0 are left out. */
+export type RowsWritten = Record<string, number>;
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
