@@ -11,7 +11,7 @@
  * the shard left uncommitted, and gives the job a scratch warehouse in a temp folder seeded from
  * the lake; publish commits the rows that are new to the lake as one manifest entry.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config.js';
@@ -66,7 +66,6 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const who = shardTag(options.shard);
   await ensureLake(lake);
   const lock = await WriterLock.acquire(join(lakePath(lake), LOCK_DIR, `${who}.lock`), `lake ${lake} shard ${formatShard(options.shard)}`, holder, lockWaitMs, onWait);
-  removeScratchDirs(who); // a killed run of this shard left its own; the lock says none is running
   const scratch = mkdtempSync(join(tmpdir(), `efsync-lake-${who}-`));
   let warehouse: Warehouse | undefined;
   try {
@@ -100,10 +99,4 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
       }
     },
   };
-}
-
-function removeScratchDirs(who: string): void {
-  for (const name of readdirSync(tmpdir())) {
-    if (name.startsWith(`efsync-lake-${who}-`)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
-  }
 }
