@@ -13,7 +13,13 @@ import { openDuckDB } from '../src/warehouse/duckdb.js';
 
 const COLUMNS: PairsColumns = {
   names: ['valid_time', 'issue_time', 'actual', 'forecast', 'reference', 'capacity'],
-  forecast: true, reference: true, capacity: true, issueTime: true, site: false, model: false, quantiles: [],
+  forecast: true,
+  reference: true,
+  capacity: true,
+  issueTime: true,
+  site: false,
+  model: false,
+  quantiles: [],
 };
 
 /** A day-shaped 15-minute series with noisy forecasts and a day-old reference, 1 MW capacity. */
@@ -72,7 +78,8 @@ export async function benchAccuracy(pairs = 10_000_000, path?: string): Promise<
     await buildPairs(sql, pairs);
     await sql.run('CHECKPOINT');
     const { scan_s, moments_s, score_s } = await bestOf({
-      scan_s: () => sql.all(`SELECT count(*) AS n, avg(abs(forecast - actual)) AS mae, avg(forecast - actual) AS mbe,
+      scan_s: () =>
+        sql.all(`SELECT count(*) AS n, avg(abs(forecast - actual)) AS mae, avg(forecast - actual) AS mbe,
         sqrt(avg((forecast - actual) * (forecast - actual))) AS rmse FROM bench_pairs`),
       moments_s: () => scorePairsTable(sql, 'bench_pairs', COLUMNS, 'ending', { ...OPTIONS, distribution: false }),
       score_s: () => scorePairsTable(sql, 'bench_pairs', COLUMNS, 'ending', OPTIONS),

@@ -3,7 +3,13 @@
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
-import { cronFires, planActuals, planForecastUpdates, planModelVintages, type WindowSettings } from '../src/sync/windows.js';
+import {
+  cronFires,
+  planActuals,
+  planForecastUpdates,
+  planModelVintages,
+  type WindowSettings,
+} from '../src/sync/windows.js';
 import { DAY, formatInstant } from '../src/time.js';
 
 export interface RawFetchOptions {
@@ -16,7 +22,9 @@ export interface RawFetchOptions {
   inFlight?: number;
 }
 
-export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: number; rows: number; responses: number }> {
+export async function rawFetch(
+  options: RawFetchOptions,
+): Promise<{ seconds: number; rows: number; responses: number }> {
   const defaults = loadConfig(undefined, {}).sync;
   const settings: WindowSettings = {
     lookback: defaults.lookback,
@@ -30,7 +38,9 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
   const get = async (path: string, query: Record<string, string> = {}): Promise<any> => {
     const qs = new URLSearchParams(query).toString();
     const res = await pool.request({
-      method: 'GET', path: `/platform/v2${path}${qs ? `?${qs}` : ''}`, headers: { authorization: options.apiKey },
+      method: 'GET',
+      path: `/platform/v2${path}${qs ? `?${qs}` : ''}`,
+      headers: { authorization: options.apiKey },
     });
     const body = JSON.parse(await res.body.text());
     if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode}`);
@@ -39,28 +49,34 @@ export async function rawFetch(options: RawFetchOptions): Promise<{ seconds: num
     return body;
   };
   const window = (start: number, end: number, asOf: number | null) => ({
-    start_date: formatInstant(start), end_date: formatInstant(end), ...(asOf === null ? {} : { as_of: formatInstant(asOf) }),
+    start_date: formatInstant(start),
+    end_date: formatInstant(end),
+    ...(asOf === null ? {} : { as_of: formatInstant(asOf) }),
   });
 
   const t0 = process.hrtime.bigint();
   const sites: { site_id: string }[] = await get('/sites');
   const actuals = [planActuals(options.now, null, settings).window];
-  await Promise.all(sites.map(async ({ site_id: id }) => {
-    const [models] = await Promise.all([
-      limit(() => get(`/sites/${id}/models`, { extra: 'serving_active' })),
-      limit(() => get(`/sites/${id}/models`, { model_type: 'ai' })),
-      limit(() => get(`/sites/${id}/models`, { model_type: 'physical' })),
-    ]);
-    const updates = (await limit(() => get(`/sites/${id}/forecast/updates`)) as string[]).map((t) => Date.parse(t));
-    const issued = planForecastUpdates(options.now, null, settings, updates).reads;
-    await Promise.all([
-      ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
-      ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null)))),
-      ...(models as { id: string; schedule?: { value: string } | null }[]).flatMap((m) =>
-        planModelVintages(options.now, null, settings, updates, cronFires(m.schedule?.value)).reads
-          .map((r) => limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))))),
-    ]);
-  }));
+  await Promise.all(
+    sites.map(async ({ site_id: id }) => {
+      const [models] = await Promise.all([
+        limit(() => get(`/sites/${id}/models`, { extra: 'serving_active' })),
+        limit(() => get(`/sites/${id}/models`, { model_type: 'ai' })),
+        limit(() => get(`/sites/${id}/models`, { model_type: 'physical' })),
+      ]);
+      const updates = ((await limit(() => get(`/sites/${id}/forecast/updates`))) as string[]).map((t) => Date.parse(t));
+      const issued = planForecastUpdates(options.now, null, settings, updates).reads;
+      await Promise.all([
+        ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
+        ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null)))),
+        ...(models as { id: string; schedule?: { value: string } | null }[]).flatMap((m) =>
+          planModelVintages(options.now, null, settings, updates, cronFires(m.schedule?.value)).reads.map((r) =>
+            limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))),
+          ),
+        ),
+      ]);
+    }),
+  );
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   await pool.close();
   return { seconds, rows, responses };

@@ -16,17 +16,29 @@ export interface LakeFigures {
   compact: { seconds: number; filesBefore: number; filesAfter: number };
 }
 
-export async function benchShards(cli: string, env: NodeJS.ProcessEnv, work: string, max: number): Promise<LakeFigures> {
+export async function benchShards(
+  cli: string,
+  env: NodeJS.ProcessEnv,
+  work: string,
+  max: number,
+): Promise<LakeFigures> {
   const counts = [1, 2, 4, 8, 16].filter((n) => n < max).concat(max);
   const runs: ShardFigures[] = [];
   let lake = '';
   for (const n of counts) {
     lake = join(work, `lake-${n}`);
     const t0 = process.hrtime.bigint();
-    const codes = await Promise.all(Array.from({ length: n }, (_, i) => runCli(cli, ['sync', '--sink', 'parquet', '--lake', lake, '--shard', `${i}/${n}`], env)));
+    const codes = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        runCli(cli, ['sync', '--sink', 'parquet', '--lake', lake, '--shard', `${i}/${n}`], env),
+      ),
+    );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     if (codes.some((c) => c !== 0)) throw new Error(`a shard of ${n} exited with ${codes.join(', ')}`);
-    const rows = readManifests(lake).filter((e) => e.kind === 'sync').flatMap((e) => e.files).reduce((sum, f) => sum + f.rows, 0);
+    const rows = readManifests(lake)
+      .filter((e) => e.kind === 'sync')
+      .flatMap((e) => e.files)
+      .reduce((sum, f) => sum + f.rows, 0);
     runs.push({ shards: n, seconds, rows });
   }
   const filesBefore = [...committedFiles(lake).values()].flat().length;
@@ -44,10 +56,13 @@ function runCli(cli: string, args: string[], env: NodeJS.ProcessEnv): Promise<nu
 
 export function printShards(figures: LakeFigures): void {
   const lines = figures.runs.map((r) => [
-    `${r.shards} shard${r.shards === 1 ? '' : 's'}`, `${r.seconds.toFixed(2)} s`, `${r.rows.toLocaleString('en-US')} rows`,
+    `${r.shards} shard${r.shards === 1 ? '' : 's'}`,
+    `${r.seconds.toFixed(2)} s`,
+    `${r.rows.toLocaleString('en-US')} rows`,
     `${Math.round(r.rows / r.seconds).toLocaleString('en-US')} rows/s`,
   ]);
   const c = figures.compact;
   lines.push(['lake compact', `${c.seconds.toFixed(2)} s`, `${c.filesBefore} files to ${c.filesAfter}`, '']);
-  for (const line of lines) console.log(line.map((cell, i) => (i === 0 ? cell.padEnd(14) : cell.padStart(18))).join(''));
+  for (const line of lines)
+    console.log(line.map((cell, i) => (i === 0 ? cell.padEnd(14) : cell.padStart(18))).join(''));
 }

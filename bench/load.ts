@@ -59,8 +59,15 @@ export async function benchAppend(rows: number): Promise<number> {
       for (let offset = 0; offset < n; offset += CHUNK_ROWS) {
         const size = Math.min(CHUNK_ROWS, n - offset);
         const chunk = DuckDBDataChunk.create(types, size);
-        const columns: (readonly unknown[] | string)[] = [siteId, site.model_name, site.model_version, site.update_time,
-          site.valid_time, site.forecast, site.capacity];
+        const columns: (readonly unknown[] | string)[] = [
+          siteId,
+          site.model_name,
+          site.model_version,
+          site.update_time,
+          site.valid_time,
+          site.forecast,
+          site.capacity,
+        ];
         columns.forEach((values, index) => {
           const vector = chunk.getColumnVector(index);
           for (let row = 0; row < size; row++) {
@@ -106,12 +113,21 @@ export async function benchLoader(sites: number, rowsPerSite: number, concurrenc
     const limit = pLimit(concurrency);
     const pass = async () => {
       const started = performance.now();
-      const written = await Promise.all(ids.map((id) => limit(async () => (await loadForecasts(warehouse, id, columns)).forecasts ?? 0)));
+      const written = await Promise.all(
+        ids.map((id) => limit(async () => (await loadForecasts(warehouse, id, columns)).forecasts ?? 0)),
+      );
       return { seconds: (performance.now() - started) / 1000, written: written.reduce((a, b) => a + b, 0) };
     };
     const first = await pass();
     const second = await pass();
-    return { sites, rows: first.written, concurrency, load_s: first.seconds, reload_s: second.seconds, reload_rows: second.written };
+    return {
+      sites,
+      rows: first.written,
+      concurrency,
+      load_s: first.seconds,
+      reload_s: second.seconds,
+      reload_rows: second.written,
+    };
   } finally {
     await warehouse.close();
     rmSync(dir, { recursive: true, force: true });
@@ -128,14 +144,21 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rowsPerSite = option('--rows-per-site', 6000);
   const rows = sites * rowsPerSite;
   const rate = (n: number, seconds: number) => `${Math.round(n / seconds).toLocaleString('en')} rows/s`;
-  const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
   let before = cpu();
   const appendSeconds = await benchAppend(rows);
-  console.log(`raw append       ${rows.toLocaleString('en')} rows  ${appendSeconds.toFixed(2)} s  ${rate(rows, appendSeconds)}  cpu ${(cpu() - before).toFixed(1)} s`);
+  console.log(
+    `raw append       ${rows.toLocaleString('en')} rows  ${appendSeconds.toFixed(2)} s  ${rate(rows, appendSeconds)}  cpu ${(cpu() - before).toFixed(1)} s`,
+  );
   for (const concurrency of [1, 8]) {
     before = cpu();
     const loader = await benchLoader(sites, rowsPerSite, concurrency);
-    console.log(`loader x${concurrency}        ${loader.rows.toLocaleString('en')} rows  ${loader.load_s.toFixed(2)} s  ${rate(loader.rows, loader.load_s)}; ` +
-      `again: ${loader.reload_rows} rows written, ${loader.reload_s.toFixed(2)} s  ${rate(rows, loader.reload_s)}  cpu ${(cpu() - before).toFixed(1)} s both`);
+    console.log(
+      `loader x${concurrency}        ${loader.rows.toLocaleString('en')} rows  ${loader.load_s.toFixed(2)} s  ${rate(loader.rows, loader.load_s)}; ` +
+        `again: ${loader.reload_rows} rows written, ${loader.reload_s.toFixed(2)} s  ${rate(rows, loader.reload_s)}  cpu ${(cpu() - before).toFixed(1)} s both`,
+    );
   }
 }

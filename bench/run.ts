@@ -45,11 +45,18 @@ try {
       say('second sync (nothing new) ...');
       const second = await timedSync(env);
       say('raw fetch-and-parse of the same requests ...');
-      const fetched = await rawFetch({ baseUrl: emulator.url, apiKey: API_KEY, now: first.startedAt, historyDays: HISTORY_DAYS });
+      const fetched = await rawFetch({
+        baseUrl: emulator.url,
+        apiKey: API_KEY,
+        now: first.startedAt,
+        historyDays: HISTORY_DAYS,
+      });
       say('raw data-chunk append of the same number of rows ...');
       const appendS = await benchAppend(first.rows);
       const ratio = first.seconds / (fetched.seconds + appendS);
-      const accuracy = args['skip-accuracy'] ? null : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
+      const accuracy = args['skip-accuracy']
+        ? null
+        : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
 
       const result = {
         sites: SITES,
@@ -77,10 +84,24 @@ function round(x: number): number {
 }
 
 async function startEmulatorProcess(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, [
-    CLI, 'emulator', '--api-key', API_KEY, '--sites', String(SITES), '--seed', '1', '--port', '0',
-    '--history-days', String(HISTORY_DAYS),
-  ], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'emulator',
+      '--api-key',
+      API_KEY,
+      '--sites',
+      String(SITES),
+      '--seed',
+      '1',
+      '--port',
+      '0',
+      '--history-days',
+      String(HISTORY_DAYS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -95,13 +116,10 @@ async function startEmulatorProcess(): Promise<{ url: string; process: ChildProc
 
 function benchEnv(url: string): NodeJS.ProcessEnv {
   const config = join(work, 'efsync.yaml');
-  writeFileSync(config, [
-    'sync:',
-    `  initial_history: ${HISTORY_DAYS}d`,
-    '  concurrency: 16',
-    'service:',
-    '  connections: 32',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    ['sync:', `  initial_history: ${HISTORY_DAYS}d`, '  concurrency: 16', 'service:', '  connections: 32'].join('\n'),
+  );
   return {
     ...process.env,
     EFSYNC_BASE_URL: url,
@@ -125,7 +143,9 @@ async function timedSync(env: NodeJS.ProcessEnv): Promise<SyncFigures> {
   const t0 = process.hrtime.bigint();
   const child = spawn(process.execPath, [CLI, 'sync'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   let peakKb = 0;
-  const poll = setInterval(() => { peakKb = Math.max(peakKb, highWaterKb(child.pid)); }, 100);
+  const poll = setInterval(() => {
+    peakKb = Math.max(peakKb, highWaterKb(child.pid));
+  }, 100);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(poll);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -146,7 +166,9 @@ function highWaterKb(pid: number | undefined): number {
 async function rowsOfLastRun(path: string): Promise<number> {
   const db = await openDuckDB(path, { readOnly: true });
   try {
-    const reader = await db.connection.runAndReadAll('SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1');
+    const reader = await db.connection.runAndReadAll(
+      'SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1',
+    );
     const written = JSON.parse(String(reader.getRowObjectsJS()[0]?.r ?? '{}')) as Record<string, number>;
     return Object.values(written).reduce((a, b) => a + Number(b), 0);
   } finally {
@@ -163,15 +185,45 @@ function printTable(
 ): void {
   const rate = (rows: number, s: number) => `${Math.round(rows / s).toLocaleString('en-US')} rows/s`;
   const lines = [
-    ['initial sync', `${first.seconds.toFixed(2)} s`, `${first.rows.toLocaleString('en-US')} rows`, rate(first.rows, first.seconds), `peak RSS ${first.peakRssMb.toFixed(0)} MB`],
-    ['second sync', `${second.seconds.toFixed(2)} s`, `${second.rows} rows written`, '', `peak RSS ${second.peakRssMb.toFixed(0)} MB`],
-    ['raw fetch+parse', `${fetched.seconds.toFixed(2)} s`, `${fetched.rows.toLocaleString('en-US')} rows`, `${fetched.responses} responses`, ''],
-    ['raw append', `${result.append_s.toFixed(2)} s`, `${first.rows.toLocaleString('en-US')} rows`, rate(first.rows, result.append_s), ''],
+    [
+      'initial sync',
+      `${first.seconds.toFixed(2)} s`,
+      `${first.rows.toLocaleString('en-US')} rows`,
+      rate(first.rows, first.seconds),
+      `peak RSS ${first.peakRssMb.toFixed(0)} MB`,
+    ],
+    [
+      'second sync',
+      `${second.seconds.toFixed(2)} s`,
+      `${second.rows} rows written`,
+      '',
+      `peak RSS ${second.peakRssMb.toFixed(0)} MB`,
+    ],
+    [
+      'raw fetch+parse',
+      `${fetched.seconds.toFixed(2)} s`,
+      `${fetched.rows.toLocaleString('en-US')} rows`,
+      `${fetched.responses} responses`,
+      '',
+    ],
+    [
+      'raw append',
+      `${result.append_s.toFixed(2)} s`,
+      `${first.rows.toLocaleString('en-US')} rows`,
+      rate(first.rows, result.append_s),
+      '',
+    ],
     ['ratio', result.ratio.toFixed(2), 'sync / (fetch + append)', 'target <= 1.5', ''],
   ];
   if (accuracy) {
     lines.push(
-      ['accuracy', `${accuracy.score_s.toFixed(2)} s`, `${accuracy.pairs.toLocaleString('en-US')} pairs`, rate(accuracy.pairs, accuracy.score_s), ''],
+      [
+        'accuracy',
+        `${accuracy.score_s.toFixed(2)} s`,
+        `${accuracy.pairs.toLocaleString('en-US')} pairs`,
+        rate(accuracy.pairs, accuracy.score_s),
+        '',
+      ],
       ['plain scan', `${accuracy.scan_s.toFixed(2)} s`, 'one DuckDB scan-aggregate', '', ''],
       ['ratio', accuracy.ratio.toFixed(2), 'accuracy / scan', 'target <= 2', ''],
     );

@@ -2,7 +2,12 @@
 // the results (accuracy_runs, accuracy_results) and writes the HTML report (accuracy.report).
 // The nightly chain runs it after the sync; `efsync accuracy` runs the same with more options.
 import { headlineTable } from '../src/accuracy/format.js';
-import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from '../src/accuracy/score.js';
+import {
+  runWarehouseAccuracy,
+  settingsFromConfig,
+  type AccuracySettings,
+  type WarehouseRun,
+} from '../src/accuracy/score.js';
 import { reportPath } from '../src/config.js';
 import { defineJob, type JobContext, type JobOutcome } from '../src/runner/job.js';
 import { DAY } from '../src/time.js';
@@ -11,7 +16,10 @@ import { DAY } from '../src/time.js';
 const DEFAULT_WINDOW = 30 * DAY;
 
 /** Scores the warehouse of a run with `settings`: the body of this job and of `efsync accuracy`. */
-export async function scoreInRun(ctx: JobContext, settings: AccuracySettings): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
+export async function scoreInRun(
+  ctx: JobContext,
+  settings: AccuracySettings,
+): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
   const run = await runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() });
   const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
   return { run, outcome: { status: failures.length ? 'partial' : 'ok', rows: run.written, failures } };

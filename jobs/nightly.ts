@@ -4,7 +4,14 @@ import { runChain } from '../src/runner/chain.js';
 import { defineJob } from '../src/runner/job.js';
 import { loadJobs } from '../src/runner/registry.js';
 
-export const NIGHTLY_STEPS = ['sync-sites', 'sync-models', 'sync-forecasts', 'sync-outputs', 'sync-actuals', 'accuracy'] as const;
+export const NIGHTLY_STEPS = [
+  'sync-sites',
+  'sync-models',
+  'sync-forecasts',
+  'sync-outputs',
+  'sync-actuals',
+  'accuracy',
+] as const;
 
 export default defineJob({
   name: 'nightly',

@@ -17,7 +17,10 @@ export default defineJob({
       ctx.options.sites,
     );
     const result = await applyPlan(plan, client, ctx.warehouse, {
-      runId: ctx.runId, now: ctx.now, signal: ctx.signal, concurrency: ctx.config.sync.concurrency,
+      runId: ctx.runId,
+      now: ctx.now,
+      signal: ctx.signal,
+      concurrency: ctx.config.sync.concurrency,
     });
     return applyOutcome(result);
   },

@@ -95,7 +95,11 @@ interface SystemError extends Error {
 }
 
 function isSystemError(error: unknown): error is SystemError {
-  return error instanceof Error && typeof (error as SystemError).code === 'string' && typeof (error as SystemError).syscall === 'string';
+  return (
+    error instanceof Error &&
+    typeof (error as SystemError).code === 'string' &&
+    typeof (error as SystemError).syscall === 'string'
+  );
 }
 
 /** A path the user can fix (it does not exist, is not a folder, may not be written). */
@@ -142,7 +146,12 @@ export function describeError(error: unknown, flags: Record<string, unknown> = {
 function flagNaming(path: string, flags: Record<string, unknown>): string | null {
   for (const [name, value] of Object.entries(flags)) {
     if (typeof value !== 'string' || value === '') continue;
-    if (path === value || path.startsWith(`${value}/`) || value.startsWith(`${path}/`) || value.startsWith(`${path}.`)) {
+    if (
+      path === value ||
+      path.startsWith(`${value}/`) ||
+      value.startsWith(`${path}/`) ||
+      value.startsWith(`${path}.`)
+    ) {
       return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${value}`;
     }
   }
@@ -161,7 +170,9 @@ const SECOND_SIGNAL_GRACE_MS = 5_000;
 function onSignal(name: NodeJS.Signals): void {
   if (!stopWanted) process.exit(EXIT.interrupted); // nothing runs that could finish cleanly
   if (!stop.signal.aborted) {
-    process.stderr.write(`efsync: ${name}: stopping after the site in flight (the run is recorded as interrupted); a second signal stops at once\n`);
+    process.stderr.write(
+      `efsync: ${name}: stopping after the site in flight (the run is recorded as interrupted); a second signal stops at once\n`,
+    );
     stop.abort(new Error(name));
     return;
   }
@@ -218,7 +229,11 @@ export function command<Args extends unknown[], Flags extends object>(
 }
 
 /** Says what went wrong in one line (the stack only with --debug), logs it, returns its outcome. */
-export function reportError(where: string, error: unknown, flags: Record<string, unknown> & { debug?: boolean } = {}): Outcome {
+export function reportError(
+  where: string,
+  error: unknown,
+  flags: Record<string, unknown> & { debug?: boolean } = {},
+): Outcome {
   const outcome = outcomeOf(error);
   process.stderr.write(`${where}: ${describeError(error, flags)}\n`);
   if (flags.debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);

@@ -24,111 +24,209 @@ const Zone = z.string().refine(isTimeZone, 'not a known time zone (e.g. UTC, Eur
 export const RESOURCES = ['sites', 'models', 'forecasts', 'outputs', 'actuals'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
-const ServiceConfig = z.strictObject({
-  base_url: z.url().nullable().prefault(null)
-    .describe('Base URL of the service, e.g. https://api.rebase.energy; null runs the embedded emulator'),
-  api_key_file: z.string().nullable().prefault(null)
-    .describe('File holding the API key; EFSYNC_API_KEY or EFSYNC_API_KEY_FILE take precedence'),
-  connections: z.int().min(1).max(256).prefault(16).describe('Keep-alive connections to the service'),
-  timeouts: z.strictObject({
-    connect: Duration.prefault('10s'),
-    headers: Duration.prefault('30s'),
-    body: Duration.prefault('60s'),
-  }).prefault({}),
-  retries: z.strictObject({
-    attempts: z.int().min(0).max(20).prefault(5).describe('Retries after the first try'),
-    base_delay: Duration.prefault('250ms'),
-    max_delay: Duration.prefault('20s'),
-    retry_after_max: Duration.prefault('60s').describe('Longest Retry-After that is honoured'),
-  }).prefault({}),
-  output_fill_param: z.string().min(1).prefault('fill')
-    .describe('Wire name of the Model Output parameter taking disabled|auto'),
-  interval_label: z.strictObject({
-    forecasts: z.enum(['beginning', 'ending']).prefault('beginning'),
-    actuals: z.enum(['beginning', 'ending']).prefault('beginning'),
-  }).prefault({})
-    .describe('Which end of its interval a valid time labels, for forecasts and for actuals; the guides show interval-beginning (docs/interface-assumptions.md)'),
-}).prefault({});
+const ServiceConfig = z
+  .strictObject({
+    base_url: z
+      .url()
+      .nullable()
+      .prefault(null)
+      .describe('Base URL of the service, e.g. https://api.rebase.energy; null runs the embedded emulator'),
+    api_key_file: z
+      .string()
+      .nullable()
+      .prefault(null)
+      .describe('File holding the API key; EFSYNC_API_KEY or EFSYNC_API_KEY_FILE take precedence'),
+    connections: z.int().min(1).max(256).prefault(16).describe('Keep-alive connections to the service'),
+    timeouts: z
+      .strictObject({
+        connect: Duration.prefault('10s'),
+        headers: Duration.prefault('30s'),
+        body: Duration.prefault('60s'),
+      })
+      .prefault({}),
+    retries: z
+      .strictObject({
+        attempts: z.int().min(0).max(20).prefault(5).describe('Retries after the first try'),
+        base_delay: Duration.prefault('250ms'),
+        max_delay: Duration.prefault('20s'),
+        retry_after_max: Duration.prefault('60s').describe('Longest Retry-After that is honoured'),
+      })
+      .prefault({}),
+    output_fill_param: z
+      .string()
+      .min(1)
+      .prefault('fill')
+      .describe('Wire name of the Model Output parameter taking disabled|auto'),
+    interval_label: z
+      .strictObject({
+        forecasts: z.enum(['beginning', 'ending']).prefault('beginning'),
+        actuals: z.enum(['beginning', 'ending']).prefault('beginning'),
+      })
+      .prefault({})
+      .describe(
+        'Which end of its interval a valid time labels, for forecasts and for actuals; the guides show interval-beginning (docs/interface-assumptions.md)',
+      ),
+  })
+  .prefault({});
 
-const WarehouseConfig = z.strictObject({
-  path: z.string().min(1).prefault('data/warehouse.duckdb')
-    .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
-  lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
-}).prefault({});
+const WarehouseConfig = z
+  .strictObject({
+    path: z
+      .string()
+      .min(1)
+      .prefault('data/warehouse.duckdb')
+      .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
+    lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
+  })
+  .prefault({});
 
-const SyncConfig = z.strictObject({
-  concurrency: z.int().min(1).max(64).prefault(16).describe('Sites synced at once (16 measured fastest for its memory: 8 took 40% longer, 32 10% less time for 15% more memory)'),
-  lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
-  initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
-  horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
-  resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
-  actual_types: z.array(z.string().regex(/^[\w.-]+$/, 'a series type such as power or availability')).min(1)
-    .refine((types) => new Set(types).size === types.length, 'each type once').prefault(['power'])
-    .describe('The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type'),
-  memory_limit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB').nullable().prefault('128MB')
-    .describe("DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default"),
-}).prefault({});
+const SyncConfig = z
+  .strictObject({
+    concurrency: z
+      .int()
+      .min(1)
+      .max(64)
+      .prefault(16)
+      .describe(
+        'Sites synced at once (16 measured fastest for its memory: 8 took 40% longer, 32 10% less time for 15% more memory)',
+      ),
+    lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
+    initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
+    horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
+    resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
+    actual_types: z
+      .array(z.string().regex(/^[\w.-]+$/, 'a series type such as power or availability'))
+      .min(1)
+      .refine((types) => new Set(types).size === types.length, 'each type once')
+      .prefault(['power'])
+      .describe(
+        'The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type',
+      ),
+    memory_limit: z
+      .string()
+      .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB')
+      .nullable()
+      .prefault('128MB')
+      .describe(
+        "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
+      ),
+  })
+  .prefault({});
 
-const CapacityConfig = z.strictObject({
-  dir: z.string().prefault('config/capacity'),
-  max_over_nameplate_pct: z.number().min(0).prefault(10)
-    .describe('A capacity point may exceed the site nameplate by at most this share'),
-}).prefault({});
+const CapacityConfig = z
+  .strictObject({
+    dir: z.string().prefault('config/capacity'),
+    max_over_nameplate_pct: z
+      .number()
+      .min(0)
+      .prefault(10)
+      .describe('A capacity point may exceed the site nameplate by at most this share'),
+  })
+  .prefault({});
 
-const AccuracyConfig = z.strictObject({
-  tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
-  report: z.string().min(1).prefault('report.html')
-    .describe("The HTML report; a relative path is taken from the warehouse's folder (default: report.html beside the warehouse)"),
-  lead_buckets: z.array(Duration).prefault(['6h', '12h', '24h', '36h', '48h', '72h'])
-    .describe('Upper bounds of the lead-time buckets'),
-  deadband_pct: z.number().min(0).prefault(0),
-  max_missing_pct: z.number().min(0).max(100).prefault(10)
-    .describe('An interval with more missing sub-points than this is dropped'),
-  mape_min_actual_pct: z.number().min(0).prefault(1)
-    .describe('MAPE skips actuals below this share of capacity'),
-  quality: z.strictObject({
-    stale_span: Duration.prefault('2h').describe('A value held this long or longer is flagged stale from then on'),
-    negative_pct: z.number().min(0).prefault(5).describe('Solar and wind below minus this share of capacity are flagged negative'),
-    over_capacity_pct: z.number().min(0).prefault(5).describe('Values above capacity by more than this share are flagged over_capacity'),
-    night_pct: z.number().min(0).prefault(5).describe('Solar output above this share of capacity with the sun below the horizon is flagged night'),
-    clipping_points: z.int().min(2).prefault(4).describe('Consecutive values that make a clipping plateau'),
-    clipping_pct: z.number().min(0).prefault(0.5).describe('How close to each other (share of capacity) the values of a plateau are'),
-  }).prefault({}).describe('Data-quality flags on actuals; flagged actuals are left out of scores unless --include-flagged'),
-}).prefault({});
+const AccuracyConfig = z
+  .strictObject({
+    tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
+    report: z
+      .string()
+      .min(1)
+      .prefault('report.html')
+      .describe(
+        "The HTML report; a relative path is taken from the warehouse's folder (default: report.html beside the warehouse)",
+      ),
+    lead_buckets: z
+      .array(Duration)
+      .prefault(['6h', '12h', '24h', '36h', '48h', '72h'])
+      .describe('Upper bounds of the lead-time buckets'),
+    deadband_pct: z.number().min(0).prefault(0),
+    max_missing_pct: z
+      .number()
+      .min(0)
+      .max(100)
+      .prefault(10)
+      .describe('An interval with more missing sub-points than this is dropped'),
+    mape_min_actual_pct: z.number().min(0).prefault(1).describe('MAPE skips actuals below this share of capacity'),
+    quality: z
+      .strictObject({
+        stale_span: Duration.prefault('2h').describe('A value held this long or longer is flagged stale from then on'),
+        negative_pct: z
+          .number()
+          .min(0)
+          .prefault(5)
+          .describe('Solar and wind below minus this share of capacity are flagged negative'),
+        over_capacity_pct: z
+          .number()
+          .min(0)
+          .prefault(5)
+          .describe('Values above capacity by more than this share are flagged over_capacity'),
+        night_pct: z
+          .number()
+          .min(0)
+          .prefault(5)
+          .describe('Solar output above this share of capacity with the sun below the horizon is flagged night'),
+        clipping_points: z.int().min(2).prefault(4).describe('Consecutive values that make a clipping plateau'),
+        clipping_pct: z
+          .number()
+          .min(0)
+          .prefault(0.5)
+          .describe('How close to each other (share of capacity) the values of a plateau are'),
+      })
+      .prefault({})
+      .describe('Data-quality flags on actuals; flagged actuals are left out of scores unless --include-flagged'),
+  })
+  .prefault({});
 
 const CatchUp = z.enum(['skip', 'once', 'each']);
 
-const ScheduleConfig = z.strictObject({
-  timezone: Zone.prefault('UTC'),
-  catch_up: CatchUp.prefault('once').describe('What to do with runs missed while the daemon was down'),
-  catch_up_limit: z.int().min(1).prefault(3).describe('With catch_up: each, the most missed runs to make up'),
-  retries: z.int().min(0).prefault(2),
-  retry_backoff: Duration.prefault('5m'),
-  timeout: Duration.prefault('2h'),
-  jobs: z.record(z.string(), z.string().nullable()).prefault({})
-    .describe('Job name to cron expression; null disables a job that has a default schedule'),
-}).prefault({});
+const ScheduleConfig = z
+  .strictObject({
+    timezone: Zone.prefault('UTC'),
+    catch_up: CatchUp.prefault('once').describe('What to do with runs missed while the daemon was down'),
+    catch_up_limit: z.int().min(1).prefault(3).describe('With catch_up: each, the most missed runs to make up'),
+    retries: z.int().min(0).prefault(2),
+    retry_backoff: Duration.prefault('5m'),
+    timeout: Duration.prefault('2h'),
+    jobs: z
+      .record(z.string(), z.string().nullable())
+      .prefault({})
+      .describe('Job name to cron expression; null disables a job that has a default schedule'),
+  })
+  .prefault({});
 
-const EmulatorConfig = z.strictObject({
-  sites: z.int().min(1).prefault(4),
-  seed: z.int().prefault(1),
-  profile: z.enum(['rich', 'docs']).prefault('rich')
-    .describe('rich, or docs: exactly the shapes of the service\'s public pages'),
-}).prefault({});
+const EmulatorConfig = z
+  .strictObject({
+    sites: z.int().min(1).prefault(4),
+    seed: z.int().prefault(1),
+    profile: z
+      .enum(['rich', 'docs'])
+      .prefault('rich')
+      .describe("rich, or docs: exactly the shapes of the service's public pages"),
+  })
+  .prefault({});
 
 export const Config = z.strictObject({
   service: ServiceConfig,
   warehouse: WarehouseConfig,
-  sink: z.enum(['warehouse', 'parquet']).prefault('warehouse')
-    .describe('Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides'),
-  lake: z.string().min(1).nullable().prefault(null)
+  sink: z
+    .enum(['warehouse', 'parquet'])
+    .prefault('warehouse')
+    .describe(
+      'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
+    ),
+  lake: z
+    .string()
+    .min(1)
+    .nullable()
+    .prefault(null)
     .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
   sync: SyncConfig,
   capacity: CapacityConfig,
   accuracy: AccuracyConfig,
   schedule: ScheduleConfig,
   emulator: EmulatorConfig,
-  log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') }).prefault({}),
+  log: z
+    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
+    .prefault({}),
 });
 
 export type Config = z.output<typeof Config>;
@@ -172,7 +270,8 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   const baseUrl = fromEnv('EFSYNC_BASE_URL', 'service.base_url', z.url()) as string | undefined;
   const db = fromEnv('EFSYNC_DB', 'warehouse.path', z.string()) as string | undefined;
   const level = fromEnv('EFSYNC_LOG_LEVEL', 'log.level', Config.shape.log.unwrap().shape.level) as
-    Config['log']['level'] | undefined;
+    | Config['log']['level']
+    | undefined;
   return {
     ...config,
     service: { ...config.service, base_url: baseUrl ?? config.service.base_url },

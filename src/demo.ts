@@ -8,14 +8,20 @@ import { reportPath, type LoadedConfig } from './config.js';
 
 /** Shown after the demo; the README shows the same. */
 export const EXAMPLE_QUERIES = [
-  ['Forecast against actual, newest vintage, per site',
+  [
+    'Forecast against actual, newest vintage, per site',
     `SELECT s.name, f.valid_time, round(f.forecast) AS forecast, round(f.actual) AS actual, f.lead_time
-     FROM forecast_vs_actual f JOIN sites s USING (site_id) ORDER BY f.valid_time DESC, s.name LIMIT 12`],
-  ['Which model is best at which lead time (nMAE, % of capacity)',
+     FROM forecast_vs_actual f JOIN sites s USING (site_id) ORDER BY f.valid_time DESC, s.name LIMIT 12`,
+  ],
+  [
+    'Which model is best at which lead time (nMAE, % of capacity)',
     `SELECT model, group_key AS lead, round(value, 2) AS nmae FROM accuracy_latest
-     WHERE subject = 'model' AND group_name = 'lead' AND metric = 'nmae' ORDER BY key_order, nmae`],
-  ['How fresh each site is',
-    `SELECT name, type, newest_actual, newest_forecast_update_time FROM site_freshness ORDER BY name`],
+     WHERE subject = 'model' AND group_name = 'lead' AND metric = 'nmae' ORDER BY key_order, nmae`,
+  ],
+  [
+    'How fresh each site is',
+    `SELECT name, type, newest_actual, newest_forecast_update_time FROM site_freshness ORDER BY name`,
+  ],
 ] as const;
 
 export function registerDemoCommands(program: Command): void {
@@ -24,12 +30,14 @@ export function registerDemoCommands(program: Command): void {
     .description('Run the nightly chain (sync, then accuracy) and show where the warehouse and the report are')
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .action(command<[], CommonFlags>(async (flags): Promise<Outcome> => {
-      const config = configWithDb(flags);
-      const outcome = await runCommandJob((await loadJobs()).get('nightly'), config, {}, {});
-      if (outcome === 'ok' || outcome === 'partial') printTour(config, flags);
-      return outcome;
-    }));
+    .action(
+      command<[], CommonFlags>(async (flags): Promise<Outcome> => {
+        const config = configWithDb(flags);
+        const outcome = await runCommandJob((await loadJobs()).get('nightly'), config, {}, {});
+        if (outcome === 'ok' || outcome === 'partial') printTour(config, flags);
+        return outcome;
+      }),
+    );
 }
 
 /** `'it''s'`: a shell argument in single quotes. */

@@ -11,7 +11,15 @@ export type FaultPoint =
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename'; // the draft renamed over the published file, directory not synced yet
 
-const FAULT_POINTS: readonly FaultPoint[] = ['open', 'migration', 'staging', 'commit', 'checkpoint', 'publish-copy', 'publish-rename'];
+const FAULT_POINTS: readonly FaultPoint[] = [
+  'open',
+  'migration',
+  'staging',
+  'commit',
+  'checkpoint',
+  'publish-copy',
+  'publish-rename',
+];
 
 export const faultPoint: (point: FaultPoint) => void = armed(process.env.EFSYNC_FAULT_POINT);
 

@@ -11,7 +11,10 @@ export function createLogger(options: { level?: string; destination?: number } =
       base: { app: 'efsync' },
       timestamp: pino.stdTimeFunctions.isoTime,
       // The key travels in one header only; redact it wherever a request object is logged.
-      redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '[redacted]' },
+      redact: {
+        paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'],
+        censor: '[redacted]',
+      },
     },
     pino.destination({ fd: options.destination ?? 2, sync: true }),
   );

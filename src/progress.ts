@@ -16,7 +16,11 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stdout): P
     start(total, label) {
       bar?.stop();
       bar = new cliProgress.SingleBar(
-        { format: `${label.padEnd(10)} [{bar}] {value}/{total} {percentage}% eta {eta_formatted}`, stream, hideCursor: true },
+        {
+          format: `${label.padEnd(10)} [{bar}] {value}/{total} {percentage}% eta {eta_formatted}`,
+          stream,
+          hideCursor: true,
+        },
         cliProgress.Presets.shades_classic,
       );
       bar.start(total, 0);

@@ -72,12 +72,18 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
 }
 
 /** The client `config.service` describes; `overrides` wins (e.g. the base URL of an embedded emulator). */
-export function clientFromConfig(config: LoadedConfig, apiKey: string, log?: Logger,
-  overrides: Partial<ServiceClientOptions> = {}): ServiceClient {
+export function clientFromConfig(
+  config: LoadedConfig,
+  apiKey: string,
+  log?: Logger,
+  overrides: Partial<ServiceClientOptions> = {},
+): ServiceClient {
   const service = config.service;
   const baseUrl = overrides.baseUrl ?? service.base_url;
   if (!baseUrl) {
-    throw new ConfigError('service.base_url is not set (config file or EFSYNC_BASE_URL); start the emulator or point it at the service');
+    throw new ConfigError(
+      'service.base_url is not set (config file or EFSYNC_BASE_URL); start the emulator or point it at the service',
+    );
   }
   return new ServiceClient({
     baseUrl,

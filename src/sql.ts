@@ -31,7 +31,10 @@ export function registerSqlCommands(program: Command): void {
  */
 export async function openPublished(path: string): Promise<Warehouse> {
   if (!existsSync(path)) {
-    throw new ConfigError(`no warehouse at ${path}`, 'run `efsync sync` (or `npm start`) first, or name it with --db or EFSYNC_DB');
+    throw new ConfigError(
+      `no warehouse at ${path}`,
+      'run `efsync sync` (or `npm start`) first, or name it with --db or EFSYNC_DB',
+    );
   }
   return Warehouse.open({ path, readOnly: true });
 }
@@ -41,9 +44,14 @@ export async function openPublished(path: string): Promise<Warehouse> {
  * table, a write on a read-only file), a usage error naming `what` (the flag or argument).
  */
 export async function userQuery(warehouse: Warehouse, query: string, what: string): Promise<DuckDBResultReader> {
-  return warehouse.exclusive(() => warehouse.connection.runAndReadAll(query)).catch((error: Error) => {
-    throw new UsageError(`${what}: ${error.message.split('\n')[0]}`, 'the tables and views: efsync sql "SELECT table_name, comment FROM duckdb_tables() UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE NOT internal"');
-  });
+  return warehouse
+    .exclusive(() => warehouse.connection.runAndReadAll(query))
+    .catch((error: Error) => {
+      throw new UsageError(
+        `${what}: ${error.message.split('\n')[0]}`,
+        'the tables and views: efsync sql "SELECT table_name, comment FROM duckdb_tables() UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE NOT internal"',
+      );
+    });
 }
 
 async function sqlCommand(query: string, flags: SqlFlags): Promise<Outcome> {
@@ -103,7 +111,8 @@ function jsonValue(value: unknown, jsonish: unknown, type: string): unknown {
 function textValue(value: unknown, duck: unknown, type: string): string {
   if (value === null) return '';
   if (type === 'TIMESTAMP WITH TIME ZONE' && value instanceof Date) return isoInstant(value);
-  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
   return String(duck); // DuckDB's own text: dates, intervals, decimals, lists, structs
 }
 
@@ -122,7 +131,11 @@ function toCsv(table: Cells): string {
 
 function toAligned(table: Cells): string {
   const widths = table.names.map((name, c) => Math.max(name.length, ...table.text.map((row) => row[c].length)));
-  const line = (row: string[]) => row.map((cell, c) => (table.numeric[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, c) => (table.numeric[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   const count = `(${table.text.length} row${table.text.length === 1 ? '' : 's'})`;
   return `${[line(table.names), rule, ...table.text.map(line), count].join('\n')}\n`;

@@ -13,14 +13,22 @@ export function parseInstant(text: string): number {
   const m = INSTANT.exec(text);
   if (!m) throw new RangeError(`not a timestamp: ${JSON.stringify(text)}`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac, offset] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   const ms = frac ? Math.round(Number(`0.${frac}`) * 1000) : 0;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
   const check = new Date(local);
   if (
-    check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day ||
-    hour > 23 || minute > 59 || second > 59
+    check.getUTCFullYear() !== year ||
+    check.getUTCMonth() !== month - 1 ||
+    check.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
   ) {
     throw new RangeError(`not a valid date or time: ${JSON.stringify(text)}`);
   }
@@ -34,21 +42,36 @@ export function parseInstant(text: string): number {
  */
 function parseCanonical(text: string): number | undefined {
   if (
-    text.length !== 20 || text.charCodeAt(19) !== 90 /* Z */ || text.charCodeAt(10) !== 84 /* T */ ||
-    text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58
+    text.length !== 20 ||
+    text.charCodeAt(19) !== 90 /* Z */ ||
+    text.charCodeAt(10) !== 84 /* T */ ||
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58
   ) {
     return undefined;
   }
   const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
-  const month = twoDigits(text, 5), day = twoDigits(text, 8);
-  const hour = twoDigits(text, 11), minute = twoDigits(text, 14), second = twoDigits(text, 17);
-  const valid = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) &&
-    hour <= 23 && minute <= 59 && second <= 59; // NaN (a non-digit) fails every comparison
+  const month = twoDigits(text, 5),
+    day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11),
+    minute = twoDigits(text, 14),
+    second = twoDigits(text, 17);
+  const valid =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59; // NaN (a non-digit) fails every comparison
   return valid ? Date.UTC(year, month - 1, day, hour, minute, second) : undefined;
 }
 
 function twoDigits(text: string, at: number): number {
-  const hi = text.charCodeAt(at) - 48, lo = text.charCodeAt(at + 1) - 48;
+  const hi = text.charCodeAt(at) - 48,
+    lo = text.charCodeAt(at + 1) - 48;
   return hi >= 0 && hi <= 9 && lo >= 0 && lo <= 9 ? hi * 10 + lo : NaN;
 }
 
@@ -68,12 +91,12 @@ function offsetMinutes(offset: string | undefined): number {
 
 /** `YYYY-MM-DDTHH:MM:SSZ`, the form the service sends and efsync always sends back. */
 export function formatInstant(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19) + 'Z';
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
 }
 
 /** `YYYY-MM-DDTHH:MMZ`, the minute precision that capacity uploads require. */
 export function formatMinute(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16) + 'Z';
+  return `${new Date(ms).toISOString().slice(0, 16)}Z`;
 }
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
@@ -83,8 +106,14 @@ export function zoneOffsetMinutes(ms: number, timeZone: string): number {
   let fmt = offsetFormatters.get(timeZone);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
-      hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     });
     offsetFormatters.set(timeZone, fmt);
   }
@@ -119,7 +148,13 @@ export function isTimeZone(timeZone: string): boolean {
 }
 
 const DURATION_UNITS: Record<string, number> = {
-  ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
 };
 
 /**

@@ -63,7 +63,9 @@ function locate(doc: Document, lines: LineCounter, path: readonly PropertyKey[])
 function keyNodeOf(doc: Document, path: readonly PropertyKey[]) {
   const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1) as unknown[], true);
   if (!isMap(parent)) return undefined;
-  const pair = parent.items.find((item) => isScalar(item.key) && String(item.key.value) === String(path[path.length - 1]));
+  const pair = parent.items.find(
+    (item) => isScalar(item.key) && String(item.key.value) === String(path[path.length - 1]),
+  );
   return isNode(pair?.key) ? pair.key : undefined;
 }
 

@@ -7,18 +7,30 @@ import { addActuals, addCapacity, addForecast, addSite, openTestWarehouse } from
 
 let wh: Warehouse;
 const base = {
-  groups: ['total' as const, 'hour' as const], tz: 'UTC', leadBuckets: [6 * 3_600_000], deadbandPct: 0, mapeMinActualPct: 1,
-  forecastLabel: 'ending' as const, actualLabel: 'ending' as const, maxMissingPct: 10,
+  groups: ['total' as const, 'hour' as const],
+  tz: 'UTC',
+  leadBuckets: [6 * 3_600_000],
+  deadbandPct: 0,
+  mapeMinActualPct: 1,
+  forecastLabel: 'ending' as const,
+  actualLabel: 'ending' as const,
+  maxMissingPct: 10,
 };
 
 beforeAll(async () => {
   wh = await openTestWarehouse('accuracy-align');
   await addSite(wh, 'S1', 'solar', 100);
   // 100 kW until 02:00, 200 kW from then on
-  await addCapacity(wh, 'S1', [[null, '2026-03-02T02:00:00Z', 100], ['2026-03-02T02:00:00Z', null, 200]]);
+  await addCapacity(wh, 'S1', [
+    [null, '2026-03-02T02:00:00Z', 100],
+    ['2026-03-02T02:00:00Z', null, 200],
+  ]);
   // hourly, interval-ending forecast issued the evening before (lead 2-5 h: the reference is the day before)
   await addForecast(wh, 'S1', '2026-03-01T23:00:00Z', [
-    ['2026-03-02T01:00:00Z', 10], ['2026-03-02T02:00:00Z', 20], ['2026-03-02T03:00:00Z', 34], ['2026-03-02T04:00:00Z', 40],
+    ['2026-03-02T01:00:00Z', 10],
+    ['2026-03-02T02:00:00Z', 20],
+    ['2026-03-02T03:00:00Z', 34],
+    ['2026-03-02T04:00:00Z', 40],
   ]);
   // yesterday: a flat 5 kW, the persistence reference
   await addActuals(wh, 'S1', '2026-03-01T00:15:00Z', 15, Array(16).fill(5));
@@ -65,7 +77,10 @@ describe('warehouse alignment', () => {
 
   it('splits the site forecast by serving model and any subject by site', async () => {
     const { rows } = await scoreWarehouse(wh, { ...base, groups: ['model', 'site'] });
-    expect(rows.map((r) => [r.subject, r.group, r.key, r.n])).toEqual([['forecast', 'model', 'gbm', 2], ['forecast', 'site', 'S1', 2]]);
+    expect(rows.map((r) => [r.subject, r.group, r.key, r.n])).toEqual([
+      ['forecast', 'model', 'gbm', 2],
+      ['forecast', 'site', 'S1', 2],
+    ]);
   });
 
   it('scores against the day-before persistence reference', async () => {

@@ -10,7 +10,13 @@ import { scorePairsTable } from '../src/accuracy/score.js';
 
 const COLUMNS: PairsColumns = {
   names: ['valid_time', 'actual', 'forecast'],
-  forecast: true, reference: false, capacity: false, issueTime: false, site: false, model: false, quantiles: [],
+  forecast: true,
+  reference: false,
+  capacity: false,
+  issueTime: false,
+  site: false,
+  model: false,
+  quantiles: [],
 };
 const OPTIONS = { tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
 
@@ -37,7 +43,10 @@ async function makePairs(table: string, pairs: number, step: number, spread: num
  * SFA's KSI and OVER by sorting all 2n values per hour of the day (or in total): the running
  * count difference after each value holds until the next value.
  */
-async function exact(table: string, byHour: boolean): Promise<Map<number, { ksi: number; over: number; lo: number; hi: number }>> {
+async function exact(
+  table: string,
+  byHour: boolean,
+): Promise<Map<number, { ksi: number; over: number; lo: number; hi: number }>> {
   const g = byHour ? 'hour(valid_time - INTERVAL 1 MICROSECOND)' : '0';
   const rows = await sql.all<{ g: number; ksi: number; over: number; lo: number; hi: number }>(`
     WITH points AS (
@@ -60,7 +69,7 @@ describe('KSI and OVER from histograms', () => {
     await makePairs('many', 300_000, 0.001, 1000);
     const [row] = (await scorePairsTable(sql, 'many', COLUMNS, 'ending', { ...OPTIONS, groups: ['total'] })).rows;
     const e = (await exact('many', false)).get(0)!;
-    const bound = 2 * (e.hi - e.lo) / (DISTRIBUTION_BINS - 0.5);
+    const bound = (2 * (e.hi - e.lo)) / (DISTRIBUTION_BINS - 0.5);
     expect(e.over).toBeGreaterThan(0); // the case exercises OVER, not only KSI
     expect(Math.abs(row.values.ksi - e.ksi)).toBeLessThanOrEqual(bound);
     expect(Math.abs(row.values.over - e.over)).toBeLessThanOrEqual(bound);
@@ -69,7 +78,8 @@ describe('KSI and OVER from histograms', () => {
   it('are exact when every bin holds one distinct value, in every key of a group', async () => {
     // 50 000 pairs on a grid of 200 values: ties everywhere, each value alone in its bin
     await makePairs('ties', 50_000, 5, 1000);
-    const rows = (await scorePairsTable(sql, 'ties', COLUMNS, 'ending', { ...OPTIONS, groups: ['total', 'hour'] })).rows;
+    const rows = (await scorePairsTable(sql, 'ties', COLUMNS, 'ending', { ...OPTIONS, groups: ['total', 'hour'] }))
+      .rows;
     const total = (await exact('ties', false)).get(0)!;
     const byHour = await exact('ties', true);
     expect(rows).toHaveLength(25);

@@ -11,7 +11,7 @@ import { runJob } from '../src/runner/run.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 describe('accuracy after the sync', () => {
-  it('scores the site forecast, every model and the quantile set of the emulator\'s sites', async () => {
+  it("scores the site forecast, every model and the quantile set of the emulator's sites", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-e2e-'));
     const base = loadConfig(undefined, {});
     const config = {

@@ -21,7 +21,10 @@ function file(name: string, text: string): string {
   return path;
 }
 
-async function efsync(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function efsync(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('node', [CLI, ...args], { cwd: dir, env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
@@ -41,37 +44,62 @@ const relative = (a: number, b: number) => Math.abs(a - b) / Math.abs(b);
 describe('a process outside UTC', () => {
   const NEW_YORK = { TZ: 'America/New_York' };
 
-  it('reads a pairs file\'s offset-less times as UTC and groups hours in UTC', async () => {
-    const pairs = file('hours.csv', `valid_time,actual,forecast
+  it("reads a pairs file's offset-less times as UTC and groups hours in UTC", async () => {
+    const pairs = file(
+      'hours.csv',
+      `valid_time,actual,forecast
 2026-01-31 14:00,1,2
 2026-01-31 15:00,1,4
 2026-01-31T16:00:00Z,1,1
-`);
-    const { code, stdout, stderr } = await efsync(NEW_YORK, 'accuracy', '--pairs', pairs, '--by', 'hour', '--json', '--interval-label', 'ending');
+`,
+    );
+    const { code, stdout, stderr } = await efsync(
+      NEW_YORK,
+      'accuracy',
+      '--pairs',
+      pairs,
+      '--by',
+      'hour',
+      '--json',
+      '--interval-label',
+      'ending',
+    );
     expect(stderr).toBe('');
     expect(code).toBe(0);
     // interval-ending: 14:00 closes hour 13
     const rows = (JSON.parse(stdout) as { key: string; mae: number }[]).map((r) => [r.key, r.mae]);
-    expect(rows).toEqual([['13', 1], ['14', 3], ['15', 0]]);
+    expect(rows).toEqual([
+      ['13', 1],
+      ['14', 3],
+      ['15', 0],
+    ]);
   });
 
   it('opens the warehouse, as writer and as reader, in UTC', async () => {
-    const { stdout } = await run('node', ['--import', 'tsx', join(ROOT, 'test', 'timezone-child.ts'), join(dir, 'warehouse.duckdb')], {
-      cwd: ROOT, env: { ...process.env, ...NEW_YORK },
-    });
+    const { stdout } = await run(
+      'node',
+      ['--import', 'tsx', join(ROOT, 'test', 'timezone-child.ts'), join(dir, 'warehouse.duckdb')],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...NEW_YORK },
+      },
+    );
     const expected = { tz: 'UTC', parsed: '2026-01-31 14:00:00+00', hour: 14, day: '2026-01-31' };
     expect(JSON.parse(stdout)).toEqual({ writer: expected, reader: expected });
   });
 });
 
 describe('CRMSE', () => {
-  it('keeps its digits under a large bias (SFA\'s two-pass definition)', async () => {
+  it("keeps its digits under a large bias (SFA's two-pass definition)", async () => {
     // errors 10000, 10000.001, 10000: population std sqrt(2/9) · 0.001 (numpy: 4.714045208870694e-4)
-    const v = await total('bias.csv', `valid_time,actual,forecast
+    const v = await total(
+      'bias.csv',
+      `valid_time,actual,forecast
 2026-03-01T01:00:00Z,0,10000
 2026-03-01T02:00:00Z,1,10001.001
 2026-03-01T03:00:00Z,2,10002
-`);
+`,
+    );
     expect(relative(v.crmse, 4.714045208870694e-4)).toBeLessThan(1e-9);
   });
 
@@ -86,17 +114,24 @@ describe('CRMSE', () => {
 
 describe('a group whose pairs were all dropped', () => {
   it('has NaN for every metric, CRMSE included, and counts its drops', async () => {
-    const pairs = file('empty-hour.csv', `valid_time,actual,forecast,reference,capacity,q10,q90
+    const pairs = file(
+      'empty-hour.csv',
+      `valid_time,actual,forecast,reference,capacity,q10,q90
 2026-03-01T01:00:00Z,2,3,2,10,1,4
 2026-03-01T02:00:00Z,4,3,2,10,2,5
 2026-03-01T05:00:00Z,,3,2,10,2,5
-`);
+`,
+    );
     const { rows } = await scorePairsFile(pairs, 'ending', { ...options, groups: ['hour'] });
     const empty = rows.find((r) => r.key === '04')!;
     expect(empty.n).toBe(0);
     expect(empty.values.dropped_actual).toBe(1);
-    const metrics = Object.entries(empty.values).filter(([name]) => !name.startsWith('dropped') && name !== 'mape_skipped');
-    expect(metrics.map(([name]) => name)).toEqual(expect.arrayContaining(['mae', 'rmse', 'crmse', 'r2', 'ksi', 'skill', 'crps', 'coverage', 'pinball_q10']));
+    const metrics = Object.entries(empty.values).filter(
+      ([name]) => !name.startsWith('dropped') && name !== 'mape_skipped',
+    );
+    expect(metrics.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['mae', 'rmse', 'crmse', 'r2', 'ksi', 'skill', 'crps', 'coverage', 'pinball_q10']),
+    );
     for (const [name, value] of metrics) expect([name, value]).toEqual([name, NaN]);
     const scored = rows.find((r) => r.key === '00')!;
     expect(scored.values.crmse).toBe(0);
@@ -105,10 +140,13 @@ describe('a group whose pairs were all dropped', () => {
 
 describe('values too large to square', () => {
   it('are rejected with their file, line and column, not a crash', async () => {
-    const pairs = file('huge.csv', `valid_time,actual,forecast
+    const pairs = file(
+      'huge.csv',
+      `valid_time,actual,forecast
 2026-03-01T01:00:00Z,2,3
 2026-03-01T02:00:00Z,1e300,3
-`);
+`,
+    );
     const { code, stdout, stderr } = await efsync({}, 'accuracy', '--pairs', pairs);
     expect(code).toBe(2);
     expect(stdout).toBe('');

@@ -14,7 +14,11 @@ async function keys(csv: string, group: Group, label: IntervalLabel, tz = 'UTC')
   const file = join(dir, `${group}-${label}-${tz.replace('/', '_')}.csv`);
   writeFileSync(file, csv);
   const { rows } = await scorePairsFile(file, label, {
-    groups: [group], tz, leadBuckets: [6 * HOUR, 24 * HOUR], deadbandPct: 0, mapeMinActualPct: 1,
+    groups: [group],
+    tz,
+    leadBuckets: [6 * HOUR, 24 * HOUR],
+    deadbandPct: 0,
+    mapeMinActualPct: 1,
   });
   return rows.map((r) => [r.key, r.n]);
 }
@@ -52,6 +56,11 @@ describe('groups', () => {
 2026-07-02T12:00:00Z,2026-07-01T00:00:00Z,1,2
 `;
     expect(leadBucketLabels([6 * HOUR, 24 * HOUR])).toEqual(['<0h', '0-6h', '6-24h', '24h+']);
-    expect(await keys(csv, 'lead', 'ending')).toEqual([['<0h', 1], ['0-6h', 1], ['6-24h', 1], ['24h+', 2]]);
+    expect(await keys(csv, 'lead', 'ending')).toEqual([
+      ['<0h', 1],
+      ['0-6h', 1],
+      ['6-24h', 1],
+      ['24h+', 2],
+    ]);
   });
 });

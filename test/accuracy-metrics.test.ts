@@ -35,7 +35,7 @@ describe('deterministic metrics', () => {
     expect(v.mape).toBeCloseTo(25, 12); // 100 * (1/2 + 1/4 + 0 + 2/8) / 4
     expect(v.nmae).toBeCloseTo(10, 12);
     expect(v.nmbe).toBeCloseTo(5, 12);
-    expect(v.nrmse).toBeCloseTo(100 * Math.sqrt(1.5) / 10, 12);
+    expect(v.nrmse).toBeCloseTo((100 * Math.sqrt(1.5)) / 10, 12);
     expect(v.rmse_ref).toBeCloseTo(Math.sqrt(3), 12);
     expect(v.skill).toBeCloseTo(1 - Math.sqrt(0.5), 12);
     expect(v.r).toBeCloseTo(24 / Math.sqrt(33 * 20), 12); // sum of products of deviations / norms
@@ -49,7 +49,10 @@ describe('deterministic metrics', () => {
 
   it('OVER counts the ECDF difference above 1.63/sqrt(n)', async () => {
     // 9 pairs, forecasts all 10 above the actuals: D = 1 on [x, x+10) pieces, Vc = 1.63/3
-    const lines = Array.from({ length: 9 }, (_, i) => `2026-03-01T${String(i + 1).padStart(2, '0')}:00:00Z,${i},${i + 100}`);
+    const lines = Array.from(
+      { length: 9 },
+      (_, i) => `2026-03-01T${String(i + 1).padStart(2, '0')}:00:00Z,${i},${i + 100}`,
+    );
     const row = await score('over.csv', `valid_time,actual,forecast\n${lines.join('\n')}\n`);
     // every actual lies below every forecast: the ECDFs differ by k/9 ... the integral is 100 (mean shift)
     expect(row.values.ksi).toBeCloseTo(100, 9);
@@ -73,20 +76,29 @@ describe('deterministic metrics', () => {
 
   it('MAPE skips (near-)zero actuals and says how many', async () => {
     // floor: 1% of capacity 10 = 0.1; actuals 0 and 0.05 are skipped, 5 vs 4 gives 20%
-    const row = await score('mape.csv', `valid_time,actual,forecast,capacity
+    const row = await score(
+      'mape.csv',
+      `valid_time,actual,forecast,capacity
 2026-03-01T01:00:00Z,0,1,10
 2026-03-01T02:00:00Z,0.05,1,10
 2026-03-01T03:00:00Z,5,4,10
-`);
+`,
+    );
     expect(row.values.mape).toBeCloseTo(20, 12);
     expect(row.values.mape_skipped).toBe(2);
     expect(row.values.mae).toBeCloseTo((1 + 0.95 + 1) / 3, 12); // the others still count every pair
   });
 
   it('skill is 0 when both RMSEs are equal (0/0 too) and -Infinity when only the reference is perfect', async () => {
-    const equal = await score('skill0.csv', 'valid_time,actual,forecast,reference\n2026-03-01T01:00:00Z,1,1,1\n2026-03-01T02:00:00Z,2,2,2\n');
+    const equal = await score(
+      'skill0.csv',
+      'valid_time,actual,forecast,reference\n2026-03-01T01:00:00Z,1,1,1\n2026-03-01T02:00:00Z,2,2,2\n',
+    );
     expect(equal.values.skill).toBe(0);
-    const perfectRef = await score('skillinf.csv', 'valid_time,actual,forecast,reference\n2026-03-01T01:00:00Z,1,2,1\n2026-03-01T02:00:00Z,2,2,2\n');
+    const perfectRef = await score(
+      'skillinf.csv',
+      'valid_time,actual,forecast,reference\n2026-03-01T01:00:00Z,1,2,1\n2026-03-01T02:00:00Z,2,2,2\n',
+    );
     expect(perfectRef.values.skill).toBe(-Infinity);
     const json = toJsonRows([perfectRef])[0];
     expect(json.skill).toBe('-Infinity');
@@ -94,12 +106,15 @@ describe('deterministic metrics', () => {
   });
 
   it('a pair missing its actual or reference is dropped and counted', async () => {
-    const row = await score('drops.csv', `valid_time,actual,forecast,reference
+    const row = await score(
+      'drops.csv',
+      `valid_time,actual,forecast,reference
 2026-03-01T01:00:00Z,1,2,1
 2026-03-01T02:00:00Z,,2,2
 2026-03-01T03:00:00Z,3,2,
 2026-03-01T04:00:00Z,3,,3
-`);
+`,
+    );
     expect(row.n).toBe(1);
     expect(row.values).toMatchObject({ dropped: 3, dropped_actual: 1, dropped_reference: 1, dropped_forecast: 1 });
     expect(row.values.mae).toBe(1);

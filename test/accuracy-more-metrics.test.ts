@@ -31,17 +31,24 @@ describe('relative Euclidean distance', () => {
 describe('season and year groups', () => {
   it('put December with the next January and February (DJF), as SFA does, and split years', async () => {
     const file = join(dir, 'seasons.csv');
-    writeFileSync(file, `valid_time,actual,forecast
+    writeFileSync(
+      file,
+      `valid_time,actual,forecast
 2025-12-15T12:00:00Z,1,2
 2026-01-15T12:00:00Z,1,4
 2026-04-15T12:00:00Z,1,1
 2026-07-15T12:00:00Z,1,5
 2026-10-15T12:00:00Z,1,7
-`);
+`,
+    );
     const { rows } = await scorePairsFile(file, 'ending', { ...options, groups: ['season', 'year'] });
     expect(rows.map((r) => [r.group, r.key, r.n, r.values.mae])).toEqual([
-      ['season', 'DJF', 2, 2], ['season', 'MAM', 1, 0], ['season', 'JJA', 1, 4], ['season', 'SON', 1, 6],
-      ['year', '2025', 1, 1], ['year', '2026', 4, 3.25],
+      ['season', 'DJF', 2, 2],
+      ['season', 'MAM', 1, 0],
+      ['season', 'JJA', 1, 4],
+      ['season', 'SON', 1, 6],
+      ['year', '2025', 1, 1],
+      ['year', '2026', 4, 3.25],
     ]);
   });
 });

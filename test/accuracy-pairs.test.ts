@@ -37,12 +37,46 @@ const GOOD = `valid_time,actual,forecast,reference,capacity,q10,q90
 
 describe('accuracy --pairs', () => {
   it('prints a JSON array of rows with group, key, n and one field per metric', async () => {
-    const { code, stdout } = await efsync('accuracy', '--pairs', file('good.csv', GOOD), '--by', 'total,hour', '--json', '--interval-label', 'ending');
+    const { code, stdout } = await efsync(
+      'accuracy',
+      '--pairs',
+      file('good.csv', GOOD),
+      '--by',
+      'total,hour',
+      '--json',
+      '--interval-label',
+      'ending',
+    );
     expect(code).toBe(0);
     const rows = JSON.parse(stdout);
     expect(rows).toHaveLength(5);
-    expect(rows[0]).toMatchObject({ subject: 'pairs', model: null, group: 'total', key: 'all', n: 4, mae: 1, mbe: 0.5, mape: 25, nmae: 10 });
-    for (const field of ['rmse', 'nmbe', 'nrmse', 'skill', 'r', 'r2', 'crmse', 'ksi', 'over', 'cpi', 'pinball_q10', 'pinball_q90', 'crps', 'coverage']) {
+    expect(rows[0]).toMatchObject({
+      subject: 'pairs',
+      model: null,
+      group: 'total',
+      key: 'all',
+      n: 4,
+      mae: 1,
+      mbe: 0.5,
+      mape: 25,
+      nmae: 10,
+    });
+    for (const field of [
+      'rmse',
+      'nmbe',
+      'nrmse',
+      'skill',
+      'r',
+      'r2',
+      'crmse',
+      'ksi',
+      'over',
+      'cpi',
+      'pinball_q10',
+      'pinball_q90',
+      'crps',
+      'coverage',
+    ]) {
       expect(rows[0]).toHaveProperty(field);
     }
     expect(rows[1]).toMatchObject({ group: 'hour', key: '00', n: 1, r: 'NaN' }); // one pair has no correlation
@@ -68,10 +102,18 @@ describe('accuracy --pairs', () => {
   });
 
   it('names the line of a row with too few fields, a bad timestamp, or an unknown column', async () => {
-    await expect(validatePairsCsv(file('short.csv', GOOD.replace('6,6,4,10,5,7', '6,6,4')))).rejects.toThrow(/short\.csv:4:1: 4 fields where the header has 7/);
-    await expect(validatePairsCsv(file('time.csv', GOOD.replace('2026-03-01 03:00', '2026-03-41 03:00')))).rejects.toThrow(/time\.csv:4:1: column "valid_time": not a timestamp: "2026-03-41 03:00"/);
-    await expect(validatePairsCsv(file('col.csv', GOOD.replace('capacity', 'kapacity')))).rejects.toThrow(/col\.csv:1:38: unknown column "kapacity"/);
-    await expect(validatePairsCsv(file('none.csv', 'valid_time,actual\n2026-03-01T01:00:00Z,1\n'))).rejects.toThrow(/nothing to score/);
+    await expect(validatePairsCsv(file('short.csv', GOOD.replace('6,6,4,10,5,7', '6,6,4')))).rejects.toThrow(
+      /short\.csv:4:1: 4 fields where the header has 7/,
+    );
+    await expect(
+      validatePairsCsv(file('time.csv', GOOD.replace('2026-03-01 03:00', '2026-03-41 03:00'))),
+    ).rejects.toThrow(/time\.csv:4:1: column "valid_time": not a timestamp: "2026-03-41 03:00"/);
+    await expect(validatePairsCsv(file('col.csv', GOOD.replace('capacity', 'kapacity')))).rejects.toThrow(
+      /col\.csv:1:38: unknown column "kapacity"/,
+    );
+    await expect(validatePairsCsv(file('none.csv', 'valid_time,actual\n2026-03-01T01:00:00Z,1\n'))).rejects.toThrow(
+      /nothing to score/,
+    );
   });
 
   it('refuses groups the file cannot provide', async () => {

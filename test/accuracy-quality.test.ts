@@ -39,17 +39,26 @@ function day(): Map<number, number | null> {
   values.set(at('09:00'), 150); // capacity 100 then
   values.set(at('09:45'), 150); // capacity 200 then
   for (let t = at('10:00'); t <= at('13:00'); t += 15 * MIN) values.set(t, 42.5); // a frozen meter
-  [80, 80.2, 80.1, 80.3, 80.2].forEach((v, i) => values.set(at('14:00') + i * 15 * MIN, v)); // a plateau
+  // a plateau
+  [80, 80.2, 80.1, 80.3, 80.2].forEach((v, i) => {
+    values.set(at('14:00') + i * 15 * MIN, v);
+  });
   return values;
 }
 
 async function load(wh: Warehouse, values: Map<number, number | null>, now: number) {
-  return loadActuals(wh, 's1', { valid_time: [...values.keys()], value: [...values.values()] }, { now, quality: ENDING });
+  return loadActuals(
+    wh,
+    's1',
+    { valid_time: [...values.keys()], value: [...values.values()] },
+    { now, quality: ENDING },
+  );
 }
 
 async function flagsByTime(wh: Warehouse): Promise<Map<string, string[]>> {
   const rows = await wh.all<{ t: string; names: string[] }>(
-    `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE flags <> 0 ORDER BY valid_time`);
+    `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE flags <> 0 ORDER BY valid_time`,
+  );
   return new Map(rows.map((r) => [r.t, [...r.names]]));
 }
 
@@ -65,7 +74,11 @@ const dir = mkdtempSync(join(tmpdir(), 'efsync-quality-'));
 beforeAll(async () => {
   wh = await openTestWarehouse('quality');
   await addSite(wh, 's1', 'solar', 100);
-  await addCapacity(wh, 's1', [[null, '2026-03-01T09:30:00Z', 100], ['2026-03-01T09:30:00Z', '2026-03-01T10:00:00Z', 200], ['2026-03-01T10:00:00Z', null, 100]]);
+  await addCapacity(wh, 's1', [
+    [null, '2026-03-01T09:30:00Z', 100],
+    ['2026-03-01T09:30:00Z', '2026-03-01T10:00:00Z', 200],
+    ['2026-03-01T10:00:00Z', null, 100],
+  ]);
 });
 afterAll(async () => wh.close());
 
@@ -99,7 +112,9 @@ describe('data-quality flags', () => {
   });
 
   it('mark values inside an outage window of the capacity files', async () => {
-    writeFileSync(join(dir, 's1.yaml'), `site: Site s1
+    writeFileSync(
+      join(dir, 's1.yaml'),
+      `site: Site s1
 unit: kW
 points:
   - valid_time: 2026-03-01T00:00Z
@@ -109,7 +124,8 @@ windows:
     to: 2026-03-01T16:30Z
     value: 0
     reason: inverter swap
-`);
+`,
+    );
     expect(await refreshCapacityWindows(wh, dir)).toEqual({ windows: 1, unreadable: 0 });
     await flagActuals(wh, ENDING, { now: Date.now() });
     const flags = await flagsByTime(wh);
@@ -122,16 +138,31 @@ windows:
 
   it('leave flagged actuals out of scores by default, counted beside every score', async () => {
     // a forecast of 10 for every point of the day, issued the day before
-    await addForecast(wh, 's1', '2026-02-28T00:00:00Z', [...day().keys()].map((t) => [new Date(t).toISOString(), 10]));
+    await addForecast(
+      wh,
+      's1',
+      '2026-02-28T00:00:00Z',
+      [...day().keys()].map((t) => [new Date(t).toISOString(), 10]),
+    );
     const options = {
-      groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1,
-      forecastLabel: 'ending' as const, actualLabel: 'ending' as const, maxMissingPct: 10, forecastIntervalMs: 15 * MIN,
-      from: at('00:15'), to: at('23:59'),
+      groups: ['total' as const],
+      tz: 'UTC',
+      leadBuckets: [],
+      deadbandPct: 0,
+      mapeMinActualPct: 1,
+      forecastLabel: 'ending' as const,
+      actualLabel: 'ending' as const,
+      maxMissingPct: 10,
+      forecastIntervalMs: 15 * MIN,
+      from: at('00:15'),
+      to: at('23:59'),
     };
     // no reference (no actuals the day before): every point drops for it, after its actual
     const excluded = (await scoreWarehouse(wh, options)).rows[0].values;
     const included = (await scoreWarehouse(wh, { ...options, includeFlagged: true })).rows[0].values;
-    const flagged = Number((await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM actual_flags WHERE flags & ${FLAGS.missing} = 0`))[0].n);
+    const flagged = Number(
+      (await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM actual_flags WHERE flags & ${FLAGS.missing} = 0`))[0].n,
+    );
     expect(flagged).toBeGreaterThan(0);
     expect(excluded.dropped_flagged).toBe(flagged);
     expect(included.dropped_flagged).toBe(0);
@@ -151,9 +182,12 @@ describe('a wind site', () => {
     }
     await loadActuals(wh, 'w1', { valid_time: times, value: values }, { now: Date.now(), quality: ENDING });
     const rows = await wh.all<{ t: string; names: string[] }>(
-      `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE site_id = 'w1' AND flags <> 0 ORDER BY valid_time`);
+      `SELECT strftime(valid_time, '%H:%M') AS t, flag_names AS names FROM actuals_quality WHERE site_id = 'w1' AND flags <> 0 ORDER BY valid_time`,
+    );
     // held from 13:00: stale from 15:00 (2h) to the end of the day
-    expect(rows.map((r) => [r.t, [...r.names]])).toEqual(Array.from({ length: 10 }, (_, i) => [`${15 + i === 24 ? '00' : 15 + i}:00`, ['stale']]));
+    expect(rows.map((r) => [r.t, [...r.names]])).toEqual(
+      Array.from({ length: 10 }, (_, i) => [`${15 + i === 24 ? '00' : 15 + i}:00`, ['stale']]),
+    );
   });
 });
 
@@ -162,7 +196,11 @@ describe('the accuracy run', () => {
     const config = Config.parse({});
     const settings = {
       ...settingsFromConfig(config.accuracy, { forecasts: 'ending', actuals: 'ending' }, dir),
-      groups: ['total' as const], from: at('00:15'), to: at('23:59'), forecastIntervalMs: 15 * MIN, sites: ['s1'],
+      groups: ['total' as const],
+      from: at('00:15'),
+      to: at('23:59'),
+      forecastIntervalMs: 15 * MIN,
+      sites: ['s1'],
       reportPath: join(dir, 'report.html'),
     };
     const run = await runWarehouseAccuracy(wh, settings, { runId: 'quality-1', now: Date.now() });
@@ -170,7 +208,9 @@ describe('the accuracy run', () => {
     const html = readFileSync(settings.reportPath, 'utf8');
     expect(html).toContain('<h2>Data quality of the actuals</h2>');
     // missing, negative, over_capacity, clipping, outage for the site, in bit order
-    expect(html).toMatch(/<th>site<\/th><th>missing<\/th><th>negative<\/th><th>over_capacity<\/th><th>clipping<\/th><th>outage<\/th><\/tr><\/thead><tbody><tr><td>Site s1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>5<\/td><td>2<\/td><\/tr>/);
+    expect(html).toMatch(
+      /<th>site<\/th><th>missing<\/th><th>negative<\/th><th>over_capacity<\/th><th>clipping<\/th><th>outage<\/th><\/tr><\/thead><tbody><tr><td>Site s1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>5<\/td><td>2<\/td><\/tr>/,
+    );
     expect(html).toMatch(/<td>dropped_flagged<\/td><td>9<\/td>/);
   });
 });
@@ -179,19 +219,35 @@ describe('efsync status', () => {
   it('counts the flagged actuals per site and flag', async () => {
     await wh.publish();
     const { stdout } = await run('node', [CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
-    const flags = (JSON.parse(stdout) as Status).flags.filter((f) => f.siteId === 's1').map((f) => [f.siteId, f.flag, f.count]);
-    expect(flags).toEqual([['s1', 'missing', 1], ['s1', 'negative', 1], ['s1', 'over_capacity', 1], ['s1', 'clipping', 5], ['s1', 'outage', 2]]);
+    const flags = (JSON.parse(stdout) as Status).flags
+      .filter((f) => f.siteId === 's1')
+      .map((f) => [f.siteId, f.flag, f.count]);
+    expect(flags).toEqual([
+      ['s1', 'missing', 1],
+      ['s1', 'negative', 1],
+      ['s1', 'over_capacity', 1],
+      ['s1', 'clipping', 5],
+      ['s1', 'outage', 2],
+    ]);
     const text = await run('node', [CLI, 'status', '--db', wh.path], { cwd: dir });
-    expect(text.stdout).toMatch(/data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/);
+    expect(text.stdout).toMatch(
+      /data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/,
+    );
   }, 60_000);
 });
 
 describe('the sun in SQL', () => {
   it('is where the emulator puts it', async () => {
-    const cases: [number, number, number][] = [[59.3, 18.1, Date.parse('2026-03-01T11:00:00Z')], [-33.9, 151.2, Date.parse('2026-12-21T02:00:00Z')],
-      [59.3, 18.1, Date.parse('2026-06-21T23:30:00Z')], [40.7, -74, Date.parse('2026-09-01T16:45:00Z')]];
+    const cases: [number, number, number][] = [
+      [59.3, 18.1, Date.parse('2026-03-01T11:00:00Z')],
+      [-33.9, 151.2, Date.parse('2026-12-21T02:00:00Z')],
+      [59.3, 18.1, Date.parse('2026-06-21T23:30:00Z')],
+      [40.7, -74, Date.parse('2026-09-01T16:45:00Z')],
+    ];
     for (const [lat, lon, ms] of cases) {
-      const [{ up }] = await wh.all<{ up: number }>(`SELECT ${sunUpSql(String(ms / 1000), String(lat), String(lon))} AS up`);
+      const [{ up }] = await wh.all<{ up: number }>(
+        `SELECT ${sunUpSql(String(ms / 1000), String(lat), String(lon))} AS up`,
+      );
       expect(up).toBeCloseTo(sunVector(ms, lat, lon).up, 9);
     }
   });

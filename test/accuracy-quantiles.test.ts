@@ -31,15 +31,18 @@ describe('quantile metrics', () => {
     // actual 8: F rises 0.25 -> 0.4 on [5,8] and 0.4 -> 0.75 on [8,15]:
     //   3 (0.25^2 + 0.25*0.4 + 0.4^2)/3 + 7 (0.6^2 + 0.6*0.25 + 0.25^2)/3 = 0.3225 + 1.335833
     // actual 20: 10 (0.25^2 + 0.25*0.75 + 0.75^2)/3 + (20 - 15) = 2.708333 + 5; actual 0: the mirror image
-    const crps = [0.3225 + 7 * 0.5725 / 3, 10 * 0.8125 / 3 + 5, 10 * 0.8125 / 3 + 5];
+    const crps = [0.3225 + (7 * 0.5725) / 3, (10 * 0.8125) / 3 + 5, (10 * 0.8125) / 3 + 5];
     expect(v.crps).toBeCloseTo(crps.reduce((a, b) => a + b) / 3, 12);
-    expect(v.crps_pinball).toBeCloseTo(2 * (v.pinball_q25 + v.pinball_q75) / 2, 12); // 2 x mean over levels
+    expect(v.crps_pinball).toBeCloseTo((2 * (v.pinball_q25 + v.pinball_q75)) / 2, 12); // 2 x mean over levels
     expect(v.coverage).toBeCloseTo(100 / 3, 12);
     expect(v.coverage_nominal).toBeCloseTo(50, 12);
   });
 
   it('CRPS of equal quantiles is the absolute error, and crossing quantiles are sorted first', async () => {
-    const equal = await score('equal.csv', 'valid_time,actual,q10,q90\n2026-03-01T01:00:00Z,8,5,5\n2026-03-01T02:00:00Z,2,5,5\n');
+    const equal = await score(
+      'equal.csv',
+      'valid_time,actual,q10,q90\n2026-03-01T01:00:00Z,8,5,5\n2026-03-01T02:00:00Z,2,5,5\n',
+    );
     expect(equal.values.crps).toBeCloseTo(3, 12);
     const crossing = await score('crossing.csv', CASE.replace(/,5,15/g, ',15,5'));
     const straight = await score('straight.csv', CASE);
@@ -53,12 +56,22 @@ describe('quantile metrics', () => {
       await addModel(wh, 'S1', 'm25', 'quantile_p25', 0.25);
       await addModel(wh, 'S1', 'm75', 'quantile_p75', 0.75);
       const asOf = '2026-03-02T00:00:00Z';
-      await addOutput(wh, 'S1', 'm25', 'quantile_p25', asOf, [['2026-03-02T01:00:00Z', 5], ['2026-03-02T02:00:00Z', 5], ['2026-03-02T03:00:00Z', 5]]);
-      await addOutput(wh, 'S1', 'm75', 'quantile_p75', asOf, [['2026-03-02T01:00:00Z', 15], ['2026-03-02T02:00:00Z', 15]]);
+      await addOutput(wh, 'S1', 'm25', 'quantile_p25', asOf, [
+        ['2026-03-02T01:00:00Z', 5],
+        ['2026-03-02T02:00:00Z', 5],
+        ['2026-03-02T03:00:00Z', 5],
+      ]);
+      await addOutput(wh, 'S1', 'm75', 'quantile_p75', asOf, [
+        ['2026-03-02T01:00:00Z', 15],
+        ['2026-03-02T02:00:00Z', 15],
+      ]);
       await addActuals(wh, 'S1', '2026-03-01T01:00:00Z', 60, Array(24).fill(1)); // the reference day
       await addActuals(wh, 'S1', '2026-03-02T01:00:00Z', 60, [8, 20, 0]);
       const { rows } = await scoreWarehouse(wh, {
-        ...options, forecastLabel: 'ending', actualLabel: 'ending', maxMissingPct: 10,
+        ...options,
+        forecastLabel: 'ending',
+        actualLabel: 'ending',
+        maxMissingPct: 10,
       });
       const set = rows.find((r) => r.subject === 'quantiles' && r.group === 'total')!;
       expect(set.n).toBe(2);

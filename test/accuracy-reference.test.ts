@@ -7,7 +7,12 @@ import { addActuals, addForecast, addSite, openTestWarehouse } from './accuracy-
 
 let wh: Warehouse;
 // two forecast points a day apart: the hourly interval is given, not inferred from them
-const options = { forecastLabel: 'ending' as const, actualLabel: 'ending' as const, maxMissingPct: 10, forecastIntervalMs: 3_600_000 };
+const options = {
+  forecastLabel: 'ending' as const,
+  actualLabel: 'ending' as const,
+  maxMissingPct: 10,
+  forecastIntervalMs: 3_600_000,
+};
 const DAY_VALUES = (day: number) => Array.from({ length: 24 }, (_, h) => day * 100 + h + 1); // value at hour h+1 ending
 
 beforeAll(async () => {
@@ -22,7 +27,10 @@ beforeAll(async () => {
   }
   // issued 9 March 06:00: 9 March 12:00 (lead 6 h) and 10 March 12:00 (lead 30 h)
   for (const site of ['SOL', 'LOAD']) {
-    await addForecast(wh, site, '2026-03-09T06:00:00Z', [['2026-03-09T12:00:00Z', 1], ['2026-03-10T12:00:00Z', 1]]);
+    await addForecast(wh, site, '2026-03-09T06:00:00Z', [
+      ['2026-03-09T12:00:00Z', 1],
+      ['2026-03-10T12:00:00Z', 1],
+    ]);
   }
 });
 afterAll(async () => wh.close());
@@ -30,7 +38,8 @@ afterAll(async () => wh.close());
 async function references(site: string) {
   await alignWarehouse(wh, { ...options, sites: [site] });
   const rows = await wh.all<{ valid: string; reference: number }>(
-    `SELECT strftime(valid_time, '%d %H') AS valid, reference FROM acc_pairs ORDER BY valid_time`);
+    `SELECT strftime(valid_time, '%d %H') AS valid, reference FROM acc_pairs ORDER BY valid_time`,
+  );
   await dropAlignment(wh);
   return rows;
 }

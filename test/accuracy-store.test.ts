@@ -21,20 +21,54 @@ beforeAll(async () => {
   const wh = await openTestWarehouse('accuracy-store');
   path = wh.path;
   await addSite(wh, 'S1', 'wind', 1000);
-  await addActuals(wh, 'S1', '2026-03-01T00:15:00Z', 15, Array.from({ length: 2 * 96 }, (_, i) => 100 + (i % 96)));
-  const valid = Array.from({ length: 8 }, (_, h) => new Date(Date.parse('2026-03-02T01:00:00Z') + h * 900_000).toISOString());
-  await addForecast(wh, 'S1', '2026-03-01T23:00:00Z', valid.map((t, i) => [t, 110 + i]));
+  await addActuals(
+    wh,
+    'S1',
+    '2026-03-01T00:15:00Z',
+    15,
+    Array.from({ length: 2 * 96 }, (_, i) => 100 + (i % 96)),
+  );
+  const valid = Array.from({ length: 8 }, (_, h) =>
+    new Date(Date.parse('2026-03-02T01:00:00Z') + h * 900_000).toISOString(),
+  );
+  await addForecast(
+    wh,
+    'S1',
+    '2026-03-01T23:00:00Z',
+    valid.map((t, i) => [t, 110 + i]),
+  );
   await addModel(wh, 'S1', 'm1', 'gbm');
-  await addOutput(wh, 'S1', 'm1', 'gbm', '2026-03-01T23:00:00Z', valid.map((t, i) => [t, 90 + i]));
+  await addOutput(
+    wh,
+    'S1',
+    'm1',
+    'gbm',
+    '2026-03-01T23:00:00Z',
+    valid.map((t, i) => [t, 90 + i]),
+  );
   await wh.publish();
   await wh.close();
 });
 
 describe('accuracy over the warehouse', () => {
   it('stores the run and one result row per subject, group key and metric, and prints JSON', async () => {
-    const { stdout } = await run('node', [CLI, 'accuracy', '--db', path, '--from', '2026-03-02', '--to', '2026-03-03', '--by', 'total,hour', '--json']);
+    const { stdout } = await run('node', [
+      CLI,
+      'accuracy',
+      '--db',
+      path,
+      '--from',
+      '2026-03-02',
+      '--to',
+      '2026-03-03',
+      '--by',
+      'total,hour',
+      '--json',
+    ]);
     const rows = JSON.parse(stdout);
-    const forecast = rows.find((r: { subject: string; group: string }) => r.subject === 'forecast' && r.group === 'total');
+    const forecast = rows.find(
+      (r: { subject: string; group: string }) => r.subject === 'forecast' && r.group === 'total',
+    );
     const model = rows.find((r: { model: string; group: string }) => r.model === 'gbm' && r.group === 'total');
     expect(forecast).toMatchObject({ model: null, key: 'all', n: 8, dropped: 0 });
     expect(model).toMatchObject({ subject: 'model', n: 8 });
@@ -47,11 +81,17 @@ describe('accuracy over the warehouse', () => {
 
     const reader = await Warehouse.open({ path, readOnly: true });
     try {
-      const [runRow] = await reader.all<{ source: string; pairs: bigint; groups: string[] }>('SELECT source, pairs, groups FROM accuracy_runs');
+      const [runRow] = await reader.all<{ source: string; pairs: bigint; groups: string[] }>(
+        'SELECT source, pairs, groups FROM accuracy_runs',
+      );
       expect(runRow).toMatchObject({ source: 'warehouse', pairs: 16n, groups: ['total', 'hour'] });
       const latest = await reader.all<{ metric: string; value: number }>(
-        `SELECT metric, value FROM accuracy_latest WHERE subject = 'model' AND model = 'gbm' AND group_name = 'total' AND metric IN ('n', 'mbe') ORDER BY metric`);
-      expect(latest).toEqual([{ metric: 'mbe', value: -13 }, { metric: 'n', value: 8 }]);
+        `SELECT metric, value FROM accuracy_latest WHERE subject = 'model' AND model = 'gbm' AND group_name = 'total' AND metric IN ('n', 'mbe') ORDER BY metric`,
+      );
+      expect(latest).toEqual([
+        { metric: 'mbe', value: -13 },
+        { metric: 'n', value: 8 },
+      ]);
     } finally {
       await reader.close();
     }

@@ -18,7 +18,16 @@ import { runJob } from '../src/runner/run.js';
 import { DAY, formatMinute, parseInstant } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
-  capacityConfig, clientFor, NOW, OTHER_KEY, publishedLedger, quietLog, siteNamed, startDemoEmulator, tempDir, writeFiles,
+  capacityConfig,
+  clientFor,
+  NOW,
+  OTHER_KEY,
+  publishedLedger,
+  quietLog,
+  siteNamed,
+  startDemoEmulator,
+  tempDir,
+  writeFiles,
 } from './capacity-support.js';
 
 const at = (text: string) => parseInstant(text);
@@ -81,7 +90,8 @@ function folder(files: Record<string, string>): string {
   return dir;
 }
 
-const apply = (config: ReturnType<typeof capacityConfig>) => runJob(pushCapacity, { config, log: quietLog, now: () => NOW });
+const apply = (config: ReturnType<typeof capacityConfig>) =>
+  runJob(pushCapacity, { config, log: quietLog, now: () => NOW });
 
 describe('capacity plan and apply', () => {
   it('plans, pushes, and the service and its forecasts follow the timeline; a second apply pushes nothing', async () => {
@@ -101,7 +111,10 @@ describe('capacity plan and apply', () => {
     expect(planJson(plan).sites.find((s) => s.site_name === 'Esbjerg wind')).toMatchObject({
       push: true,
       delete_first: false,
-      points: [{ valid_time: '2026-11-22T00:00Z', value: 30500 }, { valid_time: '2026-11-23T00:00Z', value: 1100 }],
+      points: [
+        { valid_time: '2026-11-22T00:00Z', value: 30500 },
+        { valid_time: '2026-11-23T00:00Z', value: 1100 },
+      ],
       vs_service: {
         added: [{ valid_time: '2026-11-23T00:00Z', before: null, after: 1100 }],
         changed: [{ valid_time: '2026-11-22T00:00Z', before: 36000, after: 30500 }],
@@ -124,7 +137,11 @@ describe('capacity plan and apply', () => {
     ]);
 
     // The forecast's capacity column follows the timeline, and forecasts are capped by it.
-    const timeline = [{ time: start, valueKw: 4000 }, { time: at('2026-11-22T10:00Z'), valueKw: 100 }, { time: at('2026-11-22T13:00Z'), valueKw: 4000 }];
+    const timeline = [
+      { time: start, valueKw: 4000 },
+      { time: at('2026-11-22T10:00Z'), valueKw: 100 },
+      { time: at('2026-11-22T13:00Z'), valueKw: 4000 },
+    ];
     const forecast = await client.getSiteForecast(uppsala.site_id, { start, end: start + DAY });
     expect(forecast.valid_time.length).toBeGreaterThan(0);
     forecast.valid_time.forEach((t, i) => {
@@ -148,11 +165,18 @@ describe('capacity plan and apply', () => {
     expect(ledger).toHaveLength(3);
     const row = ledger.find((r) => r.site_id === uppsala.site_id)!;
     expect(row).toMatchObject({
-      run_id: first.runId, file: join(dir, 'uppsala.yaml'), status: 'ok', error: null, git_commit: null,
-      content_hash: createHash('sha256').update(readFileSync(join(dir, 'uppsala.yaml'))).digest('hex'),
+      run_id: first.runId,
+      file: join(dir, 'uppsala.yaml'),
+      status: 'ok',
+      error: null,
+      git_commit: null,
+      content_hash: createHash('sha256')
+        .update(readFileSync(join(dir, 'uppsala.yaml')))
+        .digest('hex'),
     });
     expect(JSON.parse(row.points)).toEqual([
-      { valid_time: '2026-11-22T00:00Z', value: 4000 }, { valid_time: '2026-11-22T10:00Z', value: 100 },
+      { valid_time: '2026-11-22T00:00Z', value: 4000 },
+      { valid_time: '2026-11-22T10:00Z', value: 100 },
       { valid_time: '2026-11-22T13:00Z', value: 4000 },
     ]);
     expect(JSON.parse(row.response!)).toEqual({ message: 'Capacity uploaded successfully' });
@@ -170,7 +194,11 @@ describe('capacity plan and apply', () => {
     const edited = await planCapacity(dir, client, ledgerWarehouse, 10);
     await ledgerWarehouse.close();
     const freiburgPlan = planJson(edited).sites.find((s) => s.site_name === 'Freiburg load')!;
-    expect(freiburgPlan.vs_service).toEqual({ added: [], changed: [{ valid_time: '2026-11-22T00:00Z', before: 3500, after: 3000 }], removed: [] });
+    expect(freiburgPlan.vs_service).toEqual({
+      added: [],
+      changed: [{ valid_time: '2026-11-22T00:00Z', before: 3500, after: 3000 }],
+      removed: [],
+    });
     expect(freiburgPlan.vs_last_push).toEqual(freiburgPlan.vs_service);
     expect(freiburgPlan).toMatchObject({ delete_first: false, drift: { added: [], changed: [], removed: [] } });
     expect(freiburgPlan.last_push).toMatchObject({ file: join(dir, 'freiburg.csv') });
@@ -186,30 +214,64 @@ describe('capacity plan and apply', () => {
     const removed = await planCapacity(dir, client, reopened, 10);
     await reopened.close();
     expect(removed.notInFolder.map((p) => p.siteId)).toEqual([esbjerg.site_id]);
-    expect(formatPlan(removed)).toContain(`no file any more for site ${esbjerg.site_id} (last pushed 2026-11-21T06:00Z from ${join(dir, 'esbjerg.yaml')}): the service keeps that timeline`);
+    expect(formatPlan(removed)).toContain(
+      `no file any more for site ${esbjerg.site_id} (last pushed 2026-11-21T06:00Z from ${join(dir, 'esbjerg.yaml')}): the service keeps that timeline`,
+    );
   });
 
   it('--site narrows the push, while every file is still validated', async () => {
-    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3600'), 'freiburg.csv': FREIBURG.replace('3500', '2600') });
+    const dir = folder({
+      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3600'),
+      'freiburg.csv': FREIBURG.replace('3500', '2600'),
+    });
     const config = capacityConfig(emulator, dir);
-    const only = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Freiburg load'] } });
-    expect(only.summary).toEqual([expect.stringMatching(/^pushed {5}Freiburg load/), 'capacity: 1 pushed, 0 unchanged, 0 failed']);
-    const unknown = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Atlantis'] } });
-    expect(unknown).toMatchObject({ status: 'failed', exitCode: EXIT.usage, error: '--site "Atlantis": no capacity file covers that site' });
+    const only = await runJob(pushCapacity, {
+      config,
+      log: quietLog,
+      now: () => NOW,
+      options: { sites: ['Freiburg load'] },
+    });
+    expect(only.summary).toEqual([
+      expect.stringMatching(/^pushed {5}Freiburg load/),
+      'capacity: 1 pushed, 0 unchanged, 0 failed',
+    ]);
+    const unknown = await runJob(pushCapacity, {
+      config,
+      log: quietLog,
+      now: () => NOW,
+      options: { sites: ['Atlantis'] },
+    });
+    expect(unknown).toMatchObject({
+      status: 'failed',
+      exitCode: EXIT.usage,
+      error: '--site "Atlantis": no capacity file covers that site',
+    });
     writeFiles(dir, { 'broken.csv': 'valid_time,value\nsoon,1\n' });
-    const invalid = await runJob(pushCapacity, { config, log: quietLog, now: () => NOW, options: { sites: ['Freiburg load'] } });
+    const invalid = await runJob(pushCapacity, {
+      config,
+      log: quietLog,
+      now: () => NOW,
+      options: { sites: ['Freiburg load'] },
+    });
     expect(invalid).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
     expect(invalid.error).toContain('broken.csv:2:1: valid_time: must be UTC at minute precision');
   });
 
   it('the example files in config/capacity/ are valid for the demo sites', async () => {
     const plan = await planCapacity('config/capacity', client, null, 10);
-    expect(plan.sites.map((s) => s.timeline.siteName).sort()).toEqual(['Esbjerg wind', 'Freiburg load', 'Uppsala solar fixed']);
+    expect(plan.sites.map((s) => s.timeline.siteName).sort()).toEqual([
+      'Esbjerg wind',
+      'Freiburg load',
+      'Uppsala solar fixed',
+    ]);
   });
 
   it('records the git commit of the capacity folder when it is a git repository', async () => {
     const dir = folder({ 'sevilla.csv': '# site: Sevilla solar tracking\nvalid_time,value\n2026-11-22T00:00Z,7000\n' });
-    const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=ops', '-c', 'user.email=ops@example.com', ...args], { encoding: 'utf8' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', dir, '-c', 'user.name=ops', '-c', 'user.email=ops@example.com', ...args], {
+        encoding: 'utf8',
+      });
     git('init', '-q');
     git('add', '.');
     git('commit', '-q', '-m', 'Sevilla capacity');
@@ -219,7 +281,7 @@ describe('capacity plan and apply', () => {
     expect((await publishedLedger(config)).map((r) => r.git_commit)).toEqual([head]);
   });
 
-  it('removing a window from the file: the service\'s timeline equals the file after apply; drift shows in plan', async () => {
+  it("removing a window from the file: the service's timeline equals the file after apply; drift shows in plan", async () => {
     const sevilla = await siteNamed(client, 'Sevilla solar tracking');
     const withWindow = `site: Sevilla solar tracking
 unit: kW
@@ -240,27 +302,44 @@ windows:
       }
     };
     /** The service's points from the file's first point on (before it, the site's nameplate stays). */
-    const timeline = async () => (await client.getSite(sevilla.site_id)).capacity_kw_array
-      .filter((s) => s.dateStart! >= at('2026-11-22T00:00Z')).map((s) => [formatMinute(s.dateStart!), s.value]);
+    const timeline = async () =>
+      (await client.getSite(sevilla.site_id)).capacity_kw_array
+        .filter((s) => s.dateStart! >= at('2026-11-22T00:00Z'))
+        .map((s) => [formatMinute(s.dateStart!), s.value]);
     // Each apply a minute after the one before, so the ledger knows which push was the last.
     let clock = NOW;
     const applyLater = () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
     expect(await applyLater()).toMatchObject({ status: 'ok' });
-    expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000], ['2026-11-23T08:00Z', 0], ['2026-11-23T16:00Z', 6000]]);
+    expect(await timeline()).toEqual([
+      ['2026-11-22T00:00Z', 6000],
+      ['2026-11-23T08:00Z', 0],
+      ['2026-11-23T16:00Z', 6000],
+    ]);
 
     // The window is taken out of the file: an upload alone would leave it on the service.
     writeFiles(dir, { 'sevilla.yaml': withWindow.replace(/windows:\n.*\n/, '') });
     const plan = planJson(await planNow()).sites[0];
     expect(plan).toMatchObject({
-      push: true, delete_first: true,
-      vs_service: { added: [], changed: [], removed: [
-        { valid_time: '2026-11-23T08:00Z', before: 0, after: null }, { valid_time: '2026-11-23T16:00Z', before: 6000, after: null },
-      ] },
+      push: true,
+      delete_first: true,
+      vs_service: {
+        added: [],
+        changed: [],
+        removed: [
+          { valid_time: '2026-11-23T08:00Z', before: 0, after: null },
+          { valid_time: '2026-11-23T16:00Z', before: 6000, after: null },
+        ],
+      },
     });
     const removed = await applyLater();
-    expect(removed.summary[0]).toMatch(/^pushed {5}Sevilla solar tracking .*: 1 points \(2 changed; the service's 3 points deleted first\)$/);
+    expect(removed.summary[0]).toMatch(
+      /^pushed {5}Sevilla solar tracking .*: 1 points \(2 changed; the service's 3 points deleted first\)$/,
+    );
     expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000]]);
-    const forecast = await client.getSiteForecast(sevilla.site_id, { start: at('2026-11-23T08:00Z'), end: at('2026-11-23T16:00Z') });
+    const forecast = await client.getSiteForecast(sevilla.site_id, {
+      start: at('2026-11-23T08:00Z'),
+      end: at('2026-11-23T16:00Z'),
+    });
     expect(new Set(forecast.capacity)).toEqual(new Set([6000]));
     expect(await applyLater()).toMatchObject({ status: 'ok', rows: { capacity_pushes: 0 } });
 
@@ -274,23 +353,36 @@ windows:
       vs_service: { removed: [{ valid_time: '2026-11-25T00:00Z', before: 3000, after: null }] },
     });
     const text = formatPlan(drifted);
-    expect(text).toContain('drift: the service changed outside the config since the last push: 1 added, 0 changed, 0 removed');
+    expect(text).toContain(
+      'drift: the service changed outside the config since the last push: 1 added, 0 changed, 0 removed',
+    );
     expect(text).toMatch(/2026-11-25T00:00Z\s+3000\s+6000\s+6000\s+removed\s+-\s+added/);
     await applyLater();
     expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000]]);
     expect(formatPlan(await planNow())).toContain('drift: none (the service holds what efsync pushed last)');
   });
 
-  it('when one site\'s push fails, pushes the others and records which failed and why', async () => {
-    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3900'), 'esbjerg.yaml': ESBJERG.replace('30.5', '29') });
+  it("when one site's push fails, pushes the others and records which failed and why", async () => {
+    const dir = folder({
+      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3900'),
+      'esbjerg.yaml': ESBJERG.replace('30.5', '29'),
+    });
     const config = capacityConfig(emulator, dir);
     const esbjerg = await siteNamed(client, 'Esbjerg wind');
     const uppsala = await siteNamed(client, 'Uppsala solar fixed');
-    emulator.setFaults({ faultHook: (c) => (c.method === 'POST' && c.siteId === esbjerg.site_id ? 'http500' : undefined) });
+    emulator.setFaults({
+      faultHook: (c) => (c.method === 'POST' && c.siteId === esbjerg.site_id ? 'http500' : undefined),
+    });
     try {
       const result = await apply(config);
       expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
-      expect(result.failures).toEqual([expect.objectContaining({ siteId: esbjerg.site_id, resource: 'capacity', reason: expect.stringContaining('500') })]);
+      expect(result.failures).toEqual([
+        expect.objectContaining({
+          siteId: esbjerg.site_id,
+          resource: 'capacity',
+          reason: expect.stringContaining('500'),
+        }),
+      ]);
       expect(result.summary.find((l) => l.startsWith('FAILED'))).toContain(`Esbjerg wind (${esbjerg.site_id})`);
       expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
     } finally {
@@ -300,7 +392,12 @@ windows:
     expect(await values(uppsala.site_id)).toContain(3900);
     expect(await values(esbjerg.site_id)).not.toContain(29000);
     const ledger = await publishedLedger(config);
-    expect(ledger.map((r) => [r.site_id, r.status])).toEqual(expect.arrayContaining([[uppsala.site_id, 'ok'], [esbjerg.site_id, 'failed']]));
+    expect(ledger.map((r) => [r.site_id, r.status])).toEqual(
+      expect.arrayContaining([
+        [uppsala.site_id, 'ok'],
+        [esbjerg.site_id, 'failed'],
+      ]),
+    );
     const failed = ledger.find((r) => r.status === 'failed')!;
     expect(failed.error).toContain('500');
     // Only values changed: the upload alone was to make the service equal the file, nothing was deleted.
@@ -313,27 +410,44 @@ windows:
   });
 
   it('a site whose timeline the service does not give is not pushed, the others are', async () => {
-    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3950'), 'esbjerg.yaml': ESBJERG.replace('30.5', '28') });
+    const dir = folder({
+      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3950'),
+      'esbjerg.yaml': ESBJERG.replace('30.5', '28'),
+    });
     const config = capacityConfig(emulator, dir);
     const esbjerg = await siteNamed(client, 'Esbjerg wind');
-    emulator.setFaults({ faultHook: (c) => (c.method === 'GET' && c.path.endsWith('/capacity') && c.siteId === esbjerg.site_id ? 'http503' : undefined) });
+    emulator.setFaults({
+      faultHook: (c) =>
+        c.method === 'GET' && c.path.endsWith('/capacity') && c.siteId === esbjerg.site_id ? 'http503' : undefined,
+    });
     try {
       const plan = await planCapacity(dir, client, null, 10);
       expect(formatPlan(plan)).toContain('against the service: UNKNOWN, its timeline could not be read');
       expect(formatPlan(plan)).toContain('2 sites: 1 to push, 0 unchanged, 1 unknown');
       const result = await apply(config);
       expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
-      expect(result.failures).toEqual([expect.objectContaining({ siteId: esbjerg.site_id, resource: 'capacity', reason: expect.stringContaining('503') })]);
+      expect(result.failures).toEqual([
+        expect.objectContaining({
+          siteId: esbjerg.site_id,
+          resource: 'capacity',
+          reason: expect.stringContaining('503'),
+        }),
+      ]);
       expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
     } finally {
       emulator.setFaults({ faultHook: null });
     }
     expect((await client.getSite(esbjerg.site_id)).capacity_kw_array.map((s) => s.value)).not.toContain(28000);
-    expect((await publishedLedger(config)).map((r) => r.site_id)).toEqual([(await siteNamed(client, 'Uppsala solar fixed')).site_id]);
+    expect((await publishedLedger(config)).map((r) => r.site_id)).toEqual([
+      (await siteNamed(client, 'Uppsala solar fixed')).site_id,
+    ]);
   });
 
-  it('a site gone by the time of its push (404: another account\'s id) fails alone', async () => {
-    const dir = folder({ 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3800'), 'freiburg.csv': FREIBURG.replace('3500', '2500') });
+  it("a site gone by the time of its push (404: another account's id) fails alone", async () => {
+    const dir = folder({
+      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3800'),
+      'freiburg.csv': FREIBURG.replace('3500', '2500'),
+    });
     const config = capacityConfig(emulator, dir);
     const other = clientFor(emulator, OTHER_KEY);
     const foreign = await siteNamed(other, 'Freiburg load');
@@ -341,7 +455,9 @@ windows:
     const plan = await planCapacity(dir, client, null, 10);
     const moved = {
       ...plan,
-      sites: plan.sites.map((s) => (s.timeline.siteName === 'Freiburg load' ? { ...s, timeline: { ...s.timeline, siteId: foreign.site_id } } : s)),
+      sites: plan.sites.map((s) =>
+        s.timeline.siteName === 'Freiburg load' ? { ...s, timeline: { ...s.timeline, siteId: foreign.site_id } } : s,
+      ),
     };
     const warehouse = await Warehouse.open({ path: config.warehouse.path });
     try {
@@ -350,8 +466,12 @@ windows:
       expect(result.failed).toHaveLength(1);
       expect(result.failed[0].error).toContain('404');
       const rows = await warehouse.all<{ site_id: string; status: string; response: string }>(
-        'SELECT site_id, status, response::VARCHAR AS response FROM capacity_pushes ORDER BY status');
-      expect(rows.map((r) => [r.site_id, r.status])).toEqual([[foreign.site_id, 'failed'], [plan.sites.find((s) => s.timeline.siteName === 'Uppsala solar fixed')!.timeline.siteId, 'ok']]);
+        'SELECT site_id, status, response::VARCHAR AS response FROM capacity_pushes ORDER BY status',
+      );
+      expect(rows.map((r) => [r.site_id, r.status])).toEqual([
+        [foreign.site_id, 'failed'],
+        [plan.sites.find((s) => s.timeline.siteName === 'Uppsala solar fixed')!.timeline.siteId, 'ok'],
+      ]);
       expect(JSON.parse(rows[0].response)).toMatchObject({ status: 404 });
     } finally {
       await warehouse.close();
@@ -363,26 +483,53 @@ windows:
 describe('an invalid file stops the whole apply: nothing is pushed', () => {
   const valid = { 'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3700') };
   const cases: [string, Record<string, string>, RegExp][] = [
-    ['an unknown site', { 'bad.yaml': 'site: Atlantis solar\nunit: kW\npoints:\n  - {valid_time: 2026-11-22T00:00Z, value: 10}\n' },
-      /bad\.yaml:1:7: site: unknown site "Atlantis solar": no site of this account has that id or name/],
+    [
+      'an unknown site',
+      { 'bad.yaml': 'site: Atlantis solar\nunit: kW\npoints:\n  - {valid_time: 2026-11-22T00:00Z, value: 10}\n' },
+      /bad\.yaml:1:7: site: unknown site "Atlantis solar": no site of this account has that id or name/,
+    ],
     ['a site of another account', {}, /bad\.yaml:1:7: site: unknown site "[0-9a-f-]+": no site of this account/],
-    ['a value above the nameplate by more than the margin', { 'bad.yaml': 'site: Freiburg load\nunit: MW\npoints:\n  - valid_time: 2026-11-22T00:00Z\n    value: 5.5\n' },
-      /bad\.yaml:5:12: value: 5500 kW is above the site's nameplate 4964 kW by more than 10% \(at most 5460\.4 kW\)/],
-    ['a window above the nameplate', { 'bad.yaml': `site: Esbjerg wind
+    [
+      'a value above the nameplate by more than the margin',
+      { 'bad.yaml': 'site: Freiburg load\nunit: MW\npoints:\n  - valid_time: 2026-11-22T00:00Z\n    value: 5.5\n' },
+      /bad\.yaml:5:12: value: 5500 kW is above the site's nameplate 4964 kW by more than 10% \(at most 5460\.4 kW\)/,
+    ],
+    [
+      'a window above the nameplate',
+      {
+        'bad.yaml': `site: Esbjerg wind
 unit: kW
 points: [{valid_time: 2026-11-22T00:00Z, value: 36000}]
 windows: [{from: 2026-11-23T00:00Z, to: 2026-11-23T06:00Z, value: 40000, reason: typo}]
-` }, /bad\.yaml:4:67: value: 40000 kW is above the site's nameplate 36000 kW/],
-    ['two files for one site', { 'again.csv': '# site: Uppsala solar fixed\nvalid_time,value\n2026-11-22T00:00Z,10\n' },
-      /uppsala\.yaml:2:7: site: Uppsala solar fixed \([0-9a-f-]+\) already has its capacity in .*again\.csv/],
-    ['a timestamp not at minute precision', { 'bad.yaml': 'site: Freiburg load\nunit: kW\npoints:\n  - valid_time: 2026-11-22T00:00:00Z\n    value: 1\n' },
-      /bad\.yaml:4:17: points\.0\.valid_time: must be UTC at minute precision/],
-    ['a negative value', { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,-3\n' },
-      /bad\.csv:3:19: value: must not be negative/],
-    ['duplicate times', { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,3\n2026-11-22T00:00Z,4\n' },
-      /bad\.csv:4:1: valid_time: duplicate 2026-11-22T00:00Z, also at line 3/],
-    ['an unknown unit', { 'bad.yaml': 'site: Freiburg load\nunit: kw\npoints: [{valid_time: 2026-11-22T00:00Z, value: 1}]\n' },
-      /bad\.yaml:2:7: unit: unknown unit "kw": use kW or MW/],
+`,
+      },
+      /bad\.yaml:4:67: value: 40000 kW is above the site's nameplate 36000 kW/,
+    ],
+    [
+      'two files for one site',
+      { 'again.csv': '# site: Uppsala solar fixed\nvalid_time,value\n2026-11-22T00:00Z,10\n' },
+      /uppsala\.yaml:2:7: site: Uppsala solar fixed \([0-9a-f-]+\) already has its capacity in .*again\.csv/,
+    ],
+    [
+      'a timestamp not at minute precision',
+      { 'bad.yaml': 'site: Freiburg load\nunit: kW\npoints:\n  - valid_time: 2026-11-22T00:00:00Z\n    value: 1\n' },
+      /bad\.yaml:4:17: points\.0\.valid_time: must be UTC at minute precision/,
+    ],
+    [
+      'a negative value',
+      { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,-3\n' },
+      /bad\.csv:3:19: value: must not be negative/,
+    ],
+    [
+      'duplicate times',
+      { 'bad.csv': '# site: Freiburg load\nvalid_time,value\n2026-11-22T00:00Z,3\n2026-11-22T00:00Z,4\n' },
+      /bad\.csv:4:1: valid_time: duplicate 2026-11-22T00:00Z, also at line 3/,
+    ],
+    [
+      'an unknown unit',
+      { 'bad.yaml': 'site: Freiburg load\nunit: kw\npoints: [{valid_time: 2026-11-22T00:00Z, value: 1}]\n' },
+      /bad\.yaml:2:7: unit: unknown unit "kw": use kW or MW/,
+    ],
   ];
 
   it.each(cases)('%s', async (name, files, expected) => {

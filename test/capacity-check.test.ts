@@ -17,10 +17,12 @@ function timelinesOf(files: Record<string, string>) {
   writeFiles(dir, files);
   const { timelines, errors } = checkCapacityDir(dir);
   expect(errors.map((e) => e.message)).toEqual([]);
-  return Object.fromEntries(timelines.map((t) => [
-    t.source.file.slice(dir.length + 1),
-    { site: t.source.site, points: t.points.map((p) => [formatMinute(p.time), p.valueKw]) },
-  ]));
+  return Object.fromEntries(
+    timelines.map((t) => [
+      t.source.file.slice(dir.length + 1),
+      { site: t.source.site, points: t.points.map((p) => [formatMinute(p.time), p.valueKw]) },
+    ]),
+  );
 }
 
 /** The error messages for one file `name` holding `text`, with the folder path cut off. */
@@ -81,7 +83,10 @@ windows:
 `,
     });
     expect(files['w.yaml'].points).toEqual([
-      ['2026-12-01T00:00Z', 36000], ['2026-12-02T00:00Z', 33000], ['2026-12-02T06:00Z', 30000], ['2026-12-02T12:00Z', 36000],
+      ['2026-12-01T00:00Z', 36000],
+      ['2026-12-02T00:00Z', 33000],
+      ['2026-12-02T06:00Z', 30000],
+      ['2026-12-02T12:00Z', 36000],
     ]);
   });
 
@@ -101,7 +106,10 @@ valid_time,value
 2026-12-01T00:00Z,4.9
 `,
     });
-    expect(files['esbjerg.yaml'].points).toEqual([['2026-12-01T00:00Z', 1100], ['2026-12-02T00:00Z', 30500]]);
+    expect(files['esbjerg.yaml'].points).toEqual([
+      ['2026-12-01T00:00Z', 1100],
+      ['2026-12-02T00:00Z', 30500],
+    ]);
     expect(files['freiburg.csv'].points).toEqual([['2026-12-01T00:00Z', 4900]]);
   });
 
@@ -112,7 +120,11 @@ valid_time,value
     });
     expect(files['named.csv']).toEqual({ site: 'Freiburg load', points: [['2026-12-01T00:00Z', 3500]] });
     expect(files['Sevilla solar tracking.csv']).toEqual({
-      site: 'Sevilla solar tracking', points: [['2026-12-01T00:00Z', 7000], ['2026-12-02T00:00Z', 7400]],
+      site: 'Sevilla solar tracking',
+      points: [
+        ['2026-12-01T00:00Z', 7000],
+        ['2026-12-02T00:00Z', 7400],
+      ],
     });
   });
 });
@@ -120,64 +132,157 @@ valid_time,value
 describe('capacity validation errors name file:line:column and the rule', () => {
   const MINUTE_RULE = 'must be UTC at minute precision, YYYY-MM-DDTHH:MMZ';
   const cases: [string, string, string, string[]][] = [
-    ['a timestamp with seconds', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-12-01T08:00:00Z\n    value: 500\n`,
-      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`]],
-    ['a timestamp with an offset', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-12-01T09:00+01:00\n    value: 500\n`,
-      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`]],
-    ['a date without a time', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-12-01\n    value: 500\n`,
-      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`]],
-    ['a day that does not exist', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-02-30T08:00Z\n    value: 500\n`,
-      ['bad.yaml:4:17: points.0.valid_time: not a timestamp: "2026-02-30T08:00Z"']],
-    ['a negative value', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-12-01T08:00Z\n    value: -5\n`,
-      ['bad.yaml:5:12: points.0.value: must not be negative']],
-    ['a value that is not a number', 'bad.yaml', `${UPPSALA}  - valid_time: 2026-12-01T08:00Z\n    value: "500"\n`,
-      ['bad.yaml:5:12: points.0.value: must be a number']],
-    ['duplicate times', 'bad.yaml',
+    [
+      'a timestamp with seconds',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-12-01T08:00:00Z\n    value: 500\n`,
+      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`],
+    ],
+    [
+      'a timestamp with an offset',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-12-01T09:00+01:00\n    value: 500\n`,
+      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`],
+    ],
+    [
+      'a date without a time',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-12-01\n    value: 500\n`,
+      [`bad.yaml:4:17: points.0.valid_time: ${MINUTE_RULE}`],
+    ],
+    [
+      'a day that does not exist',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-02-30T08:00Z\n    value: 500\n`,
+      ['bad.yaml:4:17: points.0.valid_time: not a timestamp: "2026-02-30T08:00Z"'],
+    ],
+    [
+      'a negative value',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-12-01T08:00Z\n    value: -5\n`,
+      ['bad.yaml:5:12: points.0.value: must not be negative'],
+    ],
+    [
+      'a value that is not a number',
+      'bad.yaml',
+      `${UPPSALA}  - valid_time: 2026-12-01T08:00Z\n    value: "500"\n`,
+      ['bad.yaml:5:12: points.0.value: must be a number'],
+    ],
+    [
+      'duplicate times',
+      'bad.yaml',
       `${UPPSALA}  - valid_time: 2026-12-01T08:00Z\n    value: 500\n  - valid_time: 2026-12-01T08:00Z\n    value: 600\n`,
-      ['bad.yaml:6:17: valid_time: duplicate 2026-12-01T08:00Z, also at line 4']],
-    ['unsorted times', 'bad.yaml',
+      ['bad.yaml:6:17: valid_time: duplicate 2026-12-01T08:00Z, also at line 4'],
+    ],
+    [
+      'unsorted times',
+      'bad.yaml',
       `${UPPSALA}  - valid_time: 2026-12-02T08:00Z\n    value: 500\n  - valid_time: 2026-12-01T08:00Z\n    value: 600\n`,
-      ['bad.yaml:6:17: valid_time: 2026-12-01T08:00Z comes before 2026-12-02T08:00Z (line 4): points must be in time order']],
-    ['overlapping windows', 'bad.yaml', `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
+      [
+        'bad.yaml:6:17: valid_time: 2026-12-01T08:00Z comes before 2026-12-02T08:00Z (line 4): points must be in time order',
+      ],
+    ],
+    [
+      'overlapping windows',
+      'bad.yaml',
+      `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
 windows:
   - {from: 2026-12-02T08:00Z, to: 2026-12-02T16:00Z, value: 0, reason: a}
   - {from: 2026-12-02T12:00Z, to: 2026-12-02T18:00Z, value: 0, reason: b}
-`, ['bad.yaml:7:12: windows: 2026-12-02T12:00Z..2026-12-02T18:00Z overlaps the window at line 6 (2026-12-02T08:00Z..2026-12-02T16:00Z)']],
-    ['a window that ends before it starts', 'bad.yaml', `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
+`,
+      [
+        'bad.yaml:7:12: windows: 2026-12-02T12:00Z..2026-12-02T18:00Z overlaps the window at line 6 (2026-12-02T08:00Z..2026-12-02T16:00Z)',
+      ],
+    ],
+    [
+      'a window that ends before it starts',
+      'bad.yaml',
+      `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
 windows:
   - {from: 2026-12-02T08:00Z, to: 2026-12-02T06:00Z, value: 0, reason: a}
-`, ['bad.yaml:6:35: to: 2026-12-02T06:00Z must be after from 2026-12-02T08:00Z']],
-    ['a window with nothing before it to restore', 'bad.yaml', `${UPPSALA}  - {valid_time: 2026-12-05T00:00Z, value: 4000}
+`,
+      ['bad.yaml:6:35: to: 2026-12-02T06:00Z must be after from 2026-12-02T08:00Z'],
+    ],
+    [
+      'a window with nothing before it to restore',
+      'bad.yaml',
+      `${UPPSALA}  - {valid_time: 2026-12-05T00:00Z, value: 4000}
 windows:
   - {from: 2026-12-02T08:00Z, to: 2026-12-02T16:00Z, value: 0, reason: a}
-`, ['bad.yaml:6:12: windows: 2026-12-02T08:00Z..2026-12-02T16:00Z starts before the first point: add a point before it, giving the capacity the window restores']],
-    ['a point inside a window', 'bad.yaml', `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
+`,
+      [
+        'bad.yaml:6:12: windows: 2026-12-02T08:00Z..2026-12-02T16:00Z starts before the first point: add a point before it, giving the capacity the window restores',
+      ],
+    ],
+    [
+      'a point inside a window',
+      'bad.yaml',
+      `${UPPSALA}  - {valid_time: 2026-12-01T00:00Z, value: 4000}
   - {valid_time: 2026-12-02T10:00Z, value: 3000}
 windows:
   - {from: 2026-12-02T08:00Z, to: 2026-12-02T16:00Z, value: 0, reason: a}
-`, ['bad.yaml:5:18: valid_time: 2026-12-02T10:00Z falls inside the window at line 7 (2026-12-02T08:00Z..2026-12-02T16:00Z); move it out or end the window before it']],
-    ['an unknown unit', 'bad.yaml', 'site: Esbjerg wind\nunit: GW\npoints: [{valid_time: 2026-12-01T00:00Z, value: 1}]\n',
-      ['bad.yaml:2:7: unit: unknown unit "GW": use kW or MW']],
-    ['a misspelt key', 'bad.yaml', 'site: Esbjerg wind\nunit: kW\npionts: [{valid_time: 2026-12-01T00:00Z, value: 1}]\n',
-      ['bad.yaml:3:9: pionts: Unrecognized key: "pionts"']],
-    ['a YAML alias bomb', 'bad.yaml', `site: Esbjerg wind
+`,
+      [
+        'bad.yaml:5:18: valid_time: 2026-12-02T10:00Z falls inside the window at line 7 (2026-12-02T08:00Z..2026-12-02T16:00Z); move it out or end the window before it',
+      ],
+    ],
+    [
+      'an unknown unit',
+      'bad.yaml',
+      'site: Esbjerg wind\nunit: GW\npoints: [{valid_time: 2026-12-01T00:00Z, value: 1}]\n',
+      ['bad.yaml:2:7: unit: unknown unit "GW": use kW or MW'],
+    ],
+    [
+      'a misspelt key',
+      'bad.yaml',
+      'site: Esbjerg wind\nunit: kW\npionts: [{valid_time: 2026-12-01T00:00Z, value: 1}]\n',
+      ['bad.yaml:3:9: pionts: Unrecognized key: "pionts"'],
+    ],
+    [
+      'a YAML alias bomb',
+      'bad.yaml',
+      `site: Esbjerg wind
 unit: kW
 a: &a [x, x, x, x, x, x, x, x, x]
 b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
 c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
 d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
 points: [*d]
-`, ['bad.yaml:1:1: YAML aliases expand too far (Excessive alias count indicates a resource exhaustion attack)']],
-    ['a CSV line that is not a number', 'bad.csv', 'valid_time,value\n2026-12-01T00:00Z,4000\n2026-12-02T00:00Z,4O00\n',
-      ['bad.csv:3:19: value: must be a number, found "4O00"']],
-    ['a CSV line with a bad time and a negative value', 'bad.csv', '# site: Freiburg load\nvalid_time,value\n2026-12-01 00:00,-1\n',
-      [`bad.csv:3:1: valid_time: ${MINUTE_RULE}`, 'bad.csv:3:18: value: must not be negative']],
-    ['a CSV line with a missing cell', 'bad.csv', 'valid_time,value\n2026-12-01T00:00Z\n',
-      ['bad.csv:2:1: expected 2 cells (valid_time,value), found 1']],
-    ['a CSV file with the wrong header', 'bad.csv', 'time,kw\n2026-12-01T00:00Z,1\n',
-      ['bad.csv:1:1: the header must be "valid_time,value"']],
-    ['unsorted CSV lines', 'bad.csv', 'valid_time,value\n2026-12-02T00:00Z,1\n2026-12-01T00:00Z,2\n',
-      ['bad.csv:3:1: valid_time: 2026-12-01T00:00Z comes before 2026-12-02T00:00Z (line 2): points must be in time order']],
+`,
+      ['bad.yaml:1:1: YAML aliases expand too far (Excessive alias count indicates a resource exhaustion attack)'],
+    ],
+    [
+      'a CSV line that is not a number',
+      'bad.csv',
+      'valid_time,value\n2026-12-01T00:00Z,4000\n2026-12-02T00:00Z,4O00\n',
+      ['bad.csv:3:19: value: must be a number, found "4O00"'],
+    ],
+    [
+      'a CSV line with a bad time and a negative value',
+      'bad.csv',
+      '# site: Freiburg load\nvalid_time,value\n2026-12-01 00:00,-1\n',
+      [`bad.csv:3:1: valid_time: ${MINUTE_RULE}`, 'bad.csv:3:18: value: must not be negative'],
+    ],
+    [
+      'a CSV line with a missing cell',
+      'bad.csv',
+      'valid_time,value\n2026-12-01T00:00Z\n',
+      ['bad.csv:2:1: expected 2 cells (valid_time,value), found 1'],
+    ],
+    [
+      'a CSV file with the wrong header',
+      'bad.csv',
+      'time,kw\n2026-12-01T00:00Z,1\n',
+      ['bad.csv:1:1: the header must be "valid_time,value"'],
+    ],
+    [
+      'unsorted CSV lines',
+      'bad.csv',
+      'valid_time,value\n2026-12-02T00:00Z,1\n2026-12-01T00:00Z,2\n',
+      [
+        'bad.csv:3:1: valid_time: 2026-12-01T00:00Z comes before 2026-12-02T00:00Z (line 2): points must be in time order',
+      ],
+    ],
   ];
 
   it.each(cases)('%s', (_name, file, text, expected) => {
@@ -197,15 +302,20 @@ points: [*d]
     const dir = tempDir('capacity-check');
     symlinkSync(join(outside, 'secret.yaml'), join(dir, 'escape.yaml'));
     const [error] = checkCapacityDir(dir).errors;
-    expect(error.message).toMatch(/escape\.yaml:1:1: the file resolves to .*secret\.yaml, outside the capacity folder /);
+    expect(error.message).toMatch(
+      /escape\.yaml:1:1: the file resolves to .*secret\.yaml, outside the capacity folder /,
+    );
   });
 });
 
 describe('efsync capacity check', () => {
   const env = { ...process.env };
   delete env.EFSYNC_CONFIG;
-  const cli = (dir: string) => run(process.execPath, ['bin/efsync.js', 'capacity', 'check', '--dir', dir], { env })
-    .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (e: { code: number; stdout: string; stderr: string }) => e);
+  const cli = (dir: string) =>
+    run(process.execPath, ['bin/efsync.js', 'capacity', 'check', '--dir', dir], { env }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
 
   it('exits 0 for valid files and says what it could not check offline', async () => {
     const dir = tempDir('capacity-cli');
@@ -224,7 +334,9 @@ describe('efsync capacity check', () => {
     });
     const result = await cli(dir);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`${join(dir, 'a.yaml')}:4:18: points.0.valid_time: must be UTC at minute precision`);
+    expect(result.stderr).toContain(
+      `${join(dir, 'a.yaml')}:4:18: points.0.valid_time: must be UTC at minute precision`,
+    );
     expect(result.stderr).toContain(`${join(dir, 'b.csv')}:2:19: value: must be a number, found "x"`);
     expect(result.stderr).toContain('2 errors in 2 files: nothing was pushed');
   });

@@ -11,7 +11,11 @@ const point = (time: string, valueKw: number) => ({ time: at(time), valueKw });
 
 describe('diffPoints', () => {
   it('names every point added, changed and removed, in time order, and nothing else', () => {
-    const service = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 800), point('2026-12-05T00:00Z', 500)];
+    const service = [
+      point('2026-11-01T00:00Z', 1000),
+      point('2026-12-01T00:00Z', 800),
+      point('2026-12-05T00:00Z', 500),
+    ];
     const file = [point('2026-11-01T00:00Z', 1000), point('2026-12-01T00:00Z', 900), point('2026-12-04T00:00Z', 500)];
     expect(diffPoints(service, file)).toEqual([
       { time: at('2026-12-01T00:00Z'), change: 'changed', beforeKw: 800, afterKw: 900 },

@@ -49,7 +49,11 @@ export function capacityConfig(emulator: Emulator, dir: string): LoadedConfig {
 }
 
 export function clientFor(emulator: Emulator, key = KEY): ServiceClient {
-  return new ServiceClient({ baseUrl: emulator.url, apiKey: key, retries: { attempts: 0, baseDelay: 1, maxDelay: 1, retryAfterMax: 1 } });
+  return new ServiceClient({
+    baseUrl: emulator.url,
+    apiKey: key,
+    retries: { attempts: 0, baseDelay: 1, maxDelay: 1, retryAfterMax: 1 },
+  });
 }
 
 export async function siteNamed(client: ServiceClient, name: string): Promise<SiteResponse> {

@@ -25,10 +25,13 @@ let malformedConfig: string;
 
 function serviceConfig(name: string, url: string): string {
   const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, JSON.stringify({
-    service: { base_url: url, retries: { attempts: 0 }, timeouts: { connect: '2s', headers: '5s', body: '5s' } },
-    warehouse: { path: join(dir, `${name}.duckdb`), lock_wait: '0s' },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      service: { base_url: url, retries: { attempts: 0 }, timeouts: { connect: '2s', headers: '5s', body: '5s' } },
+      warehouse: { path: join(dir, `${name}.duckdb`), lock_wait: '0s' },
+    }),
+  );
   return file;
 }
 
@@ -38,7 +41,9 @@ beforeAll(async () => {
   const warehouse = await Warehouse.open({ path: db });
   await warehouse.publish();
   await warehouse.close();
-  malformed = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"unexpected": "body"}'));
+  malformed = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"unexpected": "body"}'),
+  );
   await new Promise<void>((resolve) => malformed.listen(0, '127.0.0.1', resolve));
   malformedConfig = serviceConfig('malformed', `http://127.0.0.1:${(malformed.address() as AddressInfo).port}`);
   unreachableConfig = serviceConfig('unreachable', 'http://127.0.0.1:9');
@@ -61,51 +66,115 @@ const ENV = { EFSYNC_LOG_LEVEL: 'warn', EFSYNC_API_KEY: 'cli-boundary-key', EFSY
 const cases: Case[] = [
   // a bad flag: commander's own error, exit 2 for every command
   ...[
-    ['demo'], ['sync'], ['run', 'nightly'], ['schedule'], ['status'], ['capacity', 'check'], ['capacity', 'plan'],
-    ['capacity', 'apply'], ['accuracy'], ['sql', 'SELECT 1'], ['export', '--out', 'x.arrow'], ['emulator'],
-    ['config', 'schema'], ['config', 'check'],
+    ['demo'],
+    ['sync'],
+    ['run', 'nightly'],
+    ['schedule'],
+    ['status'],
+    ['capacity', 'check'],
+    ['capacity', 'plan'],
+    ['capacity', 'apply'],
+    ['accuracy'],
+    ['sql', 'SELECT 1'],
+    ['export', '--out', 'x.arrow'],
+    ['emulator'],
+    ['config', 'schema'],
+    ['config', 'check'],
   ].map((command) => ({ name: `${command.join(' ')} --bogus`, args: () => [...command, '--bogus'], exit: EXIT.usage })),
   // a missing file
   ...[
-    ['demo'], ['sync'], ['run', 'sync-sites'], ['schedule'], ['status'], ['capacity', 'plan'], ['capacity', 'apply'],
-    ['accuracy'], ['config', 'check'],
-  ].map((command) => ({ name: `${command.join(' ')} --config (missing)`, args: () => [...command, '--config', MISSING], exit: EXIT.config })),
-  { name: 'capacity check --dir (missing)', args: () => ['capacity', 'check', '--dir', '/nonexistent/capacity'], exit: EXIT.config },
-  { name: 'accuracy --pairs (missing)', args: () => ['accuracy', '--pairs', '/nonexistent/pairs.csv'], exit: EXIT.config },
+    ['demo'],
+    ['sync'],
+    ['run', 'sync-sites'],
+    ['schedule'],
+    ['status'],
+    ['capacity', 'plan'],
+    ['capacity', 'apply'],
+    ['accuracy'],
+    ['config', 'check'],
+  ].map((command) => ({
+    name: `${command.join(' ')} --config (missing)`,
+    args: () => [...command, '--config', MISSING],
+    exit: EXIT.config,
+  })),
+  {
+    name: 'capacity check --dir (missing)',
+    args: () => ['capacity', 'check', '--dir', '/nonexistent/capacity'],
+    exit: EXIT.config,
+  },
+  {
+    name: 'accuracy --pairs (missing)',
+    args: () => ['accuracy', '--pairs', '/nonexistent/pairs.csv'],
+    exit: EXIT.config,
+  },
   { name: 'sql --db (missing)', args: () => ['sql', '--db', '/nonexistent/w.duckdb', 'SELECT 1'], exit: EXIT.config },
-  { name: 'export --db (missing)', args: () => ['export', '--db', '/nonexistent/w.duckdb', '--table', 'runs', '--out', join(dir, 'x.arrow')], exit: EXIT.config },
+  {
+    name: 'export --db (missing)',
+    args: () => ['export', '--db', '/nonexistent/w.duckdb', '--table', 'runs', '--out', join(dir, 'x.arrow')],
+    exit: EXIT.config,
+  },
   // a path that cannot be written
   ...[['demo'], ['sync'], ['run', 'sync-sites'], ['schedule'], ['accuracy'], ['capacity', 'apply']].map((command) => ({
-    name: `${command.join(' ')} --db (unwritable)`, args: () => [...command, '--db', UNWRITABLE_DB], exit: EXIT.config,
+    name: `${command.join(' ')} --db (unwritable)`,
+    args: () => [...command, '--db', UNWRITABLE_DB],
+    exit: EXIT.config,
   })),
-  { name: 'accuracy --report (unwritable)', args: () => ['accuracy', '--db', join(dir, 'scored.duckdb'), '--report', '/dev/null/r.html'], exit: EXIT.config },
-  { name: 'export --out (unwritable)', args: () => ['export', '--db', db, '--table', 'runs', '--out', '/dev/null/x/runs.arrow'], exit: EXIT.config },
+  {
+    name: 'accuracy --report (unwritable)',
+    args: () => ['accuracy', '--db', join(dir, 'scored.duckdb'), '--report', '/dev/null/r.html'],
+    exit: EXIT.config,
+  },
+  {
+    name: 'export --out (unwritable)',
+    args: () => ['export', '--db', db, '--table', 'runs', '--out', '/dev/null/x/runs.arrow'],
+    exit: EXIT.config,
+  },
   // the service does not answer, or answers what the interface does not allow
   ...[['demo'], ['sync'], ['run', 'sync-sites'], ['capacity', 'plan'], ['capacity', 'apply']].flatMap((command) => [
-    { name: `${command.join(' ')} (service unreachable)`, args: () => [...command, '--config', unreachableConfig], exit: EXIT.service },
-    { name: `${command.join(' ')} (malformed answer)`, args: () => [...command, '--config', malformedConfig], exit: EXIT.service },
+    {
+      name: `${command.join(' ')} (service unreachable)`,
+      args: () => [...command, '--config', unreachableConfig],
+      exit: EXIT.service,
+    },
+    {
+      name: `${command.join(' ')} (malformed answer)`,
+      args: () => [...command, '--config', malformedConfig],
+      exit: EXIT.service,
+    },
   ]),
 ];
 
 /** What a user reads: stdout and stderr without the JSON log lines. */
 function readable(text: string): string {
-  return text.split('\n').filter((line) => !line.startsWith('{')).join('\n');
+  return text
+    .split('\n')
+    .filter((line) => !line.startsWith('{'))
+    .join('\n');
 }
 
 describe('every command, every way in which it can fail', () => {
   it('ends with the documented exit code and a readable line, never a stack trace', async () => {
     const limit = pLimit(3);
-    const results = await Promise.all(cases.map((c) => limit(async () => {
-      const child = startChild([...CLI, ...c.args()], ENV);
-      const killer = setTimeout(() => child.process.kill('SIGKILL'), 120_000);
-      const { code, stdout, stderr } = await child.exit;
-      clearTimeout(killer);
-      return { ...c, code, stdout, stderr };
-    })));
+    const results = await Promise.all(
+      cases.map((c) =>
+        limit(async () => {
+          const child = startChild([...CLI, ...c.args()], ENV);
+          const killer = setTimeout(() => child.process.kill('SIGKILL'), 120_000);
+          const { code, stdout, stderr } = await child.exit;
+          clearTimeout(killer);
+          return { ...c, code, stdout, stderr };
+        }),
+      ),
+    );
     const wrong = results
       .filter((r) => {
         const text = readable(`${r.stdout}\n${r.stderr}`);
-        return r.code !== r.exit || /^\s+at .+:\d+:\d+\)?$/m.test(text) || text.includes('node:internal') || text.trim() === '';
+        return (
+          r.code !== r.exit ||
+          /^\s+at .+:\d+:\d+\)?$/m.test(text) ||
+          text.includes('node:internal') ||
+          text.trim() === ''
+        );
       })
       .map((r) => `${r.name}: exit ${r.code} (want ${r.exit})\n${readable(`${r.stdout}\n${r.stderr}`).trim()}`);
     expect(wrong).toEqual([]);
@@ -114,7 +183,9 @@ describe('every command, every way in which it can fail', () => {
   it('names the flag of a path that cannot be written, and shows the stack with --debug only', async () => {
     const plain = await startChild([...CLI, 'sync', '--db', UNWRITABLE_DB], ENV).exit;
     expect(plain.code).toBe(EXIT.config);
-    expect(plain.stderr).toContain(`efsync sync: /dev/null/efsync: cannot mkdir: a part of the path is not a folder (ENOTDIR); check --db ${UNWRITABLE_DB}`);
+    expect(plain.stderr).toContain(
+      `efsync sync: /dev/null/efsync: cannot mkdir: a part of the path is not a folder (ENOTDIR); check --db ${UNWRITABLE_DB}`,
+    );
     const debug = await startChild([...CLI, 'sync', '--db', UNWRITABLE_DB, '--debug'], ENV).exit;
     expect(debug.code).toBe(EXIT.config);
     expect(debug.stderr).toMatch(/^\s+at .+/m);

@@ -20,8 +20,16 @@ let db: string;
 function readmeQueries(): string[] {
   const readme = readFileSync('README.md', 'utf8');
   const blocks = [...readme.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]);
-  return blocks.join('\n').split(';')
-    .map((statement) => statement.split('\n').filter((line) => !line.trim().startsWith('--')).join('\n').trim())
+  return blocks
+    .join('\n')
+    .split(';')
+    .map((statement) =>
+      statement
+        .split('\n')
+        .filter((line) => !line.trim().startsWith('--'))
+        .join('\n')
+        .trim(),
+    )
     .filter(Boolean);
 }
 
@@ -45,7 +53,11 @@ describe('efsync sql', () => {
 
   it('prints an aligned table, CSV or JSON, instants in ISO 8601 UTC', async () => {
     const sql = 'SELECT name, newest_actual FROM site_freshness ORDER BY name';
-    const [table, csv, json] = await Promise.all([efsync('sql', '--db', db, sql), efsync('sql', '--db', db, '--csv', sql), efsync('sql', '--db', db, '--json', sql)]);
+    const [table, csv, json] = await Promise.all([
+      efsync('sql', '--db', db, sql),
+      efsync('sql', '--db', db, '--csv', sql),
+      efsync('sql', '--db', db, '--json', sql),
+    ]);
     const rows = JSON.parse(json.stdout) as { name: string; newest_actual: string }[];
     expect(rows).toHaveLength(4);
     for (const row of rows) expect(row.newest_actual).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
@@ -73,7 +85,13 @@ describe('efsync accuracy', () => {
     expect(scored.code, scored.stderr).toBe(EXIT.ok);
     expect(scored.stdout).toMatch(/accuracy run \S+: ok \(exit 0\)/);
     expect(scored.stderr).toContain(`report: ${join(dirname(db), 'report.html')}`);
-    const runs = await efsync('sql', '--db', db, '--json', "SELECT job, status, trigger FROM runs WHERE job = 'accuracy'");
+    const runs = await efsync(
+      'sql',
+      '--db',
+      db,
+      '--json',
+      "SELECT job, status, trigger FROM runs WHERE job = 'accuracy'",
+    );
     expect(JSON.parse(runs.stdout)).toEqual([{ job: 'accuracy', status: 'ok', trigger: 'manual' }]);
   });
 

@@ -12,10 +12,18 @@ const dir = mkdtempSync(join(tmpdir(), 'efsync-client-config-'));
 
 beforeAll(async () => {
   server = await scriptedServer((request, _n, res) => {
-    if (request.url.startsWith('/platform/v2/sites')) return json(res, 503, { errors: [{ field: '(server)', message: 'down' }] });
+    if (request.url.startsWith('/platform/v2/sites'))
+      return json(res, 503, { errors: [{ field: '(server)', message: 'down' }] });
     return json(res, 200, {
-      model_id: 'm1', model_version: 1, model_name: 'ai', model_label: 'ai', priority: 1,
-      as_of: '2026-06-15T00:00:00Z', forecast: [], valid_time: [], capacity: [],
+      model_id: 'm1',
+      model_version: 1,
+      model_name: 'ai',
+      model_label: 'ai',
+      priority: 1,
+      as_of: '2026-06-15T00:00:00Z',
+      forecast: [],
+      valid_time: [],
+      capacity: [],
     });
   });
 });
@@ -32,20 +40,25 @@ function configFile(yaml: string) {
 
 describe('clientFromConfig', () => {
   it('uses base_url, the retry count and the wire name of the fill parameter', async () => {
-    const config = configFile([
-      'service:',
-      `  base_url: ${server.url}`,
-      '  output_fill_param: gap_fill',
-      '  connections: 2',
-      '  timeouts: { connect: 2s, headers: 5s, body: 5s }',
-      '  retries: { attempts: 2, base_delay: 1ms, max_delay: 2ms, retry_after_max: 1s }',
-    ].join('\n'));
+    const config = configFile(
+      [
+        'service:',
+        `  base_url: ${server.url}`,
+        '  output_fill_param: gap_fill',
+        '  connections: 2',
+        '  timeouts: { connect: 2s, headers: 5s, body: 5s }',
+        '  retries: { attempts: 2, base_delay: 1ms, max_delay: 2ms, retry_after_max: 1s }',
+      ].join('\n'),
+    );
     const client = clientFromConfig(config, 'config-key');
     try {
       await client.getModelOutput('m1', { fill: 'disabled' });
       expect(server.requests.at(-1)!.url).toBe('/platform/v2/models/m1/output?gap_fill=disabled');
       const before = server.requests.length;
-      const error = await client.listSites().then(() => undefined, (e: unknown) => e);
+      const error = await client.listSites().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toMatchObject({ kind: 'http', status: 503, attempts: 3 });
       expect(server.requests.length - before).toBe(3);
     } finally {

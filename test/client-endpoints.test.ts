@@ -36,12 +36,19 @@ const solarThreeMounts: SiteRequest = {
 
 // Wind turbines are the site's assets (guide "How to create a wind site"); the body has no capacity.
 const windFarm: SiteRequest = {
-  name: 'Coast wind', latitude: 55.5, longitude: 8.4, type: 'wind',
+  name: 'Coast wind',
+  latitude: 55.5,
+  longitude: 8.4,
+  type: 'wind',
   assets: [{ turbine_type: 'V126/3000', nr_units: 4, hub_height: 117, install_date: '2020-01-01' }],
 };
 
 const loadSite: SiteRequest = {
-  name: 'Factory load', latitude: 48.1, longitude: 11.6, type: 'load', settings: { forecast_max_value: 2500 },
+  name: 'Factory load',
+  latitude: 48.1,
+  longitude: 11.6,
+  type: 'load',
+  settings: { forecast_max_value: 2500 },
 };
 
 async function newSite(body: SiteRequest): Promise<string> {
@@ -65,7 +72,13 @@ describe('sites', () => {
   it('creates a solar site with the three PV mounts and reads it back', async () => {
     const id = await newSite(solarThreeMounts);
     const site = await client.getSite(id);
-    expect(site).toMatchObject({ id, name: 'Roof, tracker and dish', type: 'solar', latitude: 59.33, longitude: 18.07 });
+    expect(site).toMatchObject({
+      id,
+      name: 'Roof, tracker and dish',
+      type: 'solar',
+      latitude: 59.33,
+      longitude: 18.07,
+    });
     expect(site.assets.map((asset) => asset.mount)).toEqual(['fixed', 'single_axis_tracking', 'dual_axis_tracking']);
     expect(site.capacity_kw_array[0].value).toBe(1500);
     expect((await client.listSites()).map((s) => s.id)).toContain(id);
@@ -74,7 +87,8 @@ describe('sites', () => {
   it('creates a wind site with turbines as assets and a load site, each with its capacity timeline', async () => {
     const wind = await client.getSite(await newSite(windFarm));
     expect(wind).toMatchObject({
-      type: 'wind', assets: [{ turbine_type: 'V126/3000', nr_units: 4, hub_height: 117, install_date: '2020-01-01' }],
+      type: 'wind',
+      assets: [{ turbine_type: 'V126/3000', nr_units: 4, hub_height: 117, install_date: '2020-01-01' }],
     });
     expect(wind.capacity_kw_array.at(-1)?.value).toBe(12_000); // 4 × 3000 kW
     expect(wind).not.toHaveProperty('turbine_count');
@@ -84,9 +98,16 @@ describe('sites', () => {
   });
 
   it('rejects a wind site with top-level turbine fields instead of assets', async () => {
-    const error = await client.createSite({
-      name: 'Old style', latitude: 55, longitude: 8, type: 'wind', turbine_type: 'V126/3000', turbine_count: 2,
-    } as unknown as SiteRequest).catch((e: unknown) => e);
+    const error = await client
+      .createSite({
+        name: 'Old style',
+        latitude: 55,
+        longitude: 8,
+        type: 'wind',
+        turbine_type: 'V126/3000',
+        turbine_count: 2,
+      } as unknown as SiteRequest)
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'http', status: 400 });
     expect((error as { errors: { field: string }[] }).errors.map((e) => e.field)).toContain('assets');
   });
@@ -99,7 +120,11 @@ describe('sites', () => {
       assets: [{ mount: 'fixed', capacity: 250, azimuth: 170, tilt: 25 }],
     });
     expect(updated).toEqual({ message: 'Site updated successfully' });
-    expect(await client.getSite(id)).toMatchObject({ id, name: 'Roof only', assets: [{ mount: 'fixed', capacity: 250, azimuth: 170, tilt: 25 }] });
+    expect(await client.getSite(id)).toMatchObject({
+      id,
+      name: 'Roof only',
+      assets: [{ mount: 'fixed', capacity: 250, azimuth: 170, tilt: 25 }],
+    });
   });
 });
 
@@ -135,15 +160,20 @@ describe('models', () => {
       Object.fromEntries((await client.listSiteModels(id)).map((model) => [model.name, model.priority]));
     const before = await priorities();
     const byName = Object.fromEntries((await client.listSiteModels(id)).map((model) => [model.name, model.id]));
-    const [first, second] = Object.entries(before).sort((a, b) => a[1] - b[1]).map(([name]) => name);
+    const [first, second] = Object.entries(before)
+      .sort((a, b) => a[1] - b[1])
+      .map(([name]) => name);
 
-    const conflict = await client.updateModel(byName[second], { settings: { serving_priority: before[first] } })
-      .then(() => undefined, (error: unknown) => error);
+    const conflict = await client.updateModel(byName[second], { settings: { serving_priority: before[first] } }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(conflict).toMatchObject({ kind: 'http', status: 409, modelId: byName[second] });
     expect(await priorities()).toEqual(before);
 
     await client.updateModel(byName[second], {
-      settings: { serving_priority: before[first] }, priority_conflict_resolution: 'swap',
+      settings: { serving_priority: before[first] },
+      priority_conflict_resolution: 'swap',
     });
     expect(await priorities()).toMatchObject({ [first]: before[second], [second]: before[first] });
 
@@ -153,11 +183,14 @@ describe('models', () => {
     const lowest = Math.min(...Object.values(swappedState));
     const expected: Record<string, number> = { ...swappedState, [target]: lowest };
     let taken = lowest;
-    for (const [name, priority] of Object.entries(swappedState).filter(([name]) => name !== target).sort((a, b) => a[1] - b[1])) {
+    for (const [name, priority] of Object.entries(swappedState)
+      .filter(([name]) => name !== target)
+      .sort((a, b) => a[1] - b[1])) {
       if (priority === taken) expected[name] = taken = priority + 1;
     }
     await client.updateModel(byName[target], {
-      settings: { serving_priority: lowest }, priority_conflict_resolution: 'auto_increment',
+      settings: { serving_priority: lowest },
+      priority_conflict_resolution: 'auto_increment',
     });
     expect(await priorities()).toEqual(expected);
     expect(Object.values(expected).filter((p) => p > lowest).length).toBe(3);
@@ -178,7 +211,13 @@ describe('forecasts, outputs and actuals', () => {
     const series = await client.getSiteForecast(site.id);
     expect(series.valid_time.length).toBeGreaterThan(0);
     expect(series.valid_time[0]).toBeGreaterThanOrEqual(TODAY);
-    for (const column of [series.forecast, series.capacity, series.model_name, series.model_version, series.update_time]) {
+    for (const column of [
+      series.forecast,
+      series.capacity,
+      series.model_name,
+      series.model_version,
+      series.update_time,
+    ]) {
       expect(column).toHaveLength(series.valid_time.length);
     }
     expect(series.update_time.every((t) => t <= NOW)).toBe(true);
@@ -202,7 +241,7 @@ describe('forecasts, outputs and actuals', () => {
     expect(series.forecast.every((v) => v === null || (v >= 0 && v <= 1))).toBe(true);
   });
 
-  it('reads actuals for a past range at 15-minute steps, each value labelled by its interval\'s beginning: [start, end]', async () => {
+  it("reads actuals for a past range at 15-minute steps, each value labelled by its interval's beginning: [start, end]", async () => {
     const [site] = await client.listSites();
     const start = TODAY - 2 * DAY;
     const actuals = await client.getSiteActuals(site.id, { start, end: start + DAY });
@@ -223,7 +262,12 @@ describe('forecasts, outputs and actuals', () => {
     expect(output.valid_time.length).toBeGreaterThan(0);
     expect(output.forecast).toHaveLength(output.valid_time.length);
 
-    const filled = await client.getModelOutput(model.id, { start: TODAY - DAY, end: TODAY + 2 * DAY, asOf, fill: 'auto' });
+    const filled = await client.getModelOutput(model.id, {
+      start: TODAY - DAY,
+      end: TODAY + 2 * DAY,
+      asOf,
+      fill: 'auto',
+    });
     expect(filled.valid_time.length).toBeGreaterThanOrEqual(output.valid_time.length);
   });
 

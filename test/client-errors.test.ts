@@ -37,14 +37,20 @@ afterAll(async () => {
 const errorsSeen: ServiceError[] = [];
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ServiceError);
   errorsSeen.push(error as ServiceError);
   return error as ServiceError;
 }
 
 const goodSolar: SiteRequest = {
-  name: 'ok', latitude: 10, longitude: 10, type: 'solar',
+  name: 'ok',
+  latitude: 10,
+  longitude: 10,
+  type: 'solar',
   assets: [{ mount: 'fixed', capacity: 100, azimuth: 180, tilt: 20 }],
 };
 
@@ -76,7 +82,9 @@ describe('400: the service names the offending field', () => {
     const empty = await failure(alice.uploadSiteCapacity(siteA, { data: [] }));
     expect(empty).toMatchObject({ status: 400, siteId: siteA, endpoint: 'POST /platform/v2/sites/{site_id}/capacity' });
     expect(empty.errors.map((e) => e.field)).toContain('data');
-    const offset = await failure(alice.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T12:00+02:00', value: 1 }] }));
+    const offset = await failure(
+      alice.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T12:00+02:00', value: 1 }] }),
+    );
     expect(offset.status).toBe(400);
     expect(offset.errors[0].field).toMatch(/^data\.0\.valid_time/);
   });
@@ -94,9 +102,12 @@ describe('400: the service names the offending field', () => {
   });
 
   it('an unknown priority conflict resolution', async () => {
-    const error = await failure(alice.updateModel(modelA, {
-      settings: { serving_priority: 1 }, priority_conflict_resolution: 'overwrite' as 'swap',
-    }));
+    const error = await failure(
+      alice.updateModel(modelA, {
+        settings: { serving_priority: 1 },
+        priority_conflict_resolution: 'overwrite' as 'swap',
+      }),
+    );
     expect(error).toMatchObject({ status: 400, modelId: modelA, endpoint: 'PUT /platform/v2/models/{model_id}' });
     expect(error.errors.map((e) => e.field)).toContain('priority_conflict_resolution');
   });
@@ -110,7 +121,12 @@ describe('409: strict priority collision', () => {
   it('names the model and the field', async () => {
     const models = await alice.listSiteModels(siteA);
     const [holder, mover] = models;
-    const error = await failure(alice.updateModel(mover.id, { settings: { serving_priority: holder.priority }, priority_conflict_resolution: 'strict' }));
+    const error = await failure(
+      alice.updateModel(mover.id, {
+        settings: { serving_priority: holder.priority },
+        priority_conflict_resolution: 'strict',
+      }),
+    );
     expect(error).toMatchObject({ kind: 'http', status: 409, modelId: mover.id, attempts: 1 });
     expect(error.errors[0].field).toBe('settings.serving_priority');
     expect(error.message).toContain(`(model ${mover.id}): HTTP 409: settings.serving_priority:`);
@@ -143,22 +159,40 @@ describe('accounts are isolated', () => {
     ['update site', () => bob.updateSite(siteA, goodSolar), 'PUT /platform/v2/sites/{site_id}'],
     ['list models', () => bob.listSiteModels(siteA), 'GET /platform/v2/sites/{site_id}/models'],
     ['forecast', () => bob.getSiteForecast(siteA), 'GET /platform/v2/sites/{site_id}/forecast'],
-    ['actuals', () => bob.getSiteActuals(siteA, { start: NOW - 86_400_000, end: NOW }), 'GET /platform/v2/sites/{site_id}/actual'],
-    ['capacity', () => bob.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T00:00Z', value: 1 }] }), 'POST /platform/v2/sites/{site_id}/capacity'],
-  ] as [string, () => Promise<unknown>, string][])("%s of another account's site is 404 naming the site", async (_name, call, endpoint) => {
-    const error = await failure(call());
-    expect(error).toMatchObject({ kind: 'http', status: 404, endpoint, siteId: siteA, attempts: 1 });
-    expect(error.errors[0].field).toBe('site_id');
-  });
+    [
+      'actuals',
+      () => bob.getSiteActuals(siteA, { start: NOW - 86_400_000, end: NOW }),
+      'GET /platform/v2/sites/{site_id}/actual',
+    ],
+    [
+      'capacity',
+      () => bob.uploadSiteCapacity(siteA, { data: [{ valid_time: '2026-06-15T00:00Z', value: 1 }] }),
+      'POST /platform/v2/sites/{site_id}/capacity',
+    ],
+  ] as [string, () => Promise<unknown>, string][])(
+    "%s of another account's site is 404 naming the site",
+    async (_name, call, endpoint) => {
+      const error = await failure(call());
+      expect(error).toMatchObject({ kind: 'http', status: 404, endpoint, siteId: siteA, attempts: 1 });
+      expect(error.errors[0].field).toBe('site_id');
+    },
+  );
 
   it.each([
-    ['update model', () => bob.updateModel(modelA, { settings: { serving_active: false } }), 'PUT /platform/v2/models/{model_id}'],
+    [
+      'update model',
+      () => bob.updateModel(modelA, { settings: { serving_active: false } }),
+      'PUT /platform/v2/models/{model_id}',
+    ],
     ['model output', () => bob.getModelOutput(modelA), 'GET /platform/v2/models/{model_id}/output'],
-  ] as [string, () => Promise<unknown>, string][])("%s of another account's model is 404 naming the model", async (_name, call, endpoint) => {
-    const error = await failure(call());
-    expect(error).toMatchObject({ kind: 'http', status: 404, endpoint, modelId: modelA });
-    expect(error.message).toContain(`(model ${modelA}): HTTP 404`);
-  });
+  ] as [string, () => Promise<unknown>, string][])(
+    "%s of another account's model is 404 naming the model",
+    async (_name, call, endpoint) => {
+      const error = await failure(call());
+      expect(error).toMatchObject({ kind: 'http', status: 404, endpoint, modelId: modelA });
+      expect(error.message).toContain(`(model ${modelA}): HTTP 404`);
+    },
+  );
 
   it("the other account's model stays as it was", async () => {
     const model = (await alice.listSiteModels(siteA, { extra: ['serving_active'] })).find((m) => m.id === modelA);
@@ -168,7 +202,12 @@ describe('accounts are isolated', () => {
 
 describe('the API key never leaks', () => {
   it('is in no error (message, stack, JSON, inspection) and in no log line', async () => {
-    const down = new ServiceClient({ baseUrl: 'http://127.0.0.1:9', apiKey: KEY_A, log: logs.log, retries: { attempts: 1, baseDelay: 1 } });
+    const down = new ServiceClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: KEY_A,
+      log: logs.log,
+      retries: { attempts: 1, baseDelay: 1 },
+    });
     try {
       await failure(down.listSites());
     } finally {
@@ -178,7 +217,12 @@ describe('the API key never leaks', () => {
     expect(logs.lines().some((line) => line.msg === 'service request')).toBe(true);
     const everything = [
       logs.text(),
-      ...errorsSeen.flatMap((error) => [String(error), error.stack ?? '', JSON.stringify(error), inspect(error, { depth: 10, showHidden: true })]),
+      ...errorsSeen.flatMap((error) => [
+        String(error),
+        error.stack ?? '',
+        JSON.stringify(error),
+        inspect(error, { depth: 10, showHidden: true }),
+      ]),
     ].join('\n');
     for (const key of [KEY_A, KEY_B, WRONG_KEY]) expect(everything).not.toContain(key);
   });

@@ -33,7 +33,9 @@ afterAll(async () => {
 /** A client with a headers timeout well below the emulator's slow answer (3 s). */
 function resilientClient(log = memoryLogger()) {
   const client = new ServiceClient({
-    baseUrl: faulty.url, apiKey: 'k1', log: log.log,
+    baseUrl: faulty.url,
+    apiKey: 'k1',
+    log: log.log,
     timeouts: { headers: 500, body: 500 },
     retries: { attempts: 8, baseDelay: 10, maxDelay: 50, retryAfterMax: 5_000 },
   });
@@ -48,7 +50,9 @@ async function readSite(client: ServiceClient, siteId: string) {
     models,
     forecast: await client.getSiteForecast(siteId, { start: TODAY, end: TODAY + DAY }),
     actuals: await client.getSiteActuals(siteId, { start: TODAY - DAY, end: TODAY }),
-    outputs: await Promise.all(models.map((model) => client.getModelOutput(model.id, { start: TODAY, end: TODAY + DAY }))),
+    outputs: await Promise.all(
+      models.map((model) => client.getModelOutput(model.id, { start: TODAY, end: TODAY + DAY })),
+    ),
   };
 }
 
@@ -82,7 +86,11 @@ describe('transient faults are retried to the right data', () => {
       expect(series).toEqual(await reference.getSiteForecast(site.id, { start: TODAY, end: TODAY + DAY }));
       const retries = retriesLogged(log);
       expect(retries).toHaveLength(1);
-      expect(retries[0]).toMatchObject({ endpoint: 'GET /platform/v2/sites/{site_id}/forecast', attempt: 1, ...expected });
+      expect(retries[0]).toMatchObject({
+        endpoint: 'GET /platform/v2/sites/{site_id}/forecast',
+        attempt: 1,
+        ...expected,
+      });
       if (kind === 'http429') expect(retries[0].delayMs).toBe(1000); // the emulator's Retry-After: 1
     } finally {
       faulty.setFaults({ faultHook: null });
@@ -124,7 +132,10 @@ describe('malformed data', () => {
     try {
       const messages: string[] = [];
       for (let i = 0; i < 6; i++) {
-        const error = await client.getSiteForecast(site.id).then(() => undefined, (e: unknown) => e);
+        const error = await client.getSiteForecast(site.id).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).toBeInstanceOf(ServiceError);
         expect(error).toMatchObject({ kind: 'malformed', status: 200, attempts: 1, siteId: site.id });
         messages.push((error as ServiceError).message);
@@ -135,7 +146,9 @@ describe('malformed data', () => {
       for (const message of messages) expect(message.startsWith(prefix)).toBe(true);
       // Both ways the emulator breaks a body: a column one value short, and a column missing.
       expect(messages.some((m) => /: forecast: has \d+ values where valid_time has \d+$/.test(m))).toBe(true);
-      expect(messages.some((m) => /: valid_time: Invalid input: expected array, received undefined$/.test(m))).toBe(true);
+      expect(messages.some((m) => /: valid_time: Invalid input: expected array, received undefined$/.test(m))).toBe(
+        true,
+      );
     } finally {
       faulty.setFaults({ malformedSites: [], faultHook: null });
       await client.close();
@@ -148,9 +161,20 @@ describe('malformed data', () => {
     faulty.setFaults({ faultHook: once('malformed', '/output') });
     const { client } = resilientClient();
     try {
-      const error = await client.getModelOutput(model.id).then(() => undefined, (e: unknown) => e);
-      expect(error).toMatchObject({ kind: 'malformed', modelId: model.id, endpoint: 'GET /platform/v2/models/{model_id}/output' });
-      expect((error as Error).message).toMatch(new RegExp(`^GET /platform/v2/models/\\{model_id\\}/output \\(model ${model.id}\\): malformed response: (forecast|as_of): `));
+      const error = await client.getModelOutput(model.id).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        kind: 'malformed',
+        modelId: model.id,
+        endpoint: 'GET /platform/v2/models/{model_id}/output',
+      });
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^GET /platform/v2/models/\\{model_id\\}/output \\(model ${model.id}\\): malformed response: (forecast|as_of): `,
+        ),
+      );
     } finally {
       faulty.setFaults({ faultHook: null });
       await client.close();
@@ -164,10 +188,12 @@ describe('malformed data', () => {
     try {
       const outcomes = [];
       for (let i = 0; i < 10; i++) {
-        outcomes.push(await client.getSiteActuals(site.id, { start: TODAY - DAY, end: TODAY }).then(
-          (actuals) => ({ ok: actuals }),
-          (error: ServiceError) => ({ kind: error.kind }),
-        ));
+        outcomes.push(
+          await client.getSiteActuals(site.id, { start: TODAY - DAY, end: TODAY }).then(
+            (actuals) => ({ ok: actuals }),
+            (error: ServiceError) => ({ kind: error.kind }),
+          ),
+        );
       }
       const good = outcomes.filter((o) => 'ok' in o);
       expect(good.length).toBeGreaterThan(0);

@@ -29,10 +29,19 @@ afterAll(async () => {
   await emu.close();
 });
 
-const loadSite: SiteRequest = { name: 'Bakery load', latitude: 48.1, longitude: 11.6, type: 'load', settings: { forecast_max_value: 800 } };
+const loadSite: SiteRequest = {
+  name: 'Bakery load',
+  latitude: 48.1,
+  longitude: 11.6,
+  type: 'load',
+  settings: { forecast_max_value: 800 },
+};
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ServiceError);
   return error as ServiceError;
 }
@@ -48,7 +57,7 @@ describe('Delete Site', () => {
     expect((await failure(client.deleteSite(site_id))).status).toBe(404);
   });
 
-  it('cannot delete another account\'s site', async () => {
+  it("cannot delete another account's site", async () => {
     const other = new ServiceClient({ baseUrl: emu.url, apiKey: 'k2' });
     try {
       const [site] = await other.listSites();
@@ -70,7 +79,10 @@ describe('Site Actuals with type', () => {
     expect(before.valid_time).toHaveLength(25);
     expect([before.valid_time[0], before.valid_time.at(-1)]).toEqual([range.start, range.end]);
     const answer = await client.uploadSiteActuals(site_id, {
-      data: [{ valid_time: '2026-06-15T01:00:00Z', value: 123.5 }, { valid_time: '2026-06-15T02:00:00Z', value: 0 }],
+      data: [
+        { valid_time: '2026-06-15T01:00:00Z', value: 123.5 },
+        { valid_time: '2026-06-15T02:00:00Z', value: 0 },
+      ],
     });
     expect(answer).toHaveProperty('message');
     const after = await client.getSiteActuals(site_id, { ...range, type: 'power' });
@@ -83,14 +95,24 @@ describe('Site Actuals with type', () => {
 
   it('keeps other series types apart: only what was uploaded, each type alone', async () => {
     const { site_id } = await client.createSite(loadSite);
-    expect(await client.getSiteActuals(site_id, { ...range, type: 'availability' })).toMatchObject({ valid_time: [], value: [] });
+    expect(await client.getSiteActuals(site_id, { ...range, type: 'availability' })).toMatchObject({
+      valid_time: [],
+      value: [],
+    });
     await client.uploadSiteActuals(site_id, {
       type: 'availability',
-      data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }, { valid_time: '2026-06-15T00:30:00Z', value: 0.5 }],
+      data: [
+        { valid_time: '2026-06-15T00:15:00Z', value: 1 },
+        { valid_time: '2026-06-15T00:30:00Z', value: 0.5 },
+      ],
     });
-    await client.uploadSiteActuals(site_id, { type: 'curtailment', data: [{ valid_time: '2026-06-15T00:15:00Z', value: 40 }] });
+    await client.uploadSiteActuals(site_id, {
+      type: 'curtailment',
+      data: [{ valid_time: '2026-06-15T00:15:00Z', value: 40 }],
+    });
     expect(await client.getSiteActuals(site_id, { ...range, type: 'availability' })).toMatchObject({
-      valid_time: [at('2026-06-15T00:15Z'), at('2026-06-15T00:30Z')], value: [1, 0.5],
+      valid_time: [at('2026-06-15T00:15Z'), at('2026-06-15T00:30Z')],
+      value: [1, 0.5],
     });
     expect(await client.getSiteActuals(site_id, { ...range, type: 'curtailment' })).toMatchObject({ value: [40] });
     const power = await client.getSiteActuals(site_id, range);
@@ -99,7 +121,10 @@ describe('Site Actuals with type', () => {
 
   it('deletes a range (both ends included) of one type; a later upload fills it again', async () => {
     const { site_id } = await client.createSite(loadSite);
-    await client.uploadSiteActuals(site_id, { type: 'availability', data: [{ valid_time: '2026-06-15T01:00:00Z', value: 1 }] });
+    await client.uploadSiteActuals(site_id, {
+      type: 'availability',
+      data: [{ valid_time: '2026-06-15T01:00:00Z', value: 1 }],
+    });
     await client.deleteSiteActuals(site_id, { start: at('2026-06-15T01:00Z'), end: at('2026-06-15T02:00Z') });
     const power = await client.getSiteActuals(site_id, range);
     const hours = (series: typeof power) => series.valid_time.map((t) => formatMinute(t).slice(11, 16));
@@ -110,7 +135,11 @@ describe('Site Actuals with type', () => {
     expect(power.valid_time).toHaveLength(25 - 5);
     // The other type was not touched by the power delete.
     expect((await client.getSiteActuals(site_id, { ...range, type: 'availability' })).value).toEqual([1]);
-    await client.deleteSiteActuals(site_id, { start: at('2026-06-15T00:00Z'), end: at('2026-06-15T06:00Z'), type: 'availability' });
+    await client.deleteSiteActuals(site_id, {
+      start: at('2026-06-15T00:00Z'),
+      end: at('2026-06-15T06:00Z'),
+      type: 'availability',
+    });
     expect((await client.getSiteActuals(site_id, { ...range, type: 'availability' })).value).toEqual([]);
     await client.uploadSiteActuals(site_id, { data: [{ valid_time: '2026-06-15T01:30:00Z', value: 77 }] });
     expect(hours(await client.getSiteActuals(site_id, range))).toContain('01:30');
@@ -118,7 +147,9 @@ describe('Site Actuals with type', () => {
 
   it('rejects a delete without its range, naming the parameter', async () => {
     const { site_id } = await client.createSite(loadSite);
-    const error = await failure(client.deleteSiteActuals(site_id, { start: at('2026-06-15T02:00Z'), end: at('2026-06-15T01:00Z') }));
+    const error = await failure(
+      client.deleteSiteActuals(site_id, { start: at('2026-06-15T02:00Z'), end: at('2026-06-15T01:00Z') }),
+    );
     expect(error.status).toBe(400);
     expect(error.errors).toEqual([{ field: 'end_date', message: 'must not be before start_date' }]);
   });
@@ -136,17 +167,30 @@ describe('Site Capacity: get (sampled), merge, delete', () => {
   it('samples the capacity in force every freq over the range, both ends included', async () => {
     const { site_id } = await client.createSite(loadSite);
     expect(await client.getSiteCapacity(site_id, { start: TODAY, end: TODAY + 2 * HOUR })).toEqual({
-      valid_time: [TODAY, TODAY + HOUR, TODAY + 2 * HOUR], value: [800, 800, 800],
+      valid_time: [TODAY, TODAY + HOUR, TODAY + 2 * HOUR],
+      value: [800, 800, 800],
     });
     const quarter = await client.getSiteCapacity(site_id, { start: TODAY, end: TODAY + HOUR, freq: '15min' });
     expect(quarter.valid_time).toHaveLength(5);
-    expect((await client.getSiteCapacity(site_id, { start: TODAY + 60_000, end: TODAY + HOUR, freq: '5min' })).valid_time[0]).toBe(TODAY + 5 * 60_000);
+    expect(
+      (await client.getSiteCapacity(site_id, { start: TODAY + 60_000, end: TODAY + HOUR, freq: '5min' })).valid_time[0],
+    ).toBe(TODAY + 5 * 60_000);
   });
 
   it('merges an upload into the timeline: points at other times stay', async () => {
     const { site_id } = await client.createSite(loadSite);
-    await client.uploadSiteCapacity(site_id, { data: [{ valid_time: '2026-07-01T00:00Z', value: 600 }, { valid_time: '2026-07-10T00:00Z', value: 800 }] });
-    await client.uploadSiteCapacity(site_id, { data: [{ valid_time: '2026-07-05T00:00Z', value: 0 }, { valid_time: '2026-07-10T00:00Z', value: 900 }] });
+    await client.uploadSiteCapacity(site_id, {
+      data: [
+        { valid_time: '2026-07-01T00:00Z', value: 600 },
+        { valid_time: '2026-07-10T00:00Z', value: 800 },
+      ],
+    });
+    await client.uploadSiteCapacity(site_id, {
+      data: [
+        { valid_time: '2026-07-05T00:00Z', value: 0 },
+        { valid_time: '2026-07-10T00:00Z', value: 900 },
+      ],
+    });
     expect(await capacityAt(site_id, '2026-06-20T00:00Z')).toBe(800);
     expect(await capacityAt(site_id, '2026-07-01T00:00Z')).toBe(600);
     expect(await capacityAt(site_id, '2026-07-04T23:00Z')).toBe(600);
@@ -159,7 +203,12 @@ describe('Site Capacity: get (sampled), merge, delete', () => {
 
   it('deletes the points of a range; the value before holds forward over it', async () => {
     const { site_id } = await client.createSite(loadSite);
-    await client.uploadSiteCapacity(site_id, { data: [{ valid_time: '2026-06-16T00:00Z', value: 0 }, { valid_time: '2026-06-16T12:00Z', value: 800 }] });
+    await client.uploadSiteCapacity(site_id, {
+      data: [
+        { valid_time: '2026-06-16T00:00Z', value: 0 },
+        { valid_time: '2026-06-16T12:00Z', value: 800 },
+      ],
+    });
     const window = { start: at('2026-06-16T06:00Z'), end: at('2026-06-16T18:00Z') };
     let forecast = await client.getSiteForecast(site_id, window);
     expect(new Set(forecast.capacity.slice(0, 20))).toEqual(new Set([0]));
@@ -185,7 +234,10 @@ describe('Site Actual Types', () => {
     const { site_id } = await client.createSite(loadSite);
     await client.uploadSiteActuals(site_id, {
       type: 'availability',
-      data: [{ valid_time: '2026-06-14T00:15:00Z', value: 1 }, { valid_time: '2026-06-15T00:30:00Z', value: 0.5 }],
+      data: [
+        { valid_time: '2026-06-14T00:15:00Z', value: 1 },
+        { valid_time: '2026-06-15T00:30:00Z', value: 0.5 },
+      ],
     });
     const types = await client.getSiteActualTypes(site_id);
     expect(types.map((t) => t.type)).toEqual(['power', 'availability']);
@@ -214,18 +266,39 @@ describe('Site Forecast Updates', () => {
     const { site_id } = await client.createSite(loadSite);
     const physical = (await client.listSiteModels(site_id)).find((m) => m.name === 'physical')!;
     await client.updateModel(physical.id, { settings: { serving_active: false } });
-    const today = (await client.getSiteForecastUpdates(site_id)).filter((t) => t >= TODAY).map((t) => formatMinute(t).slice(11, 16));
+    const today = (await client.getSiteForecastUpdates(site_id))
+      .filter((t) => t >= TODAY)
+      .map((t) => formatMinute(t).slice(11, 16));
     expect(today).toEqual(['00:30', '03:30', '06:30', '09:30']);
   });
 
   it('lists hourly issues of an hourly model', async () => {
-    const hourly = await startEmulator({ apiKeys: ['h'], sites: 1, seed: 2, now: () => NOW, schedules: { ai: '0 * * * *' } });
+    const hourly = await startEmulator({
+      apiKeys: ['h'],
+      sites: 1,
+      seed: 2,
+      now: () => NOW,
+      schedules: { ai: '0 * * * *' },
+    });
     const hourlyClient = new ServiceClient({ baseUrl: hourly.url, apiKey: 'h' });
     try {
       const [site] = await hourlyClient.listSites();
       const today = (await hourlyClient.getSiteForecastUpdates(site.site_id)).filter((t) => t >= TODAY);
-      expect(today.map((t) => formatMinute(t).slice(11, 16))).toEqual(
-        ['00:00', '00:15', '01:00', '02:00', '03:00', '04:00', '05:00', '06:00', '06:15', '07:00', '08:00', '09:00', '10:00']);
+      expect(today.map((t) => formatMinute(t).slice(11, 16))).toEqual([
+        '00:00',
+        '00:15',
+        '01:00',
+        '02:00',
+        '03:00',
+        '04:00',
+        '05:00',
+        '06:00',
+        '06:15',
+        '07:00',
+        '08:00',
+        '09:00',
+        '10:00',
+      ]);
     } finally {
       await hourlyClient.close();
       await hourly.close();
@@ -237,7 +310,10 @@ describe('Train Site Models', () => {
   it('starts training the models of the given sites: their states go queued, training, complete again', async () => {
     const { site_id } = await client.createSite(loadSite);
     const before = await client.listSiteModels(site_id);
-    const answer = await client.trainSiteModels({ site_ids: [site_id], splits: [{ start_date: '2026-06-01T00:00Z', end_date: '2026-06-10T00:00Z' }] });
+    const answer = await client.trainSiteModels({
+      site_ids: [site_id],
+      splits: [{ start_date: '2026-06-01T00:00Z', end_date: '2026-06-10T00:00Z' }],
+    });
     expect(answer).toHaveProperty('message');
     const after = await client.listSiteModels(site_id);
     for (const model of after) {
@@ -250,7 +326,12 @@ describe('Train Site Models', () => {
   it('rejects an unknown site and a split that ends before it starts, training nothing', async () => {
     const { site_id } = await client.createSite(loadSite);
     expect((await failure(client.trainSiteModels({ site_ids: [site_id, 'no-such-site'] }))).status).toBe(404);
-    const split = await failure(client.trainSiteModels({ site_ids: [site_id], splits: [{ start_date: '2026-06-10T00:00Z', end_date: '2026-06-01T00:00Z' }] }));
+    const split = await failure(
+      client.trainSiteModels({
+        site_ids: [site_id],
+        splits: [{ start_date: '2026-06-10T00:00Z', end_date: '2026-06-01T00:00Z' }],
+      }),
+    );
     expect(split.status).toBe(400);
     expect(split.errors[0].field).toBe('splits.0.end_date');
     expect((await client.listSiteModels(site_id)).every((m) => m.state.length === 3)).toBe(true);
@@ -258,7 +339,7 @@ describe('Train Site Models', () => {
 });
 
 describe('Get Model Input', () => {
-  it('answers the latest vintage\'s input data frame and its metadata', async () => {
+  it("answers the latest vintage's input data frame and its metadata", async () => {
     const [site] = await client.listSites();
     const [model] = await client.listSiteModels(site.site_id);
     const input = await client.getModelInput(model.id);
@@ -285,7 +366,11 @@ describe('reading their other forms', () => {
 
   async function serve(answer: (n: number, res: ServerResponse) => void, attempts = 3) {
     server = await scriptedServer((_request, n, res) => answer(n, res));
-    scripted = new ServiceClient({ baseUrl: server.url, apiKey: 'scripted', retries: { attempts, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 } });
+    scripted = new ServiceClient({
+      baseUrl: server.url,
+      apiKey: 'scripted',
+      retries: { attempts, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 },
+    });
     return { server, client: scripted };
   }
 
@@ -294,18 +379,28 @@ describe('reading their other forms', () => {
     const bodies = [
       { meta: { site_name: 'x', site_id: 's1', unit: 'kW' }, data: columns },
       columns,
-      [{ valid_time: '2026-07-10T00:00Z', value: 900, note: 'extra keys are kept' }, { valid_time: '2026-07-01T00:00Z', value: 600 }],
+      [
+        { valid_time: '2026-07-10T00:00Z', value: 900, note: 'extra keys are kept' },
+        { valid_time: '2026-07-01T00:00Z', value: 600 },
+      ],
     ];
     const { server: s, client: c } = await serve((n, res) => json(res, 200, bodies[n - 1]));
     const range = { start: at('2026-07-01T00:00Z'), end: at('2026-07-10T00:00Z'), freq: '1h' as const };
     for (let i = 0; i < bodies.length; i++) {
-      expect(await c.getSiteCapacity('s1', range)).toEqual({ valid_time: [at('2026-07-01T00:00Z'), at('2026-07-10T00:00Z')], value: [600, 900] });
+      expect(await c.getSiteCapacity('s1', range)).toEqual({
+        valid_time: [at('2026-07-01T00:00Z'), at('2026-07-10T00:00Z')],
+        value: [600, 900],
+      });
     }
-    expect(s.requests[0].url).toBe('/platform/v2/sites/s1/capacity?freq=1h&start_date=2026-07-01T00%3A00%3A00Z&end_date=2026-07-10T00%3A00%3A00Z');
+    expect(s.requests[0].url).toBe(
+      '/platform/v2/sites/s1/capacity?freq=1h&start_date=2026-07-01T00%3A00%3A00Z&end_date=2026-07-10T00%3A00%3A00Z',
+    );
   });
 
   it('rejects a capacity timeline whose columns differ in length', async () => {
-    const { client: c } = await serve((_n, res) => json(res, 200, { data: { valid_time: ['2026-07-01T00:00Z'], value: [1, 2] } }));
+    const { client: c } = await serve((_n, res) =>
+      json(res, 200, { data: { valid_time: ['2026-07-01T00:00Z'], value: [1, 2] } }),
+    );
     const error = await failure(c.getSiteCapacity('s1', { start: 0, end: 1 }));
     expect(error.kind).toBe('malformed');
   });
@@ -329,7 +424,11 @@ describe('reading their other forms', () => {
   it('sends the documented query and body of each call', async () => {
     const { server: s, client: c } = await serve((n, res) => json(res, 200, n === 1 ? [] : {}));
     await c.getSiteForecastUpdates('s 1');
-    await c.deleteSiteActuals('s1', { start: at('2026-06-15T00:00Z'), end: at('2026-06-16T00:00Z'), type: 'availability' });
+    await c.deleteSiteActuals('s1', {
+      start: at('2026-06-15T00:00Z'),
+      end: at('2026-06-16T00:00Z'),
+      type: 'availability',
+    });
     await c.trainSiteModels({ site_ids: ['s1', 's2'] });
     await c.uploadSiteActuals('s1', { type: 'availability', data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }] });
     expect(s.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
@@ -339,7 +438,10 @@ describe('reading their other forms', () => {
       'POST /platform/v2/sites/s1/actual',
     ]);
     expect(JSON.parse(s.requests[2].body)).toEqual({ site_ids: ['s1', 's2'] });
-    expect(JSON.parse(s.requests[3].body)).toEqual({ type: 'availability', data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }] });
+    expect(JSON.parse(s.requests[3].body)).toEqual({
+      type: 'availability',
+      data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }],
+    });
   });
 });
 
@@ -355,8 +457,15 @@ describe('retry policy of the new calls', () => {
 
   async function firstFailing(status: number) {
     server = await scriptedServer((_request, n, res) =>
-      n === 1 ? json(res, status, { errors: [{ field: '(server)', message: 'busy' }] }) : json(res, 200, { message: 'ok' }));
-    scripted = new ServiceClient({ baseUrl: server.url, apiKey: 'scripted', retries: { attempts: 3, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 } });
+      n === 1
+        ? json(res, status, { errors: [{ field: '(server)', message: 'busy' }] })
+        : json(res, 200, { message: 'ok' }),
+    );
+    scripted = new ServiceClient({
+      baseUrl: server.url,
+      apiKey: 'scripted',
+      retries: { attempts: 3, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 },
+    });
     return { server, client: scripted };
   }
 
@@ -364,8 +473,14 @@ describe('retry policy of the new calls', () => {
     ['Delete Site', (c: ServiceClient) => c.deleteSite('s1')],
     ['Delete Site Actuals', (c: ServiceClient) => c.deleteSiteActuals('s1', { start: 0, end: 1 })],
     ['Delete Site Capacity', (c: ServiceClient) => c.deleteSiteCapacity('s1', { start: 0, end: 1 })],
-    ['Upload Site Actuals (a merge)', (c: ServiceClient) => c.uploadSiteActuals('s1', { data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }] })],
-    ['Upload Site Capacity (a merge)', (c: ServiceClient) => c.uploadSiteCapacity('s1', { data: [{ valid_time: '2026-06-15T00:15Z', value: 1 }] })],
+    [
+      'Upload Site Actuals (a merge)',
+      (c: ServiceClient) => c.uploadSiteActuals('s1', { data: [{ valid_time: '2026-06-15T00:15:00Z', value: 1 }] }),
+    ],
+    [
+      'Upload Site Capacity (a merge)',
+      (c: ServiceClient) => c.uploadSiteCapacity('s1', { data: [{ valid_time: '2026-06-15T00:15Z', value: 1 }] }),
+    ],
   ])('%s is repeated after a 503', async (_name, call) => {
     const { server: s, client: c } = await firstFailing(503);
     await expect(call(c)).resolves.toEqual({ message: 'ok' });

@@ -22,10 +22,14 @@ afterEach(async () => {
 });
 
 /** A server answering request n with `answers[n - 1]` (the last answer repeats). */
-async function serve(answers: ((res: import('node:http').ServerResponse) => void)[], options: Partial<ServiceClientOptions> = {}) {
+async function serve(
+  answers: ((res: import('node:http').ServerResponse) => void)[],
+  options: Partial<ServiceClientOptions> = {},
+) {
   server = await scriptedServer((_request, n, res) => answers[Math.min(n, answers.length) - 1](res));
   client = new ServiceClient({
-    baseUrl: server.url, apiKey: 'policy-key',
+    baseUrl: server.url,
+    apiKey: 'policy-key',
     retries: { attempts: 3, baseDelay: 5, maxDelay: 20, retryAfterMax: 5_000 },
     ...options,
   });
@@ -33,14 +37,19 @@ async function serve(answers: ((res: import('node:http').ServerResponse) => void
 }
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ServiceError);
   return error as ServiceError;
 }
 
 const ok = (res: import('node:http').ServerResponse) => json(res, 200, SERIES);
-const status = (code: number, headers: Record<string, string> = {}) =>
-  (res: import('node:http').ServerResponse) => json(res, code, { errors: [{ field: '(service)', message: `status ${code}` }] }, headers);
+const status =
+  (code: number, headers: Record<string, string> = {}) =>
+  (res: import('node:http').ServerResponse) =>
+    json(res, code, { errors: [{ field: '(service)', message: `status ${code}` }] }, headers);
 
 describe('idempotent requests (GET, PUT)', () => {
   it.each([429, 500, 502, 503, 504])('retry %i and end with the data', async (code) => {
@@ -51,7 +60,10 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('honour Retry-After given as an HTTP date', async () => {
-    const { server, client } = await serve([status(429, { 'retry-after': new Date(Date.now() + 1000).toUTCString() }), ok]);
+    const { server, client } = await serve([
+      status(429, { 'retry-after': new Date(Date.now() + 1000).toUTCString() }),
+      ok,
+    ]);
     await expect(client.getSiteActuals('s1', RANGE)).resolves.toMatchObject({ value: [1.5, 2.5] });
     expect(server.requests).toHaveLength(2);
   });
@@ -79,7 +91,13 @@ describe('idempotent requests (GET, PUT)', () => {
     const { server, client } = await serve([status(404), ok]);
     const error = await failure(client.getSite('s1'));
     expect(server.requests).toHaveLength(1);
-    expect(error).toMatchObject({ kind: 'http', status: 404, siteId: 's1', endpoint: 'GET /platform/v2/sites/{site_id}', attempts: 1 });
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 404,
+      siteId: 's1',
+      endpoint: 'GET /platform/v2/sites/{site_id}',
+      attempts: 1,
+    });
   });
 
   it('retry a body cut off mid-way', async () => {
@@ -131,51 +149,84 @@ describe('idempotent requests (GET, PUT)', () => {
     await expect(client.getSiteActuals('s1', RANGE)).resolves.toMatchObject({ value: [1.5, 2.5] });
     expect(server.requests).toHaveLength(2);
     const retry = logs.lines().find((line) => line.msg === 'service request failed, retrying');
-    expect(retry).toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT', reason: expect.stringContaining('response body stalled after HTTP 200') });
+    expect(retry).toMatchObject({
+      code: 'UND_ERR_BODY_TIMEOUT',
+      reason: expect.stringContaining('response body stalled after HTTP 200'),
+    });
   });
 
   it("report 'timeout' when every attempt times out", async () => {
-    const { client } = await serve([() => undefined], { timeouts: { headers: 100 }, retries: { attempts: 1, baseDelay: 1 } });
+    const { client } = await serve([() => undefined], {
+      timeouts: { headers: 100 },
+      retries: { attempts: 1, baseDelay: 1 },
+    });
     const error = await failure(client.getSiteActuals('s1', RANGE));
     expect(error).toMatchObject({ kind: 'timeout', status: null, code: 'UND_ERR_HEADERS_TIMEOUT', attempts: 2 });
   });
 
   it('retry the PUT of Update Model', async () => {
-    const { server, client } = await serve([status(502), (res) => json(res, 200, { message: 'Model updated successfully' })]);
-    await expect(client.updateModel('m1', { settings: { serving_priority: 2 } })).resolves.toEqual({ message: 'Model updated successfully' });
+    const { server, client } = await serve([
+      status(502),
+      (res) => json(res, 200, { message: 'Model updated successfully' }),
+    ]);
+    await expect(client.updateModel('m1', { settings: { serving_priority: 2 } })).resolves.toEqual({
+      message: 'Model updated successfully',
+    });
     expect(server.requests).toHaveLength(2);
   });
 });
 
 describe('malformed responses', () => {
   it('are not retried and name the endpoint, the id and the first offending path', async () => {
-    const broken = (res: import('node:http').ServerResponse) => json(res, 200, { valid_time: ['2026-06-15T00:00:00Z'], value: [1, 2] });
+    const broken = (res: import('node:http').ServerResponse) =>
+      json(res, 200, { valid_time: ['2026-06-15T00:00:00Z'], value: [1, 2] });
     const { server, client } = await serve([broken, ok]);
     const error = await failure(client.getSiteActuals('s1', RANGE));
     expect(server.requests).toHaveLength(1);
     expect(error.kind).toBe('malformed');
-    expect(error.message).toBe('GET /platform/v2/sites/{site_id}/actual (site s1): malformed response: value: has 2 values where valid_time has 1');
+    expect(error.message).toBe(
+      'GET /platform/v2/sites/{site_id}/actual (site s1): malformed response: value: has 2 values where valid_time has 1',
+    );
   });
 
   it('name a nested path', async () => {
-    const output = { model_id: 'm1', model_version: 1, model_name: 'ai', model_label: 'ai', priority: 1, as_of: null,
-      forecast: [1, 'x'], valid_time: ['2026-06-15T00:00:00Z', '2026-06-15T00:15:00Z'] };
+    const output = {
+      model_id: 'm1',
+      model_version: 1,
+      model_name: 'ai',
+      model_label: 'ai',
+      priority: 1,
+      as_of: null,
+      forecast: [1, 'x'],
+      valid_time: ['2026-06-15T00:00:00Z', '2026-06-15T00:15:00Z'],
+    };
     const { client } = await serve([(res) => json(res, 200, output)]);
     const error = await failure(client.getModelOutput('m1'));
-    expect(error.message).toMatch(/^GET \/platform\/v2\/models\/\{model_id\}\/output \(model m1\): malformed response: forecast\[1\]: /);
+    expect(error.message).toMatch(
+      /^GET \/platform\/v2\/models\/\{model_id\}\/output \(model m1\): malformed response: forecast\[1\]: /,
+    );
     expect(error.fieldPath).toBe('forecast[1]');
   });
 
   it('reject a malformed item of a list alone, naming its index and path', async () => {
     const models = [
-      { id: 'm1', name: 'ai', label: 'ai', version: 1, priority: 1, state: [{ state: 'complete', timestamp_utc: 'yesterday' }] },
+      {
+        id: 'm1',
+        name: 'ai',
+        label: 'ai',
+        version: 1,
+        priority: 1,
+        state: [{ state: 'complete', timestamp_utc: 'yesterday' }],
+      },
       { id: 'm2', name: 'physical', label: 'physical', version: 'one', priority: 2, state: [] },
     ];
     const { client } = await serve([(res) => json(res, 200, models)]);
     const listed = await client.listSiteModels('s9');
     // An unreadable state time is tolerated (state entries are typed only as objects); a version that is no integer is not.
     expect(listed.map((m) => m.id)).toEqual(['m1']);
-    expect(listed[0].state).toEqual([{ state: 'complete', timestamp_utc: null, details: { state: 'complete', timestamp_utc: 'yesterday' } }]);
+    expect(listed[0].state).toEqual([
+      { state: 'complete', timestamp_utc: null, details: { state: 'complete', timestamp_utc: 'yesterday' } },
+    ]);
     expect(listed.rejected).toEqual([{ index: 1, id: 'm2', fieldPath: 'version', reason: expect.any(String) }]);
   });
 });
@@ -222,10 +273,21 @@ describe('connection failures', () => {
     await server.close();
     await client.close();
     const logs = memoryLogger();
-    const refused = new ServiceClient({ baseUrl: url, apiKey: 'policy-key', retries: { attempts: 2, baseDelay: 1, maxDelay: 2 }, log: logs.log });
+    const refused = new ServiceClient({
+      baseUrl: url,
+      apiKey: 'policy-key',
+      retries: { attempts: 2, baseDelay: 1, maxDelay: 2 },
+      log: logs.log,
+    });
     try {
       const error = await failure(refused.listSites());
-      expect(error).toMatchObject({ kind: 'network', code: 'ECONNREFUSED', attempts: 3, status: null, endpoint: 'GET /platform/v2/sites' });
+      expect(error).toMatchObject({
+        kind: 'network',
+        code: 'ECONNREFUSED',
+        attempts: 3,
+        status: null,
+        endpoint: 'GET /platform/v2/sites',
+      });
       expect(logs.lines().filter((line) => line.msg === 'service request failed, retrying')).toHaveLength(2);
     } finally {
       await refused.close();
@@ -238,7 +300,11 @@ describe('a closed client', () => {
     const { server, client } = await serve([ok]);
     await client.close();
     const error = await failure(client.listSites());
-    expect(error).toMatchObject({ kind: 'network', code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/), attempts: 1 });
+    expect(error).toMatchObject({
+      kind: 'network',
+      code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/),
+      attempts: 1,
+    });
     expect(server.requests).toHaveLength(0);
   });
 });
@@ -246,10 +312,15 @@ describe('a closed client', () => {
 describe('cancellation', () => {
   it('an abort during a Retry-After wait ends the call at once', async () => {
     const controller = new AbortController();
-    const { client } = await serve([(res) => {
-      status(503, { 'retry-after': '30' })(res);
-      setTimeout(() => controller.abort(), 50);
-    }], { retries: { retryAfterMax: 60_000 } });
+    const { client } = await serve(
+      [
+        (res) => {
+          status(503, { 'retry-after': '30' })(res);
+          setTimeout(() => controller.abort(), 50);
+        },
+      ],
+      { retries: { retryAfterMax: 60_000 } },
+    );
     const error = await failure(client.getSiteActuals('s1', { ...RANGE, signal: controller.signal }));
     expect(error).toMatchObject({ kind: 'aborted', siteId: 's1' });
   });

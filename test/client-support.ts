@@ -26,7 +26,11 @@ export function memoryLogger(level = 'debug'): MemoryLog {
   return {
     log,
     text,
-    lines: () => text().split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines: () =>
+      text()
+        .split('\n')
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
 }
 
@@ -63,10 +67,11 @@ export async function scriptedServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -73,7 +73,9 @@ describe('what the service writes in a zone', () => {
     // Read the raw text once through a pass-through server, to see the wire form itself.
     const texts: string[] = [];
     const proxy = await scriptedServer(async (request, _n, res) => {
-      const upstream = await fetch(emu.url + request.url, { headers: { authorization: String(request.headers.authorization) } });
+      const upstream = await fetch(emu.url + request.url, {
+        headers: { authorization: String(request.headers.authorization) },
+      });
       const text = await upstream.text();
       texts.push(text);
       res.writeHead(upstream.status, { 'content-type': 'application/json' });

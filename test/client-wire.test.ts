@@ -8,12 +8,22 @@ import { json, scriptedServer, type ScriptedServer } from './client-support.js';
 const T0 = Date.UTC(2026, 2, 29, 0, 0, 0);
 
 const forecastBody = {
-  valid_time: ['2026-03-29T00:00:00Z', '2026-03-29T00:15:00+0000', '2026-03-29T00:30:00+00:00', '2026-03-29T02:45:00.000+02:00'],
+  valid_time: [
+    '2026-03-29T00:00:00Z',
+    '2026-03-29T00:15:00+0000',
+    '2026-03-29T00:30:00+00:00',
+    '2026-03-29T02:45:00.000+02:00',
+  ],
   forecast: [1, 2, null, 4],
   capacity: [10, 10, 10, 10],
   model_name: ['a', 'a', 'b', 'b'],
   model_version: [1, 1, 2, 2],
-  update_time: ['2026-03-28T21:00:00.123456Z', '2026-03-28 21:00', '2026-03-28T21:00:00.5+0000', '2026-03-28T23:00:00+02'],
+  update_time: [
+    '2026-03-28T21:00:00.123456Z',
+    '2026-03-28 21:00',
+    '2026-03-28T21:00:00.5+0000',
+    '2026-03-28T23:00:00+02',
+  ],
 };
 
 let server: ScriptedServer;
@@ -27,8 +37,15 @@ beforeAll(async () => {
     if (path.endsWith('/models')) return json(res, 200, []);
     if (path.endsWith('/output')) {
       return json(res, 200, {
-        model_id: 'm1', model_version: 1, model_name: 'physical', model_label: 'physical', priority: 1,
-        as_of: '2026-03-29T00:00:00.000+00:00', forecast: [], valid_time: [], capacity: [],
+        model_id: 'm1',
+        model_version: 1,
+        model_name: 'physical',
+        model_label: 'physical',
+        priority: 1,
+        as_of: '2026-03-29T00:00:00.000+00:00',
+        forecast: [],
+        valid_time: [],
+        capacity: [],
       });
     }
     if (path.endsWith('/capacity')) return json(res, 200, { message: 'ok' });
@@ -58,7 +75,12 @@ describe('requests', () => {
 
   it('names forecast parameters as the interface does, with instants as YYYY-MM-DDTHH:MM:SSZ', async () => {
     await client.getSiteForecast('site/1', {
-      start: T0, end: T0 + 86_400_000 + 1500, asOf: T0 - 3_600_000, tz: 'Europe/Stockholm', modelId: 'm 7', normalized: true,
+      start: T0,
+      end: T0 + 86_400_000 + 1500,
+      asOf: T0 - 3_600_000,
+      tz: 'Europe/Stockholm',
+      modelId: 'm 7',
+      normalized: true,
     });
     expect(server.requests.at(-1)!.url.split('?')[0]).toBe('/platform/v2/sites/site%2F1/forecast');
     expect(Object.fromEntries(lastQuery())).toEqual({
@@ -79,13 +101,21 @@ describe('requests', () => {
   it('sends actuals parameters', async () => {
     await client.getSiteActuals('s1', { start: T0, end: T0 + 3_600_000, type: 'power' });
     expect(server.requests.at(-1)!.url.split('?')[0]).toBe('/platform/v2/sites/s1/actual');
-    expect(Object.fromEntries(lastQuery())).toEqual({ start_date: '2026-03-29T00:00:00Z', end_date: '2026-03-29T01:00:00Z', type: 'power' });
+    expect(Object.fromEntries(lastQuery())).toEqual({
+      start_date: '2026-03-29T00:00:00Z',
+      end_date: '2026-03-29T01:00:00Z',
+      type: 'power',
+    });
   });
 
   it('sends the disabled/auto parameter under the configured wire name', async () => {
     await client.getModelOutput('m1', { asOf: T0, outputType: 'clearsky', fill: 'auto' });
     expect(server.requests.at(-1)!.url.split('?')[0]).toBe('/platform/v2/models/m1/output');
-    expect(Object.fromEntries(lastQuery())).toEqual({ as_of: '2026-03-29T00:00:00Z', output_type: 'clearsky', gap_fill: 'auto' });
+    expect(Object.fromEntries(lastQuery())).toEqual({
+      as_of: '2026-03-29T00:00:00Z',
+      output_type: 'clearsky',
+      gap_fill: 'auto',
+    });
   });
 
   it('sends extra comma-separated and model_type', async () => {
@@ -103,7 +133,9 @@ describe('requests', () => {
   });
 
   it('accepts any 2xx status (201 for a created site)', async () => {
-    await expect(client.createSite({ name: 'x', latitude: 1, longitude: 2, type: 'load' })).resolves.toMatchObject({ site_id: 'new' });
+    await expect(client.createSite({ name: 'x', latitude: 1, longitude: 2, type: 'load' })).resolves.toMatchObject({
+      site_id: 'new',
+    });
   });
 });
 

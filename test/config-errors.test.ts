@@ -17,7 +17,7 @@ function configError(text: string): { file: string; message: string } {
 }
 
 describe('config errors', () => {
-  it('an unknown key is reported at its own line, not its section\'s', () => {
+  it("an unknown key is reported at its own line, not its section's", () => {
     const { file, message } = configError('sync:\n  concurrency: 4\n  lookbak: 6h\n');
     expect(message).toBe(`${file}:3:12: sync.lookbak: Unrecognized key: "lookbak"`);
   });

@@ -62,7 +62,10 @@ function copyWarehouse(from: string, to: string): void {
 }
 
 /** A sync at NOW in a child process (test/sync-child.ts), optionally killed after `killAfterMs`. */
-function syncChild(dir: string, options: { faultPoint?: string; killAfterMs?: number }): Promise<{ code: number | null; signal: string | null }> {
+function syncChild(
+  dir: string,
+  options: { faultPoint?: string; killAfterMs?: number },
+): Promise<{ code: number | null; signal: string | null }> {
   emulatorNow = NOW;
   const configFile = writeConfigFile(dir, { dir, url: emu.url });
   return new Promise((resolve, reject) => {
@@ -71,7 +74,8 @@ function syncChild(dir: string, options: { faultPoint?: string; killAfterMs?: nu
       stdio: ['ignore', 'ignore', 'ignore'],
       env,
     });
-    const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
+    const timer =
+      options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
@@ -102,30 +106,50 @@ async function prepare(kind: Kind): Promise<string> {
 
 const MIGRATIONS = listMigrations().length;
 const NAMED: Record<Kind, string[]> = {
-  new: ['open', ...Array.from({ length: MIGRATIONS }, (_, i) => `migration:${i + 1}`), 'staging', 'commit', 'commit:4', 'checkpoint', 'publish-copy', 'publish-rename'],
+  new: [
+    'open',
+    ...Array.from({ length: MIGRATIONS }, (_, i) => `migration:${i + 1}`),
+    'staging',
+    'commit',
+    'commit:4',
+    'checkpoint',
+    'publish-copy',
+    'publish-rename',
+  ],
   existing: ['open', 'staging', 'commit', 'commit:4', 'checkpoint', 'publish-copy', 'publish-rename'],
 };
 
-describe.each(['new', 'existing'] as const)('a sync killed at a named fault point, on a %s warehouse, then rerun', (kind) => {
-  it.each(NAMED[kind])('%s', async (point) => {
-    const dir = await prepare(kind);
-    const killed = await syncChild(dir, { faultPoint: point });
-    expect(killed.signal).toBe('SIGKILL');
-    await rerunMatchesClean(dir, kind);
-  }, 120_000);
-});
+describe.each(['new', 'existing'] as const)(
+  'a sync killed at a named fault point, on a %s warehouse, then rerun',
+  (kind) => {
+    it.each(NAMED[kind])(
+      '%s',
+      async (point) => {
+        const dir = await prepare(kind);
+        const killed = await syncChild(dir, { faultPoint: point });
+        expect(killed.signal).toBe('SIGKILL');
+        await rerunMatchesClean(dir, kind);
+      },
+      120_000,
+    );
+  },
+);
 
 describe('a sync killed at random moments, then rerun', () => {
-  it(`${RANDOM_KILLS} kills, alternately on a new and an existing warehouse`, async () => {
-    const outcomes: string[] = [];
-    for (let i = 0; i < RANDOM_KILLS; i++) {
-      const kind: Kind = i % 2 === 0 ? 'new' : 'existing';
-      const dir = await prepare(kind);
-      const at = Math.round(Math.random() * cleanChildMs);
-      const killed = await syncChild(dir, { killAfterMs: at });
-      outcomes.push(`${kind} at ${at} ms: ${killed.signal ?? `exit ${killed.code}`}`);
-      await rerunMatchesClean(dir, kind);
-    }
-    console.log(`random kills (a clean sync took ${cleanChildMs} ms in a child):\n  ${outcomes.join('\n  ')}`);
-  }, 60_000 + RANDOM_KILLS * 60_000);
+  it(
+    `${RANDOM_KILLS} kills, alternately on a new and an existing warehouse`,
+    async () => {
+      const outcomes: string[] = [];
+      for (let i = 0; i < RANDOM_KILLS; i++) {
+        const kind: Kind = i % 2 === 0 ? 'new' : 'existing';
+        const dir = await prepare(kind);
+        const at = Math.round(Math.random() * cleanChildMs);
+        const killed = await syncChild(dir, { killAfterMs: at });
+        outcomes.push(`${kind} at ${at} ms: ${killed.signal ?? `exit ${killed.code}`}`);
+        await rerunMatchesClean(dir, kind);
+      }
+      console.log(`random kills (a clean sync took ${cleanChildMs} ms in a child):\n  ${outcomes.join('\n  ')}`);
+    },
+    60_000 + RANDOM_KILLS * 60_000,
+  );
 });

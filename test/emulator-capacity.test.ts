@@ -16,7 +16,13 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 async function windSite(): Promise<string> {
-  const body = { name: 'Capacity test', latitude: 55.5, longitude: 8.5, type: 'wind', assets: [{ turbine_type: 'V126/3000', nr_units: 10, hub_height: 120 }] };
+  const body = {
+    name: 'Capacity test',
+    latitude: 55.5,
+    longitude: 8.5,
+    type: 'wind',
+    assets: [{ turbine_type: 'V126/3000', nr_units: 10, hub_height: 120 }],
+  };
   return (await k1.send('POST', '/sites', body)).body.site_id;
 }
 
@@ -24,7 +30,10 @@ describe('capacity upload', () => {
   it('answers with a message and shows the timeline as segments in capacity_kw_array', async () => {
     const site = await windSite();
     const answer = await k1.send('POST', `/sites/${site}/capacity`, {
-      data: [{ valid_time: '2026-03-30T06:00Z', value: 15000 }, { valid_time: '2026-03-29T18:00Z', value: 0 }],
+      data: [
+        { valid_time: '2026-03-30T06:00Z', value: 15000 },
+        { valid_time: '2026-03-29T18:00Z', value: 0 },
+      ],
     });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ message: expect.any(String) });
@@ -39,7 +48,10 @@ describe('capacity upload', () => {
   it('follows the timeline in the forecast capacity column and caps forecasts; zero capacity gives zero', async () => {
     const site = await windSite();
     await k1.send('POST', `/sites/${site}/capacity`, {
-      data: [{ valid_time: '2026-03-29T18:00Z', value: 0 }, { valid_time: '2026-03-30T06:00Z', value: 1500 }],
+      data: [
+        { valid_time: '2026-03-29T18:00Z', value: 0 },
+        { valid_time: '2026-03-30T06:00Z', value: 1500 },
+      ],
     });
     const { body } = await k1.get(`/sites/${site}/forecast`);
     const at = (time: string) => body.valid_time.indexOf(time);
@@ -47,19 +59,35 @@ describe('capacity upload', () => {
     expect(body.capacity[at('2026-03-29T18:00:00Z')]).toBe(0);
     expect(body.capacity[at('2026-03-30T05:45:00Z')]).toBe(0);
     expect(body.capacity[at('2026-03-30T06:00:00Z')]).toBe(1500);
-    body.forecast.forEach((value: number, i: number) => expect(value).toBeLessThanOrEqual(body.capacity[i]));
-    expect(body.forecast.slice(at('2026-03-29T18:00:00Z'), at('2026-03-30T06:00:00Z')).every((v: number) => v === 0)).toBe(true);
+    body.forecast.forEach((value: number, i: number) => {
+      expect(value).toBeLessThanOrEqual(body.capacity[i]);
+    });
+    expect(
+      body.forecast.slice(at('2026-03-29T18:00:00Z'), at('2026-03-30T06:00:00Z')).every((v: number) => v === 0),
+    ).toBe(true);
     expect(body.forecast.slice(at('2026-03-30T06:00:00Z')).some((v: number) => v === 1500)).toBe(true);
     const ai = (await k1.get<any[]>(`/sites/${site}/models`)).body.find((m) => m.name === 'ai');
     const output = (await k1.get(`/models/${ai.id}/output`)).body;
-    output.forecast.forEach((value: number, i: number) => expect(value).toBeLessThanOrEqual(output.capacity[i]));
+    output.forecast.forEach((value: number, i: number) => {
+      expect(value).toBeLessThanOrEqual(output.capacity[i]);
+    });
     expect(output.capacity).toContain(0);
   });
 
   it('merges a later upload into the timeline: its points replace those at the same times, the others stay', async () => {
     const site = await windSite();
-    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 100 }, { valid_time: '2026-04-05T00:00Z', value: 200 }] });
-    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-03T00:00Z', value: 300 }, { valid_time: '2026-04-05T00:00Z', value: 250 }] });
+    await k1.send('POST', `/sites/${site}/capacity`, {
+      data: [
+        { valid_time: '2026-04-01T00:00Z', value: 100 },
+        { valid_time: '2026-04-05T00:00Z', value: 200 },
+      ],
+    });
+    await k1.send('POST', `/sites/${site}/capacity`, {
+      data: [
+        { valid_time: '2026-04-03T00:00Z', value: 300 },
+        { valid_time: '2026-04-05T00:00Z', value: 250 },
+      ],
+    });
     const values = (await k1.get(`/sites/${site}`)).body.capacity_kw_array;
     expect(values).toEqual([
       { value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: '2026-04-01T00:00:00Z' },
@@ -67,21 +95,38 @@ describe('capacity upload', () => {
       { value: 300, dateStart: '2026-04-03T00:00:00Z', dateEnd: '2026-04-05T00:00:00Z' },
       { value: 250, dateStart: '2026-04-05T00:00:00Z', dateEnd: null },
     ]);
-    const timeline = await k1.get(`/sites/${site}/capacity`, { freq: '1h', start_date: '2026-04-02T23:00Z', end_date: '2026-04-03T01:00Z' });
+    const timeline = await k1.get(`/sites/${site}/capacity`, {
+      freq: '1h',
+      start_date: '2026-04-02T23:00Z',
+      end_date: '2026-04-03T01:00Z',
+    });
     expect(timeline.status).toBe(200);
     expect(timeline.body).toEqual({
       meta: { site_name: 'Capacity test', site_id: site, unit: 'kW' },
-      data: { valid_time: ['2026-04-02T23:00:00Z', '2026-04-03T00:00:00Z', '2026-04-03T01:00:00Z'], value: [100, 300, 300] },
+      data: {
+        valid_time: ['2026-04-02T23:00:00Z', '2026-04-03T00:00:00Z', '2026-04-03T01:00:00Z'],
+        value: [100, 300, 300],
+      },
     });
     expect((await k1.get(`/sites/${site}/capacity`, { start_date: '2026-04-02T23:00Z' })).status).toBe(400);
   });
 
   it('deletes the points of a range, both ends included, answering with a message', async () => {
     const site = await windSite();
-    await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 100 }, { valid_time: '2026-04-05T00:00Z', value: 200 }] });
-    const answer = await k1.send('DELETE', `/sites/${site}/capacity?start_date=2026-04-01T00:00Z&end_date=2026-04-05T00:00Z`);
+    await k1.send('POST', `/sites/${site}/capacity`, {
+      data: [
+        { valid_time: '2026-04-01T00:00Z', value: 100 },
+        { valid_time: '2026-04-05T00:00Z', value: 200 },
+      ],
+    });
+    const answer = await k1.send(
+      'DELETE',
+      `/sites/${site}/capacity?start_date=2026-04-01T00:00Z&end_date=2026-04-05T00:00Z`,
+    );
     expect(answer).toMatchObject({ status: 200, body: { message: expect.any(String) } });
-    expect((await k1.get(`/sites/${site}`)).body.capacity_kw_array).toEqual([{ value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: null }]);
+    expect((await k1.get(`/sites/${site}`)).body.capacity_kw_array).toEqual([
+      { value: 30000, dateStart: '2026-03-15T00:00:00Z', dateEnd: null },
+    ]);
     const missing = await k1.send('DELETE', `/sites/${site}/capacity?start_date=2026-04-01T00:00Z`);
     expect(missing.status).toBe(400);
     expect(missing.body.errors[0].field).toBe('end_date');
@@ -92,7 +137,15 @@ describe('capacity upload', () => {
     const cases: [unknown, string][] = [
       [{ data: [] }, 'data'],
       [{ data: [{ valid_time: '2026-04-01T00:00+01:00', value: 1 }] }, 'data.0.valid_time'],
-      [{ data: [{ valid_time: '2026-04-01T00:00Z', value: 1 }, { valid_time: '2026-04-01 02:00', value: 1 }] }, 'data.1.valid_time'],
+      [
+        {
+          data: [
+            { valid_time: '2026-04-01T00:00Z', value: 1 },
+            { valid_time: '2026-04-01 02:00', value: 1 },
+          ],
+        },
+        'data.1.valid_time',
+      ],
       [{ data: [{ valid_time: '2026-04-01T00:00Z', value: -5 }] }, 'data.0.value'],
       [{}, 'data'],
     ];

@@ -12,7 +12,11 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 describe('efsync emulator', () => {
   it('prints its URL, serves the sites of a key, and saves its state on SIGTERM', async () => {
     const statePath = join(mkdtempSync(join(tmpdir(), 'efsync-emulator-cli-')), 'state.json');
-    const child = spawn(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const line = await new Promise<string>((resolve, reject) => {
@@ -42,7 +46,9 @@ describe('efsync emulator', () => {
   });
 
   it('refuses a fault rate outside 0..1', () => {
-    const result = spawnSync(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
+      encoding: 'utf8',
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--fault-rate');
   });

@@ -21,7 +21,10 @@ async function emulatorWith(options: Parameters<typeof startTestEmulator>[0]): P
 /** What a request ended as: its status, or 'cut' when the body broke off, or 'timeout'. */
 async function outcome(url: string, timeoutMs?: number): Promise<string> {
   try {
-    const response = await fetch(url, { headers: { authorization: 'k1' }, ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}) });
+    const response = await fetch(url, {
+      headers: { authorization: 'k1' },
+      ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+    });
     await response.text();
     return String(response.status);
   } catch (error) {
@@ -30,10 +33,15 @@ async function outcome(url: string, timeoutMs?: number): Promise<string> {
 }
 
 describe('each fault on the wire', () => {
-  const forceOnce = (kind: FaultKind) => ({ faultHook: ({ counter }: { counter: number }) => (counter === 1 ? kind : undefined) });
+  const forceOnce = (kind: FaultKind) => ({
+    faultHook: ({ counter }: { counter: number }) => (counter === 1 ? kind : undefined),
+  });
 
   it('500 and 503 carry the error body', async () => {
-    for (const [kind, status] of [['http500', 500], ['http503', 503]] as const) {
+    for (const [kind, status] of [
+      ['http500', 500],
+      ['http503', 503],
+    ] as const) {
       const emulator = await emulatorWith(forceOnce(kind));
       const answer = await api(emulator, 'k1').get('/sites');
       expect(answer.status).toBe(status);
@@ -50,7 +58,10 @@ describe('each fault on the wire', () => {
   });
 
   it('a slow answer outlasts a short client timeout, and arrives whole to a patient client', async () => {
-    const emulator = await emulatorWith({ slowMs: 1500, faultHook: ({ counter }) => (counter <= 2 ? 'slow' : undefined) });
+    const emulator = await emulatorWith({
+      slowMs: 1500,
+      faultHook: ({ counter }) => (counter <= 2 ? 'slow' : undefined),
+    });
     expect(await outcome(`${emulator.url}${API}/sites`, 200)).toBe('timeout');
     expect(await outcome(`${emulator.url}${API}/sites`)).toBe('200');
   });
@@ -77,7 +88,8 @@ describe('fault rate', () => {
     const faults = Object.values(first.stats.faults).reduce((a, b) => a + b, 0);
     expect(faults / 400).toBeGreaterThan(0.14);
     expect(faults / 400).toBeLessThan(0.26);
-    for (const kind of Object.keys(first.stats.faults) as FaultKind[]) expect(first.stats.faults[kind], kind).toBeGreaterThan(0);
+    for (const kind of Object.keys(first.stats.faults) as FaultKind[])
+      expect(first.stats.faults[kind], kind).toBeGreaterThan(0);
     const seen = (what: string) => first.outcomes.filter((o) => o === what).length;
     expect(seen('500')).toBe(first.stats.faults.http500);
     expect(seen('503')).toBe(first.stats.faults.http503);
@@ -100,7 +112,10 @@ describe('malformed data', () => {
       const verdicts: string[] = [];
       for (let i = 0; i < 200; i++) {
         const site = sites[i % sites.length];
-        const answer = await client.get(`/sites/${site.id}/actual`, { start_date: '2026-03-28', end_date: '2026-03-29' });
+        const answer = await client.get(`/sites/${site.id}/actual`, {
+          start_date: '2026-03-28',
+          end_date: '2026-03-29',
+        });
         const parsed = ActualsSeries.safeParse(answer.body);
         verdicts.push(parsed.success ? 'ok' : parsed.error.issues[0].message.includes('has') ? 'unequal' : 'missing');
       }

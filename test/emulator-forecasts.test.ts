@@ -36,16 +36,20 @@ describe('site forecast', () => {
       expect(body[column], column).toHaveLength(193);
     }
     // Interval-beginning: a vintage issued at I forecasts the quarter hours from the one beginning at I.
-    const valid = times(body.valid_time), issued = times(body.update_time);
+    const valid = times(body.valid_time),
+      issued = times(body.update_time);
     for (let i = 0; i < valid.length; i++) {
       expect(issued[i]).toBeLessThanOrEqual(valid[i]);
       expect(issued[i]).toBeLessThanOrEqual(NOON);
     }
   });
 
-  it('is stitched by priority and falls back to the next model beyond the first one\'s horizon', async () => {
+  it("is stitched by priority and falls back to the next model beyond the first one's horizon", async () => {
     const site = kinds.wind.id;
-    const { body } = await k1.get(`/sites/${site}/forecast`, { start_date: '2026-03-29T12:00Z', end_date: '2026-04-01T12:00Z' });
+    const { body } = await k1.get(`/sites/${site}/forecast`, {
+      start_date: '2026-03-29T12:00Z',
+      end_date: '2026-04-01T12:00Z',
+    });
     // ai (priority 1) issued last at 09:30 with a 48 h horizon, the quarter hours [09:30, +48 h);
     // physical (priority 2) at 12:00 with 72 h.
     const names = body.model_name as string[];
@@ -94,16 +98,27 @@ describe('site forecast', () => {
 
   it('gives different errors per model, growing with lead time', async () => {
     const site = kinds.wind.id;
-    const truth = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-15T00:00Z', end_date: '2026-03-29T00:00Z' })).body;
+    const truth = (
+      await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-15T00:00Z', end_date: '2026-03-29T00:00Z' })
+    ).body;
     const actual = new Map<string, number>(truth.valid_time.map((t: string, i: number) => [t, truth.value[i]]));
     const errorAt = async (modelId: string, asOf: string) => {
-      const output = (await k1.get(`/models/${modelId}/output`, { as_of: asOf, start_date: asOf, end_date: '2026-03-29T00:00Z' })).body;
-      const abs = output.valid_time.map((t: string, i: number) => actual.has(t) && actual.get(t) !== null ? Math.abs(output.forecast[i] - (actual.get(t) as number)) : NaN);
-      const mean = (values: number[]) => values.filter((v) => !Number.isNaN(v)).reduce((s, v) => s + v, 0) / values.filter((v) => !Number.isNaN(v)).length;
+      const output = (
+        await k1.get(`/models/${modelId}/output`, { as_of: asOf, start_date: asOf, end_date: '2026-03-29T00:00Z' })
+      ).body;
+      const abs = output.valid_time.map((t: string, i: number) =>
+        actual.has(t) && actual.get(t) !== null ? Math.abs(output.forecast[i] - (actual.get(t) as number)) : NaN,
+      );
+      const mean = (values: number[]) =>
+        values.filter((v) => !Number.isNaN(v)).reduce((s, v) => s + v, 0) /
+        values.filter((v) => !Number.isNaN(v)).length;
       return { near: mean(abs.slice(0, 24)), far: mean(abs.slice(-48)), all: output.forecast as number[] };
     };
-    const [ai, physical] = await Promise.all(['ai', 'physical'].map(async (name) => (await models(site)).find((m) => m.name === name)));
-    let nearSum = 0, farSum = 0;
+    const [ai, physical] = await Promise.all(
+      ['ai', 'physical'].map(async (name) => (await models(site)).find((m) => m.name === name)),
+    );
+    let nearSum = 0,
+      farSum = 0;
     for (const day of ['16', '18', '20', '22', '24']) {
       const e = await errorAt(ai.id, `2026-03-${day}T00:00Z`);
       nearSum += e.near;
@@ -116,7 +131,11 @@ describe('site forecast', () => {
   it('keeps quantile models ordered: p10 <= p50 <= p90', async () => {
     const site = kinds.solarFixed.id;
     const byName = Object.fromEntries((await models(site)).map((m) => [m.name, m.id]));
-    const [p10, p50, p90] = await Promise.all(['quantile_p10', 'quantile_p50', 'quantile_p90'].map(async (name) => (await k1.get(`/models/${byName[name]}/output`)).body.forecast as number[]));
+    const [p10, p50, p90] = await Promise.all(
+      ['quantile_p10', 'quantile_p50', 'quantile_p90'].map(
+        async (name) => (await k1.get(`/models/${byName[name]}/output`)).body.forecast as number[],
+      ),
+    );
     expect(p10.length).toBeGreaterThan(100);
     for (let i = 0; i < p10.length; i++) {
       expect(p10[i]).toBeLessThanOrEqual(p50[i]);
@@ -129,7 +148,11 @@ describe('site forecast', () => {
 describe('model resolution', () => {
   it('serves hourly forecasts and outputs to a site whose model_resolution is 1h; actuals stay 15-minute', async () => {
     const body = {
-      name: 'Hourly', latitude: 52.52, longitude: 13.4, type: 'solar', settings: { model_resolution: '1h' },
+      name: 'Hourly',
+      latitude: 52.52,
+      longitude: 13.4,
+      type: 'solar',
+      settings: { model_resolution: '1h' },
       assets: [{ mount: 'fixed', capacity: 800, tilt: 35, azimuth: 180 }],
     };
     const site = (await k1.send('POST', '/sites', body)).body.site_id;
@@ -142,7 +165,8 @@ describe('model resolution', () => {
     const ai = (await models(site)).find((m) => m.name === 'ai');
     const output = (await k1.get(`/models/${ai.id}/output`)).body;
     expect(output.valid_time[0]).toBe('2026-03-29T10:00:00Z');
-    const actuals = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-28T23:45Z' })).body;
+    const actuals = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-28T23:45Z' }))
+      .body;
     expect(actuals.valid_time).toHaveLength(96);
     expect(actuals.valid_time.slice(0, 2)).toEqual(['2026-03-28T00:00:00Z', '2026-03-28T00:15:00Z']);
   });
@@ -152,7 +176,14 @@ describe('model output', () => {
   it('answers one vintage, the latest issue at or before as_of, and names it in as_of', async () => {
     const ai = (await models(kinds.wind.id)).find((m) => m.name === 'ai');
     const latest = (await k1.get(`/models/${ai.id}/output`)).body;
-    expect(latest).toMatchObject({ model_id: ai.id, model_name: 'ai', model_label: 'ai', model_version: 1, priority: ai.priority, as_of: '2026-03-29T09:30:00Z' });
+    expect(latest).toMatchObject({
+      model_id: ai.id,
+      model_name: 'ai',
+      model_label: 'ai',
+      model_version: 1,
+      priority: ai.priority,
+      as_of: '2026-03-29T09:30:00Z',
+    });
     expect(latest.valid_time[0]).toBe('2026-03-29T09:30:00Z');
     expect(latest.valid_time.at(-1)).toBe('2026-03-31T00:00:00Z');
     const older = (await k1.get(`/models/${ai.id}/output`, { as_of: '2026-03-29T05:00:00Z' })).body;
@@ -182,7 +213,9 @@ describe('model output', () => {
     const ai = (await models(kinds.solarFixed.id)).find((m) => m.name === 'ai');
     const forecast = (await k1.get(`/models/${ai.id}/output`)).body.forecast as number[];
     const clear = (await k1.get(`/models/${ai.id}/output`, { output_type: 'clearsky' })).body.forecast as number[];
-    clear.forEach((value, i) => expect(value).toBeGreaterThanOrEqual(forecast[i]));
+    clear.forEach((value, i) => {
+      expect(value).toBeGreaterThanOrEqual(forecast[i]);
+    });
   });
 });
 
@@ -193,7 +226,10 @@ describe('actuals', () => {
     expect(missing.status).toBe(400);
     expect(missing.body.errors[0].field).toBe('end_date');
     expect((await k1.get(`/sites/${site}/actual`, { end_date: '2026-03-28' })).body.errors[0].field).toBe('start_date');
-    const { body } = await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-29T00:00Z', end_date: '2026-03-30T00:00Z' });
+    const { body } = await k1.get(`/sites/${site}/actual`, {
+      start_date: '2026-03-29T00:00Z',
+      end_date: '2026-03-30T00:00Z',
+    });
     expect(body.valid_time[0]).toBe('2026-03-29T00:00:00Z');
     // At 12:00 the quarter hour [11:45, 12:00) has ended, [12:00, 12:15) has not.
     expect(body.valid_time.at(-1)).toBe('2026-03-29T11:45:00Z');
@@ -218,20 +254,28 @@ describe('actuals', () => {
 describe('time zones', () => {
   it('answers Europe/Stockholm with +01:00 before and +02:00 after the switch on 2026-03-29', async () => {
     const site = kinds.solarFixed.id;
-    const { body } = await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28T23:00:00Z', end_date: '2026-03-29T02:00:00Z', tz: 'Europe/Stockholm' });
+    const { body } = await k1.get(`/sites/${site}/actual`, {
+      start_date: '2026-03-28T23:00:00Z',
+      end_date: '2026-03-29T02:00:00Z',
+      tz: 'Europe/Stockholm',
+    });
     expect(body.valid_time[0]).toBe('2026-03-29T00:00:00+01:00');
     // 01:00 UTC is 02:00 in winter time and 03:00 in summer time: the clocks jump at that instant.
     expect(body.valid_time).toContain('2026-03-29T01:45:00+01:00');
     expect(body.valid_time).not.toContain('2026-03-29T02:00:00+01:00');
     expect(body.valid_time).toContain('2026-03-29T03:00:00+02:00');
     expect(body.valid_time.at(-1)).toBe('2026-03-29T04:00:00+02:00');
-    const utc = (await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28T23:00:00Z', end_date: '2026-03-29T02:00:00Z' })).body;
+    const utc = (
+      await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28T23:00:00Z', end_date: '2026-03-29T02:00:00Z' })
+    ).body;
     expect(times(body.valid_time)).toEqual(times(utc.valid_time));
     const forecast = (await k1.get(`/sites/${site}/forecast`, { tz: 'Europe/Stockholm' })).body;
     expect(forecast.valid_time[0]).toBe('2026-03-29T01:00:00+01:00');
     expect(forecast.update_time[0]).toMatch(/\+0[12]:00$/);
     const ai = (await models(site)).find((m) => m.name === 'ai');
-    expect((await k1.get(`/models/${ai.id}/output`, { tz: 'Europe/Stockholm' })).body.as_of).toBe('2026-03-29T11:30:00+02:00');
+    expect((await k1.get(`/models/${ai.id}/output`, { tz: 'Europe/Stockholm' })).body.as_of).toBe(
+      '2026-03-29T11:30:00+02:00',
+    );
   });
 });
 
@@ -261,7 +305,9 @@ describe('query errors', () => {
   it('accepts dates with +0000, +00:00, Z and no time', async () => {
     const site = kinds.load.id;
     const forms = ['2026-03-28T00:00:00+0000', '2026-03-28T00:00:00+00:00', '2026-03-28T00:00Z', '2026-03-28'];
-    const answers = await Promise.all(forms.map((start) => k1.get(`/sites/${site}/actual`, { start_date: start, end_date: '2026-03-28T06:00:00Z' })));
+    const answers = await Promise.all(
+      forms.map((start) => k1.get(`/sites/${site}/actual`, { start_date: start, end_date: '2026-03-28T06:00:00Z' })),
+    );
     for (const answer of answers) expect(answer.body).toEqual(answers[0].body);
     // Both ends included: 00:00 to 06:00.
     expect(answers[0].body.valid_time).toHaveLength(25);

@@ -17,7 +17,10 @@ afterAll(() => emulator.close());
 /** A fresh site with ai, physical and three quantile models, so each test owns its priorities. */
 async function freshSite(): Promise<string> {
   const body = {
-    name: 'Priority playground', latitude: 48.1, longitude: 11.6, type: 'solar',
+    name: 'Priority playground',
+    latitude: 48.1,
+    longitude: 11.6,
+    type: 'solar',
     settings: { quantileModels: [0.1, 0.5, 0.9] },
     assets: [{ mount: 'fixed', capacity: 500, tilt: 25, azimuth: 180 }],
   };
@@ -81,17 +84,24 @@ describe('update model', () => {
   it('strict (the default) refuses a taken priority with 409 and changes nothing', async () => {
     const site = await freshSite();
     const before = await priorities(site);
-    const answer = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, { settings: { serving_priority: before.ai } });
+    const answer = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, {
+      settings: { serving_priority: before.ai },
+    });
     expect(answer.status).toBe(409);
     expect(answer.body.errors[0].field).toBe('settings.serving_priority');
     expect(await priorities(site)).toEqual(before);
-    const explicit = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, { settings: { serving_priority: before.ai }, priority_conflict_resolution: 'strict' });
+    const explicit = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, {
+      settings: { serving_priority: before.ai },
+      priority_conflict_resolution: 'strict',
+    });
     expect(explicit.status).toBe(409);
   });
 
   it('strict accepts a free priority, answers a message, and the list shows the new priority', async () => {
     const site = await freshSite();
-    const answer = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, { settings: { serving_priority: 40 } });
+    const answer = await k1.send('PUT', `/models/${await modelId(site, 'physical')}`, {
+      settings: { serving_priority: 40 },
+    });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ message: 'Model updated successfully' });
     expect((await priorities(site)).physical).toBe(40);
@@ -101,7 +111,8 @@ describe('update model', () => {
     const site = await freshSite();
     expect(await priorities(site)).toEqual({ ai: 1, physical: 2, quantile_p10: 3, quantile_p50: 4, quantile_p90: 5 });
     const answer = await k1.send('PUT', `/models/${await modelId(site, 'quantile_p90')}`, {
-      settings: { serving_priority: 2 }, priority_conflict_resolution: 'auto_increment',
+      settings: { serving_priority: 2 },
+      priority_conflict_resolution: 'auto_increment',
     });
     expect(answer.status).toBe(200);
     expect(await priorities(site)).toEqual({ ai: 1, quantile_p90: 2, physical: 3, quantile_p10: 4, quantile_p50: 5 });
@@ -109,7 +120,10 @@ describe('update model', () => {
 
   it('swap exchanges the priorities of the target and the holder', async () => {
     const site = await freshSite();
-    await k1.send('PUT', `/models/${await modelId(site, 'quantile_p50')}`, { settings: { serving_priority: 1 }, priority_conflict_resolution: 'swap' });
+    await k1.send('PUT', `/models/${await modelId(site, 'quantile_p50')}`, {
+      settings: { serving_priority: 1 },
+      priority_conflict_resolution: 'swap',
+    });
     expect(await priorities(site)).toEqual({ quantile_p50: 1, physical: 2, quantile_p10: 3, ai: 4, quantile_p90: 5 });
   });
 
@@ -118,7 +132,9 @@ describe('update model', () => {
     const id = await modelId(site, 'ai');
     const answer = await k1.send('PUT', `/models/${id}`, { settings: { serving_active: false } });
     expect(answer.status).toBe(200);
-    const listed = (await k1.get<any[]>(`/sites/${site}/models`, { extra: 'serving_active' })).body.find((m) => m.id === id);
+    const listed = (await k1.get<any[]>(`/sites/${site}/models`, { extra: 'serving_active' })).body.find(
+      (m) => m.id === id,
+    );
     expect(listed.serving_active).toBe(false);
   });
 

@@ -40,7 +40,10 @@ describe('solar', () => {
     for (const site of kinds.sites.filter((s) => s.type === 'solar')) {
       const points = await actuals(site.id);
       expect(points).toHaveLength(8 * 96);
-      const night = points.filter((p) => { const h = solarHour(p.t, site.longitude); return h > 21 || h < 3; });
+      const night = points.filter((p) => {
+        const h = solarHour(p.t, site.longitude);
+        return h > 21 || h < 3;
+      });
       expect(night.length).toBeGreaterThan(100);
       expect(night.every((p) => p.value === 0 || p.value === null)).toBe(true);
       const values = points.map((p) => p.value ?? 0);
@@ -54,14 +57,27 @@ describe('solar', () => {
 
   it('gives a single-axis tracker more energy and a flatter day than a fixed panel at the same place', async () => {
     const place = { latitude: 37.39, longitude: -5.98, type: 'solar' };
-    const fixed = (await k1.send('POST', '/sites', { ...place, name: 'fixed', assets: [{ mount: 'fixed', capacity: 1000, tilt: 30, azimuth: 180 }] })).body.site_id;
-    const tracker = (await k1.send('POST', '/sites', { ...place, name: 'tracker', assets: [{ mount: 'single_axis_tracking', capacity: 1000 }] })).body.site_id;
+    const fixed = (
+      await k1.send('POST', '/sites', {
+        ...place,
+        name: 'fixed',
+        assets: [{ mount: 'fixed', capacity: 1000, tilt: 30, azimuth: 180 }],
+      })
+    ).body.site_id;
+    const tracker = (
+      await k1.send('POST', '/sites', {
+        ...place,
+        name: 'tracker',
+        assets: [{ mount: 'single_axis_tracking', capacity: 1000 }],
+      })
+    ).body.site_id;
     const day = { start_date: '2026-03-20T00:00Z', end_date: '2026-03-27T00:00Z' };
     const [f, t] = [await actuals(fixed, day), await actuals(tracker, day)];
     const energy = (points: typeof f) => points.reduce((sum, p) => sum + (p.value ?? 0), 0);
     expect(energy(t)).toBeGreaterThan(energy(f) * 1.05);
     // At 08:00 local solar time the tracker faces the sun; a south-facing panel sees it at a slant.
-    const morning = (points: typeof f) => energy(points.filter((p) => Math.abs(solarHour(p.t, place.longitude) - 8.1) < 0.2));
+    const morning = (points: typeof f) =>
+      energy(points.filter((p) => Math.abs(solarHour(p.t, place.longitude) - 8.1) < 0.2));
     expect(morning(t)).toBeGreaterThan(morning(f) * 1.25);
   });
 });
@@ -83,7 +99,10 @@ describe('load', () => {
   it('has a daily cycle in local time (evening above night) and stays under its capacity', async () => {
     const points = await actuals(kinds.load.id);
     const mean = (from: number, to: number) => {
-      const chosen = points.filter((p) => { const h = solarHour(p.t, kinds.load.longitude); return h >= from && h < to && p.value !== null; });
+      const chosen = points.filter((p) => {
+        const h = solarHour(p.t, kinds.load.longitude);
+        return h >= from && h < to && p.value !== null;
+      });
       return chosen.reduce((sum, p) => sum + (p.value as number), 0) / chosen.length;
     };
     expect(mean(18, 20)).toBeGreaterThan(mean(2, 4) * 1.4);
@@ -110,7 +129,9 @@ describe('determinism', () => {
   it('leaves a few seeded gaps (null) in the actuals', async () => {
     let nulls = 0;
     for (const site of kinds.sites) {
-      nulls += (await actuals(site.id, { start_date: '2026-03-15T00:00Z', end_date: '2026-03-29T00:00Z' })).filter((p) => p.value === null).length;
+      nulls += (await actuals(site.id, { start_date: '2026-03-15T00:00Z', end_date: '2026-03-29T00:00Z' })).filter(
+        (p) => p.value === null,
+      ).length;
     }
     expect(nulls).toBeGreaterThan(0);
     expect(nulls).toBeLessThan(6 * 14 * 96 * 0.05);

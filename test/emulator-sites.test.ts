@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 const solarBody = {
-  name: 'Roof in Lund', latitude: 55.7047, longitude: 13.191, type: 'solar',
+  name: 'Roof in Lund',
+  latitude: 55.7047,
+  longitude: 13.191,
+  type: 'solar',
   settings: { model_resolution: '15min', quantileModels: [0.25, 0.75] },
   assets: [{ mount: 'fixed', capacity: 120, tilt: 30, azimuth: 180, install_date: '2024-04-01' }],
 };
@@ -50,7 +53,8 @@ describe('demo sites', () => {
   it('ids are the same for the same seed and key, and differ between keys and seeds', async () => {
     const again = await startEmulator({ apiKeys: ['k2', 'k1'], sites: 6, seed: 7, now: () => NOON });
     const other = await startEmulator({ apiKeys: ['k1'], sites: 6, seed: 8, now: () => NOON });
-    const ids = async (e: Emulator, key: string) => (await api(e, key).get<any[]>('/sites')).body.map((s) => s.id).sort();
+    const ids = async (e: Emulator, key: string) =>
+      (await api(e, key).get<any[]>('/sites')).body.map((s) => s.id).sort();
     expect(await ids(again, 'k1')).toEqual(await ids(emulator, 'k1'));
     const k1Ids = await ids(emulator, 'k1');
     expect((await ids(emulator, 'k2')).filter((id: string) => k1Ids.includes(id))).toEqual([]);
@@ -68,7 +72,10 @@ describe('create, get, update', () => {
     const id = created.body.site_id;
     const got = await k1.get(`/sites/${id}`);
     expect(got.body).toMatchObject({
-      id, site_id: id, name: 'Roof in Lund', type: 'solar',
+      id,
+      site_id: id,
+      name: 'Roof in Lund',
+      type: 'solar',
       capacity_kw_array: [{ value: 120, dateEnd: null }],
       assets: [{ mount: 'fixed', capacity: 120, tilt: 30, azimuth: 180 }],
       settings: { quantileModels: [0.25, 0.75] },
@@ -79,9 +86,24 @@ describe('create, get, update', () => {
   });
 
   it('creates wind sites with their turbines as assets, and load sites, answering the documented site shape', async () => {
-    const turbines = [{ turbine_type: 'generic', nr_units: 2, hub_height: 90 }, { turbine_type: 'V126/3000', nr_units: 1, hub_height: 117, install_date: '2021-01-01' }];
-    const wind = await k1.send('POST', '/sites', { name: 'W', latitude: 56, longitude: 8, type: 'wind', assets: turbines });
-    const load = await k1.send('POST', '/sites', { name: 'L', latitude: 59.3, longitude: 18, type: 'load', settings: { forecast_max_value: 900 } });
+    const turbines = [
+      { turbine_type: 'generic', nr_units: 2, hub_height: 90 },
+      { turbine_type: 'V126/3000', nr_units: 1, hub_height: 117, install_date: '2021-01-01' },
+    ];
+    const wind = await k1.send('POST', '/sites', {
+      name: 'W',
+      latitude: 56,
+      longitude: 8,
+      type: 'wind',
+      assets: turbines,
+    });
+    const load = await k1.send('POST', '/sites', {
+      name: 'L',
+      latitude: 59.3,
+      longitude: 18,
+      type: 'load',
+      settings: { forecast_max_value: 900 },
+    });
     const windSite = (await k1.get(`/sites/${wind.body.site_id}`)).body;
     expect(windSite).toMatchObject({ type: 'wind', assets: turbines, capacity_kw_array: [{ value: 2 * 2000 + 3000 }] });
     const loadSite = (await k1.get(`/sites/${load.body.site_id}`)).body;
@@ -90,14 +112,26 @@ describe('create, get, update', () => {
   });
 
   it('rejects the old wind body with top-level turbine fields, naming assets', async () => {
-    const answer = await k1.send('POST', '/sites', { name: 'W', latitude: 56, longitude: 8, type: 'wind', turbine_type: 'generic', turbine_count: 2, capacity: 6000 });
+    const answer = await k1.send('POST', '/sites', {
+      name: 'W',
+      latitude: 56,
+      longitude: 8,
+      type: 'wind',
+      turbine_type: 'generic',
+      turbine_count: 2,
+      capacity: 6000,
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.errors.map((e: any) => e.field)).toContain('assets');
   });
 
   it('updates a site, answering a message as the guide shows; the default capacity follows the new assets', async () => {
     const id = (await k1.send('POST', '/sites', solarBody)).body.site_id;
-    const updated = await k1.send('PUT', `/sites/${id}`, { ...solarBody, name: 'Roof in Lund, extended', assets: [...solarBody.assets, { mount: 'dual_axis_tracking', capacity: 30 }] });
+    const updated = await k1.send('PUT', `/sites/${id}`, {
+      ...solarBody,
+      name: 'Roof in Lund, extended',
+      assets: [...solarBody.assets, { mount: 'dual_axis_tracking', capacity: 30 }],
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ message: 'Site updated successfully' });
     const site = (await k1.get(`/sites/${id}`)).body;
@@ -167,9 +201,14 @@ describe('keys and accounts', () => {
       expect(answer.status, path).toBe(404);
       expect(answer.body.errors[0].field).toMatch(/site_id|model_id/);
     }
-    expect((await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-29' })).status).toBe(404);
+    expect((await k1.get(`/sites/${site}/actual`, { start_date: '2026-03-28', end_date: '2026-03-29' })).status).toBe(
+      404,
+    );
     expect((await k1.send('PUT', `/models/${model}`, { settings: { serving_active: false } })).status).toBe(404);
-    expect((await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 1 }] })).status).toBe(404);
+    expect(
+      (await k1.send('POST', `/sites/${site}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 1 }] }))
+        .status,
+    ).toBe(404);
     expect((await k1.send('PUT', `/sites/${site}`, solarBody)).status).toBe(404);
   });
 });

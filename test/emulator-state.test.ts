@@ -12,7 +12,9 @@ describe('state file', () => {
     const statePath = join(folder, 'state.json');
     const first = await startTestEmulator({ statePath });
     const k1 = api(first, 'k1');
-    const created = (await k1.send('POST', '/sites', { name: 'Kept', latitude: 60, longitude: 15, type: 'load', capacity: 700 })).body.site_id;
+    const created = (
+      await k1.send('POST', '/sites', { name: 'Kept', latitude: 60, longitude: 15, type: 'load', capacity: 700 })
+    ).body.site_id;
     await k1.send('POST', `/sites/${created}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 350 }] });
     const ai = (await k1.get<any[]>(`/sites/${created}/models`)).body.find((m) => m.name === 'ai');
     await k1.send('PUT', `/models/${ai.id}`, { settings: { serving_active: false, serving_priority: 9 } });
@@ -31,7 +33,8 @@ describe('state file', () => {
     expect((await again.get(`/sites/${created}/models`, { extra: 'serving_active' })).body).toEqual(modelsBefore);
     expect((await again.get(`/sites/${created}/forecast`)).body).toEqual(forecastBefore);
     // A new site after the restart gets a new id, not one of the earlier ones.
-    const next = (await again.send('POST', '/sites', { name: 'Next', latitude: 60, longitude: 15, type: 'load' })).body.site_id;
+    const next = (await again.send('POST', '/sites', { name: 'Next', latitude: 60, longitude: 15, type: 'load' })).body
+      .site_id;
     expect(sitesBefore.map((s: any) => s.id)).not.toContain(next);
     expect((await again.get<any[]>('/sites')).body).toHaveLength(sitesBefore.length + 1);
     await second.close();

@@ -19,7 +19,8 @@ export interface Api {
 
 /** Requests against `emulator` with `key` as the Authorization header (no header when undefined). */
 export function api(emulator: Emulator, key: string | undefined): Api {
-  const headers = (extra: Record<string, string> = {}) => (key === undefined ? extra : { authorization: key, ...extra });
+  const headers = (extra: Record<string, string> = {}) =>
+    key === undefined ? extra : { authorization: key, ...extra };
   const answer = async (response: Response): Promise<Answer> => {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
@@ -31,7 +32,13 @@ export function api(emulator: Emulator, key: string | undefined): Api {
     },
     async send(method, path, body) {
       const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-      return answer(await fetch(`${emulator.url}${API}${path}`, { method, headers: headers({ 'content-type': 'application/json' }), body: payload }));
+      return answer(
+        await fetch(`${emulator.url}${API}${path}`, {
+          method,
+          headers: headers({ 'content-type': 'application/json' }),
+          body: payload,
+        }),
+      );
     },
   };
 }

@@ -53,7 +53,9 @@ describe('exportArrow', () => {
 
   it('writes JSON columns as text, and an empty result with its columns', async () => {
     const out = join(dir, 'empty.arrow');
-    const rows = await published((w) => exportArrow(w.connection, "SELECT site_id, settings FROM sites WHERE site_id = 'none'", out));
+    const rows = await published((w) =>
+      exportArrow(w.connection, "SELECT site_id, settings FROM sites WHERE site_id = 'none'", out),
+    );
     expect(rows).toBe(0);
     const table = tableFromIPC(readFileSync(out));
     expect(table.numRows).toBe(0);
@@ -62,7 +64,9 @@ describe('exportArrow', () => {
 
   it('leaves no file behind when the query fails', async () => {
     const out = join(dir, 'bad.arrow');
-    await expect(published((w) => exportArrow(w.connection, 'SELECT * FROM no_such_table', out))).rejects.toThrow(/no_such_table/);
+    await expect(published((w) => exportArrow(w.connection, 'SELECT * FROM no_such_table', out))).rejects.toThrow(
+      /no_such_table/,
+    );
     expect(existsSync(out)).toBe(false);
   });
 });
@@ -72,14 +76,31 @@ describe('efsync export', () => {
 
   it('exports a view of the published warehouse', async () => {
     const out = join(dir, 'sites.arrow');
-    const { stdout } = await run(process.execPath, [cli, 'export', '--db', db, '--table', 'site_freshness', '--out', out]);
+    const { stdout } = await run(process.execPath, [
+      cli,
+      'export',
+      '--db',
+      db,
+      '--table',
+      'site_freshness',
+      '--out',
+      out,
+    ]);
     expect(stdout).toContain('1 rows');
     expect(tableFromIPC(readFileSync(out)).get(0)?.toJSON().name).toBe('Uppsala');
   });
 
   it('refuses a table name that is not one, with the usage exit code', async () => {
-    const failure = await run(process.execPath, [cli, 'export', '--db', db, '--table', 'sites; DROP TABLE x', '--out', join(dir, 'x.arrow')])
-      .catch((error: { code: number; stderr: string }) => error);
+    const failure = await run(process.execPath, [
+      cli,
+      'export',
+      '--db',
+      db,
+      '--table',
+      'sites; DROP TABLE x',
+      '--out',
+      join(dir, 'x.arrow'),
+    ]).catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });
     expect((failure as { stderr: string }).stderr).toContain('--table sites; DROP TABLE x: Catalog Error');
   });

@@ -11,6 +11,9 @@ import { syncJob } from '../src/sync/index.js';
 const [file, now, shard] = process.argv.slice(2);
 const config = { ...Config.parse(JSON.parse(readFileSync(file, 'utf8'))), file };
 const result = await runJob(syncJob, {
-  config, options: { shard: parseShard(shard, 'argv') }, now: () => Number(now), log: createLogger({ level: 'debug' }),
+  config,
+  options: { shard: parseShard(shard, 'argv') },
+  now: () => Number(now),
+  log: createLogger({ level: 'debug' }),
 });
 process.exitCode = result.exitCode;

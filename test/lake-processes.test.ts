@@ -29,23 +29,34 @@ function lakeConfigFile(dir: string, lake: string): string {
   const keyFile = join(dir, 'api-key');
   writeFileSync(keyFile, API_KEY);
   const file = join(dir, 'lake.json');
-  writeFileSync(file, JSON.stringify({
-    service: { base_url: emu.url, api_key_file: keyFile },
-    warehouse: { path: join(dir, 'unused.duckdb'), lock_wait: '5s' },
-    sink: 'parquet',
-    lake,
-    sync: { concurrency: 2, initial_history: '3d', lookback: '6h', horizon: '2d' },
-    log: { level: 'debug' },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      service: { base_url: emu.url, api_key_file: keyFile },
+      warehouse: { path: join(dir, 'unused.duckdb'), lock_wait: '5s' },
+      sink: 'parquet',
+      lake,
+      sync: { concurrency: 2, initial_history: '3d', lookback: '6h', horizon: '2d' },
+      log: { level: 'debug' },
+    }),
+  );
   return file;
 }
 
 /** Runs a shard in a child process; with `killAfterSites`, SIGKILLs it once that many sites have synced. */
-function shard(configFile: string, spec: string, killAfterSites?: number): Promise<{ code: number | null; signal: string | null; landed: number }> {
+function shard(
+  configFile: string,
+  spec: string,
+  killAfterSites?: number,
+): Promise<{ code: number | null; signal: string | null; landed: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'lake-child.ts'), configFile, String(NOW), spec], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join('test', 'lake-child.ts'), configFile, String(NOW), spec],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let landed = 0;
     createInterface({ input: child.stderr }).on('line', (line) => {
       if (line.includes('"msg":"site synced"')) landed += 1;
@@ -76,10 +87,17 @@ describe('shard processes writing one lake', () => {
     expect((await runSync(single)).status).toBe('ok');
     const expected = await tableHashes(single.warehouse.path, TABLES);
 
-    const runs = await Promise.all(['0/4', '1/4', '2/4', '3/4'].map((spec) => shard(configFile, spec, spec === '1/4' ? 1 : undefined)));
+    const runs = await Promise.all(
+      ['0/4', '1/4', '2/4', '3/4'].map((spec) => shard(configFile, spec, spec === '1/4' ? 1 : undefined)),
+    );
     expect(runs.map((r) => r.code)).toEqual([0, null, 0, 0]);
     expect(runs[1].signal).toBe('SIGKILL');
-    expect(readManifests(lake).filter((e) => e.kind === 'sync').map((e) => e.shard).sort()).toEqual(['0/4', '2/4', '3/4']);
+    expect(
+      readManifests(lake)
+        .filter((e) => e.kind === 'sync')
+        .map((e) => e.shard)
+        .sort(),
+    ).toEqual(['0/4', '2/4', '3/4']);
 
     // What a shard killed between moving its files into place and writing its manifest leaves.
     const [committed] = committedFiles(lake).get('forecasts') ?? [];

@@ -17,12 +17,19 @@ describe('shard hashing', () => {
 
   it('puts every site in exactly one shard, about evenly', () => {
     const shards = [0, 1, 2, 3].map((index) => inShard(ids, { index, count: 4 }));
-    expect(shards.flat().map((s) => s.site_id).sort()).toEqual(ids.map((s) => s.site_id).sort());
+    expect(
+      shards
+        .flat()
+        .map((s) => s.site_id)
+        .sort(),
+    ).toEqual(ids.map((s) => s.site_id).sort());
     for (const shard of shards) expect(shard.length).toBeGreaterThan(400);
   });
 
   it('keeps the assignment of these ids (a change would reshuffle every lake)', () => {
-    expect(['site-0', 'site-1', 'site-2', 'site-3', 'site-4', 'site-5'].map((id) => shardOf(id, 4))).toMatchInlineSnapshot(`
+    expect(
+      ['site-0', 'site-1', 'site-2', 'site-3', 'site-4', 'site-5'].map((id) => shardOf(id, 4)),
+    ).toMatchInlineSnapshot(`
       [
         0,
         1,
@@ -54,7 +61,9 @@ describe('shard settings', () => {
     expect(() => parseShard('4/4', '--shard')).toThrow(/--shard: shard index 4 is not below the number of shards 4/);
     expect(() => parseShard('x', '--shard')).toThrow(/--shard: not a shard: "x"/);
     expect(() => shardFromEnv({ JOB_COMPLETION_INDEX: '1' })).toThrow(/EFSYNC_SHARDS is not/);
-    expect(() => shardFromEnv({ JOB_COMPLETION_INDEX: '4', EFSYNC_SHARDS: '4' })).toThrow(/JOB_COMPLETION_INDEX\/EFSYNC_SHARDS/);
+    expect(() => shardFromEnv({ JOB_COMPLETION_INDEX: '4', EFSYNC_SHARDS: '4' })).toThrow(
+      /JOB_COMPLETION_INDEX\/EFSYNC_SHARDS/,
+    );
   });
 });
 
@@ -74,7 +83,10 @@ describe('a sharded sync', () => {
       const config = testConfig({ dir, url: emu.url, db: `${dir}/shard-${index}.duckdb` });
       const result = await runSync(config, { shard: { index, count: 2 }, only: ['sites', 'actuals'] });
       expect(result.status).toBe('ok');
-      const sites = await query<{ site_id: string }>(config.warehouse.path, 'SELECT DISTINCT site_id FROM actuals UNION SELECT site_id FROM sites');
+      const sites = await query<{ site_id: string }>(
+        config.warehouse.path,
+        'SELECT DISTINCT site_id FROM actuals UNION SELECT site_id FROM sites',
+      );
       for (const { site_id } of sites) expect(shardOf(site_id, 2)).toBe(index);
       seen.push(...sites.map((s) => s.site_id));
     }

@@ -44,7 +44,11 @@ describe('a sharded sync into the lake', () => {
     const single = testConfig({ dir, url: emu.url, db: join(dir, 'single.duckdb') });
     const config = lakeConfig(dir, lake);
 
-    for (const [step, count] of [[0, 4], [3, 4], [7, 3]] as const) {
+    for (const [step, count] of [
+      [0, 4],
+      [3, 4],
+      [7, 3],
+    ] as const) {
       clock = NOW + step * HOUR;
       expect((await runSync(single, {}, clock)).status).toBe('ok');
       await shardRun(config, count, clock);

@@ -30,19 +30,34 @@ describe.each(EMULATOR_PROFILES)('against the %s profile', (profile: EmulatorPro
     const run = await runSync(config);
     expect(run.failures).toEqual([]);
     expect(run.exitCode).toBe(0);
-    const tables = ['sites', 'site_assets', 'site_capacity', 'models', 'model_settings_history', 'forecasts', 'model_outputs', 'actuals'];
-    const rows = await query<{ name: string; n: bigint }>(config.warehouse.path,
-      tables.map((t) => `SELECT '${t}' AS name, count(*) AS n FROM ${t}`).join(' UNION ALL '));
+    const tables = [
+      'sites',
+      'site_assets',
+      'site_capacity',
+      'models',
+      'model_settings_history',
+      'forecasts',
+      'model_outputs',
+      'actuals',
+    ];
+    const rows = await query<{ name: string; n: bigint }>(
+      config.warehouse.path,
+      tables.map((t) => `SELECT '${t}' AS name, count(*) AS n FROM ${t}`).join(' UNION ALL '),
+    );
     for (const row of rows) expect(Number(row.n), row.name).toBeGreaterThan(0);
     // Training states carry a state and a time only in the rich profile; the docs' `[{}]` has neither.
     const [states] = await query<{ n: bigint }>(config.warehouse.path, 'SELECT count(*) AS n FROM model_states');
     expect(Number(states.n) > 0).toBe(profile === 'rich');
-    const [capacity] = await query<{ n: bigint }>(config.warehouse.path, 'SELECT count(*) AS n FROM forecasts WHERE capacity IS NOT NULL');
+    const [capacity] = await query<{ n: bigint }>(
+      config.warehouse.path,
+      'SELECT count(*) AS n FROM forecasts WHERE capacity IS NOT NULL',
+    );
     expect(Number(capacity.n) > 0).toBe(profile === 'rich');
   });
 
   it('answers with the documented fields (docs: exactly them; rich: capacity columns on top)', async () => {
-    const get = async (path: string) => (await fetch(`${emu.url}/platform/v2${path}`, { headers: { authorization: API_KEY } })).json() as Promise<any>;
+    const get = async (path: string) =>
+      (await fetch(`${emu.url}/platform/v2${path}`, { headers: { authorization: API_KEY } })).json() as Promise<any>;
     const [site] = await get('/sites');
     expect(Object.keys(site).sort()).toEqual([...SITE_RESPONSE_FIELDS].sort());
     const [model] = await get(`/sites/${site.site_id}/models`);
@@ -66,8 +81,10 @@ describe.each(EMULATOR_PROFILES)('against the %s profile', (profile: EmulatorPro
       const site = (await client.listSites()).find((s) => s.type === 'solar')!;
       const folder = join(dir, 'capacity');
       mkdirSync(folder, { recursive: true });
-      writeFileSync(join(folder, 'site.yaml'),
-        `site: ${site.site_id}\nunit: kW\npoints:\n  - valid_time: 2026-11-20T00:00Z\n    value: 100\n`);
+      writeFileSync(
+        join(folder, 'site.yaml'),
+        `site: ${site.site_id}\nunit: kW\npoints:\n  - valid_time: 2026-11-20T00:00Z\n    value: 100\n`,
+      );
       const base = testConfig({ dir, url: emu.url });
       const config = { ...base, capacity: { ...base.capacity, dir: folder, max_over_nameplate_pct: 1000 } };
       const plan = await planCapacity(folder, client, null, 1000);
@@ -86,8 +103,10 @@ describe.each(EMULATOR_PROFILES)('against the %s profile', (profile: EmulatorPro
     const config = testConfig({ dir, url: emu.url });
     const scored = await runJob(accuracyJob, { config, log: createLogger({ level: 'silent' }), now: () => NOW });
     expect(scored.exitCode).toBe(0);
-    const [total] = await query<{ n: number }>(config.warehouse.path,
-      "SELECT max(value) AS n FROM accuracy_latest WHERE group_name = 'total' AND subject = 'forecast' AND metric = 'n'");
+    const [total] = await query<{ n: number }>(
+      config.warehouse.path,
+      "SELECT max(value) AS n FROM accuracy_latest WHERE group_name = 'total' AND subject = 'forecast' AND metric = 'n'",
+    );
     expect(total.n).toBeGreaterThan(0);
   });
 });

@@ -17,7 +17,9 @@ describe('efsync run', () => {
   it('exits 2 for an unknown job, listing the jobs', async () => {
     const { code, stderr } = await efsync('run', 'nigthly');
     expect(code).toBe(EXIT.usage);
-    expect(stderr).toMatch(/unknown job "nigthly"; the jobs are: accuracy, nightly, push-capacity, sync, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/);
+    expect(stderr).toMatch(
+      /unknown job "nigthly"; the jobs are: accuracy, nightly, push-capacity, sync, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/,
+    );
   });
 
   it('exits 2 for a bad option or a bad option value', async () => {
@@ -43,7 +45,10 @@ describe('efsync run', () => {
   it('exits 2 when a service is configured but no API key is given, and records the run', async () => {
     const config = tempConfig();
     const { code, stdout } = await startChild([...CLI, 'run', 'nightly', '--db', config.warehouse.path], {
-      EFSYNC_LOG_LEVEL: 'fatal', EFSYNC_BASE_URL: 'http://127.0.0.1:9', EFSYNC_API_KEY: '', EFSYNC_API_KEY_FILE: '',
+      EFSYNC_LOG_LEVEL: 'fatal',
+      EFSYNC_BASE_URL: 'http://127.0.0.1:9',
+      EFSYNC_API_KEY: '',
+      EFSYNC_API_KEY_FILE: '',
     }).exit;
     expect(code).toBe(EXIT.usage);
     expect(stdout).toContain('error: no API key for http://127.0.0.1:9: set EFSYNC_API_KEY');
@@ -56,7 +61,9 @@ describe('efsync run', () => {
     try {
       const { code, stdout } = await efsync('run', 'sync-sites', '--db', config.warehouse.path, '--wait', '0');
       expect(code).toBe(EXIT.busy);
-      expect(stdout).toMatch(new RegExp(`not run: warehouse .* is being written by efsync nightly \\(run N-1, pid ${process.pid} on host`));
+      expect(stdout).toMatch(
+        new RegExp(`not run: warehouse .* is being written by efsync nightly \\(run N-1, pid ${process.pid} on host`),
+      );
     } finally {
       await holder.close();
     }
@@ -84,6 +91,8 @@ describe('efsync config', () => {
     const { code, stdout } = await efsync('config', 'schema');
     expect(code).toBe(EXIT.ok);
     expect(JSON.parse(stdout)).toEqual(JSON.parse(readFileSync('config/efsync.schema.json', 'utf8')));
-    expect(readFileSync('config/efsync.yaml', 'utf8').split('\n')[0]).toBe('# yaml-language-server: $schema=./efsync.schema.json');
+    expect(readFileSync('config/efsync.yaml', 'utf8').split('\n')[0]).toBe(
+      '# yaml-language-server: $schema=./efsync.schema.json',
+    );
   });
 });

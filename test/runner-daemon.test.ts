@@ -20,16 +20,20 @@ function printer() {
       lines.push(line);
       for (const [pattern, resolve] of waiters) if (pattern.test(line)) resolve();
     },
-    until: (pattern: RegExp) => new Promise<void>((resolve) => {
-      if (lines.some((l) => pattern.test(l))) resolve();
-      else waiters.push([pattern, resolve]);
-    }),
+    until: (pattern: RegExp) =>
+      new Promise<void>((resolve) => {
+        if (lines.some((l) => pattern.test(l))) resolve();
+        else waiters.push([pattern, resolve]);
+      }),
   };
 }
 
 describe('efsync schedule (runDaemon)', () => {
   it('fires the nightly when node-cron reaches its slot, then stops on the signal', async () => {
-    vi.useFakeTimers({ now: new Date('2026-11-20T01:59:50Z'), toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    vi.useFakeTimers({
+      now: new Date('2026-11-20T01:59:50Z'),
+      toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
+    });
     const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
     const registry = new JobRegistry().add(tableJob('nightly'));
     const out = printer();
@@ -43,38 +47,81 @@ describe('efsync schedule (runDaemon)', () => {
     await daemon;
     expect(out.lines[0]).toBe('efsync schedule: 1 job(s), time zone UTC, catch-up once');
     expect(out.lines.at(-1)).toBe('efsync schedule: stopped (SIGTERM)');
-    expect(ledgerLines(await publishedRuns(config))).toEqual([['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'ok']]);
+    expect(ledgerLines(await publishedRuns(config))).toEqual([
+      ['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'ok'],
+    ]);
   });
 
   it('a stop during a run records it as interrupted and ends the daemon', async () => {
     const config = tempConfig({ schedule: { jobs: { slow: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
-    await runJob(tableJob('slow'), { config, log: quietLog, now: () => yesterday, trigger: 'schedule', scheduledFor: yesterday });
+    await runJob(tableJob('slow'), {
+      config,
+      log: quietLog,
+      now: () => yesterday,
+      trigger: 'schedule',
+      scheduledFor: yesterday,
+    });
     const stop = new AbortController();
     const registry = new JobRegistry().add(waitingJob('slow', () => stop.abort(new Error('SIGTERM'))));
     const out = printer();
     // The ledger says slow last ran for yesterday's slot: the daemon catches up today's at start,
     // and the stop arrives while that run is going.
-    await runDaemon({ config, registry, log: quietLog, signal: stop.signal, print: out.print, clock: () => Date.UTC(2026, 10, 20, 9) });
+    await runDaemon({
+      config,
+      registry,
+      log: quietLog,
+      signal: stop.signal,
+      print: out.print,
+      clock: () => Date.UTC(2026, 10, 20, 9),
+    });
     expect(out.lines).toContain('efsync schedule: stopped (SIGTERM)');
-    expect(ledgerLines(await publishedRuns(config)).at(-1)).toEqual(['slow', 'catch-up', '2026-11-20T02:00:00.000Z', 1, 'interrupted']);
+    expect(ledgerLines(await publishedRuns(config)).at(-1)).toEqual([
+      'slow',
+      'catch-up',
+      '2026-11-20T02:00:00.000Z',
+      1,
+      'interrupted',
+    ]);
   });
 
   it('at start, marks the run of a killed process crashed and catches its slot up', async () => {
     const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
     const today = Date.UTC(2026, 10, 20, 2);
-    await runJob(tableJob('nightly'), { config, log: quietLog, now: () => yesterday, trigger: 'schedule', scheduledFor: yesterday });
+    await runJob(tableJob('nightly'), {
+      config,
+      log: quietLog,
+      now: () => yesterday,
+      trigger: 'schedule',
+      scheduledFor: yesterday,
+    });
     // A process that died at 02:10 left its row `running` in the writer's file, never published.
     const crashed = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'CRASHED' } });
-    await insertRun(crashed, { runId: 'CRASHED', job: 'nightly', trigger: 'schedule', scheduledFor: today, attempt: 1,
-      startedAt: today, status: 'running', errorSummary: null, host: THIS_PROCESS.host, pid: 999_999 });
+    await insertRun(crashed, {
+      runId: 'CRASHED',
+      job: 'nightly',
+      trigger: 'schedule',
+      scheduledFor: today,
+      attempt: 1,
+      startedAt: today,
+      status: 'running',
+      errorSummary: null,
+      host: THIS_PROCESS.host,
+      pid: 999_999,
+    });
     await crashed.close();
 
     const stop = new AbortController();
     const out = printer();
-    const daemon = runDaemon({ config, registry: new JobRegistry().add(tableJob('nightly')), log: quietLog, signal: stop.signal,
-      print: out.print, clock: () => Date.UTC(2026, 10, 20, 9) });
+    const daemon = runDaemon({
+      config,
+      registry: new JobRegistry().add(tableJob('nightly')),
+      log: quietLog,
+      signal: stop.signal,
+      print: out.print,
+      clock: () => Date.UTC(2026, 10, 20, 9),
+    });
     await out.until(/nightly \(catch-up 2026-11-20T02:00:00Z\): ok/);
     stop.abort(new Error('SIGTERM'));
     await daemon;

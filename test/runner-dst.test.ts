@@ -5,7 +5,14 @@ import cron from 'node-cron';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextSlots } from '../src/runner/slots.js';
 import { formatInZone } from '../src/time.js';
-import { ledgerLines, manualClock, publishedRuns, tableJob, tempConfig, testScheduler } from './fixtures/runner-setup.js';
+import {
+  ledgerLines,
+  manualClock,
+  publishedRuns,
+  tableJob,
+  tempConfig,
+  testScheduler,
+} from './fixtures/runner-setup.js';
 
 const TZ = 'Europe/Stockholm';
 const NIGHTLY = '30 2 * * *';
@@ -33,10 +40,14 @@ describe('slots across a DST change', () => {
 
   it('a half-hourly schedule runs each wall time once: the gap collapses to 03:00, the repeated hour runs once', () => {
     expect(local(nextSlots('*/30 * * * *', TZ, Date.UTC(2026, 2, 29, 0, 15), Date.UTC(2026, 2, 29, 1, 45)))).toEqual([
-      '2026-03-29T01:30:00+01:00', '2026-03-29T03:00:00+02:00', '2026-03-29T03:30:00+02:00',
+      '2026-03-29T01:30:00+01:00',
+      '2026-03-29T03:00:00+02:00',
+      '2026-03-29T03:30:00+02:00',
     ]);
     expect(local(nextSlots('*/30 * * * *', TZ, Date.UTC(2026, 9, 24, 23, 45), Date.UTC(2026, 9, 25, 2, 15)))).toEqual([
-      '2026-10-25T02:00:00+02:00', '2026-10-25T02:30:00+02:00', '2026-10-25T03:00:00+01:00',
+      '2026-10-25T02:00:00+02:00',
+      '2026-10-25T02:30:00+02:00',
+      '2026-10-25T03:00:00+01:00',
     ]);
   });
 });
@@ -96,7 +107,12 @@ describe('the daemon ticking every minute through the DST nights', () => {
       await scheduler.idle();
       results.push(...scheduler.results.map((r) => [r.status, r.error]));
     }
-    expect(results).toEqual([['ok', null], ['skipped', expect.stringMatching(/^slot 2026-10-25T00:30:00.000Z already run/)]]);
-    expect(ledgerLines(await publishedRuns(config))).toEqual([['nightly', 'schedule', '2026-10-25T00:30:00.000Z', 1, 'ok']]);
+    expect(results).toEqual([
+      ['ok', null],
+      ['skipped', expect.stringMatching(/^slot 2026-10-25T00:30:00.000Z already run/)],
+    ]);
+    expect(ledgerLines(await publishedRuns(config))).toEqual([
+      ['nightly', 'schedule', '2026-10-25T00:30:00.000Z', 1, 'ok'],
+    ]);
   });
 });

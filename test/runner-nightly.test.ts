@@ -11,7 +11,9 @@ import { publishedAll, publishedRuns, quietLog, tempConfig } from './fixtures/ru
 
 function step(name: string, outcome: Partial<JobOutcome>, order: string[]) {
   return defineJob({
-    name, description: '', schedule: null,
+    name,
+    description: '',
+    schedule: null,
     run: async () => {
       order.push(name);
       return { status: 'ok', rows: { t: 1 }, failures: [], ...outcome };
@@ -27,7 +29,9 @@ describe('runChain', () => {
     const order: string[] = [];
     const failures = [{ siteId: 's2', resource: 'actuals', reason: 'malformed response' }];
     const registry = new JobRegistry()
-      .add(step('a', {}, order)).add(step('b', { status: 'partial', failures }, order)).add(step('c', {}, order));
+      .add(step('a', {}, order))
+      .add(step('b', { status: 'partial', failures }, order))
+      .add(step('c', {}, order));
     const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
     expect(order).toEqual(['a', 'b', 'c']);
     expect(result).toMatchObject({ status: 'partial', exitCode: 1, rows: { t: 3 }, failures });
@@ -36,8 +40,19 @@ describe('runChain', () => {
 
   it('stops at a step that fails as a whole, or throws, naming the steps not run', async () => {
     const order: string[] = [];
-    const boom = defineJob({ name: 'b', description: '', schedule: null, run: async () => { order.push('b'); throw new Error('service unreachable'); } });
-    const registry = new JobRegistry().add(step('a', {}, order)).add(boom).add(step('c', {}, order));
+    const boom = defineJob({
+      name: 'b',
+      description: '',
+      schedule: null,
+      run: async () => {
+        order.push('b');
+        throw new Error('service unreachable');
+      },
+    });
+    const registry = new JobRegistry()
+      .add(step('a', {}, order))
+      .add(boom)
+      .add(step('c', {}, order));
     const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
     expect(order).toEqual(['a', 'b']);
     expect(result).toMatchObject({ status: 'failed', exitCode: 4, error: 'b: service unreachable' });
@@ -58,14 +73,32 @@ describe('jobs/', () => {
     const registry = await loadJobs();
     expect([...registry.broken.keys()]).toEqual([]);
     expect(registry.names()).toEqual([
-      'accuracy', 'nightly', 'push-capacity', 'sync', 'sync-actuals', 'sync-forecasts', 'sync-models', 'sync-outputs', 'sync-sites',
+      'accuracy',
+      'nightly',
+      'push-capacity',
+      'sync',
+      'sync-actuals',
+      'sync-forecasts',
+      'sync-models',
+      'sync-outputs',
+      'sync-sites',
     ]);
-    expect(NIGHTLY_STEPS).toEqual(['sync-sites', 'sync-models', 'sync-forecasts', 'sync-outputs', 'sync-actuals', 'accuracy']);
+    expect(NIGHTLY_STEPS).toEqual([
+      'sync-sites',
+      'sync-models',
+      'sync-forecasts',
+      'sync-outputs',
+      'sync-actuals',
+      'accuracy',
+    ]);
   });
 
   it('the nightly chain syncs the embedded emulator and scores it, in one run', async () => {
     const base = tempConfig({ emulator: { sites: 3, seed: 7 } });
-    const config = { ...base, accuracy: { ...base.accuracy, report: join(dirname(base.warehouse.path), 'report.html') } };
+    const config = {
+      ...base,
+      accuracy: { ...base.accuracy, report: join(dirname(base.warehouse.path), 'report.html') },
+    };
     const registry = await loadJobs();
     const result = await runJob(registry.get('nightly'), { config, log: quietLog });
     expect(result.status).toBe('ok');
@@ -76,7 +109,9 @@ describe('jobs/', () => {
     const [run] = await publishedRuns(config);
     expect(run).toMatchObject({ job: 'nightly', status: 'ok', rowsWritten: result.rows });
     const [counts] = await publishedAll<{ sites: number; actuals: number }>(
-      config, 'SELECT (SELECT count(*) FROM sites)::INTEGER AS sites, (SELECT count(*) FROM actuals)::INTEGER AS actuals');
+      config,
+      'SELECT (SELECT count(*) FROM sites)::INTEGER AS sites, (SELECT count(*) FROM actuals)::INTEGER AS actuals',
+    );
     expect(counts).toEqual({ sites: 3, actuals: result.rows.actuals });
   });
 });

@@ -13,7 +13,12 @@ describe('two writers', () => {
 
     const impatient = await startChild([...SLOW_RUN, config.warehouse.path, '1', '0']).exit;
     expect(impatient.code).toBe(EXIT.busy);
-    expect(impatient.stdout).toMatch(new RegExp(`^busy: warehouse .* is being written by efsync slow-sync \\(run \\S+, pid ${first.process.pid} on host .*\\)`, 'm'));
+    expect(impatient.stdout).toMatch(
+      new RegExp(
+        `^busy: warehouse .* is being written by efsync slow-sync \\(run \\S+, pid ${first.process.pid} on host .*\\)`,
+        'm',
+      ),
+    );
 
     const patient = startChild([...SLOW_RUN, config.warehouse.path, '2', '120000']);
     const [a, b] = await Promise.all([first.exit, patient.exit]);

@@ -19,17 +19,34 @@ describe('runJob', () => {
     expect(result).toMatchObject({ status: 'ok', exitCode: EXIT.ok, rows: { test_marks: 1 }, error: null });
     const [run] = await publishedRuns(config);
     expect(run).toMatchObject({
-      runId: result.runId, job: 'mark', trigger: 'manual', status: 'ok', attempt: 1,
-      startedAt: NOW, endedAt: NOW, rowsWritten: { test_marks: 1 }, pid: process.pid,
+      runId: result.runId,
+      job: 'mark',
+      trigger: 'manual',
+      status: 'ok',
+      attempt: 1,
+      startedAt: NOW,
+      endedAt: NOW,
+      rowsWritten: { test_marks: 1 },
+      pid: process.pid,
     });
-    expect(await publishedAll(config, 'SELECT job, run_id FROM test_marks')).toEqual([{ job: 'mark', run_id: result.runId }]);
+    expect(await publishedAll(config, 'SELECT job, run_id FROM test_marks')).toEqual([
+      { job: 'mark', run_id: result.runId },
+    ]);
   });
 
   it('records a partial run with its failures per site and exits 1', async () => {
     const config = tempConfig();
     const failures = [{ siteId: 's2', resource: 'actuals', reason: 'HTTP 503 after 5 retries' }];
-    const result = await runJob(tableJob('mark', { status: 'partial', failures }), { config, log: quietLog, now: clock });
-    expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial, error: 's2 actuals: HTTP 503 after 5 retries' });
+    const result = await runJob(tableJob('mark', { status: 'partial', failures }), {
+      config,
+      log: quietLog,
+      now: clock,
+    });
+    expect(result).toMatchObject({
+      status: 'partial',
+      exitCode: EXIT.partial,
+      error: 's2 actuals: HTTP 503 after 5 retries',
+    });
     expect(await publishedAll(config, 'SELECT run_id, site_id, resource, error FROM run_failures')).toEqual([
       { run_id: result.runId, site_id: 's2', resource: 'actuals', error: 'HTTP 503 after 5 retries' },
     ]);
@@ -37,11 +54,28 @@ describe('runJob', () => {
 
   it('records a job that throws as failed (exit 4), a usage error exits 2', async () => {
     const config = tempConfig();
-    const broken = defineJob({ name: 'broken', description: '', schedule: null, run: async () => { throw new Error('service unreachable'); } });
+    const broken = defineJob({
+      name: 'broken',
+      description: '',
+      schedule: null,
+      run: async () => {
+        throw new Error('service unreachable');
+      },
+    });
     const failed = await runJob(broken, { config, log: quietLog, now: () => NOW - 1000 });
     expect(failed).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'service unreachable' });
-    const misused = defineJob({ name: 'misused', description: '', schedule: null, run: async () => { throw new UsageError('unknown site: nope'); } });
-    expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({ status: 'failed', exitCode: EXIT.usage });
+    const misused = defineJob({
+      name: 'misused',
+      description: '',
+      schedule: null,
+      run: async () => {
+        throw new UsageError('unknown site: nope');
+      },
+    });
+    expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({
+      status: 'failed',
+      exitCode: EXIT.usage,
+    });
     expect((await publishedRuns(config)).map((r) => [r.job, r.status, r.errorSummary])).toEqual([
       ['broken', 'failed', 'service unreachable'],
       ['misused', 'failed', 'unknown site: nope'],
@@ -51,11 +85,20 @@ describe('runJob', () => {
   it('records an aborted run as interrupted (exit 5)', async () => {
     const config = tempConfig();
     const controller = new AbortController();
-    const result = await runJob(waitingJob('slow', () => controller.abort(new Error('SIGTERM'))), {
-      config, log: quietLog, now: clock, signal: controller.signal,
-    });
+    const result = await runJob(
+      waitingJob('slow', () => controller.abort(new Error('SIGTERM'))),
+      {
+        config,
+        log: quietLog,
+        now: clock,
+        signal: controller.signal,
+      },
+    );
     expect(result).toMatchObject({ status: 'interrupted', exitCode: EXIT.interrupted, error: 'interrupted (SIGTERM)' });
-    expect((await publishedRuns(config))[0]).toMatchObject({ status: 'interrupted', errorSummary: 'interrupted (SIGTERM)' });
+    expect((await publishedRuns(config))[0]).toMatchObject({
+      status: 'interrupted',
+      errorSummary: 'interrupted (SIGTERM)',
+    });
   });
 
   it('records a run over its timeout as failed', async () => {
@@ -66,16 +109,24 @@ describe('runJob', () => {
 
   it('returns busy (exit 3) naming the holder while another writer holds the warehouse', async () => {
     const config = tempConfig();
-    const holder = await Warehouse.open({ path: config.warehouse.path, lockWaitMs: 0, holder: { job: 'nightly', runId: 'R-1' } });
+    const holder = await Warehouse.open({
+      path: config.warehouse.path,
+      lockWaitMs: 0,
+      holder: { job: 'nightly', runId: 'R-1' },
+    });
     try {
       const lines: string[] = [];
       const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
       const result = await runJob(tableJob('mark'), { config, log, now: clock, lockWaitMs: 300 });
       expect(result.status).toBe('busy');
       // While it waited it said whom for, once.
-      const waiting = lines.map((line) => JSON.parse(line) as { msg: string }).filter((l) => l.msg.startsWith('waiting for the warehouse'));
+      const waiting = lines
+        .map((line) => JSON.parse(line) as { msg: string })
+        .filter((l) => l.msg.startsWith('waiting for the warehouse'));
       expect(waiting).toHaveLength(1);
-      expect(waiting[0].msg).toMatch(/^waiting for the warehouse: efsync nightly \(run R-1, pid \d+ on host .+\) since /);
+      expect(waiting[0].msg).toMatch(
+        /^waiting for the warehouse: efsync nightly \(run R-1, pid \d+ on host .+\) since /,
+      );
       expect(result.exitCode).toBe(EXIT.busy);
       expect(result.error).toContain('nightly (run R-1, pid');
     } finally {
@@ -86,8 +137,18 @@ describe('runJob', () => {
   it('marks a run left running by a killed process as crashed', async () => {
     const config = tempConfig();
     const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
-    await insertRun(wh, { runId: 'C', job: 'nightly', trigger: 'schedule', scheduledFor: NOW - 86_400_000, attempt: 1,
-      startedAt: NOW - 86_400_000, status: 'running', errorSummary: null, host: THIS_PROCESS.host, pid: 999_999 });
+    await insertRun(wh, {
+      runId: 'C',
+      job: 'nightly',
+      trigger: 'schedule',
+      scheduledFor: NOW - 86_400_000,
+      attempt: 1,
+      startedAt: NOW - 86_400_000,
+      status: 'running',
+      errorSummary: null,
+      host: THIS_PROCESS.host,
+      pid: 999_999,
+    });
     await wh.publish();
     await wh.close();
     await runJob(tableJob('mark'), { config, log: quietLog, now: clock });

@@ -3,7 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { defineJob, type JobOutcome } from '../src/runner/job.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
-import { ledgerLines, manualClock, publishedRuns, tableJob, tempConfig, testScheduler } from './fixtures/runner-setup.js';
+import {
+  ledgerLines,
+  manualClock,
+  publishedRuns,
+  tableJob,
+  tempConfig,
+  testScheduler,
+} from './fixtures/runner-setup.js';
 
 const MINUTE = 60_000;
 const AT_0159 = Date.UTC(2026, 10, 20, 1, 59, 0);
@@ -25,7 +32,9 @@ describe('Scheduler', () => {
     clock.set(AT_0200 + MINUTE);
     scheduler.tick();
     await scheduler.idle();
-    expect(ledgerLines(await publishedRuns(config))).toEqual([['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'ok']]);
+    expect(ledgerLines(await publishedRuns(config))).toEqual([
+      ['nightly', 'schedule', '2026-11-20T02:00:00.000Z', 1, 'ok'],
+    ]);
   });
 
   it('never overlaps a job with itself: a slot due while it runs is recorded as skipped', async () => {
@@ -35,7 +44,9 @@ describe('Scheduler', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let runs = 0;
     const slow = defineJob({
-      name: 'slow', description: '', schedule: null,
+      name: 'slow',
+      description: '',
+      schedule: null,
       run: async (): Promise<JobOutcome> => {
         runs += 1;
         if (runs === 1) await gate;
@@ -67,8 +78,18 @@ describe('Scheduler', () => {
   it('retries a failed run after the backoff, doubling, up to `retries` times', async () => {
     const config = tempConfig();
     const clock = manualClock(AT_0159);
-    const failing = defineJob({ name: 'flaky', description: '', schedule: null, run: async () => { throw new Error('service down'); } });
-    const scheduler = testScheduler(config, [failing], [{ name: 'flaky', expr: '0 2 * * *' }], clock.now, { retries: 2, retryBackoffMs: 5 * MINUTE });
+    const failing = defineJob({
+      name: 'flaky',
+      description: '',
+      schedule: null,
+      run: async () => {
+        throw new Error('service down');
+      },
+    });
+    const scheduler = testScheduler(config, [failing], [{ name: 'flaky', expr: '0 2 * * *' }], clock.now, {
+      retries: 2,
+      retryBackoffMs: 5 * MINUTE,
+    });
     scheduler.start(new Map());
     const tickAt = async (ms: number) => {
       clock.set(ms);
@@ -125,6 +146,8 @@ describe('Scheduler', () => {
     clock.set(AT_0200 + 3 * 60 * MINUTE + 30_000); // no tick from 01:59 to 05:00:30
     scheduler.tick();
     await scheduler.idle();
-    expect(ledgerLines(await publishedRuns(config))).toEqual([['hourly', 'schedule', '2026-11-20T05:00:00.000Z', 1, 'ok']]);
+    expect(ledgerLines(await publishedRuns(config))).toEqual([
+      ['hourly', 'schedule', '2026-11-20T05:00:00.000Z', 1, 'ok'],
+    ]);
   });
 });

@@ -21,7 +21,10 @@ describe('stopping a run', () => {
 
     const [run] = await publishedRuns(config);
     expect(run).toMatchObject({ job: 'slow-sync', status: 'interrupted', errorSummary: 'interrupted (SIGTERM)' });
-    const perSite = await publishedAll<{ site: number; n: number }>(config, 'SELECT site, count(*)::INTEGER AS n FROM slow_rows GROUP BY site ORDER BY site');
+    const perSite = await publishedAll<{ site: number; n: number }>(
+      config,
+      'SELECT site, count(*)::INTEGER AS n FROM slow_rows GROUP BY site ORDER BY site',
+    );
     expect(perSite.length).toBeGreaterThanOrEqual(3);
     expect(perSite.length).toBeLessThan(1000);
     expect(perSite.every((s) => s.n === 50)).toBe(true);
@@ -36,9 +39,11 @@ describe('stopping a run', () => {
     const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
     await child.line(/^site 1 done/);
     // The second signal once the first is handled (signals sent together arrive as one).
-    const stopping = new Promise((resolve) => child.process.stderr?.on('data', (chunk: string) => {
-      if (chunk.includes('stopping after the site in flight')) resolve(undefined);
-    }));
+    const stopping = new Promise((resolve) =>
+      child.process.stderr?.on('data', (chunk: string) => {
+        if (chunk.includes('stopping after the site in flight')) resolve(undefined);
+      }),
+    );
     child.process.kill('SIGTERM');
     await stopping;
     child.process.kill('SIGTERM');
@@ -49,8 +54,14 @@ describe('stopping a run', () => {
     // The next run publishes what the stopped one recorded: interrupted, not left running or crashed.
     expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
     const stopped = (await publishedRuns(config)).find((r) => r.job === 'slow-sync');
-    expect(stopped).toMatchObject({ status: 'interrupted', errorSummary: 'interrupted (second signal): the site in flight rolled back' });
-    const perSite = await publishedAll<{ n: number }>(config, 'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site');
+    expect(stopped).toMatchObject({
+      status: 'interrupted',
+      errorSummary: 'interrupted (second signal): the site in flight rolled back',
+    });
+    const perSite = await publishedAll<{ n: number }>(
+      config,
+      'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site',
+    );
     expect(perSite.every((s) => s.n === 50)).toBe(true);
   });
 
@@ -71,7 +82,10 @@ describe('stopping a run', () => {
     expect(crashed).toMatchObject({ status: 'crashed', pid: child.process.pid });
     expect(crashed?.errorSummary).toContain(`pid ${child.process.pid}) ended without recording an outcome`);
     // Sites committed before the kill are there, each whole; the one in flight rolled back.
-    const perSite = await publishedAll<{ n: number }>(config, 'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site');
+    const perSite = await publishedAll<{ n: number }>(
+      config,
+      'SELECT count(*)::INTEGER AS n FROM slow_rows GROUP BY site',
+    );
     expect(perSite.every((s) => s.n === 50)).toBe(true);
     expect((await collectStatus(config, registry)).writing).toBeNull();
   });

@@ -29,22 +29,35 @@ describe('nextSlot', () => {
 describe('nextSlots and lastSlots', () => {
   it('the slots in (from, to], in order', () => {
     expect(iso(nextSlots('*/20 * * * *', 'UTC', Date.UTC(2026, 10, 21, 5), Date.UTC(2026, 10, 21, 6)))).toEqual([
-      '2026-11-21T05:20:00Z', '2026-11-21T05:40:00Z', '2026-11-21T06:00:00Z',
+      '2026-11-21T05:20:00Z',
+      '2026-11-21T05:40:00Z',
+      '2026-11-21T06:00:00Z',
     ]);
   });
 
   it('the newest slots of a long window, oldest first, for frequent and rare schedules', () => {
     const year = 366 * 86_400_000;
     expect(iso(lastSlots('* * * * *', 'UTC', T - year, T, 3))).toEqual([
-      '2026-11-21T05:42:00Z', '2026-11-21T05:43:00Z', '2026-11-21T05:44:00Z',
+      '2026-11-21T05:42:00Z',
+      '2026-11-21T05:43:00Z',
+      '2026-11-21T05:44:00Z',
     ]);
-    expect(iso(lastSlots('0 0 1 1 *', 'UTC', T - 3 * year, T, 2))).toEqual(['2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z']);
-    expect(iso(lastSlots('0 2 * * *', 'UTC', T - 2 * 86_400_000, T, 5))).toEqual(['2026-11-20T02:00:00Z', '2026-11-21T02:00:00Z']);
+    expect(iso(lastSlots('0 0 1 1 *', 'UTC', T - 3 * year, T, 2))).toEqual([
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+    ]);
+    expect(iso(lastSlots('0 2 * * *', 'UTC', T - 2 * 86_400_000, T, 5))).toEqual([
+      '2026-11-20T02:00:00Z',
+      '2026-11-21T02:00:00Z',
+    ]);
   });
 
   it('in a zone, wall-clock slots', () => {
-    expect(nextSlots('0 2 * * *', 'Asia/Kolkata', Date.UTC(2026, 10, 20), Date.UTC(2026, 10, 22)).map((ms) => formatInZone(ms, 'Asia/Kolkata')))
-      .toEqual(['2026-11-21T02:00:00+05:30', '2026-11-22T02:00:00+05:30']);
+    expect(
+      nextSlots('0 2 * * *', 'Asia/Kolkata', Date.UTC(2026, 10, 20), Date.UTC(2026, 10, 22)).map((ms) =>
+        formatInZone(ms, 'Asia/Kolkata'),
+      ),
+    ).toEqual(['2026-11-21T02:00:00+05:30', '2026-11-22T02:00:00+05:30']);
   });
 });
 
@@ -52,7 +65,9 @@ describe('cronProblem', () => {
   it('accepts five-field expressions and names what is wrong with others', () => {
     expect(cronProblem('0 2 * * *')).toBeNull();
     expect(cronProblem('*/30 * * * mon-fri')).toBeNull();
-    expect(cronProblem('0 2 * *')).toBe('"0 2 * *" has 4 fields; use five (minute hour day-of-month month day-of-week)');
+    expect(cronProblem('0 2 * *')).toBe(
+      '"0 2 * *" has 4 fields; use five (minute hour day-of-month month day-of-week)',
+    );
     expect(cronProblem('0 0 2 * * *')).toContain('has 6 fields');
     expect(cronProblem('0 25 * * *')).toContain('"0 25 * * *" is not a cron expression');
   });

@@ -34,19 +34,28 @@ describe('a sync aborted after its first site landed', () => {
         done();
       },
     });
-    const run = await runJob(syncJob, { config, now: () => NOW, signal: abort.signal, log: pino({ level: 'debug' }, sink) });
+    const run = await runJob(syncJob, {
+      config,
+      now: () => NOW,
+      signal: abort.signal,
+      log: pino({ level: 'debug' }, sink),
+    });
     expect(run.status).toBe('interrupted');
     expect(run.exitCode).toBe(5);
 
     const db = config.warehouse.path;
-    const synced = await query<{ site_id: string; resources: bigint }>(db,
-      'SELECT site_id, count(*) AS resources FROM sync_state GROUP BY site_id');
+    const synced = await query<{ site_id: string; resources: bigint }>(
+      db,
+      'SELECT site_id, count(*) AS resources FROM sync_state GROUP BY site_id',
+    );
     expect(synced.length).toBeGreaterThanOrEqual(1);
     expect(synced.length).toBeLessThan(SITES);
     // A site with a sync state has its data; a site without one has no series at all.
-    const orphans = await query<{ n: bigint }>(db,
+    const orphans = await query<{ n: bigint }>(
+      db,
       `SELECT count(*) AS n FROM (SELECT DISTINCT site_id FROM forecasts UNION SELECT DISTINCT site_id FROM actuals)
-        WHERE site_id NOT IN (SELECT site_id FROM sync_state)`);
+        WHERE site_id NOT IN (SELECT site_id FROM sync_state)`,
+    );
     expect(Number(orphans[0].n)).toBe(0);
 
     expect((await runSync(config)).status).toBe('ok');

@@ -51,15 +51,19 @@ describe('a backfill with --from/--to', () => {
     // vintage is the one issued on the day before, which the as_of at 00:00 of D returns.
     for (const site of sites) {
       for (const day of DAYS) {
-        const rows = await query<{ points: bigint; day_ahead: bigint }>(config.warehouse.path,
+        const rows = await query<{ points: bigint; day_ahead: bigint }>(
+          config.warehouse.path,
           `SELECT count(DISTINCT valid_time) AS points,
                   count(DISTINCT valid_time) FILTER (WHERE update_time >= make_timestamptz($4 * 1000)
                                                        AND update_time < make_timestamptz($2 * 1000)) AS day_ahead
              FROM forecasts
             WHERE site_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
-          [site.site_id, day, day + DAY, day - DAY]);
+          [site.site_id, day, day + DAY, day - DAY],
+        );
         expect(Number(rows[0].points)).toBeGreaterThanOrEqual(24);
-        expect(Number(rows[0].day_ahead), `site ${site.name}, day ${new Date(day).toISOString()}`).toBe(Number(rows[0].points));
+        expect(Number(rows[0].day_ahead), `site ${site.name}, day ${new Date(day).toISOString()}`).toBe(
+          Number(rows[0].points),
+        );
       }
     }
   });
@@ -67,15 +71,19 @@ describe('a backfill with --from/--to', () => {
   it('stores, for each model and day, a vintage issued the day before covering every valid time of the day', async () => {
     for (const model of await client.listSiteModels(sites[0].site_id)) {
       for (const day of DAYS) {
-        const stored = await query<{ points: bigint; day_ahead: bigint }>(config.warehouse.path,
+        const stored = await query<{ points: bigint; day_ahead: bigint }>(
+          config.warehouse.path,
           `SELECT count(DISTINCT valid_time) AS points,
                   count(DISTINCT valid_time) FILTER (WHERE as_of >= make_timestamptz($4 * 1000)
                                                        AND as_of < make_timestamptz($2 * 1000)) AS day_ahead
              FROM model_outputs
             WHERE model_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
-          [model.id, day, day + DAY, day - DAY]);
+          [model.id, day, day + DAY, day - DAY],
+        );
         expect(Number(stored[0].points)).toBeGreaterThanOrEqual(24);
-        expect(Number(stored[0].day_ahead), `${model.name}, day ${new Date(day).toISOString()}`).toBe(Number(stored[0].points));
+        expect(Number(stored[0].day_ahead), `${model.name}, day ${new Date(day).toISOString()}`).toBe(
+          Number(stored[0].points),
+        );
       }
     }
   });
@@ -84,9 +92,11 @@ describe('a backfill with --from/--to', () => {
     const site = sites[0];
     const served = await client.getSiteActuals(site.site_id, { start: FROM, end: TO });
     expect([served.valid_time[0], served.valid_time.at(-1)]).toEqual([FROM, TO]);
-    const stored = await query<{ n: bigint }>(config.warehouse.path,
+    const stored = await query<{ n: bigint }>(
+      config.warehouse.path,
       'SELECT count(*) AS n FROM actuals WHERE site_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time <= make_timestamptz($3 * 1000)',
-      [site.site_id, FROM, TO]);
+      [site.site_id, FROM, TO],
+    );
     expect(Number(stored[0].n)).toBe(served.valid_time.length);
   });
 });

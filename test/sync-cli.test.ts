@@ -29,7 +29,9 @@ afterAll(async () => {
 /** Runs the CLI asynchronously (the emulator in this process must keep answering). */
 function efsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/efsync.js', ...args], { env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, ['bin/efsync.js', ...args], {
+      env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -68,7 +70,17 @@ describe('efsync sync', () => {
 
   it('syncs one site named on the command line into --db, exit code 0', async () => {
     const db = join(dir, 'one-site.duckdb');
-    const run = await efsync('sync', '--config', configFile, '--db', db, '--site', sites[0].name, '--only', 'sites,models');
+    const run = await efsync(
+      'sync',
+      '--config',
+      configFile,
+      '--db',
+      db,
+      '--site',
+      sites[0].name,
+      '--only',
+      'sites,models',
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/of 1 site/);
     expect(run.stdout).toMatch(/rows written: .*models \d+/);

@@ -14,7 +14,8 @@ const HISTORY = 3 * DAY;
 function cronMatches(schedule: string, t: number): boolean {
   const [minute, hour] = schedule.split(' ');
   const date = new Date(t);
-  const field = (spec: string, value: number) => spec === '*' || (spec.startsWith('*/') ? value % Number(spec.slice(2)) === 0 : Number(spec) === value);
+  const field = (spec: string, value: number) =>
+    spec === '*' || (spec.startsWith('*/') ? value % Number(spec.slice(2)) === 0 : Number(spec) === value);
   return field(minute, date.getUTCMinutes()) && field(hour, date.getUTCHours());
 }
 
@@ -59,21 +60,31 @@ describe('a first sync of the emulator', () => {
     expect(result.status).toBe('ok');
     expect(result.exitCode).toBe(0);
     expect(result.failures).toEqual([]);
-    for (const table of ['sites', 'models', 'forecasts', 'model_outputs', 'actuals']) expect(result.rows[table]).toBeGreaterThan(0);
+    for (const table of ['sites', 'models', 'forecasts', 'model_outputs', 'actuals'])
+      expect(result.rows[table]).toBeGreaterThan(0);
     expect(result.summary.join('\n')).toMatch(/4 site/);
   });
 
   it('stores every site with its assets and nameplate', async () => {
-    const stored = await query<{ site_id: string; name: string; type: string; nameplate_kw: number | null; assets: bigint }>(db,
+    const stored = await query<{
+      site_id: string;
+      name: string;
+      type: string;
+      nameplate_kw: number | null;
+      assets: bigint;
+    }>(
+      db,
       `SELECT s.site_id, s.name, s.type, s.nameplate_kw, (SELECT count(*) FROM site_assets a WHERE a.site_id = s.site_id) AS assets
-         FROM sites s ORDER BY s.site_id`);
+         FROM sites s ORDER BY s.site_id`,
+    );
     expect(stored.map((s) => s.site_id)).toEqual(sites.map((s) => s.site_id).sort());
     for (const site of sites) {
       const row = stored.find((s) => s.site_id === site.site_id)!;
       expect(row.name).toBe(site.name);
       expect(row.type).toBe(site.type);
       expect(Number(row.assets)).toBe(site.assets.length);
-      if (site.type === 'solar') expect(row.nameplate_kw).toBeCloseTo(site.assets.reduce((sum, a) => sum + (a.capacity ?? 0), 0));
+      if (site.type === 'solar')
+        expect(row.nameplate_kw).toBeCloseTo(site.assets.reduce((sum, a) => sum + (a.capacity ?? 0), 0));
     }
     expect(new Set(stored.map((s) => s.type))).toEqual(new Set(['solar', 'wind', 'load']));
   });
@@ -82,8 +93,20 @@ describe('a first sync of the emulator', () => {
     for (const site of sites) {
       const served = await client.listSiteModels(site.site_id, { extra: ['serving_active'] });
       const ai = new Set((await client.listSiteModels(site.site_id, { modelType: 'ai' })).map((m) => m.id));
-      const stored = await query<{ model_id: string; name: string; serving_active: boolean | null; model_type: string | null; quantile: number | null; schedule_cron: string | null; priority: number; states: bigint }>(db,
-        `SELECT m.*, (SELECT count(*) FROM model_states s WHERE s.model_id = m.model_id) AS states FROM models m WHERE site_id = $1`, [site.site_id]);
+      const stored = await query<{
+        model_id: string;
+        name: string;
+        serving_active: boolean | null;
+        model_type: string | null;
+        quantile: number | null;
+        schedule_cron: string | null;
+        priority: number;
+        states: bigint;
+      }>(
+        db,
+        `SELECT m.*, (SELECT count(*) FROM model_states s WHERE s.model_id = m.model_id) AS states FROM models m WHERE site_id = $1`,
+        [site.site_id],
+      );
       expect(stored.map((m) => m.model_id).sort()).toEqual(served.map((m) => m.id).sort());
       for (const model of served) {
         const row = stored.find((m) => m.model_id === model.id)!;
@@ -101,8 +124,11 @@ describe('a first sync of the emulator', () => {
   it('stores exactly the actuals the service serves for the first window', async () => {
     for (const site of sites) {
       const served = await client.getSiteActuals(site.site_id, { start: NOW - HISTORY, end: NOW });
-      const stored = await query<{ t: bigint; value: number | null }>(db,
-        'SELECT epoch_ms(valid_time) AS t, value FROM actuals WHERE site_id = $1 ORDER BY valid_time', [site.site_id]);
+      const stored = await query<{ t: bigint; value: number | null }>(
+        db,
+        'SELECT epoch_ms(valid_time) AS t, value FROM actuals WHERE site_id = $1 ORDER BY valid_time',
+        [site.site_id],
+      );
       expect(stored.length).toBeGreaterThan(200);
       expect(stored.map((r) => Number(r.t))).toEqual(served.valid_time);
       expect(stored.map((r) => r.value)).toEqual(served.value);
@@ -113,18 +139,38 @@ describe('a first sync of the emulator', () => {
     for (const site of sites) {
       const issues = await issueTimes(site.site_id);
       expect(issues.length).toBeGreaterThan(3 * 8); // the AI model alone issues 8 times a day
-      const reads = issues.map((asOf) => client.getSiteForecast(site.site_id, { start: asOf, end: asOf + HORIZON, asOf }));
-      const expected = union((await Promise.all(reads)).flatMap((s) => s.valid_time.map((t, i): [string, number | null] =>
-        [`${s.model_name[i]}|${s.model_version[i]}|${s.update_time[i]}|${t}`, s.forecast[i]])));
-      const stored = await query<{ key: string; forecast: number | null }>(db,
+      const reads = issues.map((asOf) =>
+        client.getSiteForecast(site.site_id, { start: asOf, end: asOf + HORIZON, asOf }),
+      );
+      const expected = union(
+        (await Promise.all(reads)).flatMap((s) =>
+          s.valid_time.map((t, i): [string, number | null] => [
+            `${s.model_name[i]}|${s.model_version[i]}|${s.update_time[i]}|${t}`,
+            s.forecast[i],
+          ]),
+        ),
+      );
+      const stored = await query<{ key: string; forecast: number | null }>(
+        db,
         `SELECT concat_ws('|', model_name, model_version, epoch_ms(update_time), epoch_ms(valid_time)) AS key, forecast
-           FROM forecasts WHERE site_id = $1`, [site.site_id]);
+           FROM forecasts WHERE site_id = $1`,
+        [site.site_id],
+      );
       expect(stored.length).toBe(expected.size);
       for (const row of stored) expect(row.forecast).toBe(expected.get(row.key));
-      const vintages = await query<{ t: bigint }>(db, 'SELECT DISTINCT epoch_ms(update_time) AS t FROM forecasts WHERE site_id = $1', [site.site_id]);
+      const vintages = await query<{ t: bigint }>(
+        db,
+        'SELECT DISTINCT epoch_ms(update_time) AS t FROM forecasts WHERE site_id = $1',
+        [site.site_id],
+      );
       // Intraday vintages too: every AI issue (at :30, every 3 hours) of today so far.
-      const today = vintages.map((v) => Number(v.t)).filter((t) => t >= startOfUtcDay(NOW)).sort((a, b) => a - b);
-      expect(today.filter((t) => new Date(t).getUTCMinutes() === 30)).toEqual([0, 3, 6, 9, 12].map((h) => startOfUtcDay(NOW) + h * 3_600_000 + 30 * 60_000));
+      const today = vintages
+        .map((v) => Number(v.t))
+        .filter((t) => t >= startOfUtcDay(NOW))
+        .sort((a, b) => a - b);
+      expect(today.filter((t) => new Date(t).getUTCMinutes() === 30)).toEqual(
+        [0, 3, 6, 9, 12].map((h) => startOfUtcDay(NOW) + h * 3_600_000 + 30 * 60_000),
+      );
     }
   });
 
@@ -136,20 +182,32 @@ describe('a first sync of the emulator', () => {
       const own = issues.filter((t) => cronMatches(model.schedule!.value, t));
       expect(own.length).toBeGreaterThanOrEqual(3 * 4);
       const reads = own.map((asOf) => client.getModelOutput(model.id, { start: asOf, end: asOf + HORIZON, asOf }));
-      const expected = union((await Promise.all(reads)).flatMap((o) => o.valid_time.map((t, i): [string, number | null] =>
-        [`${o.as_of}|${t}`, o.forecast[i]])));
-      const stored = await query<{ key: string; forecast: number | null }>(db,
-        `SELECT concat_ws('|', epoch_ms(as_of), epoch_ms(valid_time)) AS key, forecast FROM model_outputs WHERE model_id = $1`, [model.id]);
+      const expected = union(
+        (await Promise.all(reads)).flatMap((o) =>
+          o.valid_time.map((t, i): [string, number | null] => [`${o.as_of}|${t}`, o.forecast[i]]),
+        ),
+      );
+      const stored = await query<{ key: string; forecast: number | null }>(
+        db,
+        `SELECT concat_ws('|', epoch_ms(as_of), epoch_ms(valid_time)) AS key, forecast FROM model_outputs WHERE model_id = $1`,
+        [model.id],
+      );
       expect(stored.length).toBe(expected.size);
       for (const row of stored) expect(row.forecast).toBe(expected.get(row.key));
-      const vintages = await query<{ n: bigint }>(db, 'SELECT count(DISTINCT as_of) AS n FROM model_outputs WHERE model_id = $1', [model.id]);
+      const vintages = await query<{ n: bigint }>(
+        db,
+        'SELECT count(DISTINCT as_of) AS n FROM model_outputs WHERE model_id = $1',
+        [model.id],
+      );
       expect(Number(vintages[0].n)).toBe(own.length);
     }
   });
 
   it('records how far each site and resource has synced', async () => {
-    const state = await query<{ site_id: string; resource: string; synced_to: bigint; last_as_of: bigint | null }>(db,
-      'SELECT site_id, resource, epoch_ms(synced_to) AS synced_to, epoch_ms(last_as_of) AS last_as_of FROM sync_state ORDER BY ALL');
+    const state = await query<{ site_id: string; resource: string; synced_to: bigint; last_as_of: bigint | null }>(
+      db,
+      'SELECT site_id, resource, epoch_ms(synced_to) AS synced_to, epoch_ms(last_as_of) AS last_as_of FROM sync_state ORDER BY ALL',
+    );
     expect(state).toHaveLength(sites.length * 3);
     for (const row of state) {
       expect(Number(row.synced_to)).toBe(NOW);

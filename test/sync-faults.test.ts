@@ -24,7 +24,9 @@ describe('a sync through faultRate 0.15', () => {
 
     emu.setFaults({ faultRate: 0.15 });
     const faulty = testConfig({
-      dir, url: emu.url, db: join(dir, 'faulty.duckdb'),
+      dir,
+      url: emu.url,
+      db: join(dir, 'faulty.duckdb'),
       service: {
         timeouts: { connect: '2s', headers: '150ms', body: '2s' },
         retries: { attempts: 12, base_delay: '5ms', max_delay: '40ms', retry_after_max: '2s' },

@@ -15,7 +15,9 @@ const forecastReads: number[] = [];
 
 beforeAll(async () => {
   emu = await emulator({
-    sites: 1, now: () => later, schedules: { ai: '0 * * * *' },
+    sites: 1,
+    now: () => later,
+    schedules: { ai: '0 * * * *' },
     faultHook: ({ method, path }) => {
       if (method === 'GET' && path.endsWith('/forecast')) forecastReads.push(later);
       return undefined;
@@ -30,8 +32,10 @@ afterAll(async () => {
 
 /** The distinct issue times stored for the AI model, as epoch ms. */
 async function aiVintages(): Promise<number[]> {
-  const rows = await query<{ t: bigint }>(config.warehouse.path,
-    "SELECT DISTINCT epoch_ms(update_time) AS t FROM forecasts WHERE model_name = 'ai' ORDER BY t");
+  const rows = await query<{ t: bigint }>(
+    config.warehouse.path,
+    "SELECT DISTINCT epoch_ms(update_time) AS t FROM forecasts WHERE model_name = 'ai' ORDER BY t",
+  );
   return rows.map((row) => Number(row.t));
 }
 
@@ -75,12 +79,17 @@ describe('forecasts from Forecast Updates', () => {
     expect(forecastReads).toHaveLength(3);
   });
 
-  it('stores every hourly vintage of the AI model\'s own output, and the physical model\'s every six hours', async () => {
+  it("stores every hourly vintage of the AI model's own output, and the physical model's every six hours", async () => {
     const run = await runSync(config, { only: ['models', 'outputs'] }, later);
     expect(run.status).toBe('ok');
-    const asOfs = async (name: string) => (await query<{ t: bigint }>(config.warehouse.path,
-      'SELECT DISTINCT epoch_ms(o.as_of) AS t FROM model_outputs o JOIN models m USING (model_id) WHERE m.name = $1 ORDER BY t', [name]))
-      .map((row) => Number(row.t));
+    const asOfs = async (name: string) =>
+      (
+        await query<{ t: bigint }>(
+          config.warehouse.path,
+          'SELECT DISTINCT epoch_ms(o.as_of) AS t FROM model_outputs o JOIN models m USING (model_id) WHERE m.name = $1 ORDER BY t',
+          [name],
+        )
+      ).map((row) => Number(row.t));
     const hours = (times: number[]) => times.map((t) => (t - startOfUtcDay(NOW)) / HOUR);
     // initial_history 1d back from 17:10: from 18:00 the day before to 17:00.
     expect(hours(await asOfs('ai'))).toEqual(Array.from({ length: 24 }, (_, i) => i - 6));

@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import type { LoadedConfig } from '../src/config.js';
 import { HOUR } from '../src/time.js';
-import { DATA_TABLES, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig, totalRows } from './sync-support.js';
+import {
+  DATA_TABLES,
+  emulator,
+  NOW,
+  query,
+  runSync,
+  tableHashes,
+  tempDir,
+  testConfig,
+  totalRows,
+} from './sync-support.js';
 
 let later = NOW;
 let emu: Emulator;
@@ -52,18 +62,29 @@ describe('an incremental sync', () => {
 
     // Every forecast and output row of the first sync is still there, value for value.
     for (const table of ['forecasts', 'model_outputs']) {
-      const lost = await query<{ n: bigint }>(db,
+      const lost = await query<{ n: bigint }>(
+        db,
         `ATTACH '${snapshot}' AS old (READ_ONLY);
-         SELECT count(*) AS n FROM (SELECT * FROM old.${table} EXCEPT SELECT * FROM ${table})`);
+         SELECT count(*) AS n FROM (SELECT * FROM old.${table} EXCEPT SELECT * FROM ${table})`,
+      );
       expect(Number(lost[0].n), `${table} rows lost or changed`).toBe(0);
     }
     const vintages = await query<{ newest: bigint }>(db, 'SELECT epoch_ms(max(update_time)) AS newest FROM forecasts');
     expect(Number(vintages[0].newest)).toBeGreaterThan(NOW);
 
     // Actuals read provisional near the first clock were revised: the old value is kept.
-    const revisions = await query<{ site_id: string; t: bigint; old_value: number; new_value: number; value: number; replaced_at: bigint }>(db,
+    const revisions = await query<{
+      site_id: string;
+      t: bigint;
+      old_value: number;
+      new_value: number;
+      value: number;
+      replaced_at: bigint;
+    }>(
+      db,
       `SELECT r.site_id, epoch_ms(r.valid_time) AS t, r.old_value, r.new_value, a.value, epoch_ms(r.replaced_at) AS replaced_at
-         FROM actual_revisions r JOIN actuals a USING (site_id, valid_time)`);
+         FROM actual_revisions r JOIN actuals a USING (site_id, valid_time)`,
+    );
     expect(revisions.length).toBeGreaterThan(0);
     expect(run.rows.actual_revisions).toBe(revisions.length);
     for (const r of revisions) {
@@ -72,12 +93,17 @@ describe('an incremental sync', () => {
       expect(Number(r.replaced_at)).toBe(later);
       expect(Number(r.t)).toBeLessThanOrEqual(NOW);
     }
-    const oldValues = await query<{ n: bigint }>(db,
+    const oldValues = await query<{ n: bigint }>(
+      db,
       `ATTACH '${snapshot}' AS old (READ_ONLY);
-       SELECT count(*) AS n FROM actual_revisions r JOIN old.actuals o USING (site_id, valid_time) WHERE o.value IS NOT DISTINCT FROM r.old_value`);
+       SELECT count(*) AS n FROM actual_revisions r JOIN old.actuals o USING (site_id, valid_time) WHERE o.value IS NOT DISTINCT FROM r.old_value`,
+    );
     expect(Number(oldValues[0].n)).toBe(revisions.length);
 
-    const state = await query<{ synced_to: bigint }>(db, 'SELECT DISTINCT epoch_ms(synced_to) AS synced_to FROM sync_state');
+    const state = await query<{ synced_to: bigint }>(
+      db,
+      'SELECT DISTINCT epoch_ms(synced_to) AS synced_to FROM sync_state',
+    );
     expect(state.map((s) => Number(s.synced_to))).toEqual([later]);
   });
 

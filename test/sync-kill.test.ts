@@ -22,7 +22,10 @@ afterAll(async () => {
 });
 
 /** Starts a sync in a child process and SIGKILLs it once `sites` sites have landed; resolves with what it saw. */
-function killMidSync(configFile: string, sites: number): Promise<{ landed: number; ended: boolean; signal: string | null }> {
+function killMidSync(
+  configFile: string,
+  sites: number,
+): Promise<{ landed: number; ended: boolean; signal: string | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'sync-child.ts'), configFile, String(NOW)], {
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -40,8 +40,17 @@ describe('a malformed response for one site', () => {
     expect(run.summary.join('\n')).toContain(broken.site_id);
 
     const db = config.warehouse.path;
-    const recorded = await query<{ site_id: string; resource: string; item: string | null; field_path: string | null; error: string }>(db,
-      'SELECT site_id, resource, item, field_path, error FROM run_failures WHERE run_id = $1 ORDER BY resource, item', [run.runId]);
+    const recorded = await query<{
+      site_id: string;
+      resource: string;
+      item: string | null;
+      field_path: string | null;
+      error: string;
+    }>(
+      db,
+      'SELECT site_id, resource, item, field_path, error FROM run_failures WHERE run_id = $1 ORDER BY resource, item',
+      [run.runId],
+    );
     expect(recorded.every((r) => r.site_id === broken.site_id)).toBe(true);
     for (const r of recorded) expect(r.error).toMatch(/malformed|has \d+ values|expected|required/i);
     // Actuals and the site forecast fail as a whole; model outputs fail vintage by vintage, each
@@ -57,17 +66,26 @@ describe('a malformed response for one site', () => {
     expect(ledger[0].status).toBe('partial');
 
     // The broken site has its site row and models (those responses were fine) but no series and no sync state.
-    const series = await query<{ n: bigint }>(db,
+    const series = await query<{ n: bigint }>(
+      db,
       `SELECT (SELECT count(*) FROM forecasts WHERE site_id = $1) + (SELECT count(*) FROM actuals WHERE site_id = $1)
             + (SELECT count(*) FROM model_outputs WHERE site_id = $1) + (SELECT count(*) FROM sync_state WHERE site_id = $1) AS n`,
-      [broken.site_id]);
+      [broken.site_id],
+    );
     expect(Number(series[0].n)).toBe(0);
 
     // Every other site is exactly as a clean sync of those sites left it.
     const without = (table: string) => `(SELECT * FROM ${table} WHERE site_id <> '${broken.site_id}')`;
     const compare = async (path: string) => {
-      const rows = await query<{ n: bigint; h: string }>(path, ['forecasts', 'model_outputs', 'actuals', 'site_assets'].map((t) =>
-        `SELECT count(*) AS n, md5(string_agg(x::VARCHAR, '|' ORDER BY x::VARCHAR)) AS h FROM ${without(t)} x`).join(' UNION ALL '));
+      const rows = await query<{ n: bigint; h: string }>(
+        path,
+        ['forecasts', 'model_outputs', 'actuals', 'site_assets']
+          .map(
+            (t) =>
+              `SELECT count(*) AS n, md5(string_agg(x::VARCHAR, '|' ORDER BY x::VARCHAR)) AS h FROM ${without(t)} x`,
+          )
+          .join(' UNION ALL '),
+      );
       return rows.map((r) => `${r.n}:${r.h}`);
     };
     expect(await compare(db)).toEqual(await compare(clean.warehouse.path));

@@ -19,8 +19,16 @@ export const API_KEY = 'sync-test-key';
 
 /** Every table the sync writes data into (not the ledgers). */
 export const DATA_TABLES = [
-  'sites', 'site_assets', 'site_capacity', 'models', 'model_states', 'model_settings_history',
-  'forecasts', 'model_outputs', 'actuals', 'actual_revisions',
+  'sites',
+  'site_assets',
+  'site_capacity',
+  'models',
+  'model_states',
+  'model_settings_history',
+  'forecasts',
+  'model_outputs',
+  'actuals',
+  'actual_revisions',
 ] as const;
 
 export function tempDir(prefix = 'efsync-sync-'): string {
@@ -28,7 +36,15 @@ export function tempDir(prefix = 'efsync-sync-'): string {
 }
 
 export async function emulator(options: Partial<EmulatorOptions> & { now?: () => number } = {}): Promise<Emulator> {
-  return startEmulator({ apiKeys: [API_KEY], sites: 3, seed: 7, host: '127.0.0.1', port: 0, now: () => NOW, ...options });
+  return startEmulator({
+    apiKeys: [API_KEY],
+    sites: 3,
+    seed: 7,
+    host: '127.0.0.1',
+    port: 0,
+    now: () => NOW,
+    ...options,
+  });
 }
 
 export interface TestConfigOptions {
@@ -57,16 +73,24 @@ export function writeConfigFile(dir: string, options: TestConfigOptions): string
   const keyFile = join(dir, 'api-key');
   writeFileSync(keyFile, API_KEY);
   const file = join(dir, 'efsync.yaml');
-  writeFileSync(file, JSON.stringify({
-    service: { base_url: options.url, api_key_file: keyFile, ...options.service },
-    warehouse: { path: options.db ?? join(dir, 'warehouse.duckdb'), lock_wait: '5s' },
-    sync: { concurrency: 4, initial_history: '3d', lookback: '6h', horizon: '2d', ...options.sync },
-    log: { level: 'warn' },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      service: { base_url: options.url, api_key_file: keyFile, ...options.service },
+      warehouse: { path: options.db ?? join(dir, 'warehouse.duckdb'), lock_wait: '5s' },
+      sync: { concurrency: 4, initial_history: '3d', lookback: '6h', horizon: '2d', ...options.sync },
+      log: { level: 'warn' },
+    }),
+  );
   return file;
 }
 
-export async function runSync(config: LoadedConfig, options: JobOptions = {}, now = NOW, log?: Logger): Promise<RunResult> {
+export async function runSync(
+  config: LoadedConfig,
+  options: JobOptions = {},
+  now = NOW,
+  log?: Logger,
+): Promise<RunResult> {
   return runJob(syncJob, { config, options, now: () => now, log: log ?? createLogger({ level: 'silent' }) });
 }
 
@@ -75,7 +99,11 @@ export function clientFor(emu: Emulator): ServiceClient {
 }
 
 /** Runs `sql` on the published warehouse, opened read-only as an analyst would. */
-export async function query<T = Record<string, unknown>>(path: string, sql: string, params: (string | number | null)[] = []): Promise<T[]> {
+export async function query<T = Record<string, unknown>>(
+  path: string,
+  sql: string,
+  params: (string | number | null)[] = [],
+): Promise<T[]> {
   const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
   const connection = await instance.connect();
   try {
@@ -88,10 +116,16 @@ export async function query<T = Record<string, unknown>>(path: string, sql: stri
 }
 
 /** md5 of each data table's rows (every column, as text), in a stable order; with the row count. */
-export async function tableHashes(path: string, tables: readonly string[] = DATA_TABLES): Promise<Record<string, string>> {
-  const sql = tables.map((table) =>
-    `SELECT '${table}' AS name, count(*) AS n, md5(coalesce(string_agg(t::VARCHAR, '\n' ORDER BY t::VARCHAR), '')) AS hash FROM ${table} t`,
-  ).join(' UNION ALL ');
+export async function tableHashes(
+  path: string,
+  tables: readonly string[] = DATA_TABLES,
+): Promise<Record<string, string>> {
+  const sql = tables
+    .map(
+      (table) =>
+        `SELECT '${table}' AS name, count(*) AS n, md5(coalesce(string_agg(t::VARCHAR, '\n' ORDER BY t::VARCHAR), '')) AS hash FROM ${table} t`,
+    )
+    .join(' UNION ALL ');
   const rows = await query<{ name: string; n: bigint; hash: string }>(path, sql);
   return Object.fromEntries(rows.map((r) => [r.name, `${r.n} rows ${r.hash}`]));
 }

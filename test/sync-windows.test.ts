@@ -1,7 +1,13 @@
 // The window and vintage plan: what a sync reads, from the clock and the sync state.
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR } from '../src/time.js';
-import { cronFires, planActuals, planForecastUpdates, planModelVintages, type WindowSettings } from '../src/sync/windows.js';
+import {
+  cronFires,
+  planActuals,
+  planForecastUpdates,
+  planModelVintages,
+  type WindowSettings,
+} from '../src/sync/windows.js';
 
 const settings: WindowSettings = { lookback: 6 * HOUR, initialHistory: 3 * DAY, horizon: 2 * DAY };
 const MIDNIGHT = Date.UTC(2026, 10, 18);
@@ -21,13 +27,18 @@ describe('planForecastUpdates', () => {
 
   it('later: only the issue times after the last one read; a rerun reads none and keeps the mark', () => {
     const mark = { syncedTo: NOW - 5 * HOUR, lastAsOf: NOW - 5 * HOUR };
-    expect(planForecastUpdates(NOW, mark, settings, updates).reads.map((r) => r.asOf)).toEqual([4, 3, 2, 1, 0].map((h) => NOW - h * HOUR));
+    expect(planForecastUpdates(NOW, mark, settings, updates).reads.map((r) => r.asOf)).toEqual(
+      [4, 3, 2, 1, 0].map((h) => NOW - h * HOUR),
+    );
     const rerun = planForecastUpdates(NOW, { syncedTo: NOW, lastAsOf: NOW }, settings, updates);
     expect(rerun).toEqual({ reads: [], mark: { syncedTo: NOW, lastAsOf: NOW } });
   });
 
   it('backfill: the issue times of the window, none in the future, no new sync state; repeats read once', () => {
-    const plan = planForecastUpdates(NOW, null, settings, [...updates, NOW - HOUR], { from: NOW - 3 * HOUR, to: NOW + DAY });
+    const plan = planForecastUpdates(NOW, null, settings, [...updates, NOW - HOUR], {
+      from: NOW - 3 * HOUR,
+      to: NOW + DAY,
+    });
     expect(plan.reads.map((r) => r.asOf)).toEqual([3, 2, 1, 0].map((h) => NOW - h * HOUR));
     expect(plan.mark).toBeNull();
   });
@@ -36,11 +47,19 @@ describe('planForecastUpdates', () => {
 describe('planModelVintages', () => {
   // The site's listed issue times: every 30 minutes; the model fires at :00 every 6 hours, and one
   // vintage (12:00) was published late, at 12:30.
-  const updates = Array.from({ length: 48 * 4 }, (_, i) => NOW - 4 * DAY + i * 30 * 60_000).filter((t) => t !== MIDNIGHT + 12 * HOUR);
+  const updates = Array.from({ length: 48 * 4 }, (_, i) => NOW - 4 * DAY + i * 30 * 60_000).filter(
+    (t) => t !== MIDNIGHT + 12 * HOUR,
+  );
   const sixHourly = cronFires('0 */6 * * *');
 
   it('reads the first listed issue at or after each fire time, once each', () => {
-    const plan = planModelVintages(NOW, { syncedTo: NOW - DAY, lastAsOf: MIDNIGHT - 6 * HOUR }, settings, updates, sixHourly);
+    const plan = planModelVintages(
+      NOW,
+      { syncedTo: NOW - DAY, lastAsOf: MIDNIGHT - 6 * HOUR },
+      settings,
+      updates,
+      sixHourly,
+    );
     expect(plan.reads.map((r) => r.asOf)).toEqual([0, 6, 12.5].map((h) => MIDNIGHT + h * HOUR));
     expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: NOW - 30 * 60_000 });
   });
@@ -54,8 +73,14 @@ describe('planModelVintages', () => {
 
 describe('planActuals', () => {
   it('reads from the start of history, then from synced_to minus the lookback, up to now', () => {
-    expect(planActuals(NOW, null, settings)).toEqual({ window: { start: NOW - 3 * DAY, end: NOW }, mark: { syncedTo: NOW, lastAsOf: null } });
-    expect(planActuals(NOW + DAY, { syncedTo: NOW, lastAsOf: null }, settings).window).toEqual({ start: NOW - 6 * HOUR, end: NOW + DAY });
+    expect(planActuals(NOW, null, settings)).toEqual({
+      window: { start: NOW - 3 * DAY, end: NOW },
+      mark: { syncedTo: NOW, lastAsOf: null },
+    });
+    expect(planActuals(NOW + DAY, { syncedTo: NOW, lastAsOf: null }, settings).window).toEqual({
+      start: NOW - 6 * HOUR,
+      end: NOW + DAY,
+    });
   });
 
   it('backfill reads its window and leaves the sync state', () => {

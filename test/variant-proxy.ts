@@ -26,7 +26,9 @@ export async function variantProxy(target: string, rewrite: Rewrite): Promise<Va
       if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
     }
     const upstream = await fetch(new URL(req.url ?? '/', target), {
-      method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+      method: req.method,
+      headers,
+      body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
     });
     const text = await upstream.text();
     let answer: Answer = { status: upstream.status, body: text === '' ? null : JSON.parse(text) };
@@ -38,10 +40,11 @@ export async function variantProxy(target: string, rewrite: Rewrite): Promise<Va
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -19,11 +19,13 @@ interface Held {
 }
 
 function reply(message: unknown): void {
-  process.stdout.write(JSON.stringify(message, (_, v) => (typeof v === 'bigint' ? Number(v) : v)) + '\n');
+  process.stdout.write(`${JSON.stringify(message, (_, v) => (typeof v === 'bigint' ? Number(v) : v))}\n`);
 }
 
 async function openReader(file: string, mode: string): Promise<Held> {
-  const instance = await DuckDBInstance.create(file, { access_mode: mode === 'read_only' ? 'READ_ONLY' : 'READ_WRITE' });
+  const instance = await DuckDBInstance.create(file, {
+    access_mode: mode === 'read_only' ? 'READ_ONLY' : 'READ_WRITE',
+  });
   const connection: DuckDBConnection = await instance.connect();
   return {
     query: async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS(),
@@ -55,7 +57,8 @@ async function main(): Promise<void> {
   const [role, ...args] = process.argv.slice(2);
   let held: Held;
   try {
-    held = role === 'reader' ? await openReader(args[0], args[1]) : await openWriter(args[0], args[1], args[2], args[3]);
+    held =
+      role === 'reader' ? await openReader(args[0], args[1]) : await openWriter(args[0], args[1], args[2], args[3]);
   } catch (error) {
     reply({ error: (error as Error).message, name: (error as Error).name });
     return;

@@ -53,29 +53,43 @@ describe.skipIf(!canMount)(`a full disk ${canMount ? '' : REASON}`, () => {
   it.each([
     ['the writer file', 0.8],
     ['the publish copy', 1.4],
-  ])('when %s cannot be written, the run fails in one line, and the next run after space is freed succeeds', async (_what, share) => {
-    const dir = mountTmpfs(warehouseBytes * share)!;
-    const config = testConfig({ dir, url: emu.url });
-    const published = join(dir, 'warehouse.duckdb');
+  ])(
+    'when %s cannot be written, the run fails in one line, and the next run after space is freed succeeds',
+    async (_what, share) => {
+      const dir = mountTmpfs(warehouseBytes * share)!;
+      const config = testConfig({ dir, url: emu.url });
+      const published = join(dir, 'warehouse.duckdb');
 
-    const full = await runSync(config);
-    expect(full).toMatchObject({ status: 'failed', exitCode: 4 });
-    expect(full.error).toMatch(new RegExp(`^disk full: (cannot write ${dir}/\\S+ \\(\\d+ bytes free\\)|${published} needs \\d+ bytes, \\d+ bytes free)$`));
-    expect(full.error).not.toMatch(/no transaction is active/);
+      const full = await runSync(config);
+      expect(full).toMatchObject({ status: 'failed', exitCode: 4 });
+      expect(full.error).toMatch(
+        new RegExp(
+          `^disk full: (cannot write ${dir}/\\S+ \\(\\d+ bytes free\\)|${published} needs \\d+ bytes, \\d+ bytes free)$`,
+        ),
+      );
+      expect(full.error).not.toMatch(/no transaction is active/);
 
-    resize(dir, warehouseBytes * 4);
-    const next = await runSync(config);
-    expect(next.exitCode, next.error ?? '').toBe(0);
-    expect(await tableHashes(published)).toEqual(cleanHashes);
-    const runs = new Map((await query<{ run_id: string; status: string; error_summary: string | null }>(
-      published, 'SELECT run_id, status, error_summary FROM runs')).map((r) => [r.run_id, r]));
-    expect([...runs.keys()].sort()).toEqual([full.runId, next.runId].sort());
-    // Failed if its row could still be written, crashed if not even that: never ok.
-    const failed = runs.get(full.runId)!;
-    expect(['failed', 'crashed']).toContain(failed.status);
-    if (failed.status === 'failed') expect(failed.error_summary).toBe(full.error);
-    expect(runs.get(next.runId)!.status).toBe('ok');
-  }, 120_000);
+      resize(dir, warehouseBytes * 4);
+      const next = await runSync(config);
+      expect(next.exitCode, next.error ?? '').toBe(0);
+      expect(await tableHashes(published)).toEqual(cleanHashes);
+      const runs = new Map(
+        (
+          await query<{ run_id: string; status: string; error_summary: string | null }>(
+            published,
+            'SELECT run_id, status, error_summary FROM runs',
+          )
+        ).map((r) => [r.run_id, r]),
+      );
+      expect([...runs.keys()].sort()).toEqual([full.runId, next.runId].sort());
+      // Failed if its row could still be written, crashed if not even that: never ok.
+      const failed = runs.get(full.runId)!;
+      expect(['failed', 'crashed']).toContain(failed.status);
+      if (failed.status === 'failed') expect(failed.error_summary).toBe(full.error);
+      expect(runs.get(next.runId)!.status).toBe('ok');
+    },
+    120_000,
+  );
 
   it('a publish that finds no room leaves the published snapshot as it was', async () => {
     const dir = mountTmpfs(warehouseBytes * 4)!;

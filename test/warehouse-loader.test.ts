@@ -56,18 +56,42 @@ async function snapshot(table: string): Promise<string> {
 
 describe('forecasts', () => {
   it('inserts a vintage, and a rerun writes 0 rows and leaves the table identical', async () => {
-    const first = await loadForecasts(warehouse, 's1', vintage(T0, (h) => h * 10));
+    const first = await loadForecasts(
+      warehouse,
+      's1',
+      vintage(T0, (h) => h * 10),
+    );
     expect(first).toEqual({ forecasts: 24 });
     const before = await snapshot('forecasts');
-    expect(await loadForecasts(warehouse, 's1', vintage(T0, (h) => h * 10))).toEqual({});
+    expect(
+      await loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, (h) => h * 10),
+      ),
+    ).toEqual({});
     expect(await snapshot('forecasts')).toBe(before);
   });
 
   it('keeps every vintage and never overwrites an older one', async () => {
-    await loadForecasts(warehouse, 's1', vintage(T0, () => 1));
-    await loadForecasts(warehouse, 's1', vintage(T0 + 6 * H, () => 2));
+    await loadForecasts(
+      warehouse,
+      's1',
+      vintage(T0, () => 1),
+    );
+    await loadForecasts(
+      warehouse,
+      's1',
+      vintage(T0 + 6 * H, () => 2),
+    );
     // The service now answers the first vintage with other values: the stored one stays.
-    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 99))).toEqual({});
+    expect(
+      await loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, () => 99),
+      ),
+    ).toEqual({});
     const rows = await warehouse.all<{ update_time: Date; n: bigint; total: number }>(
       'SELECT update_time, count(*) AS n, sum(forecast) AS total FROM forecasts GROUP BY 1 ORDER BY 1',
     );
@@ -78,8 +102,16 @@ describe('forecasts', () => {
   });
 
   it('keeps sites apart and stores instants exactly', async () => {
-    await loadForecasts(warehouse, 's1', vintage(T0 + 123, () => 1));
-    await loadForecasts(warehouse, 's2', vintage(T0 + 123, () => 1));
+    await loadForecasts(
+      warehouse,
+      's1',
+      vintage(T0 + 123, () => 1),
+    );
+    await loadForecasts(
+      warehouse,
+      's2',
+      vintage(T0 + 123, () => 1),
+    );
     const [row] = await warehouse.all<{ n: bigint; first: Date }>(
       "SELECT count(*) AS n, min(valid_time) AS first FROM forecasts WHERE site_id = 's2'",
     );
@@ -94,13 +126,22 @@ describe('forecasts', () => {
 
   it('refuses columns of different lengths, naming the column', async () => {
     const columns = { ...vintage(T0, () => 1), forecast: [1, 2] };
-    await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow(/forecast has 2 values where valid_time has 24/);
+    await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow(
+      /forecast has 2 values where valid_time has 24/,
+    );
   });
 
   it('a merge failing mid-transaction leaves nothing half-written', async () => {
     // The sync-state upsert runs after the forecasts are merged; a NULL run id violates its
     // NOT NULL constraint, so the transaction fails with the forecast rows already inserted.
-    await expect(loadForecasts(warehouse, 's1', vintage(T0, () => 1), brokenSyncState)).rejects.toThrow(/run_id/);
+    await expect(
+      loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, () => 1),
+        brokenSyncState,
+      ),
+    ).rejects.toThrow(/run_id/);
     expect(await warehouse.all('SELECT * FROM forecasts')).toEqual([]);
     expect(await warehouse.all('SELECT * FROM sync_state')).toEqual([]);
   });
@@ -115,13 +156,34 @@ describe('forecasts', () => {
 describe('sync state', () => {
   it('is written with the data, only moves forward, and not at all on a rerun', async () => {
     const state = (syncedTo: number) => ({ syncState: { resource: 'forecasts', syncedTo, runId: 'r1' } });
-    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 1), state(T0 + 24 * H))).toEqual({
+    expect(
+      await loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, () => 1),
+        state(T0 + 24 * H),
+      ),
+    ).toEqual({
       forecasts: 24,
       sync_state: 1,
     });
-    expect(await loadForecasts(warehouse, 's1', vintage(T0, () => 1), state(T0 + 24 * H))).toEqual({});
+    expect(
+      await loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, () => 1),
+        state(T0 + 24 * H),
+      ),
+    ).toEqual({});
     // A backfill of an older window keeps the incremental cursor where it was.
-    expect(await loadForecasts(warehouse, 's1', vintage(T0 - 48 * H, () => 1), state(T0 - 24 * H))).toEqual({
+    expect(
+      await loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0 - 48 * H, () => 1),
+        state(T0 - 24 * H),
+      ),
+    ).toEqual({
       forecasts: 24,
     });
     const [row] = await warehouse.all<{ synced_to: Date }>('SELECT synced_to FROM sync_state');
@@ -130,26 +192,53 @@ describe('sync state', () => {
 
   it('is rolled back with the data when another load in the queue fails', async () => {
     const results = await Promise.allSettled([
-      loadForecasts(warehouse, 's1', vintage(T0, () => 1), { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } }),
-      loadForecasts(warehouse, 's2', vintage(T0, () => 1), brokenSyncState),
-      loadForecasts(warehouse, 's3', vintage(T0, () => 1), { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } }),
+      loadForecasts(
+        warehouse,
+        's1',
+        vintage(T0, () => 1),
+        { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } },
+      ),
+      loadForecasts(
+        warehouse,
+        's2',
+        vintage(T0, () => 1),
+        brokenSyncState,
+      ),
+      loadForecasts(
+        warehouse,
+        's3',
+        vintage(T0, () => 1),
+        { syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' } },
+      ),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const sites = await warehouse.all<{ site_id: string; n: bigint }>(
       'SELECT site_id, count(*) AS n FROM forecasts GROUP BY 1 ORDER BY 1',
     );
-    expect(sites.map((s) => [s.site_id, Number(s.n)])).toEqual([['s1', 24], ['s3', 24]]);
+    expect(sites.map((s) => [s.site_id, Number(s.n)])).toEqual([
+      ['s1', 24],
+      ['s3', 24],
+    ]);
     const states = await warehouse.all<{ site_id: string }>('SELECT site_id FROM sync_state ORDER BY 1');
     expect(states.map((s) => s.site_id)).toEqual(['s1', 's3']);
   });
 });
 
 describe('concurrent loads', () => {
-  it('each call reports its own site\'s rows, whether merged alone or with others', async () => {
+  it("each call reports its own site's rows, whether merged alone or with others", async () => {
     const sizes = [24, 12, 6, 3];
     const slice = (columns: ForecastColumns, n: number): ForecastColumns =>
       Object.fromEntries(Object.entries(columns).map(([k, v]) => [k, v.slice(0, n)])) as unknown as ForecastColumns;
-    const loads = sizes.map((n, i) => loadForecasts(warehouse, `s${i}`, slice(vintage(T0, () => 1), n)));
+    const loads = sizes.map((n, i) =>
+      loadForecasts(
+        warehouse,
+        `s${i}`,
+        slice(
+          vintage(T0, () => 1),
+          n,
+        ),
+      ),
+    );
     expect(await Promise.all(loads)).toEqual(sizes.map((n) => ({ forecasts: n })));
 
     const actuals = (value: number) => ({ valid_time: [T0, T0 + H], value: [value, value] });
@@ -225,21 +314,25 @@ describe('actuals', () => {
 });
 
 describe('sites and models', () => {
-  const solar = (tilt: number): SiteResponse => SiteResponse.parse({
-    id: 'site-a',
-    site_id: 'site-a',
-    name: 'Roof',
-    latitude: 59.3,
-    longitude: 18.1,
-    type: 'solar',
-    creation_timestamp_utc: iso(T0),
-    settings: { model_resolution: '15min' },
-    assets: [
-      { mount: 'fixed', capacity: 100, azimuth: 180, tilt, install_date: '2024-05-01' },
-      { mount: 'dual_axis_tracking', capacity: 50 },
-    ],
-    capacity_kw_array: [{ value: 150, dateStart: null, dateEnd: iso(T0) }, { value: 120, dateStart: iso(T0), dateEnd: null }],
-  });
+  const solar = (tilt: number): SiteResponse =>
+    SiteResponse.parse({
+      id: 'site-a',
+      site_id: 'site-a',
+      name: 'Roof',
+      latitude: 59.3,
+      longitude: 18.1,
+      type: 'solar',
+      creation_timestamp_utc: iso(T0),
+      settings: { model_resolution: '15min' },
+      assets: [
+        { mount: 'fixed', capacity: 100, azimuth: 180, tilt, install_date: '2024-05-01' },
+        { mount: 'dual_axis_tracking', capacity: 50 },
+      ],
+      capacity_kw_array: [
+        { value: 150, dateStart: null, dateEnd: iso(T0) },
+        { value: 120, dateStart: iso(T0), dateEnd: null },
+      ],
+    });
   // As the get-site-info guide shows a site: `id` only, no `site_id`; wind turbines as assets.
   const wind = SiteResponse.parse({
     id: 'site-b',
@@ -292,7 +385,10 @@ describe('sites and models', () => {
   });
 
   it('upserts models, appends new states, and records settings only when they change', async () => {
-    const trained = [{ state: 'queued', timestamp_utc: T0 }, { state: 'complete', timestamp_utc: T0 + H }];
+    const trained = [
+      { state: 'queued', timestamp_utc: T0 },
+      { state: 'complete', timestamp_utc: T0 + H },
+    ];
     const total = {};
     addRows(total, await loadModels(warehouse, 'site-a', [model(1, trained)], { now: T0 }));
     expect(total).toEqual({ models: 1, model_states: 2, model_settings_history: 1 });
@@ -304,11 +400,16 @@ describe('sites and models', () => {
       model_states: 1,
       model_settings_history: 1,
     });
-    const [row] = await warehouse.all<{ quantile: number; latest_state: string; output_types: string[]; priority: number }>(
-      'SELECT quantile, latest_state, output_types, priority FROM models',
-    );
+    const [row] = await warehouse.all<{
+      quantile: number;
+      latest_state: string;
+      output_types: string[];
+      priority: number;
+    }>('SELECT quantile, latest_state, output_types, priority FROM models');
     expect(row).toEqual({ quantile: 0.1, latest_state: 'training', output_types: ['forecast'], priority: 2 });
-    const history = await warehouse.all<{ priority: number }>('SELECT priority FROM model_settings_history ORDER BY observed_at');
+    const history = await warehouse.all<{ priority: number }>(
+      'SELECT priority FROM model_settings_history ORDER BY observed_at',
+    );
     expect(history.map((h) => h.priority)).toEqual([1, 2]);
   });
 });

@@ -46,7 +46,11 @@ describe('writer lock', () => {
     expect((await second.next()).waiting).toMatchObject({ runId: 'run-1' });
     await holder.close();
     expect((await second.next()).ready).toBe(true);
-    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ job: 'sync', runId: 'run-2', pid: second.process.pid });
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({
+      job: 'sync',
+      runId: 'run-2',
+      pid: second.process.pid,
+    });
     expect(await second.close()).toBe(0);
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
@@ -55,7 +59,7 @@ describe('writer lock', () => {
     const writer = startChild(['writer', path, '0', 'nightly', 'run-1']);
     expect((await writer.next()).ready).toBe(true);
     expect(existsSync(`${path}.lock`)).toBe(true);
-    writer.process.stdin!.write(JSON.stringify({ exit: true }) + '\n');
+    writer.process.stdin!.write(`${JSON.stringify({ exit: true })}\n`);
     await writer.exited;
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
@@ -73,7 +77,13 @@ describe('writer lock', () => {
   });
 
   it('takes over a stale lock file whose pid is gone', async () => {
-    const stale = { pid: deadPid(), host: hostname(), job: 'nightly', runId: 'old', startedAt: '2026-01-01T00:00:00.000Z' };
+    const stale = {
+      pid: deadPid(),
+      host: hostname(),
+      job: 'nightly',
+      runId: 'old',
+      startedAt: '2026-01-01T00:00:00.000Z',
+    };
     writeFileSync(`${path}.lock`, JSON.stringify(stale));
     const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid).toBe(process.pid);
@@ -85,12 +95,20 @@ describe('writer lock', () => {
     writeFileSync(`${path}.lock`, JSON.stringify(remote));
     const opening = Warehouse.open({ path, lockWaitMs: 200 });
     await expect(opening).rejects.toBeInstanceOf(WarehouseBusyError);
-    await expect(opening).rejects.toThrow(/efsync nightly \(run r9, pid 1 on host elsewhere\) since 2026-01-01T00:00:00.000Z/);
+    await expect(opening).rejects.toThrow(
+      /efsync nightly \(run r9, pid 1 on host elsewhere\) since 2026-01-01T00:00:00.000Z/,
+    );
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toEqual(remote);
   });
 
   it('takes over a lock from another host that nobody refreshed for longer than the abandon time', async () => {
-    const remote = { pid: 1, host: 'pod-killed-hard', job: 'nightly', runId: 'r7', startedAt: '2026-01-01T00:00:00.000Z' };
+    const remote = {
+      pid: 1,
+      host: 'pod-killed-hard',
+      job: 'nightly',
+      runId: 'r7',
+      startedAt: '2026-01-01T00:00:00.000Z',
+    };
     writeFileSync(`${path}.lock`, JSON.stringify(remote));
     const lastHeartbeat = new Date(Date.now() - ABANDONED_AFTER_MS - 60_000);
     utimesSync(`${path}.lock`, lastHeartbeat, lastHeartbeat);
@@ -101,8 +119,15 @@ describe('writer lock', () => {
 
   it('takes over at once a lock whose pid now belongs to another process (a pid reused, a container restarted)', async () => {
     // This very process's pid, as a restarted container's efsync is pid 1 again: alive, but not the holder.
-    const reused = { pid: process.pid, host: hostname(), job: 'nightly', runId: 'old', startedAt: '2026-01-01T00:00:00.000Z',
-      bootId: bootId(), processStart: 1 };
+    const reused = {
+      pid: process.pid,
+      host: hostname(),
+      job: 'nightly',
+      runId: 'old',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      bootId: bootId(),
+      processStart: 1,
+    };
     writeFileSync(`${path}.lock`, JSON.stringify(reused));
     const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).runId).toBe('-');
@@ -112,7 +137,10 @@ describe('writer lock', () => {
   it('takes over at once a lock from an earlier boot of this host', async () => {
     // The lock this very process writes (alive, its start time right), but from another boot.
     const own = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'old' } });
-    const beforeReboot = { ...JSON.parse(readFileSync(`${path}.lock`, 'utf8')), bootId: '00000000-0000-0000-0000-000000000000' };
+    const beforeReboot = {
+      ...JSON.parse(readFileSync(`${path}.lock`, 'utf8')),
+      bootId: '00000000-0000-0000-0000-000000000000',
+    };
     await own.close();
     writeFileSync(`${path}.lock`, JSON.stringify(beforeReboot));
     const warehouse = await Warehouse.open({ path, lockWaitMs: 0 });
@@ -121,20 +149,23 @@ describe('writer lock', () => {
   });
 
   const unshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
-  it.skipIf(!unshare)('in a new PID namespace, the lock of a writer killed in another one is taken over without waiting ' +
-    '(skipped where `unshare --pid --fork --mount-proc` is not allowed: it needs root or user namespaces)', async () => {
-    const first = startChild(['writer', path, '0', 'nightly', 'run-1'], { pidNamespace: true });
-    expect(await first.next()).toMatchObject({ ready: true, pid: 2 });
-    first.process.stdin!.write(JSON.stringify({ kill: true }) + '\n');
-    await first.exited;
-    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-1', pid: 2 });
+  it.skipIf(!unshare)(
+    'in a new PID namespace, the lock of a writer killed in another one is taken over without waiting ' +
+      '(skipped where `unshare --pid --fork --mount-proc` is not allowed: it needs root or user namespaces)',
+    async () => {
+      const first = startChild(['writer', path, '0', 'nightly', 'run-1'], { pidNamespace: true });
+      expect(await first.next()).toMatchObject({ ready: true, pid: 2 });
+      first.process.stdin!.write(`${JSON.stringify({ kill: true })}\n`);
+      await first.exited;
+      expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-1', pid: 2 });
 
-    // Its successor is pid 2 as well, in a namespace of its own: it must not wait for itself.
-    const second = startChild(['writer', path, '60000', 'nightly', 'run-2'], { pidNamespace: true });
-    expect(await second.next()).toMatchObject({ ready: true, pid: 2 });
-    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: 2 });
-    expect(await second.close()).toBe(0);
-  });
+      // Its successor is pid 2 as well, in a namespace of its own: it must not wait for itself.
+      const second = startChild(['writer', path, '60000', 'nightly', 'run-2'], { pidNamespace: true });
+      expect(await second.next()).toMatchObject({ ready: true, pid: 2 });
+      expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: 2 });
+      expect(await second.close()).toBe(0);
+    },
+  );
 
   it('a live holder in the same PID namespace is waited for, whatever its pid', async () => {
     const holder = await Warehouse.open({ path, holder: { job: 'nightly', runId: 'live' } });

@@ -41,7 +41,7 @@ describe('open and migrate', () => {
     await expect(Warehouse.open({ path, readOnly: true })).rejects.toThrow(path);
   });
 
-  it('concurrent callers never interleave inside each other\'s transactions', async () => {
+  it("concurrent callers never interleave inside each other's transactions", async () => {
     const warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
     await warehouse.run('CREATE TEMP TABLE t (caller INTEGER, step INTEGER)');
     await Promise.all(
@@ -88,7 +88,11 @@ describe('a writer file that will not open', () => {
 
   async function reopenAndCheck(path: string): Promise<Recovery> {
     const told: Recovery[] = [];
-    const warehouse = await Warehouse.open({ path, holder: { job: 'sync', runId: 'run-9' }, onRecover: (r) => told.push(r) });
+    const warehouse = await Warehouse.open({
+      path,
+      holder: { job: 'sync', runId: 'run-9' },
+      onRecover: (r) => told.push(r),
+    });
     try {
       expect(told).toEqual([warehouse.recovery]);
       const recovery = warehouse.recovery!;
@@ -97,7 +101,13 @@ describe('a writer file that will not open', () => {
       // Everything published is there; what only the lost writer file held is not.
       expect(await warehouse.all('SELECT site_id FROM actuals ORDER BY site_id')).toEqual([{ site_id: 'a' }]);
       expect(await warehouse.all('SELECT moved_to, reason, rebuilt_from, job, run_id FROM writer_recoveries')).toEqual([
-        { moved_to: recovery.movedTo, reason: recovery.reason, rebuilt_from: 'published snapshot', job: 'sync', run_id: 'run-9' },
+        {
+          moved_to: recovery.movedTo,
+          reason: recovery.reason,
+          rebuilt_from: 'published snapshot',
+          job: 'sync',
+          run_id: 'run-9',
+        },
       ]);
       await warehouse.publish();
       return recovery;
@@ -112,12 +122,16 @@ describe('a writer file that will not open', () => {
     // The statement DuckDB 1.5 cannot replay (an ALTER of a table with a DEFAULT now() column),
     // left in the WAL by a process killed before its checkpoint, as migrate() once did on every open.
     const writer = writerPathOf(path);
-    const killed = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    const killed = spawnSync(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `
       import { DuckDBInstance } from '@duckdb/node-api';
       const connection = await (await DuckDBInstance.create(${JSON.stringify(writer)})).connect();
       await connection.run('CREATE TABLE t (v INTEGER, at_ TIMESTAMPTZ DEFAULT now()); CHECKPOINT');
       await connection.run("COMMENT ON COLUMN t.v IS 'x'");
-      process.kill(process.pid, 'SIGKILL');`]);
+      process.kill(process.pid, 'SIGKILL');`,
+    ]);
     expect(killed.signal).toBe('SIGKILL');
     expect(existsSync(`${writer}.wal`)).toBe(true);
 
@@ -150,8 +164,10 @@ describe('a writer file that will not open', () => {
 
 /** Name, size and content hash of every file in `dir`. */
 function fingerprint(folder: string): Record<string, string> {
-  return Object.fromEntries(readdirSync(folder).map((name) => {
-    const bytes = readFileSync(join(folder, name));
-    return [name, `${bytes.length} ${createHash('sha1').update(bytes).digest('hex')}`];
-  }));
+  return Object.fromEntries(
+    readdirSync(folder).map((name) => {
+      const bytes = readFileSync(join(folder, name));
+      return [name, `${bytes.length} ${createHash('sha1').update(bytes).digest('hex')}`];
+    }),
+  );
 }

@@ -56,7 +56,9 @@ describe('published snapshot', () => {
     // Another analyst opens the new snapshot read-write (root ignores its 0444) and tries to write.
     const readWrite = await startReader(path, 'read_write');
     expect(await count(readWrite, ACTUALS)).toBe(30);
-    expect((await readWrite.ask({ sql: "DELETE FROM actuals WHERE site_id = 'a'" })).error).toMatch(/Failed to commit: Could not fsync file/);
+    expect((await readWrite.ask({ sql: "DELETE FROM actuals WHERE site_id = 'a'" })).error).toMatch(
+      /Failed to commit: Could not fsync file/,
+    );
 
     await loadAndPublish(writer, 'c', 5);
     expect(await count(readOnly, ACTUALS)).toBe(10);
@@ -101,7 +103,9 @@ describe('published snapshot', () => {
     // beside the file), and keep writing after the writer published the next snapshot.
     rmSync(`${path}.wal`);
     const careless = await startReader(path, 'read_write');
-    expect((await careless.ask({ sql: "DELETE FROM actuals WHERE valid_time < '2026-11-01 05:00:00+00'" })).error).toBeUndefined();
+    expect(
+      (await careless.ask({ sql: "DELETE FROM actuals WHERE valid_time < '2026-11-01 05:00:00+00'" })).error,
+    ).toBeUndefined();
     expect(lstatSync(`${path}.wal`).isFile()).toBe(true);
     await loadAndPublish(first, 'b', 20);
     expect((await careless.ask({ sql: 'CREATE TABLE stray (x INTEGER)' })).error).toBeUndefined();

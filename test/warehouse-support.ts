@@ -33,7 +33,9 @@ export interface Child {
 export function startChild(args: string[], options: { pidNamespace?: boolean } = {}): Child {
   const command = [process.execPath, '--import', 'tsx', CHILD, ...args];
   const child = options.pidNamespace
-    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', ...command], { stdio: ['pipe', 'pipe', 'inherit'] })
+    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', ...command], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      })
     : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   const pending: Answer[] = [];
   const waiting: ((answer: Answer) => void)[] = [];
@@ -50,7 +52,7 @@ export function startChild(args: string[], options: { pidNamespace?: boolean } =
     process: child,
     next,
     ask: (command) => {
-      child.stdin!.write(JSON.stringify(command) + '\n');
+      child.stdin!.write(`${JSON.stringify(command)}\n`);
       return next();
     },
     close: () => {

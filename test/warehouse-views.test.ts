@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
-import { saveIntervalLabels, loadActuals, loadForecasts, loadModelOutputs, loadModels, loadSites } from '../src/warehouse/loader.js';
+import {
+  saveIntervalLabels,
+  loadActuals,
+  loadForecasts,
+  loadModelOutputs,
+  loadModels,
+  loadSites,
+} from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
@@ -31,18 +38,49 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'efsync-views-'));
   warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
   await loadSites(warehouse, [
-    SiteResponse.parse({ id: 's1', site_id: 's1', name: 'Roof', latitude: 59, longitude: 18, type: 'load',
-      creation_timestamp_utc: iso(D0 - 30 * DAY), assets: [], capacity_kw_array: [{ value: 100, dateEnd: null }] }),
+    SiteResponse.parse({
+      id: 's1',
+      site_id: 's1',
+      name: 'Roof',
+      latitude: 59,
+      longitude: 18,
+      type: 'load',
+      creation_timestamp_utc: iso(D0 - 30 * DAY),
+      assets: [],
+      capacity_kw_array: [{ value: 100, dateEnd: null }],
+    }),
   ]);
   // Vintages for day D0+1: two on D0 (the later is day-ahead), one early on D0+1 itself (the latest).
   await loadForecasts(warehouse, 's1', vintage(D0 + 6 * H, D0 + DAY, 10));
   await loadForecasts(warehouse, 's1', vintage(D0 + 18 * H, D0 + DAY, 20));
   await loadForecasts(warehouse, 's1', vintage(D0 + DAY + 1 * H, D0 + DAY, 30));
   await loadActuals(warehouse, 's1', { valid_time: [D0 + DAY, D0 + DAY + H, D0 + DAY + 2 * H], value: [25, 35, null] });
-  await loadModels(warehouse, 's1', [{ ...ModelItem.parse({ id: 'm1', name: 'quantile_p90', label: 'q90', version: 2, priority: 1,
-    output_types: ['forecast'], state: [], serving_active: false }), model_type: 'ai' }]);
-  await loadModelOutputs(warehouse, 's1', [{ model_id: 'm1', model_name: 'quantile_p90', model_version: 2,
-    as_of: D0 + 12 * H, valid_time: [D0 + DAY, D0 + DAY + H], forecast: [40, 41], capacity: [100, 100] }]);
+  await loadModels(warehouse, 's1', [
+    {
+      ...ModelItem.parse({
+        id: 'm1',
+        name: 'quantile_p90',
+        label: 'q90',
+        version: 2,
+        priority: 1,
+        output_types: ['forecast'],
+        state: [],
+        serving_active: false,
+      }),
+      model_type: 'ai',
+    },
+  ]);
+  await loadModelOutputs(warehouse, 's1', [
+    {
+      model_id: 'm1',
+      model_name: 'quantile_p90',
+      model_version: 2,
+      as_of: D0 + 12 * H,
+      valid_time: [D0 + DAY, D0 + DAY + H],
+      forecast: [40, 41],
+      capacity: [100, 100],
+    },
+  ]);
 });
 
 afterAll(async () => {
@@ -69,7 +107,10 @@ describe('analyst views', () => {
 
   it('forecast_day_ahead assigns a value to the day of its interval, as service.interval_label says', async () => {
     // Interval-beginning (the default): 00:00 begins the day, so all 24 hours are day-ahead of D0's vintage.
-    const count = async () => Number((await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM forecast_day_ahead WHERE forecast = 20'))[0].n);
+    const count = async () =>
+      Number(
+        (await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM forecast_day_ahead WHERE forecast = 20'))[0].n,
+      );
     expect(await count()).toBe(24);
     // Interval-ending: 00:00 closes the day before, whose day-ahead vintage (issued on D0 - 1) does not exist.
     await saveIntervalLabels(warehouse, { forecasts: 'ending', actuals: 'ending' });
@@ -83,7 +124,9 @@ describe('analyst views', () => {
   it('forecast_day_ahead answers the same whatever the session time zone', async () => {
     await warehouse.run("SET TimeZone = 'America/Los_Angeles'");
     try {
-      const [row] = await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM forecast_day_ahead WHERE forecast = 20');
+      const [row] = await warehouse.all<{ n: bigint }>(
+        'SELECT count(*) AS n FROM forecast_day_ahead WHERE forecast = 20',
+      );
       expect(Number(row.n)).toBe(24);
     } finally {
       await warehouse.run("SET TimeZone = 'UTC'");
@@ -91,10 +134,16 @@ describe('analyst views', () => {
   });
 
   it('forecast_vs_actual: the latest forecast beside each actual, with error against capacity', async () => {
-    const rows = await warehouse.all<{ valid_time: Date; forecast: number; actual: number | null; error: number | null; error_of_capacity: number | null }>(
-      'SELECT valid_time, forecast, actual, error, error_of_capacity FROM forecast_vs_actual ORDER BY valid_time',
-    );
-    expect(rows.map((r) => [r.valid_time.getTime() - D0 - DAY, r.forecast, r.actual, r.error, r.error_of_capacity])).toEqual([
+    const rows = await warehouse.all<{
+      valid_time: Date;
+      forecast: number;
+      actual: number | null;
+      error: number | null;
+      error_of_capacity: number | null;
+    }>('SELECT valid_time, forecast, actual, error, error_of_capacity FROM forecast_vs_actual ORDER BY valid_time');
+    expect(
+      rows.map((r) => [r.valid_time.getTime() - D0 - DAY, r.forecast, r.actual, r.error, r.error_of_capacity]),
+    ).toEqual([
       [0, 30, 25, 5, 0.05],
       [H, 30, 35, -5, -0.05],
       [2 * H, 30, null, null, null],
@@ -112,9 +161,12 @@ describe('analyst views', () => {
   });
 
   it('site_freshness: newest actual (not a gap) and newest forecast per site', async () => {
-    const [row] = await warehouse.all<{ site_id: string; newest_actual: Date; newest_forecast_valid_time: Date; newest_forecast_update_time: Date }>(
-      'SELECT * FROM site_freshness',
-    );
+    const [row] = await warehouse.all<{
+      site_id: string;
+      newest_actual: Date;
+      newest_forecast_valid_time: Date;
+      newest_forecast_update_time: Date;
+    }>('SELECT * FROM site_freshness');
     expect(row.site_id).toBe('s1');
     expect(row.newest_actual.getTime()).toBe(D0 + DAY + H);
     expect(row.newest_forecast_valid_time.getTime()).toBe(D0 + DAY + 23 * H);

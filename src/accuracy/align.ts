@@ -79,7 +79,9 @@ function stepSql(table: string, partition: string, sites: string, options: Align
 
 /** The site's `model_resolution` setting (15min, 30min, 1h, 1d) in microseconds, NULL when other. */
 function resolutionUsSql(setting: string): string {
-  const known = Object.entries(MODEL_RESOLUTIONS).map(([text, ms]) => `WHEN '${text}' THEN ${us(ms)}`).join(' ');
+  const known = Object.entries(MODEL_RESOLUTIONS)
+    .map(([text, ms]) => `WHEN '${text}' THEN ${us(ms)}`)
+    .join(' ');
   return `CAST(CASE ${setting} ${known} END AS BIGINT)`;
 }
 
@@ -96,15 +98,24 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
     const found = await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen');
     const known = new Set(found.flatMap((s) => [s.site_id, s.name]));
     const missing = options.sites.filter((s) => !known.has(s));
-    if (missing.length) throw new UsageError(`--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`);
+    if (missing.length)
+      throw new UsageError(
+        `--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`,
+      );
   }
   // Steps are read from the data only where neither an option nor the site's setting gives them.
-  const forecastSteps = options.forecastIntervalMs !== undefined ? 'NULL' : `(SELECT min(step) FROM (
+  const forecastSteps =
+    options.forecastIntervalMs !== undefined
+      ? 'NULL'
+      : `(SELECT min(step) FROM (
       ${stepSql('forecasts', 'site_id, model_name, update_time', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
       UNION ALL
       ${stepSql('model_outputs', 'model_id, as_of', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
     ) f WHERE f.site_id = c.site_id)`;
-  const actualSteps = options.actualIntervalMs !== undefined ? 'NULL' : `(SELECT step FROM (
+  const actualSteps =
+    options.actualIntervalMs !== undefined
+      ? 'NULL'
+      : `(SELECT step FROM (
       ${stepSql('actuals', 'site_id', 'SELECT site_id FROM acc_chosen', options)}
     ) a WHERE a.site_id = c.site_id)`;
   const fixed = (ms: number | undefined) => (ms === undefined ? 'NULL' : String(us(ms)));
@@ -120,13 +131,15 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
 async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<SkippedSite[]> {
   if (options.forecastLabel === 'instant') return [];
   const rows = await sql.all<{ site_id: string; f_len: bigint; a_len: bigint }>(
-    `SELECT site_id, f_len, a_len FROM acc_site WHERE f_len IS NOT NULL AND a_len IS NOT NULL AND (a_len > f_len OR f_len % a_len <> 0)`);
+    `SELECT site_id, f_len, a_len FROM acc_site WHERE f_len IS NOT NULL AND a_len IS NOT NULL AND (a_len > f_len OR f_len % a_len <> 0)`,
+  );
   const minutes = (v: bigint) => `${Number(v) / 60e6} min`;
   const skipped = rows.map((r) => ({
     siteId: r.site_id,
-    reason: Number(r.a_len) > Number(r.f_len)
-      ? `actuals every ${minutes(r.a_len)} are coarser than the forecast intervals of ${minutes(r.f_len)}: an interval forecast is never scored against a coarser observation`
-      : `forecast intervals of ${minutes(r.f_len)} are not a whole number of actual intervals of ${minutes(r.a_len)}`,
+    reason:
+      Number(r.a_len) > Number(r.f_len)
+        ? `actuals every ${minutes(r.a_len)} are coarser than the forecast intervals of ${minutes(r.f_len)}: an interval forecast is never scored against a coarser observation`
+        : `forecast intervals of ${minutes(r.f_len)} are not a whole number of actual intervals of ${minutes(r.a_len)}`,
   }));
   if (skipped.length) await sql.run(`DELETE FROM acc_site WHERE site_id IN (${inList(skipped.map((s) => s.siteId))})`);
   return skipped;
@@ -151,7 +164,8 @@ async function collectPoints(sql: SqlRunner, options: AlignOptions): Promise<voi
  */
 async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const [bounds] = await sql.all<{ lo: bigint | null; hi: bigint | null }>(
-    `SELECT min(epoch_us(least(issue_time, valid_time))) AS lo, max(epoch_us(valid_time)) AS hi FROM acc_points`);
+    `SELECT min(epoch_us(least(issue_time, valid_time))) AS lo, max(epoch_us(valid_time)) AS hi FROM acc_points`,
+  );
   // A reference reaches back at most one persistence period (a week, for load) before the issue time.
   const lo = bounds.lo === null ? 0 : Number(bounds.lo) - us(referencePeriodMs('load') + DAY);
   const hi = bounds.hi === null ? 0 : Number(bounds.hi) + us(DAY);
@@ -166,7 +180,8 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<v
   const start = `((${position}) // s.f_len) * s.f_len`;
   const label = instantForecast ? t : options.forecastLabel === 'ending' ? `${start} + s.f_len` : start;
   const expected = instantForecast ? '1' : 's.f_len // s.a_len';
-  const enough = (present: string) => `any_value(${expected}) - ${present} <= ${options.maxMissingPct / 100} * any_value(${expected})`;
+  const enough = (present: string) =>
+    `any_value(${expected}) - ${present} <= ${options.maxMissingPct / 100} * any_value(${expected})`;
   // Flagged values count as missing: an interval that has enough values only with them is kept
   // apart (flagged_out), so its forecasts are dropped as 'flagged' rather than 'actual'.
   const kept = options.includeFlagged ? 'TRUE' : 'f.flags IS NULL';
@@ -240,7 +255,15 @@ export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Pro
 
 /** Drops the temp tables of an alignment. */
 export async function dropAlignment(sql: SqlRunner): Promise<void> {
-  for (const table of ['acc_chosen', 'acc_site', 'acc_points', 'acc_actual_iv', 'acc_site_levels', PAIRS_TABLE, QUANTILES_TABLE]) {
+  for (const table of [
+    'acc_chosen',
+    'acc_site',
+    'acc_points',
+    'acc_actual_iv',
+    'acc_site_levels',
+    PAIRS_TABLE,
+    QUANTILES_TABLE,
+  ]) {
     await sql.run(`DROP TABLE IF EXISTS ${table}`);
   }
 }

@@ -65,10 +65,16 @@ function zone(text: string): string {
 
 /** `--site a --site b,c` -> [a, b, c]. */
 const collect = (value: string, previous: string[] = []) =>
-  previous.concat(value.split(',').map((s) => s.trim()).filter(Boolean));
+  previous.concat(
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 
 function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySettings, now: number): AccuracySettings {
-  const reportPath = flags.report === undefined || flags.report === false ? null : flags.report === true ? defaultReport : flags.report;
+  const reportPath =
+    flags.report === undefined || flags.report === false ? null : flags.report === true ? defaultReport : flags.report;
   const labelled = option('--interval-label', flags.intervalLabel, label);
   const from = option('--from', flags.from, parseInstant);
   const to = option('--to', flags.to, parseInstant);
@@ -103,10 +109,17 @@ function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | 
 async function accuracyCommand(flags: Flags): Promise<Outcome> {
   const config = configWithDb(flags);
   const now = Date.now();
-  const settings = settingsFrom(flags, reportPath(config), settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir), now);
+  const settings = settingsFrom(
+    flags,
+    reportPath(config),
+    settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir),
+    now,
+  );
   if (flags.pairs) {
     if (flags.site || flags.model || flags.from || flags.to || flags.db) {
-      throw new UsageError('--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only');
+      throw new UsageError(
+        '--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only',
+      );
     }
     const result = await runPairsAccuracy(flags.pairs, settings, now);
     print(result.rows, settings, flags.json);
@@ -125,40 +138,69 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
       return outcome;
     },
   });
-  return runCommandJob(job, config, {}, {}, {
-    print: (result) => {
-      if (scored) print(scored.result.rows, settings, flags.json);
-      for (const s of scored?.result.skipped ?? []) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
-      if (scored?.reportPath) process.stderr.write(`report: ${scored.reportPath}\n`);
-      if (result.status === 'busy') process.stderr.write(`not run: ${result.error}\n`);
-      else if (!scored && result.error) process.stderr.write(`error: ${result.error}\n`);
+  return runCommandJob(
+    job,
+    config,
+    {},
+    {},
+    {
+      print: (result) => {
+        if (scored) print(scored.result.rows, settings, flags.json);
+        for (const s of scored?.result.skipped ?? []) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+        if (scored?.reportPath) process.stderr.write(`report: ${scored.reportPath}\n`);
+        if (result.status === 'busy') process.stderr.write(`not run: ${result.error}\n`);
+        else if (!scored && result.error) process.stderr.write(`error: ${result.error}\n`);
+      },
+      // --json keeps stdout one JSON array.
+      runLineTo: flags.json ? process.stderr : process.stdout,
     },
-    // --json keeps stdout one JSON array.
-    runLineTo: flags.json ? process.stderr : process.stdout,
-  });
+  );
 }
 
 export function registerAccuracyCommands(program: Command): void {
   program
     .command('accuracy')
-    .description('Score the site forecast and each model\'s output against actuals, by lead time, hour, site and model (or a CSV of pairs with --pairs)')
+    .description(
+      "Score the site forecast and each model's output against actuals, by lead time, hour, site and model (or a CSV of pairs with --pairs)",
+    )
     .option('--from <time>', 'first valid time scored, e.g. 2026-01-01 or 2026-01-01T06:00Z (default: all)')
     .option('--to <time>', 'valid times before this (default: now)')
     .option('--site <ids>', 'only these sites, by id or name (repeat or comma-separate)', collect)
     .option('--model <names>', 'only these model outputs, by name (the site forecast is always scored)', collect)
-    .option('--by <groups>', 'groups: total,lead,hour,weekday,month,season,year,date,site,model (default total,lead,hour; with --pairs total,hour)')
+    .option(
+      '--by <groups>',
+      'groups: total,lead,hour,weekday,month,season,year,date,site,model (default total,lead,hour; with --pairs total,hour)',
+    )
     .option('--tz <zone>', 'time zone of hour, weekday, month and date (default: accuracy.tz of the config, UTC)')
     .option('--json', 'print a JSON array of rows instead of the table')
-    .option('--report [file]', 'write the HTML report (default file: accuracy.report of the config, report.html beside the warehouse)')
+    .option(
+      '--report [file]',
+      'write the HTML report (default file: accuracy.report of the config, report.html beside the warehouse)',
+    )
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .option('--pairs <file>', 'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)')
-    .option('--interval-label <label>', 'beginning, ending or instant, for forecasts and actuals (default: service.interval_label, interval-beginning as the the service guides show)')
+    .option(
+      '--pairs <file>',
+      'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)',
+    )
+    .option(
+      '--interval-label <label>',
+      'beginning, ending or instant, for forecasts and actuals (default: service.interval_label, interval-beginning as the the service guides show)',
+    )
     .option('--deadband <percent>', 'errors within this percentage of the actual count as zero')
-    .option('--max-missing <percent>', 'drop a forecast interval missing more than this share of its actual sub-points (default 10)')
+    .option(
+      '--max-missing <percent>',
+      'drop a forecast interval missing more than this share of its actual sub-points (default 10)',
+    )
     .option('--forecast-interval <duration>', 'forecast interval length, e.g. 15m or 1h (default: inferred per site)')
     .option('--actual-interval <duration>', 'actual interval length (default: inferred per site)')
-    .option('--include-flagged', 'score actuals that failed a data-quality check too (by default they count as missing: docs/accuracy.md, Data quality)')
-    .option('--no-distribution', 'skip KSI, OVER and CPI, the metrics that take a second pass over the values (faster on very large windows)')
+    .option(
+      '--include-flagged',
+      'score actuals that failed a data-quality check too (by default they count as missing: docs/accuracy.md, Data quality)',
+    )
+    .option(
+      '--no-distribution',
+      'skip KSI, OVER and CPI, the metrics that take a second pass over the values (faster on very large windows)',
+    )
     .action(command<[], Flags>(accuracyCommand));
 }

@@ -68,7 +68,10 @@ function renderTable(rows: AccuracyRow[], columns: Column[]): string {
   const widths = used.map((c, i) => Math.max(c.title.length, ...cells.map((row) => row[i].length)));
   const textual = used.map((c) => ['subject', 'group', 'key'].includes(c.title));
   const line = (values: string[]) =>
-    values.map((v, i) => (textual[i] ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ').trimEnd();
+    values
+      .map((v, i) => (textual[i] ? v.padEnd(widths[i]) : v.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(used.map((c) => c.title)), ...cells.map(line)].join('\n');
 }
 

@@ -33,7 +33,10 @@ export interface GroupSql {
 
 /** Parses `total,lead,hour` (the --by option): every name a known group; order kept, duplicates removed. */
 export function parseGroups(text: string): Group[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new Error(`name at least one group (${GROUPS.join(', ')})`);
   for (const name of names) {
     if (!(GROUPS as readonly string[]).includes(name)) {
@@ -87,7 +90,6 @@ const SEASONS = ['DJF', 'MAM', 'JJA', 'SON'];
 
 const sqlList = (values: string[]) => `[${values.map(quoteLiteral).join(', ')}]`;
 
-
 /**
  * Wall-clock time in `tz` as a TIMESTAMP. In UTC that is the epoch itself, which DuckDB's core
  * functions read several times faster than a time-zone conversion through ICU.
@@ -106,33 +108,45 @@ export function groupSql(group: Group, options: GroupOptions): GroupSql {
       return leadSql(options.leadBuckets);
     case 'hour':
       return {
-        group, key: `lpad(CAST(hour(${local}) AS VARCHAR), 2, '0')`, order: `hour(${local})`,
+        group,
+        key: `lpad(CAST(hour(${local}) AS VARCHAR), 2, '0')`,
+        order: `hour(${local})`,
         keyFromOrder: (order) => `lpad(CAST(${order} AS VARCHAR), 2, '0')`,
       };
     case 'weekday':
       return {
-        group, key: `strftime(${local}, '%a')`, order: `isodow(${local})`,
+        group,
+        key: `strftime(${local}, '%a')`,
+        order: `isodow(${local})`,
         keyFromOrder: (order) => `(${sqlList(WEEKDAYS)})[${order}]`,
       };
     case 'month':
       return {
-        group, key: `strftime(${local}, '%b')`, order: `month(${local})`,
+        group,
+        key: `strftime(${local}, '%b')`,
+        order: `month(${local})`,
         keyFromOrder: (order) => `(${sqlList(MONTHS)})[${order}]`,
       };
     case 'season':
       // meteorological seasons, as SFA groups them: December's season is that of the next January
       return {
-        group, key: `(${sqlList(SEASONS)})[month(${local}) % 12 // 3 + 1]`, order: `month(${local}) % 12 // 3 + 1`,
+        group,
+        key: `(${sqlList(SEASONS)})[month(${local}) % 12 // 3 + 1]`,
+        order: `month(${local}) % 12 // 3 + 1`,
         keyFromOrder: (order) => `(${sqlList(SEASONS)})[${order}]`,
       };
     case 'year':
       return {
-        group, key: `CAST(year(${local}) AS VARCHAR)`, order: `year(${local})`,
+        group,
+        key: `CAST(year(${local}) AS VARCHAR)`,
+        order: `year(${local})`,
         keyFromOrder: (order) => `CAST(${order} AS VARCHAR)`,
       };
     case 'date':
       return {
-        group, key: `strftime(${local}, '%Y-%m-%d')`, order: `epoch(CAST(${local} AS DATE)) / 86400`,
+        group,
+        key: `strftime(${local}, '%Y-%m-%d')`,
+        order: `epoch(CAST(${local} AS DATE)) / 86400`,
         keyFromOrder: (order) => `CAST(DATE '1970-01-01' + CAST(${order} AS INTEGER) AS VARCHAR)`,
       };
     case 'site':

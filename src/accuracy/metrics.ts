@@ -63,7 +63,22 @@ export interface AccuracyRow {
 
 /** Field names of result rows by kind; `orderedNames` gives the order they are printed in. */
 export const COUNT_FIELDS = ['dropped', ...DROP_REASONS.map((r) => `dropped_${r}`), 'mape_skipped'];
-export const POINT_METRICS = ['mae', 'mbe', 'rmse', 'mape', 'nmae', 'nmbe', 'nrmse', 'r', 'r2', 'crmse', 'red', 'ksi', 'over', 'cpi'] as const;
+export const POINT_METRICS = [
+  'mae',
+  'mbe',
+  'rmse',
+  'mape',
+  'nmae',
+  'nmbe',
+  'nrmse',
+  'r',
+  'r2',
+  'crmse',
+  'red',
+  'ksi',
+  'over',
+  'cpi',
+] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;
 export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'coverage', 'coverage_nominal'] as const;
 
@@ -82,11 +97,13 @@ export interface SingleSubject {
 
 /** The pairs relation expanded once per group, with the group's key: what quantile metrics read. */
 function allGroupsSql(pairs: string, options: MetricOptions): string {
-  return options.groups.map((group) => {
-    const g = groupSql(group, options);
-    return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, drop_reason
+  return options.groups
+    .map((group) => {
+      const g = groupSql(group, options);
+      return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, drop_reason
       FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
-  }).join('\nUNION ALL\n');
+    })
+    .join('\nUNION ALL\n');
 }
 
 const KEYS = 'subject, model, grp, key';
@@ -158,8 +175,9 @@ function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string
   // KSI and OVER need the value range; min and max cost as much as several sums
   const distribution = options.distribution !== false;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
-  const dropCounts = DROP_REASONS
-    .map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(',\n    ');
+  const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
+    ',\n    ',
+  );
   return `
 WITH errors AS (
   SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o,
@@ -185,9 +203,7 @@ sums AS (
     -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did.
     stddev_pop(f - o) AS crmse,
     avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(o) AS std_o, stddev_pop(f) AS std_f,
-    ${distribution
-      ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi'
-      : 'NULL AS lo, NULL AS hi'}
+    ${distribution ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi' : 'NULL AS lo, NULL AS hi'}
   FROM errors ${k.columns.length ? `GROUP BY ${byKeys(k)}` : 'HAVING count(*) > 0'}
 ),
 metrics AS (
@@ -292,8 +308,12 @@ function crpsSql(): string {
   // from the highest quantile on (the tails carry the remaining p_1 and 1 - p_k as point masses).
   // CRPS = integral (F(x) - 1{x >= o})^2 dx. On a segment where F runs linearly from a to b over
   // a length L, integral F^2 = L (a^2 + ab + b^2) / 3; split the segment at o when o is inside it.
-  const g = (a: string, b: string, len: string) => `((${len}) * ((${a}) * (${a}) + (${a}) * (${b}) + (${b}) * (${b})) / 3)`;
-  const a = 'lv[i]', b = 'lv[i + 1]', x0 = 'qv[i]', x1 = 'qv[i + 1]';
+  const g = (a: string, b: string, len: string) =>
+    `((${len}) * ((${a}) * (${a}) + (${a}) * (${b}) + (${b}) * (${b})) / 3)`;
+  const a = 'lv[i]',
+    b = 'lv[i + 1]',
+    x0 = 'qv[i]',
+    x1 = 'qv[i + 1]';
   const c = `(${a} + (${b} - ${a}) * (o - ${x0}) / (${x1} - ${x0}))`;
   const segment = `CASE WHEN o <= ${x0} THEN ${g(`${a} - 1`, `${b} - 1`, `${x1} - ${x0}`)}
     WHEN o >= ${x1} THEN ${g(a, b, `${x1} - ${x0}`)}
@@ -360,7 +380,11 @@ const num = (v: unknown): number => (v === null || v === undefined ? NaN : Numbe
  * `single` says the relation holds one subject and model (see SingleSubject).
  */
 export async function computeMetrics(
-  sql: SqlRunner, pairs: string, quantiles: string | null, options: MetricOptions, single?: SingleSubject,
+  sql: SqlRunner,
+  pairs: string,
+  quantiles: string | null,
+  options: MetricOptions,
+  single?: SingleSubject,
 ): Promise<AccuracyRow[]> {
   const rows = new Map<string, AccuracyRow>();
   for (const group of options.groups) {
@@ -391,7 +415,12 @@ async function withPerfectHash<T>(sql: SqlRunner, fn: () => Promise<T>): Promise
 }
 
 /** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
-async function pointMetrics(sql: SqlRunner, pairs: string, k: GroupKeys, options: MetricOptions): Promise<AccuracyRow[]> {
+async function pointMetrics(
+  sql: SqlRunner,
+  pairs: string,
+  k: GroupKeys,
+  options: MetricOptions,
+): Promise<AccuracyRow[]> {
   const moments = await sql.all<PointRow>(momentsSql(pairs, k, options));
   const distribution = new Map<string, PointRow>();
   const scored = moments.filter((r) => num(r.n_point) > 0);
@@ -416,12 +445,24 @@ async function pointMetrics(sql: SqlRunner, pairs: string, k: GroupKeys, options
       }
     }
     if (r.has_forecast && r.has_reference) for (const m of REFERENCE_METRICS) values[m] = num(r[m]);
-    return { subject: r.subject, model: r.model, group: r.grp, key: r.key, keyOrder: num(r.key_order), n: num(r.n), values };
+    return {
+      subject: r.subject,
+      model: r.model,
+      group: r.grp,
+      key: r.key,
+      keyOrder: num(r.key_order),
+      n: num(r.n),
+      values,
+    };
   });
 }
 
 async function addQuantileMetrics(
-  sql: SqlRunner, pairs: string, quantiles: string, options: MetricOptions, rows: Map<string, AccuracyRow>,
+  sql: SqlRunner,
+  pairs: string,
+  quantiles: string,
+  options: MetricOptions,
+  rows: Map<string, AccuracyRow>,
 ): Promise<void> {
   const pinball = await sql.all<Keyed & { level: number; pinball: number }>(pinballSql(pairs, quantiles, options));
   for (const r of pinball) {

@@ -74,7 +74,8 @@ function readHeader(file: string, line: string): PairsColumns {
     const q = QUANTILE_COLUMN.exec(name);
     if (q) {
       const level = Number(q[1]) / 100;
-      if (!(level > 0 && level < 1)) throw fail(column, `quantile column "${name}": the percent must lie between 0 and 100`);
+      if (!(level > 0 && level < 1))
+        throw fail(column, `quantile column "${name}": the percent must lie between 0 and 100`);
       quantiles.push({ column: name, level });
     } else if (!KNOWN.includes(name)) {
       throw fail(column, `unknown column "${name}" (expected ${KNOWN.join(', ')} or q<percent> such as q10)`);
@@ -88,9 +89,14 @@ function readHeader(file: string, line: string): PairsColumns {
   }
   quantiles.sort((a, b) => a.level - b.level);
   return {
-    names, quantiles,
-    forecast: seen.has('forecast'), reference: seen.has('reference'), capacity: seen.has('capacity'),
-    issueTime: seen.has('issue_time'), site: seen.has('site'), model: seen.has('model'),
+    names,
+    quantiles,
+    forecast: seen.has('forecast'),
+    reference: seen.has('reference'),
+    capacity: seen.has('capacity'),
+    issueTime: seen.has('issue_time'),
+    site: seen.has('site'),
+    model: seen.has('model'),
   };
 }
 
@@ -110,7 +116,9 @@ function checkCell(file: string, lineNo: number, name: string, cell: { value: st
     if (MISSING.includes(cell.value)) return;
     if (!NUMBER.test(cell.value)) throw fail(`not a number: "${cell.value}"`);
     if (!(Math.abs(Number(cell.value)) <= LARGEST_VALUE)) {
-      throw fail(`${cell.value} is too large to score: values must lie within ±${LARGEST_VALUE} (their squares are summed)`);
+      throw fail(
+        `${cell.value} is too large to score: values must lie within ±${LARGEST_VALUE} (their squares are summed)`,
+      );
     }
   }
 }
@@ -133,10 +141,13 @@ export async function validatePairsCsv(file: string): Promise<PairsColumns> {
     if (cells.length !== header.names.length) {
       throw new InputFileError(file, lineNo, 1, `${cells.length} fields where the header has ${header.names.length}`);
     }
-    header.names.forEach((name, i) => checkCell(file, lineNo, name, cells[i]));
+    header.names.forEach((name, i) => {
+      checkCell(file, lineNo, name, cells[i]);
+    });
     rows++;
   }
-  if (!header) throw new InputFileError(file, 1, 1, 'the file is empty; expected a header line with valid_time, actual, forecast');
+  if (!header)
+    throw new InputFileError(file, 1, 1, 'the file is empty; expected a header line with valid_time, actual, forecast');
   if (rows === 0) throw new InputFileError(file, 2, 1, 'no rows after the header');
   return header;
 }
@@ -154,7 +165,8 @@ export async function loadPairsCsv(sql: SqlRunner, file: string, columns: PairsC
     header = true, auto_detect = false, delim = ',', quote = '"', columns = ${types},
     nullstr = [${MISSING.map(quoteLiteral).join(', ')}])`);
   const select = columns.names.map((n) =>
-    n === 'valid_time' || n === 'issue_time' ? `${timestampSql(n)} AS ${n}` : `"${n}"`);
+    n === 'valid_time' || n === 'issue_time' ? `${timestampSql(n)} AS ${n}` : `"${n}"`,
+  );
   await sql.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT ${select.join(', ')} FROM ${table}_raw`);
   await sql.run(`DROP TABLE ${table}_raw`);
 }
@@ -171,7 +183,9 @@ export function flatPairsSql(table: string, columns: PairsColumns, label: Interv
     columns.forecast ? `WHEN forecast IS NULL THEN 'forecast'` : '',
     columns.reference ? `WHEN reference IS NULL THEN 'reference'` : '',
     missingQuantile ? `WHEN ${missingQuantile} THEN 'quantiles'` : '',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
   return `(SELECT rowid AS pid, 'pairs' AS subject,
     ${or(columns.model, 'model', 'VARCHAR')} AS model,
     ${or(columns.site, 'site', 'VARCHAR')} AS site_id,

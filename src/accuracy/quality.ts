@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readCapacityDir } from '../capacity/files.js';
 import { Config } from '../config.js';
 import { DAY, HOUR } from '../time.js';
-import { type IntervalLabel } from './groups.js';
+import type { IntervalLabel } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 
 /** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */
@@ -40,7 +40,10 @@ export interface QualitySettings {
   label: IntervalLabel;
 }
 
-export function qualitySettingsFromConfig(quality: Config['accuracy']['quality'], label: IntervalLabel): QualitySettings {
+export function qualitySettingsFromConfig(
+  quality: Config['accuracy']['quality'],
+  label: IntervalLabel,
+): QualitySettings {
   return {
     staleSpanMs: quality.stale_span,
     negativePct: quality.negative_pct,
@@ -54,7 +57,10 @@ export function qualitySettingsFromConfig(quality: Config['accuracy']['quality']
 
 /** The config's defaults (also what a load uses when told nothing). */
 const DEFAULTS = Config.parse({});
-export const DEFAULT_QUALITY: QualitySettings = qualitySettingsFromConfig(DEFAULTS.accuracy.quality, DEFAULTS.service.interval_label.actuals);
+export const DEFAULT_QUALITY: QualitySettings = qualitySettingsFromConfig(
+  DEFAULTS.accuracy.quality,
+  DEFAULTS.service.interval_label.actuals,
+);
 
 /** Intervals longer than this (daily values) are never judged by the sun: they span a day and a night. */
 const LONGEST_SUN_INTERVAL_US = 3 * HOUR * 1000;
@@ -69,7 +75,7 @@ const RAD = Math.PI / 180;
 export function sunUpSql(seconds: string, lat: string, lon: string): string {
   const dayOfYear = `(dayofyear(make_timestamp(CAST(${seconds} * 1e6 AS BIGINT))) - 1)`;
   const hourUtc = `((${seconds} - 86400 * floor(${seconds} / 86400)) / 3600)`;
-  const gamma = `(${2 * Math.PI / 365} * (${dayOfYear} + (${hourUtc} - 12) / 24))`;
+  const gamma = `(${(2 * Math.PI) / 365} * (${dayOfYear} + (${hourUtc} - 12) / 24))`;
   const eot = `(229.18 * (0.000075 + 0.001868 * cos(${gamma}) - 0.032077 * sin(${gamma})
     - 0.014615 * cos(2 * ${gamma}) - 0.040849 * sin(2 * ${gamma})))`;
   const declination = `(0.006918 - 0.399912 * cos(${gamma}) + 0.070257 * sin(${gamma})
@@ -106,7 +112,8 @@ export interface FlagScope {
 export async function flagActuals(sql: SqlRunner, settings: QualitySettings, scope: FlagScope): Promise<void> {
   if (scope.sites && scope.sites.length === 0) return;
   const margin = Math.max(settings.staleSpanMs, DAY);
-  const siteFilter = (alias: string) => (scope.sites ? `${alias}site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'TRUE');
+  const siteFilter = (alias: string) =>
+    scope.sites ? `${alias}site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'TRUE';
   const ts = (ms: number) => `make_timestamptz(${Math.round(ms) * 1000})`;
   const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
   const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
@@ -133,13 +140,19 @@ function flagsSql(s: QualitySettings, filter: string): string {
   const explained = `(${generating} AND value = 0) OR (type = 'wind' AND value >= capacity - ${share(s.clippingPct)}) OR (${clipping})`;
   const flags = [
     bit('missing', 'value IS NULL'),
-    bit('stale', `value IS NOT NULL AND NOT coalesce(${explained}, FALSE)
-      AND epoch_us(valid_time) - epoch_us(run_start) >= ${s.staleSpanMs * 1000}`),
+    bit(
+      'stale',
+      `value IS NOT NULL AND NOT coalesce(${explained}, FALSE)
+      AND epoch_us(valid_time) - epoch_us(run_start) >= ${s.staleSpanMs * 1000}`,
+    ),
     bit('negative', `${generating} AND value < -${s.negativePct / 100} * coalesce(capacity, 0)`),
     bit('over_capacity', `capacity > 0 AND value > (1 + ${s.overCapacityPct / 100}) * capacity`),
-    bit('night', `type = 'solar' AND value > ${s.nightPct / 100} * coalesce(capacity, 0)
+    bit(
+      'night',
+      `type = 'solar' AND value > ${s.nightPct / 100} * coalesce(capacity, 0)
       AND coalesce(len_us, 0) <= ${LONGEST_SUN_INTERVAL_US}
-      AND ${sunBelow(start)} AND ${sunBelow(`(${start} + ${end}) / 2`)} AND ${sunBelow(end)}`),
+      AND ${sunBelow(start)} AND ${sunBelow(`(${start} + ${end}) / 2`)} AND ${sunBelow(end)}`,
+    ),
     bit('clipping', clipping),
     bit('outage', 'in_outage'),
   ];
@@ -190,10 +203,17 @@ SELECT site_id, valid_time, ${flags.join('\n    | ')} AS flags FROM spans`;
  * file's site named by id or name as in the file. A file that does not read is left out (the
  * capacity commands report its errors); returns how many were.
  */
-export async function refreshCapacityWindows(sql: SqlRunner, dir: string): Promise<{ windows: number; unreadable: number }> {
+export async function refreshCapacityWindows(
+  sql: SqlRunner,
+  dir: string,
+): Promise<{ windows: number; unreadable: number }> {
   const { files, errors } = existsSync(dir) ? readCapacityDir(dir) : { files: [], errors: [] };
-  const rows = files.flatMap((f) => f.windows.map((w) =>
-    `(${quoteLiteral(f.site)}, ${w.from * 1000}, ${w.to * 1000}, ${w.valueKw}, ${quoteLiteral(w.reason)}, ${quoteLiteral(f.file)})`));
+  const rows = files.flatMap((f) =>
+    f.windows.map(
+      (w) =>
+        `(${quoteLiteral(f.site)}, ${w.from * 1000}, ${w.to * 1000}, ${w.valueKw}, ${quoteLiteral(w.reason)}, ${quoteLiteral(f.file)})`,
+    ),
+  );
   await sql.run('DELETE FROM capacity_windows');
   if (rows.length > 0) {
     await sql.run(`INSERT INTO capacity_windows
@@ -213,9 +233,13 @@ export interface FlagCount {
 }
 
 /** Actuals carrying each flag per site, with valid times in [fromMs, toMs) (open ends when absent). */
-export async function countFlags(sql: SqlRunner, scope: { sites?: readonly string[]; fromMs?: number; toMs?: number }): Promise<FlagCount[]> {
+export async function countFlags(
+  sql: SqlRunner,
+  scope: { sites?: readonly string[]; fromMs?: number; toMs?: number },
+): Promise<FlagCount[]> {
   const where = ['TRUE'];
-  if (scope.sites) where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'FALSE');
+  if (scope.sites)
+    where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'FALSE');
   if (scope.fromMs !== undefined) where.push(`f.valid_time >= make_timestamptz(${scope.fromMs * 1000})`);
   if (scope.toMs !== undefined) where.push(`f.valid_time < make_timestamptz(${scope.toMs * 1000})`);
   const rows = await sql.all<{ site: string; flag: FlagName; n: bigint }>(`

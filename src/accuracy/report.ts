@@ -27,7 +27,13 @@ const SERIES_SITES = 8;
  * finally served), the actual and the reference, from the pairs relation.
  */
 export async function reportSeries(sql: SqlRunner, pairs: string): Promise<SeriesPoint[]> {
-  const rows = await sql.all<{ site: string | null; time: Date; forecast: number | null; actual: number | null; reference: number | null }>(`
+  const rows = await sql.all<{
+    site: string | null;
+    time: Date;
+    forecast: number | null;
+    actual: number | null;
+    reference: number | null;
+  }>(`
     WITH latest AS (
       SELECT site_id, valid_time, arg_max(forecast, coalesce(issue_time, valid_time)) AS forecast,
         any_value(actual) AS actual, arg_max(reference, coalesce(issue_time, valid_time)) AS reference
@@ -48,7 +54,8 @@ export async function reportSeries(sql: SqlRunner, pairs: string): Promise<Serie
 export const METRIC_MEANINGS: Record<string, string> = {
   n: 'Number of forecast points scored (after alignment and the inner join).',
   dropped: 'Forecast points left out because the actual, the forecast, the reference or a quantile was missing.',
-  dropped_flagged: 'Of the dropped points, those whose actual failed a data-quality check (see Data quality of the actuals).',
+  dropped_flagged:
+    'Of the dropped points, those whose actual failed a data-quality check (see Data quality of the actuals).',
   mape_skipped: 'Points MAPE left out because the actual was (near) zero, e.g. solar at night.',
   mae: 'Mean absolute error (kW): the typical size of a miss, whatever its sign.',
   mbe: 'Mean bias error (kW): positive means the forecast is too high on average, negative too low.',
@@ -57,12 +64,13 @@ export const METRIC_MEANINGS: Record<string, string> = {
   nmae: 'MAE as a percentage of the capacity at each time: comparable across sites of different size.',
   nmbe: 'MBE as a percentage of capacity.',
   nrmse: 'RMSE as a percentage of capacity.',
-  skill: 'Forecast skill against the naive reference (persistence): 1 - RMSE/RMSE_ref; 0 means no better than persistence, 1 perfect, negative worse.',
-  rmse_ref: 'RMSE (kW) of the reference: yesterday\'s (solar, wind) or last week\'s (load) actuals at the same time.',
+  skill:
+    'Forecast skill against the naive reference (persistence): 1 - RMSE/RMSE_ref; 0 means no better than persistence, 1 perfect, negative worse.',
+  rmse_ref: "RMSE (kW) of the reference: yesterday's (solar, wind) or last week's (load) actuals at the same time.",
   r: 'Pearson correlation of forecast and actual: 1 means they rise and fall together.',
-  r2: 'Coefficient of determination: the share of the actual\'s variation the forecast explains (1 is perfect, below 0 worse than the mean).',
+  r2: "Coefficient of determination: the share of the actual's variation the forecast explains (1 is perfect, below 0 worse than the mean).",
   crmse: 'Centred RMSE (kW): the RMSE left after removing the bias; the error in the shape.',
-  red: 'Relative Euclidean distance: how far the forecast\'s mean, spread and correlation are from the actual\'s, in one number (0 is perfect).',
+  red: "Relative Euclidean distance: how far the forecast's mean, spread and correlation are from the actual's, in one number (0 is perfect).",
   ksi: 'Kolmogorov-Smirnov integral (kW): how far the distribution of forecasts is from that of actuals, regardless of timing.',
   over: 'OVER (kW): the part of KSI beyond what chance allows (1.63/sqrt(n)).',
   cpi: 'Combined performance index (kW): (KSI + OVER + 2 RMSE) / 4.',
@@ -92,18 +100,31 @@ function seriesSpec(series: SeriesPoint[]): vl.TopLevelSpec {
   const values = series.flatMap((p) =>
     (['forecast', 'actual', 'reference'] as const)
       .filter((s) => p[s] !== null)
-      .map((s) => ({ site: p.site ?? 'all', time: p.time, series: s, kW: p[s] })));
+      .map((s) => ({ site: p.site ?? 'all', time: p.time, series: s, kW: p[s] })),
+  );
   return {
     data: { values },
-    facet: { row: { field: 'site', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelFontWeight: 'bold' } } },
+    facet: {
+      row: {
+        field: 'site',
+        type: 'nominal',
+        title: null,
+        header: { labelAngle: 0, labelAlign: 'left', labelFontWeight: 'bold' },
+      },
+    },
     resolve: { scale: { y: 'independent' } },
     spec: {
-      width: 980, height: 160,
+      width: 980,
+      height: 160,
       mark: { type: 'line', strokeWidth: 1.2 },
       encoding: {
         x: { field: 'time', type: 'temporal', title: 'valid time (UTC)' },
         y: { field: 'kW', type: 'quantitative', title: 'kW' },
-        color: { field: 'series', type: 'nominal', scale: { domain: ['actual', 'forecast', 'reference'], range: ['#222', '#1f77b4', '#bbb'] } },
+        color: {
+          field: 'series',
+          type: 'nominal',
+          scale: { domain: ['actual', 'forecast', 'reference'], range: ['#222', '#1f77b4', '#bbb'] },
+        },
       },
     },
   };
@@ -128,7 +149,8 @@ function errorMetric(rows: AccuracyRow[], normalised: string, plain: string): { 
 function lineByKeySpec(values: ReturnType<typeof groupValues>, xTitle: string, yTitle: string): vl.TopLevelSpec {
   return {
     data: { values },
-    width: 520, height: 260,
+    width: 520,
+    height: 260,
     mark: { type: 'line', point: true },
     encoding: {
       x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
@@ -141,7 +163,8 @@ function lineByKeySpec(values: ReturnType<typeof groupValues>, xTitle: string, y
 function skillSpec(values: ReturnType<typeof groupValues>, xTitle: string): vl.TopLevelSpec {
   return {
     data: { values },
-    width: 520, height: 260,
+    width: 520,
+    height: 260,
     mark: 'bar',
     encoding: {
       x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
@@ -165,12 +188,17 @@ function formatCell(value: number | undefined): string {
 /** Group total as a table with one row per metric, one column per forecast, and what the metric means. */
 function metricsTableHtml(rows: AccuracyRow[]): string {
   const totals = rows.filter((r) => r.group === 'total');
-  const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))]
-    .filter((n) => !n.startsWith('dropped_') || (n === 'dropped_flagged' && totals.some((r) => r.subject !== 'pairs')));
+  const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter(
+    (n) => !n.startsWith('dropped_') || (n === 'dropped_flagged' && totals.some((r) => r.subject !== 'pairs')),
+  );
   const value = (r: AccuracyRow, name: string) => formatCell(name === 'n' ? r.n : r.values[name]);
-  const header = ['metric', ...totals.map(subjectLabel), 'what it means'].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
-  const body = names.map((name) =>
-    `<tr><td>${escapeHtml(name)}</td>${totals.map((r) => `<td>${value(r, name)}</td>`).join('')}<td class="meaning">${escapeHtml(meaningOf(name))}</td></tr>`);
+  const header = ['metric', ...totals.map(subjectLabel), 'what it means']
+    .map((h) => `<th>${escapeHtml(h)}</th>`)
+    .join('');
+  const body = names.map(
+    (name) =>
+      `<tr><td>${escapeHtml(name)}</td>${totals.map((r) => `<td>${value(r, name)}</td>`).join('')}<td class="meaning">${escapeHtml(meaningOf(name))}</td></tr>`,
+  );
   return `<table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
@@ -192,18 +220,23 @@ function flagsHtml(flags: FlagCount[], included: boolean): string {
   const reading = included
     ? 'Actuals that failed a data-quality check, per site: scored anyway (--include-flagged).'
     : 'Actuals that failed a data-quality check, per site: left out of every score above (column dropped_flagged counts the forecast points that lost their actual this way).';
-  if (flags.length === 0) return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}</p><p>No actual in the window was flagged.</p></section>`;
+  if (flags.length === 0)
+    return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}</p><p>No actual in the window was flagged.</p></section>`;
   const names = (Object.keys(FLAGS) as FlagName[]).filter((f) => flags.some((c) => c.flag === f));
   const sites = [...new Set(flags.map((f) => f.site))];
   const count = (site: string, flag: FlagName) => flags.find((f) => f.site === site && f.flag === flag)?.count ?? 0;
   const header = ['site', ...names].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
-  const body = sites.map((site) => `<tr><td>${escapeHtml(site)}</td>${names.map((f) => `<td>${count(site, f)}</td>`).join('')}</tr>`);
+  const body = sites.map(
+    (site) => `<tr><td>${escapeHtml(site)}</td>${names.map((f) => `<td>${count(site, f)}</td>`).join('')}</tr>`,
+  );
   return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
 <table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
 }
 
 async function section(title: string, explanation: string, spec: vl.TopLevelSpec | null): Promise<string> {
-  const body = spec ? await toSvg(spec) : '<p class="empty">No data for this plot (its group was not scored or has no values).</p>';
+  const body = spec
+    ? await toSvg(spec)
+    : '<p class="empty">No data for this plot (its group was not scored or has no values).</p>';
   return `<section><h2>${escapeHtml(title)}</h2><p>${escapeHtml(explanation)}</p>${body}</section>`;
 }
 
@@ -217,14 +250,26 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const skillByLead = groupValues(rows, 'lead', 'skill');
   const skill = skillByLead.length ? skillByLead : groupValues(rows, 'total', 'skill');
   const sections = [
-    await section('Forecast against actual', `The last ${SERIES_DAYS} days per site: the latest issued forecast, the actual and the persistence reference.`,
-      input.series.length ? seriesSpec(input.series) : null),
-    await section('Error by lead time', `${err.title} per forecast, by time between issue and valid time.`,
-      lead.length ? lineByKeySpec(lead, 'lead time', err.title) : null),
-    await section('Error by hour of day', `${hourErr.title} per forecast, by hour of the day (an interval-ending value counts in the hour it closes).`,
-      hour.length ? lineByKeySpec(hour, 'hour of day', hourErr.title) : null),
-    await section('Skill against the reference', 'Above 0: better than persistence; 1 would be perfect.',
-      skill.length ? skillSpec(skill, skillByLead.length ? 'lead time' : 'total') : null),
+    await section(
+      'Forecast against actual',
+      `The last ${SERIES_DAYS} days per site: the latest issued forecast, the actual and the persistence reference.`,
+      input.series.length ? seriesSpec(input.series) : null,
+    ),
+    await section(
+      'Error by lead time',
+      `${err.title} per forecast, by time between issue and valid time.`,
+      lead.length ? lineByKeySpec(lead, 'lead time', err.title) : null,
+    ),
+    await section(
+      'Error by hour of day',
+      `${hourErr.title} per forecast, by hour of the day (an interval-ending value counts in the hour it closes).`,
+      hour.length ? lineByKeySpec(hour, 'hour of day', hourErr.title) : null,
+    ),
+    await section(
+      'Skill against the reference',
+      'Above 0: better than persistence; 1 would be perfect.',
+      skill.length ? skillSpec(skill, skillByLead.length ? 'lead time' : 'total') : null,
+    ),
   ];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(input.title)}</title>

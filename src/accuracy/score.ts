@@ -7,10 +7,16 @@ import { formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
-import { type Group, type IntervalLabel } from './groups.js';
+import type { Group, IntervalLabel } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
 import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
-import { countFlags, flagActuals, qualitySettingsFromConfig, refreshCapacityWindows, type QualitySettings } from './quality.js';
+import {
+  countFlags,
+  flagActuals,
+  qualitySettingsFromConfig,
+  refreshCapacityWindows,
+  type QualitySettings,
+} from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 
@@ -28,7 +34,8 @@ export interface ScoreExtras {
 }
 
 export async function scoreWarehouse(
-  sql: SqlRunner, options: MetricOptions & AlignOptions & ScoreExtras,
+  sql: SqlRunner,
+  options: MetricOptions & AlignOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   const aligned = await alignWarehouse(sql, options);
   try {
@@ -42,20 +49,33 @@ export async function scoreWarehouse(
 
 /** The report names sites as people know them, not by id. */
 async function namedBySite(sql: SqlRunner, series: SeriesPoint[]): Promise<SeriesPoint[]> {
-  const names = new Map((await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen')).map((s) => [s.site_id, s.name]));
-  return series.map((p) => ({ ...p, site: p.site === null ? null : names.get(p.site) ?? p.site }));
+  const names = new Map(
+    (await sql.all<{ site_id: string; name: string }>('SELECT site_id, name FROM acc_chosen')).map((s) => [
+      s.site_id,
+      s.name,
+    ]),
+  );
+  return series.map((p) => ({ ...p, site: p.site === null ? null : (names.get(p.site) ?? p.site) }));
 }
 
 /** Groups a flat pairs table can be split by: lead needs issue_time, site a site column. */
 function checkGroupsForPairs(groups: Group[], columns: PairsColumns): void {
-  if (groups.includes('lead') && !columns.issueTime) throw new UsageError('--by lead needs an issue_time column in the pairs file');
+  if (groups.includes('lead') && !columns.issueTime)
+    throw new UsageError('--by lead needs an issue_time column in the pairs file');
   if (groups.includes('site') && !columns.site) throw new UsageError('--by site needs a site column in the pairs file');
-  if (groups.includes('model')) throw new UsageError('--by model groups the warehouse site forecast by serving model; a pairs file scores each model column value as its own row instead');
+  if (groups.includes('model'))
+    throw new UsageError(
+      '--by model groups the warehouse site forecast by serving model; a pairs file scores each model column value as its own row instead',
+    );
 }
 
 /** Scores a flat table of pairs already in `sql`'s database (a loaded CSV, or the bench table). */
 export async function scorePairsTable(
-  sql: SqlRunner, table: string, columns: PairsColumns, label: IntervalLabel, options: MetricOptions & ScoreExtras,
+  sql: SqlRunner,
+  table: string,
+  columns: PairsColumns,
+  label: IntervalLabel,
+  options: MetricOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   checkGroupsForPairs(options.groups, columns);
   await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_pairs AS SELECT * FROM ${flatPairsSql(table, columns, label)}`);
@@ -70,7 +90,9 @@ export async function scorePairsTable(
 
 /** Scores a CSV of pairs: checked line by line, loaded with DuckDB's reader into memory. */
 export async function scorePairsFile(
-  file: string, label: IntervalLabel, options: MetricOptions & ScoreExtras,
+  file: string,
+  label: IntervalLabel,
+  options: MetricOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   const columns = await validatePairsCsv(file);
   const db = await openDuckDB(':memory:');
@@ -82,8 +104,6 @@ export async function scorePairsFile(
     db.close();
   }
 }
-
-
 
 export interface AccuracySettings extends MetricOptions, AlignOptions {
   /** Where to write the HTML report; null for none. */
@@ -101,7 +121,9 @@ export interface AccuracySettings extends MetricOptions, AlignOptions {
  * before command-line overrides.
  */
 export function settingsFromConfig(
-  accuracy: Config['accuracy'], labels: Config['service']['interval_label'], capacityDir: string,
+  accuracy: Config['accuracy'],
+  labels: Config['service']['interval_label'],
+  capacityDir: string,
 ): AccuracySettings {
   return {
     quality: qualitySettingsFromConfig(accuracy.quality, labels.actuals),
@@ -142,7 +164,9 @@ export interface WarehouseRun {
 
 /** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
 export async function runWarehouseAccuracy(
-  warehouse: Warehouse, settings: AccuracySettings, meta: { runId: string; now: number },
+  warehouse: Warehouse,
+  settings: AccuracySettings,
+  meta: { runId: string; now: number },
 ): Promise<WarehouseRun> {
   const groups = groupsFor(settings);
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
@@ -154,19 +178,37 @@ export async function runWarehouseAccuracy(
   const result = await scoreWarehouse(warehouse, { ...settings, groups, withSeries: settings.reportPath !== null });
   if (settings.reportPath) {
     await writeReport(settings.reportPath, {
-      title: 'Forecast accuracy', rows: result.rows, series: result.series, generatedAt: meta.now,
+      title: 'Forecast accuracy',
+      rows: result.rows,
+      series: result.series,
+      generatedAt: meta.now,
       flags: await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }),
       includeFlagged: settings.includeFlagged === true,
       notes: reportNotes(settings, result.skipped, 'the warehouse'),
     });
   }
-  const written = await storeAccuracy(warehouse, {
-    runId: meta.runId, scoredAt: meta.now, source: 'warehouse', from: settings.from, to: settings.to,
-    sites: settings.sites, models: settings.models, groups, tz: settings.tz,
-    forecastLabel: settings.forecastLabel, actualLabel: settings.actualLabel, deadbandPct: settings.deadbandPct,
-    maxMissingPct: settings.maxMissingPct, mapeMinActualPct: settings.mapeMinActualPct,
-    skipped: result.skipped, reportPath: settings.reportPath ?? undefined,
-  }, result.rows);
+  const written = await storeAccuracy(
+    warehouse,
+    {
+      runId: meta.runId,
+      scoredAt: meta.now,
+      source: 'warehouse',
+      from: settings.from,
+      to: settings.to,
+      sites: settings.sites,
+      models: settings.models,
+      groups,
+      tz: settings.tz,
+      forecastLabel: settings.forecastLabel,
+      actualLabel: settings.actualLabel,
+      deadbandPct: settings.deadbandPct,
+      maxMissingPct: settings.maxMissingPct,
+      mapeMinActualPct: settings.mapeMinActualPct,
+      skipped: result.skipped,
+      reportPath: settings.reportPath ?? undefined,
+    },
+    result.rows,
+  );
   return { result, written, reportPath: settings.reportPath };
 }
 
@@ -174,7 +216,9 @@ export async function runWarehouseAccuracy(
 async function chosenSiteIds(sql: SqlRunner, sites: string[] | undefined): Promise<string[] | undefined> {
   if (!sites?.length) return undefined;
   const list = sites.map(quoteLiteral).join(', ');
-  const rows = await sql.all<{ site_id: string }>(`SELECT site_id FROM sites WHERE site_id IN (${list}) OR name IN (${list})`);
+  const rows = await sql.all<{ site_id: string }>(
+    `SELECT site_id FROM sites WHERE site_id IN (${list}) OR name IN (${list})`,
+  );
   return rows.map((r) => r.site_id);
 }
 
@@ -182,10 +226,17 @@ async function chosenSiteIds(sql: SqlRunner, sites: string[] | undefined): Promi
 export async function runPairsAccuracy(file: string, settings: AccuracySettings, now: number): Promise<AccuracyResult> {
   // The report plots hours; lead times only when the file has issue times and they were asked for.
   const groups = settings.reportPath ? [...new Set<Group>([...settings.groups, 'total', 'hour'])] : settings.groups;
-  const result = await scorePairsFile(file, settings.forecastLabel, { ...settings, groups, withSeries: settings.reportPath !== null });
+  const result = await scorePairsFile(file, settings.forecastLabel, {
+    ...settings,
+    groups,
+    withSeries: settings.reportPath !== null,
+  });
   if (settings.reportPath) {
     await writeReport(settings.reportPath, {
-      title: `Forecast accuracy: ${file}`, rows: result.rows, series: result.series, generatedAt: now,
+      title: `Forecast accuracy: ${file}`,
+      rows: result.rows,
+      series: result.series,
+      generatedAt: now,
       notes: reportNotes(settings, [], file),
     });
   }

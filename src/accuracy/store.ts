@@ -5,7 +5,7 @@ import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SkippedSite } from './align.js';
-import { type Group, type IntervalLabel } from './groups.js';
+import type { Group, IntervalLabel } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
 
 export interface RunRecord {
@@ -47,7 +47,11 @@ function resultValues(runId: string, rows: AccuracyRow[]): DuckDBValue[][] {
 }
 
 /** Writes the run and its results; returns the rows written per table. */
-export async function storeAccuracy(warehouse: Warehouse, run: RunRecord, rows: AccuracyRow[]): Promise<Record<string, number>> {
+export async function storeAccuracy(
+  warehouse: Warehouse,
+  run: RunRecord,
+  rows: AccuracyRow[],
+): Promise<Record<string, number>> {
   const { pairs, dropped } = totals(rows);
   const results = resultValues(run.runId, rows);
   const list = (values?: string[]) => (values?.length ? `[${values.map(quoteLiteral).join(', ')}]` : 'NULL');
@@ -56,12 +60,26 @@ export async function storeAccuracy(warehouse: Warehouse, run: RunRecord, rows: 
     await warehouse.run(
       `INSERT INTO accuracy_runs VALUES ($1, ${instantOrNull(run.scoredAt)}, $2, ${instantOrNull(run.from)}, ${instantOrNull(run.to)},
         ${list(run.sites)}, ${list(run.models)}, ${list(run.groups)}, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [run.runId, run.source, run.tz, run.forecastLabel, run.actualLabel, run.deadbandPct, run.maxMissingPct,
-        run.mapeMinActualPct, pairs, dropped, JSON.stringify(run.skipped), run.reportPath ?? null],
+      [
+        run.runId,
+        run.source,
+        run.tz,
+        run.forecastLabel,
+        run.actualLabel,
+        run.deadbandPct,
+        run.maxMissingPct,
+        run.mapeMinActualPct,
+        pairs,
+        dropped,
+        JSON.stringify(run.skipped),
+        run.reportPath ?? null,
+      ],
     );
     for (let i = 0; i < results.length; i += ROWS_PER_INSERT) {
       const chunk = results.slice(i, i + ROWS_PER_INSERT);
-      const placeholders = chunk.map((_, r) => `(${Array.from({ length: 8 }, (_, c) => `$${r * 8 + c + 1}`).join(', ')})`);
+      const placeholders = chunk.map(
+        (_, r) => `(${Array.from({ length: 8 }, (_, c) => `$${r * 8 + c + 1}`).join(', ')})`,
+      );
       await warehouse.run(`INSERT INTO accuracy_results VALUES ${placeholders.join(', ')}`, chunk.flat());
     }
   });

@@ -33,9 +33,25 @@ import type { Logger } from 'pino';
 import { formatInstant } from '../time.js';
 import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
-  Acknowledgement, ActualsSeries, ActualTypes, CapacityTimeline, CreateSiteResponse, ErrorBody, FastApiErrorBody,
-  ForecastSeries, ForecastUpdates, ModelInput, ModelItem, ModelOutput, SiteResponse,
-  type ActualsUpload, type CapacityFreq, type CapacityUpload, type ErrorItem, type SiteRequest, type TrainSiteModelsBody,
+  Acknowledgement,
+  ActualsSeries,
+  ActualTypes,
+  CapacityTimeline,
+  CreateSiteResponse,
+  ErrorBody,
+  FastApiErrorBody,
+  ForecastSeries,
+  ForecastUpdates,
+  ModelInput,
+  ModelItem,
+  ModelOutput,
+  SiteResponse,
+  type ActualsUpload,
+  type CapacityFreq,
+  type CapacityUpload,
+  type ErrorItem,
+  type SiteRequest,
+  type TrainSiteModelsBody,
   type UpdateModelBody,
 } from './schemas.js';
 
@@ -170,7 +186,12 @@ interface Call<S extends z.ZodType> {
 
 /** Transport error codes meaning the request never reached the service. */
 const UNSENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN']);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 /** Failures of our own making that another attempt cannot cure: a bad argument, a closed client. */
 const FINAL_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
@@ -213,38 +234,63 @@ export class ServiceClient {
   /** The account's sites; a malformed site is rejected alone (`rejected`), the others are returned. */
   async listSites(options: CallOptions = {}): Promise<Listing<SiteResponse>> {
     const items = await this.call({
-      method: 'GET', template: '/platform/v2/sites', path: '/platform/v2/sites',
-      schema: AnyList, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites',
+      path: '/platform/v2/sites',
+      schema: AnyList,
+      policy: 'idempotent',
+      signal: options.signal,
     });
     return listing(items, SiteResponse);
   }
 
   async createSite(body: SiteRequest, options: CallOptions = {}): Promise<{ site_id: string }> {
     return this.call({
-      method: 'POST', template: '/platform/v2/sites', path: '/platform/v2/sites',
-      schema: CreateSiteResponse, body, policy: 'unsent-only', signal: options.signal,
+      method: 'POST',
+      template: '/platform/v2/sites',
+      path: '/platform/v2/sites',
+      schema: CreateSiteResponse,
+      body,
+      policy: 'unsent-only',
+      signal: options.signal,
     });
   }
 
   async getSite(siteId: string, options: CallOptions = {}): Promise<SiteResponse> {
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
-      schema: SiteResponse, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}',
+      path: sitePath(siteId, ''),
+      schema: SiteResponse,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** Answers `{"message": …}` (guide); read the site back with getSite when needed. */
   async updateSite(siteId: string, body: SiteRequest, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'PUT', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
-      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'PUT',
+      template: '/platform/v2/sites/{site_id}',
+      path: sitePath(siteId, ''),
+      schema: Acknowledgement,
+      body,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   async deleteSite(siteId: string, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'DELETE', template: '/platform/v2/sites/{site_id}', path: sitePath(siteId, ''),
-      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'DELETE',
+      template: '/platform/v2/sites/{site_id}',
+      path: sitePath(siteId, ''),
+      schema: Acknowledgement,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
@@ -255,8 +301,13 @@ export class ServiceClient {
       ['extra', options.extra && options.extra.length > 0 ? options.extra.join(',') : undefined],
     ]);
     const items = await this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/models', path: sitePath(siteId, '/models') + query,
-      schema: AnyList, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/models',
+      path: sitePath(siteId, '/models') + query,
+      schema: AnyList,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
     return listing(items, ModelItem);
   }
@@ -271,8 +322,14 @@ export class ServiceClient {
       ['return_normalized', options.normalized === undefined ? undefined : String(options.normalized)],
     ]);
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/forecast', path: sitePath(siteId, '/forecast') + query,
-      schema: ForecastSeries, siteId, modelId: options.modelId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/forecast',
+      path: sitePath(siteId, '/forecast') + query,
+      schema: ForecastSeries,
+      siteId,
+      modelId: options.modelId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
@@ -284,40 +341,66 @@ export class ServiceClient {
       ['type', options.type],
     ]);
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual') + query,
-      schema: ActualsSeries, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/actual',
+      path: sitePath(siteId, '/actual') + query,
+      schema: ActualsSeries,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** The issue times of the site's forecast vintages (epoch ms), as the service lists them. */
   async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<number[]> {
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/forecast/updates', path: sitePath(siteId, '/forecast/updates'),
-      schema: ForecastUpdates, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/forecast/updates',
+      path: sitePath(siteId, '/forecast/updates'),
+      schema: ForecastUpdates,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** Merges the points into the site's series of `body.type` (default power). */
   async uploadSiteActuals(siteId: string, body: ActualsUpload, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'POST', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual'),
+      method: 'POST',
+      template: '/platform/v2/sites/{site_id}/actual',
+      path: sitePath(siteId, '/actual'),
       // A merge: sending the same points again leaves the same series, so retried like a PUT.
-      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
+      schema: Acknowledgement,
+      body,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   async deleteSiteActuals(siteId: string, options: DeleteActualsOptions): Promise<Acknowledgement> {
     return this.call({
-      method: 'DELETE', template: '/platform/v2/sites/{site_id}/actual', path: sitePath(siteId, '/actual') + rangeQuery(options),
-      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'DELETE',
+      template: '/platform/v2/sites/{site_id}/actual',
+      path: sitePath(siteId, '/actual') + rangeQuery(options),
+      schema: Acknowledgement,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** The series types the site holds (power and any uploaded with another `type`), with their spans. */
   async getSiteActualTypes(siteId: string, options: CallOptions = {}): Promise<ActualTypes> {
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/actual/types', path: sitePath(siteId, '/actual/types'),
-      schema: ActualTypes, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/actual/types',
+      path: sitePath(siteId, '/actual/types'),
+      schema: ActualTypes,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
@@ -330,33 +413,54 @@ export class ServiceClient {
       ['tz', options.tz],
     ]);
     return this.call({
-      method: 'GET', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity') + query,
-      schema: CapacityTimeline, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/sites/{site_id}/capacity',
+      path: sitePath(siteId, '/capacity') + query,
+      schema: CapacityTimeline,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** Merges the points into the site's capacity timeline (a point replaces the one at its valid time). */
   async uploadSiteCapacity(siteId: string, body: CapacityUpload, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'POST', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity'),
+      method: 'POST',
+      template: '/platform/v2/sites/{site_id}/capacity',
+      path: sitePath(siteId, '/capacity'),
       // A merge: sending the same points again leaves the same timeline, so retried like a PUT.
-      schema: Acknowledgement, body, siteId, policy: 'idempotent', signal: options.signal,
+      schema: Acknowledgement,
+      body,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** Deletes the capacity points with start <= valid_time <= end. */
   async deleteSiteCapacity(siteId: string, options: RangeOptions): Promise<Acknowledgement> {
     return this.call({
-      method: 'DELETE', template: '/platform/v2/sites/{site_id}/capacity', path: sitePath(siteId, '/capacity') + rangeQuery(options),
-      schema: Acknowledgement, siteId, policy: 'idempotent', signal: options.signal,
+      method: 'DELETE',
+      template: '/platform/v2/sites/{site_id}/capacity',
+      path: sitePath(siteId, '/capacity') + rangeQuery(options),
+      schema: Acknowledgement,
+      siteId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** Starts the training of the models of `body.site_ids`. Not idempotent: retried only when unsent. */
   async trainSiteModels(body: TrainSiteModelsBody, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'POST', template: '/platform/v2/sites/models/train', path: '/platform/v2/sites/models/train',
-      schema: Acknowledgement, body, policy: 'unsent-only', signal: options.signal,
+      method: 'POST',
+      template: '/platform/v2/sites/models/train',
+      path: '/platform/v2/sites/models/train',
+      schema: Acknowledgement,
+      body,
+      policy: 'unsent-only',
+      signal: options.signal,
     });
   }
 
@@ -365,8 +469,14 @@ export class ServiceClient {
   /** The success body is not documented (any JSON); list the site's models to see the result. */
   async updateModel(modelId: string, body: UpdateModelBody, options: CallOptions = {}): Promise<Acknowledgement> {
     return this.call({
-      method: 'PUT', template: '/platform/v2/models/{model_id}', path: modelPath(modelId, ''),
-      schema: Acknowledgement, body, modelId, policy: 'idempotent', signal: options.signal,
+      method: 'PUT',
+      template: '/platform/v2/models/{model_id}',
+      path: modelPath(modelId, ''),
+      schema: Acknowledgement,
+      body,
+      modelId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
@@ -380,16 +490,26 @@ export class ServiceClient {
       [this.fillParam, options.fill],
     ]);
     return this.call({
-      method: 'GET', template: '/platform/v2/models/{model_id}/output', path: modelPath(modelId, '/output') + query,
-      schema: ModelOutput, modelId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/models/{model_id}/output',
+      path: modelPath(modelId, '/output') + query,
+      schema: ModelOutput,
+      modelId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
   /** The model's latest input data: `dataframe` and `metadata`, as the service sends them. */
   async getModelInput(modelId: string, options: CallOptions = {}): Promise<ModelInput> {
     return this.call({
-      method: 'GET', template: '/platform/v2/models/{model_id}/input', path: modelPath(modelId, '/input'),
-      schema: ModelInput, modelId, policy: 'idempotent', signal: options.signal,
+      method: 'GET',
+      template: '/platform/v2/models/{model_id}/input',
+      path: modelPath(modelId, '/input'),
+      schema: ModelInput,
+      modelId,
+      policy: 'idempotent',
+      signal: options.signal,
     });
   }
 
@@ -420,8 +540,15 @@ export class ServiceClient {
         if (attempt > this.retries.attempts || !mayRetry(call.policy, error)) throw error;
         const delay = this.retryDelay(call, error, attempt);
         this.log?.warn(
-          { endpoint: `${call.method} ${call.template}`, path: call.path, attempt, status: error.status,
-            code: error.code, delayMs: Math.round(delay), reason: error.detail },
+          {
+            endpoint: `${call.method} ${call.template}`,
+            path: call.path,
+            attempt,
+            status: error.status,
+            code: error.code,
+            delayMs: Math.round(delay),
+            reason: error.detail,
+          },
           'service request failed, retrying',
         );
         await this.pause(call, delay, signal, attempt);
@@ -430,7 +557,11 @@ export class ServiceClient {
   }
 
   /** One request and its validation; every failure becomes a ServiceError. */
-  private async attempt<S extends z.ZodType>(call: Call<S>, signal: AbortSignal | undefined, attempt: number): Promise<z.output<S>> {
+  private async attempt<S extends z.ZodType>(
+    call: Call<S>,
+    signal: AbortSignal | undefined,
+    attempt: number,
+  ): Promise<z.output<S>> {
     const started = performance.now();
     let status: number | undefined;
     let text: string;
@@ -462,7 +593,11 @@ export class ServiceClient {
     } catch (cause) {
       // Not JSON at all: most likely cut off or rewritten on the way, so worth another attempt.
       throw this.error(call, {
-        kind: 'malformed', status, attempts: attempt, retryable: true, cause,
+        kind: 'malformed',
+        status,
+        attempts: attempt,
+        retryable: true,
+        cause,
         detail: `malformed response: not JSON (${text.length} bytes: ${(cause as Error).message})`,
       });
     }
@@ -471,19 +606,35 @@ export class ServiceClient {
     const issue = parsed.error.issues[0];
     const fieldPath = formatPath(issue.path);
     throw this.error(call, {
-      kind: 'malformed', status, attempts: attempt, retryable: false, fieldPath,
+      kind: 'malformed',
+      status,
+      attempts: attempt,
+      retryable: false,
+      fieldPath,
       detail: `malformed response: ${fieldPath}: ${issue.message}`,
     });
   }
 
-  private httpError(call: Call<z.ZodType>, status: number, headers: Dispatcher.ResponseData['headers'],
-    text: string, attempt: number): ServiceError {
+  private httpError(
+    call: Call<z.ZodType>,
+    status: number,
+    headers: Dispatcher.ResponseData['headers'],
+    text: string,
+    attempt: number,
+  ): ServiceError {
     const errors = errorItems(text);
-    const summary = errors.length > 0
-      ? errors.slice(0, 3).map((e) => `${e.field}: ${e.message}`).join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '')
-      : oneLine(text, 160);
+    const summary =
+      errors.length > 0
+        ? errors
+            .slice(0, 3)
+            .map((e) => `${e.field}: ${e.message}`)
+            .join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '')
+        : oneLine(text, 160);
     return this.error(call, {
-      kind: 'http', status, errors, attempts: attempt,
+      kind: 'http',
+      status,
+      errors,
+      attempts: attempt,
       retryable: RETRYABLE_STATUS.has(status),
       retryAfterMs: retryAfterMs(headers['retry-after']),
       detail: summary ? `HTTP ${status}: ${summary}` : `HTTP ${status}`,
@@ -491,17 +642,31 @@ export class ServiceClient {
   }
 
   /** A failure below HTTP; `status` is known when the headers came and the body did not (cut off, or too slow). */
-  private transportError(call: Call<z.ZodType>, cause: unknown, signal: AbortSignal | undefined, attempt: number,
-    status: number | undefined): ServiceError {
+  private transportError(
+    call: Call<z.ZodType>,
+    cause: unknown,
+    signal: AbortSignal | undefined,
+    attempt: number,
+    status: number | undefined,
+  ): ServiceError {
     if (signal?.aborted) return this.abortedError(call, attempt);
     const code = errorCode(cause);
     const kind: ServiceErrorKind = code !== undefined && TIMEOUT_CODES.has(code) ? 'timeout' : 'network';
     const message = cause instanceof Error ? cause.message : String(cause);
-    const what = status === undefined
-      ? (kind === 'timeout' ? 'timed out' : 'connection failed')
-      : (kind === 'timeout' ? `response body stalled after HTTP ${status}` : `response body cut off after HTTP ${status}`);
+    const what =
+      status === undefined
+        ? kind === 'timeout'
+          ? 'timed out'
+          : 'connection failed'
+        : kind === 'timeout'
+          ? `response body stalled after HTTP ${status}`
+          : `response body cut off after HTTP ${status}`;
     return this.error(call, {
-      kind, code, attempts: attempt, cause, retryable: code === undefined || !FINAL_CODES.has(code),
+      kind,
+      code,
+      attempts: attempt,
+      cause,
+      retryable: code === undefined || !FINAL_CODES.has(code),
       detail: `${what}: ${message}${code ? ` (${code})` : ''}`,
     });
   }
@@ -531,9 +696,14 @@ export class ServiceClient {
     if (error.retryAfterMs !== null) {
       if (error.retryAfterMs > this.retries.retryAfterMax) {
         throw this.error(call, {
-          kind: error.kind, status: error.status, errors: error.errors, attempts: attempt, retryable: true,
+          kind: error.kind,
+          status: error.status,
+          errors: error.errors,
+          attempts: attempt,
+          retryable: true,
           retryAfterMs: error.retryAfterMs,
-          detail: `${error.detail}; the service asks to retry after ${seconds(error.retryAfterMs)}, ` +
+          detail:
+            `${error.detail}; the service asks to retry after ${seconds(error.retryAfterMs)}, ` +
             `longer than the ${seconds(this.retries.retryAfterMax)} allowed (service.retries.retry_after_max): giving up`,
         });
       }
@@ -543,7 +713,12 @@ export class ServiceClient {
     return Math.random() * ceiling;
   }
 
-  private async pause(call: Call<z.ZodType>, delay: number, signal: AbortSignal | undefined, attempt: number): Promise<void> {
+  private async pause(
+    call: Call<z.ZodType>,
+    delay: number,
+    signal: AbortSignal | undefined,
+    attempt: number,
+  ): Promise<void> {
     try {
       await sleep(delay, undefined, { signal });
     } catch {
@@ -551,7 +726,13 @@ export class ServiceClient {
     }
   }
 
-  private logRequest(call: Call<z.ZodType>, attempt: number, status: number | null, started: number, code?: string): void {
+  private logRequest(
+    call: Call<z.ZodType>,
+    attempt: number,
+    status: number | null,
+    started: number,
+    code?: string,
+  ): void {
     if (!this.log?.isLevelEnabled('debug')) return;
     this.log.debug(
       { method: call.method, path: call.path, status, ms: Math.round(performance.now() - started), attempt, code },
@@ -597,11 +778,19 @@ function listenable(source: AbortSignal): AbortSignal {
  * One signal for a call from the client's and the call's own. Not AbortSignal.any: its
  * composites stay attached to a long-lived source, and a sync makes tens of thousands of calls.
  */
-function linkSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal?: AbortSignal; dispose(): void } {
+function linkSignals(
+  a: AbortSignal | undefined,
+  b: AbortSignal | undefined,
+): { signal?: AbortSignal; dispose(): void } {
   if (!a || !b) return { signal: a ?? b, dispose() {} };
   const controller = new AbortController();
   const unfollow = [follow(a, controller), follow(b, controller)];
-  return { signal: controller.signal, dispose: () => unfollow.forEach((stop) => stop()) };
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const stop of unfollow) stop();
+    },
+  };
 }
 
 function sitePath(siteId: string, rest: string): string {
@@ -615,7 +804,8 @@ function modelPath(modelId: string, rest: string): string {
 /** An epoch-ms option as wire text; a value that is no instant is a programming error, thrown before sending. */
 function instantParam(name: string, ms: number | undefined): string | undefined {
   if (ms === undefined) return undefined;
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new RangeError(`${name}: not an instant in epoch milliseconds: ${ms}`);
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15)
+    throw new RangeError(`${name}: not an instant in epoch milliseconds: ${ms}`);
   return formatInstant(ms);
 }
 

@@ -63,9 +63,16 @@ export class ServiceError extends Error {
   /** A plain object for logs and `--json` output (never the key: it is never held here). */
   toJSON(): Record<string, unknown> {
     return {
-      name: this.name, kind: this.kind, status: this.status, endpoint: this.endpoint,
-      siteId: this.siteId, modelId: this.modelId, errors: this.errors, attempts: this.attempts,
-      code: this.code, message: this.message,
+      name: this.name,
+      kind: this.kind,
+      status: this.status,
+      endpoint: this.endpoint,
+      siteId: this.siteId,
+      modelId: this.modelId,
+      errors: this.errors,
+      attempts: this.attempts,
+      code: this.code,
+      message: this.message,
     };
   }
 }

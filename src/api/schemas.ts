@@ -142,7 +142,16 @@ export const SiteAsset = z.looseObject({ capacity: z.number().optional(), mount:
 
 /** The fields of a site response, as List Sites and Get Site document them (PVSiteResponse). */
 export const SITE_RESPONSE_FIELDS = [
-  'id', 'site_id', 'name', 'latitude', 'longitude', 'capacity_kw_array', 'creation_timestamp_utc', 'type', 'settings', 'assets',
+  'id',
+  'site_id',
+  'name',
+  'latitude',
+  'longitude',
+  'capacity_kw_array',
+  'creation_timestamp_utc',
+  'type',
+  'settings',
+  'assets',
 ] as const;
 
 /**
@@ -214,7 +223,7 @@ export const Acknowledgement = z.unknown().transform((body) => {
  * else null; the entry itself is kept as `details`.
  */
 export const ModelState = z.unknown().transform((entry) => {
-  const fields = typeof entry === 'object' && entry !== null ? entry as Record<string, unknown> : {};
+  const fields = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
   const state = typeof entry === 'string' ? entry : typeof fields.state === 'string' ? fields.state : null;
   const at = Instant.safeParse(fields.timestamp_utc);
   return { state, timestamp_utc: at.success ? at.data : null, details: entry };
@@ -223,7 +232,17 @@ export const ModelState = z.unknown().transform((entry) => {
 export const ModelSchedule = z.object({ type: z.literal('cron'), value: z.string() });
 
 /** The fields of a List Site Models item (`serving_active` only with `extra=serving_active`). */
-export const MODEL_ITEM_FIELDS = ['id', 'name', 'label', 'version', 'priority', 'state', 'display_name', 'output_types', 'schedule'] as const;
+export const MODEL_ITEM_FIELDS = [
+  'id',
+  'name',
+  'label',
+  'version',
+  'priority',
+  'state',
+  'display_name',
+  'output_types',
+  'schedule',
+] as const;
 
 /**
  * A model of List Site Models. Tolerated: `output_types` null or missing (none); `schedule`
@@ -238,12 +257,19 @@ export const ModelItem = z
     version: z.number().int(),
     display_name: z.string().nullable().optional(),
     priority: z.number().int(),
-    output_types: z.array(z.string()).nullable().optional().transform((v) => v ?? []),
+    output_types: z
+      .array(z.string())
+      .nullable()
+      .optional()
+      .transform((v) => v ?? []),
     state: z.array(ModelState),
-    schedule: z.unknown().optional().transform((v) => {
-      const parsed = ModelSchedule.safeParse(v);
-      return parsed.success ? parsed.data : null;
-    }),
+    schedule: z
+      .unknown()
+      .optional()
+      .transform((v) => {
+        const parsed = ModelSchedule.safeParse(v);
+        return parsed.success ? parsed.data : null;
+      }),
     serving_active: z.boolean().nullable().optional(),
   })
   .transform((model) => ({
@@ -298,7 +324,14 @@ function withOptionalColumn<T extends { valid_time: unknown[]; capacity?: (numbe
 }
 
 /** The columns of Get Site Forecast; `capacity` is on the newest reference page only. */
-export const FORECAST_FIELDS = ['valid_time', 'forecast', 'capacity', 'model_name', 'model_version', 'update_time'] as const;
+export const FORECAST_FIELDS = [
+  'valid_time',
+  'forecast',
+  'capacity',
+  'model_name',
+  'model_version',
+  'update_time',
+] as const;
 
 /**
  * Get Site Forecast, columnar. Tolerated: no `capacity` column (an older version of the
@@ -318,7 +351,16 @@ export const ForecastSeries = z
   .transform(withOptionalColumn);
 
 /** The fields of Get Model Output as its reference page documents them: no `capacity`. */
-export const MODEL_OUTPUT_FIELDS = ['model_id', 'model_version', 'model_name', 'model_label', 'priority', 'as_of', 'forecast', 'valid_time'] as const;
+export const MODEL_OUTPUT_FIELDS = [
+  'model_id',
+  'model_version',
+  'model_name',
+  'model_label',
+  'priority',
+  'as_of',
+  'forecast',
+  'valid_time',
+] as const;
 
 /**
  * Get Model Output. `as_of` is `date-time | null`: null when the model has produced nothing
@@ -396,7 +438,8 @@ const CapacityColumns = z
 const CapacityRows = z
   .array(z.looseObject({ valid_time: Instant, value: z.number() }))
   .transform((rows) => ({ valid_time: rows.map((r) => r.valid_time), value: rows.map((r) => r.value) }));
-const CapacityEnvelope = z.looseObject({ meta: AnyObject.nullable().optional(), data: z.union([CapacityColumns, CapacityRows]) })
+const CapacityEnvelope = z
+  .looseObject({ meta: AnyObject.nullable().optional(), data: z.union([CapacityColumns, CapacityRows]) })
   .transform((body) => body.data);
 export const CapacityTimeline = z.union([CapacityEnvelope, CapacityColumns, CapacityRows]).transform((timeline) => {
   const order = timeline.valid_time.map((_, i) => i).sort((a, b) => timeline.valid_time[a] - timeline.valid_time[b]);
@@ -411,11 +454,17 @@ export const CapacityQuery = z.object({
 });
 
 /** Get Site Actual Types: the series types a site holds, each with the span of its valid times. */
-export const ActualTypes = z.array(z.looseObject({
-  type: z.string(),
-  min: Instant.nullable().optional().transform((v) => v ?? null),
-  max: Instant.nullable().optional().transform((v) => v ?? null),
-}));
+export const ActualTypes = z.array(
+  z.looseObject({
+    type: z.string(),
+    min: Instant.nullable()
+      .optional()
+      .transform((v) => v ?? null),
+    max: Instant.nullable()
+      .optional()
+      .transform((v) => v ?? null),
+  }),
+);
 
 /** Delete Site Capacity (ours, as Delete Site Actuals): the points with start_date <= valid_time <= end_date. */
 export const DeleteCapacityQuery = z.object({
@@ -433,8 +482,12 @@ export const TrainSiteModelsBody = z.object({
 
 /** Get Model Input: the model's latest input `dataframe` and its `metadata`, both open objects. */
 export const ModelInput = z.looseObject({
-  dataframe: AnyObject.nullable().optional().transform((v) => v ?? {}),
-  metadata: AnyObject.nullable().optional().transform((v) => v ?? {}),
+  dataframe: AnyObject.nullable()
+    .optional()
+    .transform((v) => v ?? {}),
+  metadata: AnyObject.nullable()
+    .optional()
+    .transform((v) => v ?? {}),
 });
 
 // ---------------------------------------------------------------- errors
@@ -449,8 +502,11 @@ export const ErrorBody = z.object({ errors: z.array(ErrorItem) });
 export const FastApiErrorBody = z.object({
   detail: z.union([
     z.string().transform((message) => [{ field: '(detail)', message }]),
-    z.array(z.looseObject({ loc: z.array(z.union([z.string(), z.number()])).optional(), msg: z.string() }))
-      .transform((items) => items.map((item) => ({ field: (item.loc ?? []).map(String).join('.') || '(detail)', message: item.msg }))),
+    z
+      .array(z.looseObject({ loc: z.array(z.union([z.string(), z.number()])).optional(), msg: z.string() }))
+      .transform((items) =>
+        items.map((item) => ({ field: (item.loc ?? []).map(String).join('.') || '(detail)', message: item.msg })),
+      ),
   ]),
 });
 

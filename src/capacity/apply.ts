@@ -48,12 +48,16 @@ export async function applyPlan(
 ): Promise<ApplyResult> {
   const commit = gitCommit(plan.dir);
   const limit = pLimit(options.concurrency ?? 1);
-  const outcomes = await Promise.all(plan.sites.map((site) => limit(async () => {
-    if (site.readError) return { site, kind: 'unread' as const };
-    if (site.vsService.length === 0) return { site, kind: 'unchanged' as const };
-    if (options.signal?.aborted) return { site, kind: 'skipped' as const };
-    return { site, kind: 'pushed' as const, push: await pushSite(site, client, warehouse, commit, options) };
-  })));
+  const outcomes = await Promise.all(
+    plan.sites.map((site) =>
+      limit(async () => {
+        if (site.readError) return { site, kind: 'unread' as const };
+        if (site.vsService.length === 0) return { site, kind: 'unchanged' as const };
+        if (options.signal?.aborted) return { site, kind: 'skipped' as const };
+        return { site, kind: 'pushed' as const, push: await pushSite(site, client, warehouse, commit, options) };
+      }),
+    ),
+  );
   const result: ApplyResult = { pushed: [], failed: [], unchanged: [], unread: [], skipped: [] };
   for (const outcome of outcomes) {
     if (outcome.kind === 'pushed') (outcome.push.status === 'ok' ? result.pushed : result.failed).push(outcome.push);
@@ -100,9 +104,21 @@ async function pushSite(
 /** The run's outcome for the run ledger: partial when some sites failed and others did not. */
 export function applyOutcome(result: ApplyResult): JobOutcome {
   const failures: Failure[] = [
-    ...result.failed.map((push) => ({ siteId: push.plan.timeline.siteId, resource: 'capacity', reason: push.error ?? 'failed' })),
-    ...result.unread.map((site) => ({ siteId: site.timeline.siteId, resource: 'capacity', reason: `not pushed: the service's timeline could not be read: ${site.readError}` })),
-    ...result.skipped.map((site) => ({ siteId: site.timeline.siteId, resource: 'capacity', reason: 'not pushed: the run was stopped' })),
+    ...result.failed.map((push) => ({
+      siteId: push.plan.timeline.siteId,
+      resource: 'capacity',
+      reason: push.error ?? 'failed',
+    })),
+    ...result.unread.map((site) => ({
+      siteId: site.timeline.siteId,
+      resource: 'capacity',
+      reason: `not pushed: the service's timeline could not be read: ${site.readError}`,
+    })),
+    ...result.skipped.map((site) => ({
+      siteId: site.timeline.siteId,
+      resource: 'capacity',
+      reason: 'not pushed: the run was stopped',
+    })),
   ];
   const succeeded = result.pushed.length + result.unchanged.length;
   return {
@@ -119,11 +135,17 @@ function siteLabel(site: SitePlan): string {
 
 function applySummary(result: ApplyResult): string[] {
   return [
-    ...result.pushed.map((p) => `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed` +
-      `${needsDelete(p.plan) ? `; the service's ${p.plan.service.length} points deleted first` : ''})`),
+    ...result.pushed.map(
+      (p) =>
+        `pushed     ${siteLabel(p.plan)}: ${p.plan.timeline.points.length} points (${p.plan.vsService.length} changed` +
+        `${needsDelete(p.plan) ? `; the service's ${p.plan.service.length} points deleted first` : ''})`,
+    ),
     ...result.unchanged.map((site) => `unchanged  ${siteLabel(site)}`),
     ...result.failed.map((p) => `FAILED     ${siteLabel(p.plan)}: ${p.error}`),
-    ...result.unread.map((site) => `FAILED     ${siteLabel(site)}: not pushed, the service's timeline could not be read: ${site.readError}`),
+    ...result.unread.map(
+      (site) =>
+        `FAILED     ${siteLabel(site)}: not pushed, the service's timeline could not be read: ${site.readError}`,
+    ),
     ...result.skipped.map((site) => `not pushed ${siteLabel(site)}: the run was stopped`),
     `capacity: ${result.pushed.length} pushed, ${result.unchanged.length} unchanged, ${result.failed.length + result.unread.length} failed` +
       (result.skipped.length > 0 ? `, ${result.skipped.length} not pushed` : ''),

@@ -46,7 +46,8 @@ function guarded(body: (config: LoadedConfig, flags: CommonFlags) => Promise<Out
     try {
       return await body(config, flags);
     } catch (error) {
-      const errors = error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
+      const errors =
+        error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
       if (!errors) throw error;
       if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(errors) })}\n`);
       printErrors(errors);
@@ -59,12 +60,13 @@ export function registerCapacityCommands(program: Command): void {
   const capacity = program
     .command('capacity')
     .description('Capacity timelines from config files: check them, plan the change, apply it');
-  const common = (command: Command) => command
-    .option('--dir <dir>', 'capacity folder (default: capacity.dir of the config, config/capacity)')
-    .option(...CONFIG_OPTION);
+  const common = (command: Command) =>
+    command
+      .option('--dir <dir>', 'capacity folder (default: capacity.dir of the config, config/capacity)')
+      .option(...CONFIG_OPTION);
 
   common(capacity.command('check'))
-    .description('Validate the capacity files without the network (for the config repository\'s CI)')
+    .description("Validate the capacity files without the network (for the config repository's CI)")
     .option('--json', 'print the result as JSON')
     .action(guarded(async (config, flags) => checkCommand(config, flags)));
 
@@ -84,22 +86,28 @@ export function registerCapacityCommands(program: Command): void {
 
 function checkCommand(config: LoadedConfig, flags: CommonFlags): Outcome {
   const { timelines, errors } = checkCapacityDir(config.capacity.dir);
-  const unchecked = 'that each site exists and that no value exceeds its nameplate by more than ' +
+  const unchecked =
+    'that each site exists and that no value exceeds its nameplate by more than ' +
     `${config.capacity.max_over_nameplate_pct}%`;
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({
-      ok: errors.length === 0,
-      files: timelines.map((t) => ({ file: t.source.file, site: t.source.site, points: t.points.length })),
-      errors: errorJson(errors),
-      not_checked: unchecked,
-    })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({
+        ok: errors.length === 0,
+        files: timelines.map((t) => ({ file: t.source.file, site: t.source.site, points: t.points.length })),
+        errors: errorJson(errors),
+        not_checked: unchecked,
+      })}\n`,
+    );
   } else {
-    for (const t of timelines) process.stdout.write(`ok  ${t.source.file}: site ${t.source.site}, ${t.points.length} points\n`);
+    for (const t of timelines)
+      process.stdout.write(`ok  ${t.source.file}: site ${t.source.site}, ${t.points.length} points\n`);
     if (timelines.length === 0 && errors.length === 0) {
       process.stdout.write(`no capacity files (*.yaml, *.yml, *.csv) in ${config.capacity.dir}\n`);
     }
     if (errors.length > 0) printErrors(errors);
-    process.stdout.write(`Not checked offline (needs the service): ${unchecked}; \`efsync capacity plan\` checks those too.\n`);
+    process.stdout.write(
+      `Not checked offline (needs the service): ${unchecked}; \`efsync capacity plan\` checks those too.\n`,
+    );
   }
   return errors.length > 0 ? 'config' : 'ok';
 }

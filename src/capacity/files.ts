@@ -64,7 +64,10 @@ export function toKw(value: number, unit: Unit): number {
  */
 export function listCapacityFiles(dir: string): { files: string[]; errors: InputFileError[] } {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    return { files: [], errors: [new InputFileError(dir, 1, 1, 'the capacity folder does not exist (set --dir or capacity.dir)')] };
+    return {
+      files: [],
+      errors: [new InputFileError(dir, 1, 1, 'the capacity folder does not exist (set --dir or capacity.dir)')],
+    };
   }
   const root = realpathSync(dir);
   const files: string[] = [];
@@ -80,7 +83,9 @@ export function listCapacityFiles(dir: string): { files: string[]; errors: Input
       continue;
     }
     if (!target.startsWith(root + sep)) {
-      errors.push(new InputFileError(path, 1, 1, `the file resolves to ${target}, outside the capacity folder ${root}`));
+      errors.push(
+        new InputFileError(path, 1, 1, `the file resolves to ${target}, outside the capacity folder ${root}`),
+      );
       continue;
     }
     if (statSync(target).isFile()) files.push(path);
@@ -92,9 +97,7 @@ export function readCapacityFile(path: string): ReadResult {
   const bytes = readFileSync(path);
   const contentHash = createHash('sha256').update(bytes).digest('hex');
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-  return extname(path).toLowerCase() === '.csv'
-    ? readCsv(text, path, contentHash)
-    : readYaml(text, path, contentHash);
+  return extname(path).toLowerCase() === '.csv' ? readCsv(text, path, contentHash) : readYaml(text, path, contentHash);
 }
 
 // ---------------------------------------------------------------- YAML
@@ -108,7 +111,9 @@ const YamlShape = z.strictObject({
       issue.input === undefined ? 'is required: kW or MW' : `unknown unit ${JSON.stringify(issue.input)}: use kW or MW`,
   }),
   points: z
-    .array(z.strictObject({ valid_time: MinuteInstant, value: Value }), { error: 'must be a list of {valid_time, value}' })
+    .array(z.strictObject({ valid_time: MinuteInstant, value: Value }), {
+      error: 'must be a list of {valid_time, value}',
+    })
     .default([]),
   windows: z
     .array(
@@ -132,7 +137,10 @@ function readYaml(text: string, path: string, contentHash: string): ReadResult {
     throw error;
   }
   if (yaml.value === null || typeof yaml.value !== 'object' || Array.isArray(yaml.value)) {
-    return { ok: false, errors: [new InputFileError(path, 1, 1, 'the file must be a mapping with site, unit and points')] };
+    return {
+      ok: false,
+      errors: [new InputFileError(path, 1, 1, 'the file must be a mapping with site, unit and points')],
+    };
   }
   const parsed = YamlShape.safeParse(yaml.value);
   if (!parsed.success) return { ok: false, errors: parsed.error.issues.map((issue) => issueError(yaml, issue)) };
@@ -187,7 +195,8 @@ const DIRECTIVE = /^#\s*(site|unit)\s*:\s*(.*?)\s*$/i;
  */
 function readCsv(text: string, path: string, contentHash: string): ReadResult {
   const errors: InputFileError[] = [];
-  const fail = (line: number, column: number, rule: string) => errors.push(new InputFileError(path, line, column, rule));
+  const fail = (line: number, column: number, rule: string) =>
+    errors.push(new InputFileError(path, line, column, rule));
   let site = basename(path, extname(path));
   let siteAt: Position = { line: 1, column: 1 };
   let unit: Unit = 'kW';
@@ -258,7 +267,8 @@ function csvPoint(
   const parsedTime = MinuteInstant.safeParse(time.text);
   if (!parsedTime.success) fail(line, time.column, `valid_time: ${parsedTime.error.issues[0].message}`);
   const number = value.text === '' ? NaN : Number(value.text);
-  if (!Number.isFinite(number)) fail(line, value.column, `value: must be a number, found ${JSON.stringify(value.text)}`);
+  if (!Number.isFinite(number))
+    fail(line, value.column, `value: must be a number, found ${JSON.stringify(value.text)}`);
   else if (number < 0) fail(line, value.column, 'value: must not be negative');
   if (!parsedTime.success || !Number.isFinite(number) || number < 0) return null;
   return {

@@ -36,10 +36,18 @@ export async function recordPush(warehouse: Warehouse, push: PushRecord): Promis
     `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, deleted_points, response, status, error, pushed_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, $12::TIMESTAMPTZ)`,
     [
-      pushId, push.runId, push.siteId, push.file, push.contentHash, push.gitCommit,
-      JSON.stringify(wirePoints(push.points)), push.deletedPoints === null ? null : JSON.stringify(wirePoints(push.deletedPoints)),
+      pushId,
+      push.runId,
+      push.siteId,
+      push.file,
+      push.contentHash,
+      push.gitCommit,
+      JSON.stringify(wirePoints(push.points)),
+      push.deletedPoints === null ? null : JSON.stringify(wirePoints(push.deletedPoints)),
       push.response === undefined ? null : JSON.stringify(push.response),
-      push.status, push.error, new Date(push.pushedAt).toISOString(),
+      push.status,
+      push.error,
+      new Date(push.pushedAt).toISOString(),
     ],
   );
   return pushId;
@@ -64,16 +72,26 @@ const SELECT_PUSH = `SELECT push_id, run_id, site_id, file, content_hash, git_co
   deleted_points::VARCHAR AS deleted_points, response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
 
 function pointsOf(json: string): TimelinePoint[] {
-  return (JSON.parse(json) as { valid_time: string; value: number }[]).map((p) => ({ time: parseInstant(p.valid_time), valueKw: p.value }));
+  return (JSON.parse(json) as { valid_time: string; value: number }[]).map((p) => ({
+    time: parseInstant(p.valid_time),
+    valueKw: p.value,
+  }));
 }
 
 function fromRow(row: PushRow): StoredPush {
   return {
-    pushId: row.push_id, runId: row.run_id, siteId: row.site_id, file: row.file, contentHash: row.content_hash,
-    gitCommit: row.git_commit, points: pointsOf(row.points),
+    pushId: row.push_id,
+    runId: row.run_id,
+    siteId: row.site_id,
+    file: row.file,
+    contentHash: row.content_hash,
+    gitCommit: row.git_commit,
+    points: pointsOf(row.points),
     deletedPoints: row.deleted_points === null ? null : pointsOf(row.deleted_points),
     response: row.response === null ? null : JSON.parse(row.response),
-    status: row.status, error: row.error, pushedAt: row.pushed_at.getTime(),
+    status: row.status,
+    error: row.error,
+    pushedAt: row.pushed_at.getTime(),
   };
 }
 
@@ -91,10 +109,12 @@ export async function lastSuccessfulPushes(warehouse: Warehouse): Promise<Map<st
 /** HEAD of the git repository holding `dir`, or null when it is in none (or git is missing). */
 export function gitCommit(dir: string): string | null {
   try {
-    return execFileSync('git', ['-C', dir, 'rev-parse', '--verify', 'HEAD'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim() || null;
+    return (
+      execFileSync('git', ['-C', dir, 'rev-parse', '--verify', 'HEAD'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() || null
+    );
   } catch {
     return null;
   }

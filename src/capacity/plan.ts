@@ -17,7 +17,11 @@ import { UsageError } from '../boundary.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lastSuccessfulPushes, wirePoints, type StoredPush } from './ledger.js';
 import {
-  CapacityConfigError, checkCapacityDir, resolveSites, type SiteTimeline, type TimelinePoint,
+  CapacityConfigError,
+  checkCapacityDir,
+  resolveSites,
+  type SiteTimeline,
+  type TimelinePoint,
 } from './validate.js';
 
 export interface PointChange {
@@ -77,7 +81,10 @@ const WINDOW_TAIL = 30 * DAY;
 
 /** The window a site is compared over: the file's first point to WINDOW_TAIL past the last point pushed or to push. */
 export function compareWindow(timeline: SiteTimeline, lastPush: StoredPush | null): { start: number; end: number } {
-  const last = Math.max(timeline.points[timeline.points.length - 1].time, ...(lastPush?.points.map((p) => p.time) ?? []));
+  const last = Math.max(
+    timeline.points[timeline.points.length - 1].time,
+    ...(lastPush?.points.map((p) => p.time) ?? []),
+  );
   return { start: timeline.points[0].time, end: last + WINDOW_TAIL };
 }
 
@@ -103,7 +110,12 @@ function sampled(points: TimelinePoint[], times: readonly number[]): (number | n
   });
 }
 
-function planSite(timeline: SiteTimeline, window: SitePlan['window'], samples: CapacityTimeline, lastPush: StoredPush | null): SitePlan {
+function planSite(
+  timeline: SiteTimeline,
+  window: SitePlan['window'],
+  samples: CapacityTimeline,
+  lastPush: StoredPush | null,
+): SitePlan {
   const times = samples.valid_time;
   const service = changePoints(times, samples.value);
   const file = changePoints(times, sampled(timeline.points, times));
@@ -121,9 +133,20 @@ function planSite(timeline: SiteTimeline, window: SitePlan['window'], samples: C
 }
 
 /** The plan of a site whose timeline the service did not give: nothing known, nothing to push. */
-function unreadSite(timeline: SiteTimeline, window: SitePlan['window'], lastPush: StoredPush | null, error: unknown): SitePlan {
+function unreadSite(
+  timeline: SiteTimeline,
+  window: SitePlan['window'],
+  lastPush: StoredPush | null,
+  error: unknown,
+): SitePlan {
   return {
-    timeline, window, service: [], vsService: [], lastPush, vsLastPush: null, drift: null,
+    timeline,
+    window,
+    service: [],
+    vsService: [],
+    lastPush,
+    vsLastPush: null,
+    drift: null,
     readError: error instanceof Error ? error.message : String(error),
   };
 }
@@ -132,8 +155,6 @@ function unreadSite(timeline: SiteTimeline, window: SitePlan['window'], lastPush
 export function needsDelete(plan: SitePlan): boolean {
   return plan.vsService.some((change) => change.change === 'removed');
 }
-
-
 
 /** Service timelines read at once while planning. */
 const SERVICE_READS = 8;
@@ -156,17 +177,26 @@ export async function planCapacity(
   if (errors.length > 0) throw new CapacityConfigError(errors);
   const pushes = warehouse ? await lastSuccessfulPushes(warehouse) : new Map<string, StoredPush>();
   const limit = pLimit(SERVICE_READS);
-  const sitePlans = await Promise.all(resolved.map((t) => limit(async () => {
-    const lastPush = pushes.get(t.siteId) ?? null;
-    const window = compareWindow(t, lastPush);
-    try {
-      return planSite(t, window, await client.getSiteCapacity(t.siteId, { ...window, freq: SAMPLE_FREQ }), lastPush);
-    } catch (error) {
-      // One site's service failing (after the client's retries) leaves the other sites' plans whole.
-      if (!isServiceError(error)) throw error;
-      return unreadSite(t, window, lastPush, error);
-    }
-  })));
+  const sitePlans = await Promise.all(
+    resolved.map((t) =>
+      limit(async () => {
+        const lastPush = pushes.get(t.siteId) ?? null;
+        const window = compareWindow(t, lastPush);
+        try {
+          return planSite(
+            t,
+            window,
+            await client.getSiteCapacity(t.siteId, { ...window, freq: SAMPLE_FREQ }),
+            lastPush,
+          );
+        } catch (error) {
+          // One site's service failing (after the client's retries) leaves the other sites' plans whole.
+          if (!isServiceError(error)) throw error;
+          return unreadSite(t, window, lastPush, error);
+        }
+      }),
+    ),
+  );
   const covered = new Set(resolved.map((t) => t.siteId));
   return {
     dir,
@@ -178,10 +208,13 @@ export async function planCapacity(
 /** The plan narrowed to `sites` (ids or names); validation still covered every file. */
 export function onlySites(plan: CapacityPlan, sites: string[] | undefined): CapacityPlan {
   if (!sites || sites.length === 0) return plan;
-  const matches = (site: SitePlan, wanted: string) => site.timeline.siteId === wanted || site.timeline.siteName === wanted;
+  const matches = (site: SitePlan, wanted: string) =>
+    site.timeline.siteId === wanted || site.timeline.siteName === wanted;
   const unknown = sites.filter((wanted) => !plan.sites.some((site) => matches(site, wanted)));
   if (unknown.length > 0) {
-    throw new UsageError(`--site ${unknown.map((u) => JSON.stringify(u)).join(', ')}: no capacity file covers that site`);
+    throw new UsageError(
+      `--site ${unknown.map((u) => JSON.stringify(u)).join(', ')}: no capacity file covers that site`,
+    );
   }
   return { ...plan, sites: plan.sites.filter((site) => sites.some((wanted) => matches(site, wanted))) };
 }
@@ -214,7 +247,7 @@ function driftLine(plan: SitePlan): string | null {
 function serviceLine(plan: SitePlan): string {
   if (plan.vsService.length === 0) return 'against the service: no change';
   const how = needsDelete(plan)
-    ? '  -> apply deletes the service\'s timeline and uploads the file\'s (an upload alone would keep the removed points)'
+    ? "  -> apply deletes the service's timeline and uploads the file's (an upload alone would keep the removed points)"
     : '  -> apply uploads it';
   return `against the service: ${counts(plan.vsService)}${how}`;
 }
@@ -237,12 +270,16 @@ export function formatPlan(plan: CapacityPlan): string {
     lines.push('');
   }
   for (const push of plan.notInFolder) {
-    lines.push(`no file any more for site ${push.siteId} (last pushed ${formatMinute(push.pushedAt)} from ${push.file}): the service keeps that timeline`);
+    lines.push(
+      `no file any more for site ${push.siteId} (last pushed ${formatMinute(push.pushedAt)} from ${push.file}): the service keeps that timeline`,
+    );
   }
   const toPush = plan.sites.filter((s) => s.vsService.length > 0).length;
   const unread = plan.sites.filter((s) => s.readError).length;
-  lines.push(`${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush - unread} unchanged` +
-    (unread > 0 ? `, ${unread} unknown (the service's timeline could not be read)` : ''));
+  lines.push(
+    `${plan.sites.length} site${plan.sites.length === 1 ? '' : 's'}: ${toPush} to push, ${plan.sites.length - toPush - unread} unchanged` +
+      (unread > 0 ? `, ${unread} unknown (the service's timeline could not be read)` : ''),
+  );
   lines.push('(values: kW in force at valid_time on each timeline; changes: of the point at valid_time)');
   return lines.join('\n');
 }
@@ -255,8 +292,9 @@ export function valueAt(points: TimelinePoint[], time: number): number | null {
 }
 
 function changeTable(site: SitePlan): string[] {
-  const times = [...new Set([...site.vsService, ...(site.vsLastPush ?? []), ...(site.drift ?? [])].map((c) => c.time))]
-    .sort((a, b) => a - b);
+  const times = [
+    ...new Set([...site.vsService, ...(site.vsLastPush ?? []), ...(site.drift ?? [])].map((c) => c.time)),
+  ].sort((a, b) => a - b);
   if (times.length === 0) return [];
   const change = (changes: PointChange[] | null, time: number) =>
     changes === null ? 'never pushed' : (changes.find((c) => c.time === time)?.change ?? '-');
@@ -273,12 +311,16 @@ function changeTable(site: SitePlan): string[] {
     ]),
   ];
   const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows.map((r) => `    ${r.map((cell, col) => (col === 0 || col >= 4 ? cell.padEnd(widths[col]) : cell.padStart(widths[col]))).join('  ')}`.trimEnd());
+  return rows.map((r) =>
+    `    ${r.map((cell, col) => (col === 0 || col >= 4 ? cell.padEnd(widths[col]) : cell.padStart(widths[col]))).join('  ')}`.trimEnd(),
+  );
 }
 
 function changesJson(changes: PointChange[]) {
   const of = (kind: PointChange['change']) =>
-    changes.filter((c) => c.change === kind).map((c) => ({ valid_time: formatMinute(c.time), before: c.beforeKw, after: c.afterKw }));
+    changes
+      .filter((c) => c.change === kind)
+      .map((c) => ({ valid_time: formatMinute(c.time), before: c.beforeKw, after: c.afterKw }));
   return { added: of('added'), changed: of('changed'), removed: of('removed') };
 }
 
@@ -299,13 +341,21 @@ export function planJson(plan: CapacityPlan) {
       service_points: wirePoints(site.service),
       vs_service: changesJson(site.vsService),
       last_push: site.lastPush
-        ? { pushed_at: formatInstant(site.lastPush.pushedAt), git_commit: site.lastPush.gitCommit, content_hash: site.lastPush.contentHash, file: site.lastPush.file }
+        ? {
+            pushed_at: formatInstant(site.lastPush.pushedAt),
+            git_commit: site.lastPush.gitCommit,
+            content_hash: site.lastPush.contentHash,
+            file: site.lastPush.file,
+          }
         : null,
       vs_last_push: site.vsLastPush ? changesJson(site.vsLastPush) : null,
       drift: site.drift ? changesJson(site.drift) : null,
     })),
     not_in_folder: plan.notInFolder.map((push) => ({
-      site_id: push.siteId, file: push.file, pushed_at: formatInstant(push.pushedAt), points: wirePoints(push.points),
+      site_id: push.siteId,
+      file: push.file,
+      pushed_at: formatInstant(push.pushedAt),
+      points: wirePoints(push.points),
     })),
   };
 }

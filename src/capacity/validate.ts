@@ -29,7 +29,9 @@ export interface SiteTimeline extends Timeline {
 /** One or more files broke a rule: nothing may be pushed (a config error: exit 2). */
 export class CapacityConfigError extends ConfigError {
   constructor(readonly errors: InputFileError[]) {
-    super(`${errors.length} error${errors.length === 1 ? '' : 's'} in the capacity files:\n${errors.map((e) => `  ${e.message}`).join('\n')}`);
+    super(
+      `${errors.length} error${errors.length === 1 ? '' : 's'} in the capacity files:\n${errors.map((e) => `  ${e.message}`).join('\n')}`,
+    );
   }
 }
 
@@ -47,10 +49,17 @@ export function validateFile(file: CapacityFile): InputFileError[] {
     const previous = file.points[i - 1];
     if (!previous) return;
     if (point.time === previous.time) {
-      errors.push(errorAt(file, point.at, `valid_time: duplicate ${formatMinute(point.time)}, also at line ${previous.at.line}`));
+      errors.push(
+        errorAt(file, point.at, `valid_time: duplicate ${formatMinute(point.time)}, also at line ${previous.at.line}`),
+      );
     } else if (point.time < previous.time) {
-      errors.push(errorAt(file, point.at,
-        `valid_time: ${formatMinute(point.time)} comes before ${formatMinute(previous.time)} (line ${previous.at.line}): points must be in time order`));
+      errors.push(
+        errorAt(
+          file,
+          point.at,
+          `valid_time: ${formatMinute(point.time)} comes before ${formatMinute(previous.time)} (line ${previous.at.line}): points must be in time order`,
+        ),
+      );
     }
   });
   for (const window of file.windows) errors.push(...windowErrors(file, window));
@@ -60,22 +69,40 @@ export function validateFile(file: CapacityFile): InputFileError[] {
 function windowErrors(file: CapacityFile, window: SourceWindow): InputFileError[] {
   const errors: InputFileError[] = [];
   if (window.to <= window.from) {
-    errors.push(errorAt(file, window.toAt, `to: ${formatMinute(window.to)} must be after from ${formatMinute(window.from)}`));
+    errors.push(
+      errorAt(file, window.toAt, `to: ${formatMinute(window.to)} must be after from ${formatMinute(window.from)}`),
+    );
   }
-  const overlapping = file.windows.find((other) => other !== window && other.at.line < window.at.line &&
-    other.from < window.to && window.from < other.to);
+  const overlapping = file.windows.find(
+    (other) => other !== window && other.at.line < window.at.line && other.from < window.to && window.from < other.to,
+  );
   if (overlapping) {
-    errors.push(errorAt(file, window.at,
-      `windows: ${span(window)} overlaps the window at line ${overlapping.at.line} (${span(overlapping)})`));
+    errors.push(
+      errorAt(
+        file,
+        window.at,
+        `windows: ${span(window)} overlaps the window at line ${overlapping.at.line} (${span(overlapping)})`,
+      ),
+    );
   }
   const inside = file.points.find((p) => p.time >= window.from && p.time < window.to);
   if (inside) {
-    errors.push(errorAt(file, inside.at,
-      `valid_time: ${formatMinute(inside.time)} falls inside the window at line ${window.at.line} (${span(window)}); move it out or end the window before it`));
+    errors.push(
+      errorAt(
+        file,
+        inside.at,
+        `valid_time: ${formatMinute(inside.time)} falls inside the window at line ${window.at.line} (${span(window)}); move it out or end the window before it`,
+      ),
+    );
   }
   if (!file.points.some((p) => p.time < window.from)) {
-    errors.push(errorAt(file, window.at,
-      `windows: ${span(window)} starts before the first point: add a point before it, giving the capacity the window restores`));
+    errors.push(
+      errorAt(
+        file,
+        window.at,
+        `windows: ${span(window)} starts before the first point: add a point before it, giving the capacity the window restores`,
+      ),
+    );
   }
   return errors;
 }
@@ -131,7 +158,6 @@ export function checkCapacityDir(dir: string): { timelines: Timeline[]; errors: 
   return { timelines, errors: errors.sort(byPosition) };
 }
 
-
 /**
  * Matches each timeline to one of the account's sites (by id, else by unique name), and checks
  * that no site has two files and that no value exceeds the nameplate by more than `maxOverPct`.
@@ -153,7 +179,13 @@ export function resolveSites(
     }
     const earlier = claimed.get(match.site_id);
     if (earlier) {
-      errors.push(errorAt(file, file.siteAt, `site: ${match.name} (${match.site_id}) already has its capacity in ${earlier.file}`));
+      errors.push(
+        errorAt(
+          file,
+          file.siteAt,
+          `site: ${match.name} (${match.site_id}) already has its capacity in ${earlier.file}`,
+        ),
+      );
       continue;
     }
     claimed.set(match.site_id, file);
@@ -185,8 +217,13 @@ function nameplateErrors(file: CapacityFile, nameplate: number, maxOverPct: numb
   ];
   return values
     .filter((v) => v.valueKw > limit)
-    .map((v) => errorAt(file, v.at,
-      `value: ${v.valueKw} kW is above the site's nameplate ${nameplate} kW by more than ${maxOverPct}% (at most ${round(limit)} kW)`));
+    .map((v) =>
+      errorAt(
+        file,
+        v.at,
+        `value: ${v.valueKw} kW is above the site's nameplate ${nameplate} kW by more than ${maxOverPct}% (at most ${round(limit)} kW)`,
+      ),
+    );
 }
 
 function round(kw: number): number {

@@ -32,7 +32,11 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--slow-ms <ms>', 'delay of a slow-response fault', '3000')
     .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
     .option('--history-days <n>', 'days of history before today', '14')
-    .option('--profile <name>', 'rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages\' shapes)', 'rich')
+    .option(
+      '--profile <name>',
+      "rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages' shapes)",
+      'rich',
+    )
     .action(command<[], EmulatorFlags>(emulatorCommand));
 }
 
@@ -48,7 +52,9 @@ async function emulatorCommand(flags: EmulatorFlags): Promise<Outcome> {
   });
   await emulator.close();
   const signal = stop.reason instanceof Error ? stop.reason.message : 'signal';
-  process.stderr.write(`efsync emulator: stopped on ${signal}${options.statePath ? `, state saved to ${options.statePath}` : ''}\n`);
+  process.stderr.write(
+    `efsync emulator: stopped on ${signal}${options.statePath ? `, state saved to ${options.statePath}` : ''}\n`,
+  );
   return 'ok';
 }
 
@@ -80,12 +86,14 @@ function integer(flag: string, text: string, min: number, max: number): number {
 
 function profileOf(text: string): EmulatorProfile {
   const profile = EMULATOR_PROFILES.find((p) => p === text);
-  if (!profile) throw new UsageError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
+  if (!profile)
+    throw new UsageError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
   return profile;
 }
 
 function share(flag: string, text: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new UsageError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value < 0 || value > 1)
+    throw new UsageError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
   return value;
 }

@@ -4,7 +4,11 @@
 import type { ParsedSiteRequest } from './store.js';
 import { hashText, uniform } from './noise.js';
 
-interface Place { name: string; latitude: number; longitude: number }
+interface Place {
+  name: string;
+  latitude: number;
+  longitude: number;
+}
 
 /** Real places (town or plant area coordinates), from the high north to the southern hemisphere. */
 const PLACES: Place[] = [
@@ -45,18 +49,40 @@ export function demoSiteRequest(index: number, seed: number): ParsedSiteRequest 
   switch (kind) {
     case 'solar-fixed':
       return {
-        ...common, type: 'solar',
+        ...common,
+        type: 'solar',
         settings: { model_resolution: '15min', quantileModels: [0.1, 0.5, 0.9], usePhysicalModels: true },
-        assets: [{ mount: 'fixed', capacity: size(500, 5000), tilt: Math.round(Math.min(Math.abs(latitude) * 0.8, 45)), azimuth: equatorward, install_date: '2021-05-01' }],
+        assets: [
+          {
+            mount: 'fixed',
+            capacity: size(500, 5000),
+            tilt: Math.round(Math.min(Math.abs(latitude) * 0.8, 45)),
+            azimuth: equatorward,
+            install_date: '2021-05-01',
+          },
+        ],
       };
     case 'solar-tracking':
       return {
-        ...common, type: 'solar', settings: { model_resolution: '15min' },
-        assets: [{ mount: 'single_axis_tracking', capacity: size(2000, 20000), axis_tilt: 0, axis_azimuth: 180, max_angle: 55, install_date: '2022-03-15' }],
+        ...common,
+        type: 'solar',
+        settings: { model_resolution: '15min' },
+        assets: [
+          {
+            mount: 'single_axis_tracking',
+            capacity: size(2000, 20000),
+            axis_tilt: 0,
+            axis_azimuth: 180,
+            max_angle: 55,
+            install_date: '2022-03-15',
+          },
+        ],
       };
     case 'solar-mixed':
       return {
-        ...common, type: 'solar', settings: { model_resolution: '15min' },
+        ...common,
+        type: 'solar',
+        settings: { model_resolution: '15min' },
         assets: [
           { mount: 'fixed', capacity: size(300, 1500), tilt: 10, azimuth: 90, install_date: '2020-06-01' },
           { mount: 'fixed', capacity: size(300, 1500), tilt: 10, azimuth: 270, install_date: '2020-06-01' },
@@ -66,7 +92,9 @@ export function demoSiteRequest(index: number, seed: number): ParsedSiteRequest 
     case 'wind': {
       const count = size(3, 24);
       return {
-        ...common, type: 'wind', settings: { model_resolution: '15min' },
+        ...common,
+        type: 'wind',
+        settings: { model_resolution: '15min' },
         assets: [{ turbine_type: 'V126/3000', nr_units: count, hub_height: 117, install_date: '2019-11-01' }],
       };
     }

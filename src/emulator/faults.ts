@@ -34,19 +34,27 @@ export class FaultPlan {
   private requests = 0;
   private dataResponses = 0;
 
-  constructor(private readonly seed: number, readonly settings: FaultSettings) {}
+  constructor(
+    private readonly seed: number,
+    readonly settings: FaultSettings,
+  ) {}
 
   /** Counts a request; the transient fault it gets, if any. */
   nextRequest(): { counter: number; fault?: FaultKind } {
     const counter = ++this.requests;
-    if (this.settings.faultRate <= 0 || uniform(this.seed, FAULT_SALT, counter) >= this.settings.faultRate) return { counter };
+    if (this.settings.faultRate <= 0 || uniform(this.seed, FAULT_SALT, counter) >= this.settings.faultRate)
+      return { counter };
     return { counter, fault: FAULT_KINDS[hashInts(this.seed, FAULT_SALT + 1, counter) % FAULT_KINDS.length] };
   }
 
   /** Counts a data response; how to break it, if it is to be broken. */
   nextDataResponse(forced: boolean): MalformKind | undefined {
     const counter = ++this.dataResponses;
-    if (!forced && (this.settings.malformedRate <= 0 || uniform(this.seed, MALFORM_SALT, counter) >= this.settings.malformedRate)) return undefined;
+    if (
+      !forced &&
+      (this.settings.malformedRate <= 0 || uniform(this.seed, MALFORM_SALT, counter) >= this.settings.malformedRate)
+    )
+      return undefined;
     return hashInts(this.seed, MALFORM_SALT + 1, counter) % 2 === 0 ? 'unequal' : 'missing';
   }
 }

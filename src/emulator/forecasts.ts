@@ -77,7 +77,12 @@ export class ModelForecaster {
   private issue = Number.NaN;
   private noiseSeed = 0;
 
-  constructor(private readonly site: SiteRecord, readonly model: ModelRecord, seed: number, private readonly cursor: SeriesCursor) {
+  constructor(
+    private readonly site: SiteRecord,
+    readonly model: ModelRecord,
+    seed: number,
+    private readonly cursor: SeriesCursor,
+  ) {
     this.spread = ERROR[model.kind];
     this.scale = TYPE_SCALE[site.type];
     this.shift = model.kind === 'quantile' ? normalQuantile(model.quantile ?? 0.5) : 0;
@@ -114,23 +119,39 @@ function clamp(value: number, low: number, high: number): number {
 
 /** The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9). */
 export function normalQuantile(p: number): number {
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
   const low = 0.02425;
   if (p < low) {
     const q = Math.sqrt(-2 * Math.log(p));
-    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    return (
+      (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+      ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    );
   }
   if (p > 1 - low) return -normalQuantile(1 - p);
-  const q = p - 0.5, r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  const q = p - 0.5,
+    r = q * q;
+  return (
+    ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) /
+    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+  );
 }
 
 /** One point of a stitched or per-model series. */
-export interface ForecastPoint { t: number; value: number; model: ModelRecord; issue: number }
+export interface ForecastPoint {
+  t: number;
+  value: number;
+  model: ModelRecord;
+  issue: number;
+}
 
 const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR_MS, '1d': DAY_MS };
 
@@ -153,13 +174,22 @@ export function intervalMean(t: number, step: number, value: (point: number) => 
  * I <= t < I + horizon. Coarser steps average the 15-minute values of the interval beginning at t.
  * Valid times no model covers, and those before the site's history, are left out.
  */
-export function stitch(site: SiteRecord, models: ModelRecord[], seed: number, start: number, end: number,
-  asOf: number, now: number): ForecastPoint[] {
+export function stitch(
+  site: SiteRecord,
+  models: ModelRecord[],
+  seed: number,
+  start: number,
+  end: number,
+  asOf: number,
+  now: number,
+): ForecastPoint[] {
   const step = resolutionOf(site);
   const cutoff = Math.min(asOf, now);
   const cursor = new SeriesCursor(site, seed);
   const forecasters = models.map((model) => new ModelForecaster(site, model, seed, cursor));
-  const issueLists = models.map((model) => issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now));
+  const issueLists = models.map((model) =>
+    issuesBetween(model, site, start - model.horizonMs, Math.min(cutoff, end), now),
+  );
   const pointers = models.map(() => -1);
   const out: ForecastPoint[] = [];
   for (let t = firstStepFrom(start, step); t <= end; t += step) {

@@ -3,14 +3,39 @@
 // the interface; a failure answers 400 with `errors[]` naming the offending field.
 import type { z } from 'zod';
 import {
-  ActualsQuery, ActualsUpload, CapacityQuery, CapacityUpload, DeleteActualsQuery, DeleteCapacityQuery, ForecastQuery,
-  issuesToErrors, ListModelsQuery, ModelOutputQuery, SiteRequest, TrainSiteModelsBody, UpdateModelBody, type ErrorItem,
+  ActualsQuery,
+  ActualsUpload,
+  CapacityQuery,
+  CapacityUpload,
+  DeleteActualsQuery,
+  DeleteCapacityQuery,
+  ForecastQuery,
+  issuesToErrors,
+  ListModelsQuery,
+  ModelOutputQuery,
+  SiteRequest,
+  TrainSiteModelsBody,
+  UpdateModelBody,
+  type ErrorItem,
 } from '../api/schemas.js';
 import { formatInstant, startOfUtcDay } from '../time.js';
 import {
-  firstStepFrom, intervalMean, issuesBetween, latestIssue, resolutionOf, stitch, type ForecastPoint,
+  firstStepFrom,
+  intervalMean,
+  issuesBetween,
+  latestIssue,
+  resolutionOf,
+  stitch,
+  type ForecastPoint,
 } from './forecasts.js';
-import { capacityArray, nameplate, type ActualsRecord, type ModelRecord, type SiteRecord, type Store } from './store.js';
+import {
+  capacityArray,
+  nameplate,
+  type ActualsRecord,
+  type ModelRecord,
+  type SiteRecord,
+  type Store,
+} from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
 import { hashText, uniform } from './noise.js';
@@ -50,7 +75,10 @@ export interface Context {
 }
 
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly errors: ErrorItem[]) {
+  constructor(
+    readonly status: number,
+    readonly errors: ErrorItem[],
+  ) {
     super(errors.map((e) => `${e.field}: ${e.message}`).join('; '));
   }
 }
@@ -106,7 +134,7 @@ function siteResponse(ctx: Context, site: SiteRecord): Record<string, unknown> {
     creation_timestamp_utc: formatInstant(site.createdAt),
     type: site.type,
     settings: site.settings,
-    assets: site.type === 'wind' ? site.turbines ?? [] : site.assets,
+    assets: site.type === 'wind' ? (site.turbines ?? []) : site.assets,
   };
 }
 
@@ -119,7 +147,13 @@ export function uploadCapacity(ctx: Context, siteId: string, body: unknown): Rep
   return { status: 200, body: { message: 'Capacity uploaded successfully' } };
 }
 
-const FREQ_MS: Record<string, number> = { '1h': 3_600_000, '60min': 3_600_000, '30min': 1_800_000, '15min': 900_000, '5min': 300_000 };
+const FREQ_MS: Record<string, number> = {
+  '1h': 3_600_000,
+  '60min': 3_600_000,
+  '30min': 1_800_000,
+  '15min': 900_000,
+  '5min': 300_000,
+};
 
 /** The capacity in force at every multiple of `freq` in [start_date, end_date], with the site's meta. */
 export function siteCapacity(ctx: Context, siteId: string, query: Record<string, string>): Reply {
@@ -137,7 +171,10 @@ export function siteCapacity(ctx: Context, siteId: string, query: Record<string,
     valid_time.push(timestamp(t, q.tz));
     value.push(capacityAt(t));
   }
-  return { status: 200, body: { meta: { site_name: site.name, site_id: site.id, unit: 'kW' }, data: { valid_time, value } } };
+  return {
+    status: 200,
+    body: { meta: { site_name: site.name, site_id: site.id, unit: 'kW' }, data: { valid_time, value } },
+  };
 }
 
 export function deleteCapacity(ctx: Context, siteId: string, query: Record<string, string>): Reply {
@@ -174,7 +211,12 @@ function capacityLookup(site: SiteRecord): (t: number) => number {
 export function listModels(ctx: Context, siteId: string, query: Record<string, string>): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const { model_type, extra } = parse(ListModelsQuery, query);
-  const extras = new Set((extra ?? '').split(',').map((e) => e.trim()).filter(Boolean));
+  const extras = new Set(
+    (extra ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean),
+  );
   const models = ctx.store.modelsOf(site.id).filter((model) => !model_type || model.label === model_type);
   return { status: 200, body: models.map((model) => modelItem(ctx, model, site, extras.has('serving_active'))) };
 }
@@ -214,9 +256,11 @@ export function modelInput(ctx: Context, modelId: string): Reply {
   if (issue !== null) {
     for (let t = firstStepFrom(issue, step); t < issue + model.horizonMs; t += step) {
       valid_time.push(timestamp(t, 'UTC'));
-      values.push(site.type === 'load'
-        ? new Date(t).getUTCHours()
-        : round3(intervalMean(t, step, (point) => cursor.at(point).driver)));
+      values.push(
+        site.type === 'load'
+          ? new Date(t).getUTCHours()
+          : round3(intervalMean(t, step, (point) => cursor.at(point).driver)),
+      );
     }
   }
   return {
@@ -224,8 +268,11 @@ export function modelInput(ctx: Context, modelId: string): Reply {
     body: {
       dataframe: { valid_time, [column]: values },
       metadata: {
-        model_id: model.id, model_name: model.name, site_id: site.id,
-        issue_time: issue === null ? null : timestamp(issue, 'UTC'), resolution: String(site.settings.model_resolution),
+        model_id: model.id,
+        model_name: model.name,
+        site_id: site.id,
+        issue_time: issue === null ? null : timestamp(issue, 'UTC'),
+        resolution: String(site.settings.model_resolution),
       },
     },
   };
@@ -241,7 +288,9 @@ function modelItem(ctx: Context, model: ModelRecord, site: SiteRecord, withServi
     display_name: model.display_name,
     priority: model.priority,
     output_types: site.type === 'solar' ? ['forecast', 'clearsky'] : ['forecast'],
-    state: model.states.map((entry) => (ctx.profile === 'rich' ? { state: entry.state, timestamp_utc: formatInstant(entry.timestamp) } : {})),
+    state: model.states.map((entry) =>
+      ctx.profile === 'rich' ? { state: entry.state, timestamp_utc: formatInstant(entry.timestamp) } : {},
+    ),
     schedule: { type: 'cron', value: model.schedule },
     ...(withServing ? { serving_active: model.serving_active } : {}),
   };
@@ -270,15 +319,20 @@ export function siteForecast(ctx: Context, siteId: string, query: Record<string,
   let models = ctx.store.modelsOf(site.id).filter((model) => model.serving_active);
   if (q.model_id !== undefined) {
     const chosen = ctx.store.modelsOf(site.id).find((model) => model.id === q.model_id);
-    if (!chosen) throw new HttpError(404, [{ field: 'model_id', message: `no model ${q.model_id} at site ${site.id}` }]);
+    if (!chosen)
+      throw new HttpError(404, [{ field: 'model_id', message: `no model ${q.model_id} at site ${site.id}` }]);
     models = [chosen];
   }
   const points = stitch(site, models, ctx.seed, start, end, q.as_of ?? ctx.now, ctx.now);
   const capacityAt = capacityLookup(site);
   const n = points.length;
   const body = {
-    valid_time: new Array<string>(n), forecast: new Array<number>(n), capacity: new Array<number>(n),
-    model_name: new Array<string>(n), model_version: new Array<number>(n), update_time: new Array<string>(n),
+    valid_time: new Array<string>(n),
+    forecast: new Array<number>(n),
+    capacity: new Array<number>(n),
+    model_name: new Array<string>(n),
+    model_version: new Array<number>(n),
+    update_time: new Array<string>(n),
   };
   for (let i = 0; i < n; i++) {
     const point = points[i];
@@ -335,15 +389,21 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
   const step = resolutionOf(site);
   const n = points.length;
   const body = {
-    model_id: model.id, model_version: model.version, model_name: model.name, model_label: model.label,
+    model_id: model.id,
+    model_version: model.version,
+    model_name: model.name,
+    model_label: model.label,
     priority: model.priority,
     as_of: vintage === null ? null : timestamp(vintage, q.tz),
-    forecast: new Array<number>(n), valid_time: new Array<string>(n), capacity: new Array<number>(n),
+    forecast: new Array<number>(n),
+    valid_time: new Array<string>(n),
+    capacity: new Array<number>(n),
   };
   for (let i = 0; i < n; i++) {
     const point = points[i];
     const capacity = capacityAt(point.t);
-    const value = q.output_type === 'clearsky' ? intervalMean(point.t, step, (t) => clearSky.at(t).driver) : point.value;
+    const value =
+      q.output_type === 'clearsky' ? intervalMean(point.t, step, (t) => clearSky.at(t).driver) : point.value;
     body.forecast[i] = outputValue(value, capacity, false);
     body.valid_time[i] = timestamp(point.t, q.tz);
     body.capacity[i] = capacity;
@@ -380,7 +440,11 @@ export function siteActuals(ctx: Context, siteId: string, query: Record<string, 
     }
   }
   const series = changes ? withUploads(times, value, changes, start, end) : { times, value };
-  return { status: 200, body: { valid_time: series.times.map((t) => timestamp(t, q.tz)), value: series.value }, data: true };
+  return {
+    status: 200,
+    body: { valid_time: series.times.map((t) => timestamp(t, q.tz)), value: series.value },
+    data: true,
+  };
 }
 
 /** The series a site holds: power (generated, unless deleted whole) and every type with uploads, each with its span. */
@@ -422,7 +486,10 @@ export function uploadActuals(ctx: Context, siteId: string, body: unknown): Repl
   const site = ctx.store.site(ctx.account, siteId);
   const upload = parse(ActualsUpload, body);
   ctx.store.uploadActuals(site, upload.type, upload.data);
-  return { status: 200, body: { message: `Actuals uploaded successfully (${upload.data.length} point(s) of ${upload.type})` } };
+  return {
+    status: 200,
+    body: { message: `Actuals uploaded successfully (${upload.data.length} point(s) of ${upload.type})` },
+  };
 }
 
 export function deleteActuals(ctx: Context, siteId: string, query: Record<string, string>): Reply {

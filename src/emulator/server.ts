@@ -44,8 +44,12 @@ export interface Emulator {
   port: number;
   store: Store;
   /** Changes fault injection while running (tests learn site ids only after start). */
-  setFaults(settings: { faultRate?: number; malformedRate?: number; malformedSites?: string[];
-    faultHook?: EmulatorOptions['faultHook'] | null }): void;
+  setFaults(settings: {
+    faultRate?: number;
+    malformedRate?: number;
+    malformedSites?: string[];
+    faultHook?: EmulatorOptions['faultHook'] | null;
+  }): void;
   /** What was served since start: requests, injected faults by kind, malformed data responses. */
   stats(): EmulatorStats;
   close(): Promise<void>;
@@ -64,19 +68,45 @@ type Handler = (ctx: Context, id: string, query: Record<string, string>, body: u
 
 /** The routes: path pattern (`:id` a path parameter) to handlers by method. */
 const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Record<string, Handler> }[] = [
-  { pattern: ['sites'], kind: 'none', methods: { GET: (c) => handlers.listSites(c), POST: (c, _i, _q, b) => handlers.createSite(c, b) } },
-  // Before sites/:id/models, which it would otherwise match with the site id "models".
-  { pattern: ['sites', 'models', 'train'], kind: 'none', methods: { POST: (c, _i, _q, b) => handlers.trainModels(c, b) } },
   {
-    pattern: ['sites', ':id'], kind: 'site',
-    methods: { GET: (c, i) => handlers.getSite(c, i), PUT: (c, i, _q, b) => handlers.updateSite(c, i, b), DELETE: (c, i) => handlers.deleteSite(c, i) },
+    pattern: ['sites'],
+    kind: 'none',
+    methods: { GET: (c) => handlers.listSites(c), POST: (c, _i, _q, b) => handlers.createSite(c, b) },
+  },
+  // Before sites/:id/models, which it would otherwise match with the site id "models".
+  {
+    pattern: ['sites', 'models', 'train'],
+    kind: 'none',
+    methods: { POST: (c, _i, _q, b) => handlers.trainModels(c, b) },
+  },
+  {
+    pattern: ['sites', ':id'],
+    kind: 'site',
+    methods: {
+      GET: (c, i) => handlers.getSite(c, i),
+      PUT: (c, i, _q, b) => handlers.updateSite(c, i, b),
+      DELETE: (c, i) => handlers.deleteSite(c, i),
+    },
   },
   { pattern: ['sites', ':id', 'models'], kind: 'site', methods: { GET: (c, i, q) => handlers.listModels(c, i, q) } },
-  { pattern: ['sites', ':id', 'forecast'], kind: 'site', methods: { GET: (c, i, q) => handlers.siteForecast(c, i, q) } },
-  { pattern: ['sites', ':id', 'actual', 'types'], kind: 'site', methods: { GET: (c, i) => handlers.actualTypes(c, i) } },
-  { pattern: ['sites', ':id', 'forecast', 'updates'], kind: 'site', methods: { GET: (c, i) => handlers.forecastUpdates(c, i) } },
   {
-    pattern: ['sites', ':id', 'actual'], kind: 'site',
+    pattern: ['sites', ':id', 'forecast'],
+    kind: 'site',
+    methods: { GET: (c, i, q) => handlers.siteForecast(c, i, q) },
+  },
+  {
+    pattern: ['sites', ':id', 'actual', 'types'],
+    kind: 'site',
+    methods: { GET: (c, i) => handlers.actualTypes(c, i) },
+  },
+  {
+    pattern: ['sites', ':id', 'forecast', 'updates'],
+    kind: 'site',
+    methods: { GET: (c, i) => handlers.forecastUpdates(c, i) },
+  },
+  {
+    pattern: ['sites', ':id', 'actual'],
+    kind: 'site',
     methods: {
       GET: (c, i, q) => handlers.siteActuals(c, i, q),
       POST: (c, i, _q, b) => handlers.uploadActuals(c, i, b),
@@ -84,7 +114,8 @@ const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Rec
     },
   },
   {
-    pattern: ['sites', ':id', 'capacity'], kind: 'site',
+    pattern: ['sites', ':id', 'capacity'],
+    kind: 'site',
     methods: {
       GET: (c, i, q) => handlers.siteCapacity(c, i, q),
       POST: (c, i, _q, b) => handlers.uploadCapacity(c, i, b),
@@ -97,10 +128,14 @@ const ROUTES: { pattern: string[]; kind: 'site' | 'model' | 'none'; methods: Rec
 ];
 
 function matchRoute(pathname: string) {
-  if (!pathname.startsWith(API_PREFIX + '/')) return undefined;
+  if (!pathname.startsWith(`${API_PREFIX}/`)) return undefined;
   let parts: string[];
   try {
-    parts = pathname.slice(API_PREFIX.length + 1).split('/').filter((part) => part !== '').map(decodeURIComponent);
+    parts = pathname
+      .slice(API_PREFIX.length + 1)
+      .split('/')
+      .filter((part) => part !== '')
+      .map(decodeURIComponent);
   } catch {
     return undefined; // a broken %-escape names no resource
   }
@@ -137,22 +172,36 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     hook: options.faultHook,
   });
   const timers = new Set<NodeJS.Timeout>();
-  const stats: EmulatorStats = { requests: 0, faults: { http500: 0, http503: 0, http429: 0, slow: 0, cut: 0 }, malformed: 0 };
+  const stats: EmulatorStats = {
+    requests: 0,
+    faults: { http500: 0, http503: 0, http429: 0, slow: 0, cut: 0 },
+    malformed: 0,
+  };
 
   const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const match = matchRoute(url.pathname);
-    const siteId = match?.route.kind === 'site' ? match.id : match?.route.kind === 'model' ? store.models.get(match.id)?.siteId : undefined;
+    const siteId =
+      match?.route.kind === 'site'
+        ? match.id
+        : match?.route.kind === 'model'
+          ? store.models.get(match.id)?.siteId
+          : undefined;
     const { counter, fault: drawn } = faults.nextRequest();
     const forced = faults.settings.hook?.({
-      method: req.method ?? 'GET', path: url.pathname, counter, siteId,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      counter,
+      siteId,
       ...(match?.route.kind === 'model' ? { modelId: match.id } : {}),
     });
     const fault = forced && forced !== 'malformed' ? forced : drawn;
     stats.requests += 1;
     if (fault) stats.faults[fault] += 1;
     const answer = () => {
-      let reply = safely(() => answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile }));
+      let reply = safely(() =>
+        answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile }),
+      );
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
         const kind = faults.nextDataResponse(breakIt);
@@ -169,7 +218,10 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       case 'http503':
         return send(res, errorReply(503, '(server)', 'service unavailable (injected fault)'));
       case 'http429':
-        return send(res, { ...errorReply(429, '(server)', 'too many requests (injected fault)'), headers: { 'retry-after': '1' } });
+        return send(res, {
+          ...errorReply(429, '(server)', 'too many requests (injected fault)'),
+          headers: { 'retry-after': '1' },
+        });
       case 'slow': {
         const timer = setTimeout(() => {
           timers.delete(timer);
@@ -193,7 +245,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('end', () => {
-      if (size > MAX_BODY_BYTES) return send(res, errorReply(413, '(body)', `the body exceeds ${MAX_BODY_BYTES} bytes`));
+      if (size > MAX_BODY_BYTES)
+        return send(res, errorReply(413, '(body)', `the body exceeds ${MAX_BODY_BYTES} bytes`));
       serve(req, res, Buffer.concat(chunks));
     });
   });
@@ -237,13 +290,21 @@ interface ServeContext {
   profile: EmulatorProfile;
 }
 
-function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof matchRoute>, rawBody: Buffer,
-  serve: ServeContext): Reply {
+function answerRequest(
+  req: IncomingMessage,
+  url: URL,
+  match: ReturnType<typeof matchRoute>,
+  rawBody: Buffer,
+  serve: ServeContext,
+): Reply {
   if (!match) return errorReply(404, '(path)', `no endpoint at ${url.pathname}`);
   const method = req.method ?? 'GET';
   const handler = match.route.methods[method];
   if (!handler) {
-    return { ...errorReply(405, '(method)', `${method} is not allowed here`), headers: { allow: Object.keys(match.route.methods).join(', ') } };
+    return {
+      ...errorReply(405, '(method)', `${method} is not allowed here`),
+      headers: { allow: Object.keys(match.route.methods).join(', ') },
+    };
   }
   const key = req.headers.authorization;
   const account = key === undefined ? undefined : serve.accounts.get(key);
@@ -259,13 +320,19 @@ function answerRequest(req: IncomingMessage, url: URL, match: ReturnType<typeof 
     }
   }
   const ctx: Context = {
-    store: serve.store, profile: serve.profile, account, seed: serve.seed, now: serve.now, historyDays: serve.historyDays,
+    store: serve.store,
+    profile: serve.profile,
+    account,
+    seed: serve.seed,
+    now: serve.now,
+    historyDays: serve.historyDays,
   };
   try {
     return handler(ctx, match.id, queryObject(url.searchParams), body);
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, body: { errors: error.errors } };
-    if (error instanceof NotFoundError) return errorReply(404, match.route.kind === 'model' ? 'model_id' : 'site_id', error.message);
+    if (error instanceof NotFoundError)
+      return errorReply(404, match.route.kind === 'model' ? 'model_id' : 'site_id', error.message);
     if (error instanceof ConflictError) return errorReply(409, error.field, error.message);
     throw error;
   }
@@ -293,7 +360,11 @@ function send(res: ServerResponse, reply: Reply): void {
 /** A body cut off mid-way: the full Content-Length is announced, half is written, the socket is destroyed. */
 function sendCut(res: ServerResponse, reply: Reply): void {
   const bytes = Buffer.from(JSON.stringify(reply.body));
-  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length, ...reply.headers });
+  res.writeHead(reply.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': bytes.length,
+    ...reply.headers,
+  });
   res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
 }
 
@@ -301,7 +372,14 @@ function sendCut(res: ServerResponse, reply: Reply): void {
  * Demo sites for every account that does not have its demo fleet yet (a loaded state keeps its
  * own). History starts `historyDays` before the UTC day of `now`; the sites were created a day earlier.
  */
-function createDemoSites(store: Store, apiKeys: string[], count: number, now: number, historyDays: number, seed: number): void {
+function createDemoSites(
+  store: Store,
+  apiKeys: string[],
+  count: number,
+  now: number,
+  historyDays: number,
+  seed: number,
+): void {
   const dataStart = startOfUtcDay(now) - historyDays * DAY;
   store.batch(() => {
     for (const key of apiKeys) {

@@ -7,7 +7,11 @@ const RAD = Math.PI / 180;
 const DAY_MS = 86_400_000;
 
 /** The unit vector towards the sun in east-north-up coordinates. */
-export interface SunVector { east: number; north: number; up: number }
+export interface SunVector {
+  east: number;
+  north: number;
+  up: number;
+}
 
 /** Sun direction at instant `ms` for a site at `latitude`, `longitude` (degrees). */
 export function sunVector(ms: number, latitude: number, longitude: number): SunVector {
@@ -15,12 +19,22 @@ export function sunVector(ms: number, latitude: number, longitude: number): SunV
   const startOfYear = Date.UTC(date.getUTCFullYear(), 0, 1);
   const dayOfYear = Math.floor((ms - startOfYear) / DAY_MS);
   const hourUtc = (ms % DAY_MS) / 3_600_000;
-  const gamma = (2 * Math.PI / 365) * (dayOfYear + (hourUtc - 12) / 24);
-  const equationOfTime = 229.18 * (0.000075 + 0.001868 * Math.cos(gamma) - 0.032077 * Math.sin(gamma)
-    - 0.014615 * Math.cos(2 * gamma) - 0.040849 * Math.sin(2 * gamma));
-  const declination = 0.006918 - 0.399912 * Math.cos(gamma) + 0.070257 * Math.sin(gamma)
-    - 0.006758 * Math.cos(2 * gamma) + 0.000907 * Math.sin(2 * gamma)
-    - 0.002697 * Math.cos(3 * gamma) + 0.00148 * Math.sin(3 * gamma);
+  const gamma = ((2 * Math.PI) / 365) * (dayOfYear + (hourUtc - 12) / 24);
+  const equationOfTime =
+    229.18 *
+    (0.000075 +
+      0.001868 * Math.cos(gamma) -
+      0.032077 * Math.sin(gamma) -
+      0.014615 * Math.cos(2 * gamma) -
+      0.040849 * Math.sin(2 * gamma));
+  const declination =
+    0.006918 -
+    0.399912 * Math.cos(gamma) +
+    0.070257 * Math.sin(gamma) -
+    0.006758 * Math.cos(2 * gamma) +
+    0.000907 * Math.sin(2 * gamma) -
+    0.002697 * Math.cos(3 * gamma) +
+    0.00148 * Math.sin(3 * gamma);
   const trueSolarMinutes = hourUtc * 60 + equationOfTime + 4 * longitude;
   const hourAngle = (trueSolarMinutes / 4 - 180) * RAD;
   const phi = latitude * RAD;
@@ -32,14 +46,18 @@ export function sunVector(ms: number, latitude: number, longitude: number): SunV
 }
 
 /** Clear-sky irradiance (W/m²) for a cosine of the zenith angle: global, direct normal, diffuse. */
-export interface Irradiance { ghi: number; dni: number; dhi: number }
+export interface Irradiance {
+  ghi: number;
+  dni: number;
+  dhi: number;
+}
 
 export function clearSky(cosZenith: number): Irradiance {
   if (cosZenith <= 0.01) return { ghi: 0, dni: 0, dhi: 0 };
   const ghi = 1098 * cosZenith * Math.exp(-0.057 / cosZenith);
   const zenithDeg = Math.acos(cosZenith) / RAD;
-  const airMass = 1 / (cosZenith + 0.50572 * Math.pow(96.07995 - zenithDeg, -1.6364));
-  const dni = Math.min(1367 * Math.pow(0.7, Math.pow(airMass, 0.678)), ghi / cosZenith);
+  const airMass = 1 / (cosZenith + 0.50572 * (96.07995 - zenithDeg) ** -1.6364);
+  const dni = Math.min(1367 * 0.7 ** (airMass ** 0.678), ghi / cosZenith);
   return { ghi, dni, dhi: Math.max(ghi - dni * cosZenith, 0.05 * ghi) };
 }
 
@@ -49,7 +67,7 @@ export function clearSky(cosZenith: number): Irradiance {
  */
 export function cloudy(clear: Irradiance, k: number, cosZenith: number): Irradiance {
   const ghi = clear.ghi * k;
-  const beamShare = Math.pow(Math.min(Math.max((k - 0.25) / 0.75, 0), 1), 1.5);
+  const beamShare = Math.min(Math.max((k - 0.25) / 0.75, 0), 1) ** 1.5;
   const dni = clear.dni * beamShare;
   return { ghi, dni, dhi: Math.max(ghi - dni * Math.max(cosZenith, 0), 0) };
 }
@@ -60,12 +78,13 @@ const ALBEDO = 0.2;
 function planeOfArray(sun: SunVector, normal: SunVector, sky: Irradiance): number {
   const cosIncidence = Math.max(normal.east * sun.east + normal.north * sun.north + normal.up * sun.up, 0);
   const cosTilt = Math.min(Math.max(normal.up, -1), 1);
-  return sky.dni * cosIncidence + sky.dhi * (1 + cosTilt) / 2 + sky.ghi * ALBEDO * (1 - cosTilt) / 2;
+  return sky.dni * cosIncidence + (sky.dhi * (1 + cosTilt)) / 2 + (sky.ghi * ALBEDO * (1 - cosTilt)) / 2;
 }
 
 /** Normal of a panel tilted `tilt` degrees from horizontal, facing azimuth `azimuth` (clockwise from north). */
 function fixedNormal(tilt: number, azimuth: number): SunVector {
-  const b = tilt * RAD, g = azimuth * RAD;
+  const b = tilt * RAD,
+    g = azimuth * RAD;
   return { east: Math.sin(b) * Math.sin(g), north: Math.sin(b) * Math.cos(g), up: Math.cos(b) };
 }
 
@@ -74,7 +93,8 @@ function fixedNormal(tilt: number, azimuth: number): SunVector {
  * `axisAzimuth`, raised by `axisTilt`, towards the sun, by at most `maxAngle` degrees either way.
  */
 function singleAxisNormal(sun: SunVector, axisTilt: number, axisAzimuth: number, maxAngle: number): SunVector {
-  const bt = axisTilt * RAD, ga = axisAzimuth * RAD;
+  const bt = axisTilt * RAD,
+    ga = axisAzimuth * RAD;
   const axis = { east: Math.cos(bt) * Math.sin(ga), north: Math.cos(bt) * Math.cos(ga), up: Math.sin(bt) };
   // The panel's rest normal: "up" with its component along the axis removed.
   const rest = normalize({ east: -axis.up * axis.east, north: -axis.up * axis.north, up: 1 - axis.up * axis.up });
@@ -107,7 +127,7 @@ const PERFORMANCE_RATIO = 0.86;
 
 /** An asset's power in kW: capacity (DC kW at 1000 W/m²) times irradiance, clipped at capacity. */
 export function assetPower(asset: PVAsset, poa: number): number {
-  return Math.min(asset.capacity * PERFORMANCE_RATIO * poa / 1000, asset.capacity);
+  return Math.min((asset.capacity * PERFORMANCE_RATIO * poa) / 1000, asset.capacity);
 }
 
 function dot(a: SunVector, b: SunVector): number {
@@ -115,7 +135,11 @@ function dot(a: SunVector, b: SunVector): number {
 }
 
 function cross(a: SunVector, b: SunVector): SunVector {
-  return { east: a.north * b.up - a.up * b.north, north: a.up * b.east - a.east * b.up, up: a.east * b.north - a.north * b.east };
+  return {
+    east: a.north * b.up - a.up * b.north,
+    north: a.up * b.east - a.east * b.up,
+    up: a.east * b.north - a.north * b.east,
+  };
 }
 
 function normalize(v: SunVector): SunVector {

@@ -11,14 +11,21 @@ export type ModelKind = 'physical' | 'ai' | 'quantile';
 export type ParsedSiteRequest = z.output<typeof SiteRequestSchema>;
 
 /** One segment of a capacity timeline: `value` kW from `start` (inclusive) to `end` (exclusive, null = open). */
-export interface CapacitySegmentRecord { value: number; start: number; end: number | null }
+export interface CapacitySegmentRecord {
+  value: number;
+  start: number;
+  end: number | null;
+}
 
 /**
  * What clients did to one actuals series of a site: uploaded values by valid time (epoch ms as
  * text, JSON-friendly), and deleted ranges of the generated power series. An upload wins over
  * both the generated value and an earlier delete.
  */
-export interface ActualsRecord { uploaded: Record<string, number>; deleted: [number, number][] }
+export interface ActualsRecord {
+  uploaded: Record<string, number>;
+  deleted: [number, number][];
+}
 
 export interface SiteRecord {
   id: string;
@@ -82,11 +89,20 @@ export const MODEL_PLANS = {
 } as const;
 
 /** Training takes these offsets after creation: queued, then training, then complete. */
-const TRAINING_STEPS: [string, number][] = [['queued', 0], ['training', 2 * 60_000], ['complete', 25 * 60_000]];
+const TRAINING_STEPS: [string, number][] = [
+  ['queued', 0],
+  ['training', 2 * 60_000],
+  ['complete', 25 * 60_000],
+];
 
 export class NotFoundError extends Error {}
 export class ConflictError extends Error {
-  constructor(readonly field: string, message: string) { super(message); }
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export class Store {
@@ -102,8 +118,11 @@ export class Store {
    * `schedules` overrides the cron schedule of a kind of model for sites created from now on
    * (an hourly AI model, for one).
    */
-  constructor(readonly seed: number, private readonly statePath?: string,
-    private readonly schedules: Partial<Record<ModelKind, string>> = {}) {}
+  constructor(
+    readonly seed: number,
+    private readonly statePath?: string,
+    private readonly schedules: Partial<Record<ModelKind, string>> = {},
+  ) {}
 
   /** The account id for an API key: a hash, so that the state file never holds a key. */
   static accountOf(apiKey: string): string {
@@ -151,8 +170,13 @@ export class Store {
     this.created.set(account, counter + 1);
     const id = uuidFrom(`${this.seed}:${account}:site:${counter}`);
     const site: SiteRecord = {
-      id, account, createdAt, dataStart, revision: 0,
-      capacityTimeline: [], capacityUploaded: false,
+      id,
+      account,
+      createdAt,
+      dataStart,
+      revision: 0,
+      capacityTimeline: [],
+      capacityUploaded: false,
       ...siteFields(request),
     };
     site.capacityTimeline = [{ value: nameplate(site), start: dataStart, end: null }];
@@ -224,14 +248,18 @@ export class Store {
   /** Marks the site's models as trained again from `at`: queued, training, complete, as at creation. */
   trainModels(site: SiteRecord, at: number): number {
     const models = this.modelsOf(site.id);
-    for (const model of models) model.states.push(...TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: at + offset })));
+    for (const model of models)
+      model.states.push(...TRAINING_STEPS.map(([state, offset]) => ({ state, timestamp: at + offset })));
     this.save();
     return models.length;
   }
 
   /** Serving settings with the priority collision rules of the interface. */
-  updateModel(model: ModelRecord, settings: { serving_active?: boolean; serving_priority?: number },
-    resolution: 'strict' | 'auto_increment' | 'swap'): ModelRecord {
+  updateModel(
+    model: ModelRecord,
+    settings: { serving_active?: boolean; serving_priority?: number },
+    resolution: 'strict' | 'auto_increment' | 'swap',
+  ): ModelRecord {
     if (settings.serving_priority !== undefined && settings.serving_priority !== model.priority) {
       this.movePriority(model, settings.serving_priority, resolution);
     }
@@ -244,7 +272,10 @@ export class Store {
     const siblings = this.modelsOf(model.siteId).filter((other) => other.id !== model.id);
     const holder = siblings.find((other) => other.priority === priority);
     if (holder && resolution === 'strict') {
-      throw new ConflictError('settings.serving_priority', `priority ${priority} is held by model ${holder.id} (${holder.name})`);
+      throw new ConflictError(
+        'settings.serving_priority',
+        `priority ${priority} is held by model ${holder.id} (${holder.name})`,
+      );
     }
     if (holder && resolution === 'swap') {
       holder.priority = model.priority;
@@ -325,8 +356,12 @@ export class Store {
   save(): void {
     if (!this.statePath || this.holdSaves) return;
     const state: StateFile = {
-      format: 1, seed: this.seed, accounts: [...this.accounts], created: Object.fromEntries(this.created),
-      sites: [...this.sites.values()], models: [...this.models.values()],
+      format: 1,
+      seed: this.seed,
+      accounts: [...this.accounts],
+      created: Object.fromEntries(this.created),
+      sites: [...this.sites.values()],
+      models: [...this.models.values()],
     };
     const temporary = `${this.statePath}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(state));
@@ -344,7 +379,9 @@ function percentOf(quantile: number): string {
 
 function siteFields(request: ParsedSiteRequest) {
   const common = {
-    name: request.name, latitude: request.latitude, longitude: request.longitude,
+    name: request.name,
+    latitude: request.latitude,
+    longitude: request.longitude,
     settings: { model_resolution: '15min', ...(request.settings ?? {}) } as Record<string, unknown>,
   };
   switch (request.type) {
@@ -352,12 +389,20 @@ function siteFields(request: ParsedSiteRequest) {
       return { ...common, type: 'solar' as const, assets: request.assets };
     case 'wind':
       return {
-        ...common, type: 'wind' as const, assets: [], turbines: request.assets,
+        ...common,
+        type: 'wind' as const,
+        assets: [],
+        turbines: request.assets,
         capacity: request.assets.reduce((sum, group) => sum + turbineRatingKw(group.turbine_type) * group.nr_units, 0),
       };
     case 'load': {
       const peak = request.settings?.forecast_max_value;
-      return { ...common, type: 'load' as const, assets: [], capacity: typeof peak === 'number' && peak > 0 ? peak : DEFAULT_LOAD_CAPACITY };
+      return {
+        ...common,
+        type: 'load' as const,
+        assets: [],
+        capacity: typeof peak === 'number' && peak > 0 ? peak : DEFAULT_LOAD_CAPACITY,
+      };
     }
   }
 }
@@ -388,7 +433,8 @@ function timelineOf(points: Map<number, number>): CapacitySegmentRecord[] {
 /** The site's record of one actuals series type, created on first use. */
 function actualsOf(site: SiteRecord, type: string): ActualsRecord {
   site.actuals ??= {};
-  return (site.actuals[type] ??= { uploaded: {}, deleted: [] });
+  site.actuals[type] ??= { uploaded: {}, deleted: [] };
+  return site.actuals[type];
 }
 
 /** The capacity timeline as the site response shows it: `{value, dateEnd}` as the guide does, plus `dateStart` when rich. */

@@ -15,7 +15,10 @@ const HOUR_MS = 3_600_000;
  * One UTC day of a site: `power` is the truth in kW; `driver` is what forecasts perturb
  * (solar: clear-sky power in kW; wind: hub-height wind speed in m/s; load: unused).
  */
-export interface DaySeries { power: Float32Array; driver: Float32Array }
+export interface DaySeries {
+  power: Float32Array;
+  driver: Float32Array;
+}
 
 const CACHE_LIMIT = 20_000;
 const cache = new Map<string, DaySeries>();
@@ -43,7 +46,10 @@ export class SeriesCursor {
   private day: DaySeries | undefined;
   private index = 0;
 
-  constructor(private readonly site: SiteRecord, private readonly seed: number) {}
+  constructor(
+    private readonly site: SiteRecord,
+    private readonly seed: number,
+  ) {}
 
   at(t: number): this {
     const dayStart = Math.floor(t / DAY_MS) * DAY_MS;
@@ -75,7 +81,8 @@ function generateDay(site: SiteRecord, seed: number, dayStart: number): DaySerie
       const clear = clearSky(sun.up);
       const k = cloudIndex(site, weatherSeed, mid);
       const sky = cloudy(clear, k, sun.up);
-      let actual = 0, potential = 0;
+      let actual = 0,
+        potential = 0;
       for (const asset of site.assets) {
         if (asset.install_date && Date.parse(asset.install_date) > mid) continue;
         actual += assetPower(asset, assetIrradiance(asset, sun, sky));
@@ -102,14 +109,16 @@ function siteSeed(site: SiteRecord, seed: number): number {
 /** Clear-sky index: cloudier towards the poles, smooth over hours, between 0.08 and 1. */
 function cloudIndex(site: SiteRecord, weatherSeed: number, ms: number): number {
   const mean = 0.86 - 0.0045 * Math.abs(site.latitude);
-  const k = mean + 0.28 * smoothNoise(weatherSeed, ms, 4 * HOUR_MS) + 0.08 * smoothNoise(weatherSeed ^ 0x1234567, ms, HOUR_MS);
+  const k =
+    mean + 0.28 * smoothNoise(weatherSeed, ms, 4 * HOUR_MS) + 0.08 * smoothNoise(weatherSeed ^ 0x1234567, ms, HOUR_MS);
   return Math.min(Math.max(k, 0.08), 1);
 }
 
 /** Hub-height wind speed (m/s): a site mean, weather systems over a day or two, a weak daily cycle. */
 function windSpeed(site: SiteRecord, weatherSeed: number, ms: number): number {
   const mean = 7.2 + (weatherSeed % 1000) / 500; // 7.2 to 9.2 m/s
-  const weather = 0.42 * smoothNoise(weatherSeed, ms, 30 * HOUR_MS) + 0.15 * smoothNoise(weatherSeed ^ 0x9e37, ms, 3 * HOUR_MS);
+  const weather =
+    0.42 * smoothNoise(weatherSeed, ms, 30 * HOUR_MS) + 0.15 * smoothNoise(weatherSeed ^ 0x9e37, ms, 3 * HOUR_MS);
   const solarHour = localSolarHour(site.longitude, ms);
   const daily = 0.08 * Math.cos(((solarHour - 15) / 24) * 2 * Math.PI);
   return Math.max(mean * Math.exp(weather + daily - 0.09), 0);

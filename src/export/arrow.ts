@@ -5,8 +5,18 @@ import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { JSDuckDBValueConverter, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import {
-  Bool, DateDay, Float64, Int32, Int64, RecordBatch, RecordBatchFileWriter, Table, TimestampMillisecond, Utf8,
-  vectorFromArray, type DataType,
+  Bool,
+  DateDay,
+  Float64,
+  Int32,
+  Int64,
+  RecordBatch,
+  RecordBatchFileWriter,
+  Table,
+  TimestampMillisecond,
+  Utf8,
+  vectorFromArray,
+  type DataType,
 } from 'apache-arrow';
 import { quoteIdentifier } from '../warehouse/sql.js';
 
@@ -30,7 +40,10 @@ async function arrowReadyQuery(connection: DuckDBConnection, query: string): Pro
   const names = probe.columnNames();
   const types = probe.columnTypes();
   const projection = names.map((name, i) =>
-    String(types[i]) in ARROW_TYPES ? quoteIdentifier(name) : `CAST(${quoteIdentifier(name)} AS VARCHAR) AS ${quoteIdentifier(name)}`);
+    String(types[i]) in ARROW_TYPES
+      ? quoteIdentifier(name)
+      : `CAST(${quoteIdentifier(name)} AS VARCHAR) AS ${quoteIdentifier(name)}`,
+  );
   return `SELECT ${projection.join(', ')} FROM (${query})`;
 }
 

@@ -15,7 +15,9 @@ interface ExportFlags extends CommonFlags {
 export function registerExportCommands(program: Command): void {
   program
     .command('export')
-    .description('Write a table, view or query of the warehouse as an Arrow IPC file (pandas read_feather, polars read_ipc, R arrow::read_feather)')
+    .description(
+      'Write a table, view or query of the warehouse as an Arrow IPC file (pandas read_feather, polars read_ipc, R arrow::read_feather)',
+    )
     .option('--table <name>', 'a table or view, e.g. forecast_vs_actual')
     .option('--query <sql>', 'any SELECT over the warehouse')
     .requiredOption('--out <file>', 'the .arrow file to write')
@@ -25,7 +27,8 @@ export function registerExportCommands(program: Command): void {
 }
 
 async function exportCommand(flags: ExportFlags): Promise<Outcome> {
-  if ((flags.table === undefined) === (flags.query === undefined)) throw new UsageError('give either --table or --query');
+  if ((flags.table === undefined) === (flags.query === undefined))
+    throw new UsageError('give either --table or --query');
   const config = configWithDb(flags);
   const warehouse = await openPublished(config.warehouse.path);
   try {

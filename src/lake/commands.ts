@@ -14,33 +14,45 @@ const LAKE_FLAG = ['--lake <path>', 'the lake folder (default: lake in the confi
 
 export function registerLakeCommands(program: Command): void {
   const lake = program.command('lake').description('The Parquet lake that sharded syncs write (docs/lake.md)');
-  lake.command('views')
-    .description('Write a DuckDB file of views over the lake, with the warehouse\'s table and view names and comments')
+  lake
+    .command('views')
+    .description("Write a DuckDB file of views over the lake, with the warehouse's table and view names and comments")
     .option(...LAKE_FLAG)
     .requiredOption('--out <file>', 'the views file to write, e.g. lake.duckdb')
     .option(...CONFIG_OPTION)
-    .action(command<[], LakeFlags & { out: string }>(async (flags): Promise<Outcome> => {
-      const path = lakeOf(flags);
-      const { writeViewsFile } = await import('./views.js');
-      const written = await writeViewsFile(path, flags.out);
-      process.stdout.write(`wrote ${written.out}: ${written.tables} table views and ${written.views} analyst views over the lake ${path}\n`);
-      return 'ok';
-    }));
-  lake.command('compact')
-    .description('Merge each table partition\'s committed files into one, dropping duplicates and superseded rows (safe beside running shards)')
+    .action(
+      command<[], LakeFlags & { out: string }>(async (flags): Promise<Outcome> => {
+        const path = lakeOf(flags);
+        const { writeViewsFile } = await import('./views.js');
+        const written = await writeViewsFile(path, flags.out);
+        process.stdout.write(
+          `wrote ${written.out}: ${written.tables} table views and ${written.views} analyst views over the lake ${path}\n`,
+        );
+        return 'ok';
+      }),
+    );
+  lake
+    .command('compact')
+    .description(
+      "Merge each table partition's committed files into one, dropping duplicates and superseded rows (safe beside running shards)",
+    )
     .option(...LAKE_FLAG)
     .option(...CONFIG_OPTION)
-    .action(command<[], LakeFlags>(async (flags): Promise<Outcome> => {
-      const path = lakeOf(flags);
-      const { compactLake } = await import('./compact.js');
-      const started = performance.now();
-      const done = await compactLake(path);
-      const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      process.stdout.write(done.written === 0
-        ? `nothing to compact in ${path} (${seconds} s)\n`
-        : `compacted ${done.replaced} files into ${done.written} (${done.rowsBefore} rows to ${done.rowsAfter}) in ${seconds} s; run ${done.runId}\n`);
-      return 'ok';
-    }));
+    .action(
+      command<[], LakeFlags>(async (flags): Promise<Outcome> => {
+        const path = lakeOf(flags);
+        const { compactLake } = await import('./compact.js');
+        const started = performance.now();
+        const done = await compactLake(path);
+        const seconds = ((performance.now() - started) / 1000).toFixed(1);
+        process.stdout.write(
+          done.written === 0
+            ? `nothing to compact in ${path} (${seconds} s)\n`
+            : `compacted ${done.replaced} files into ${done.written} (${done.rowsBefore} rows to ${done.rowsAfter}) in ${seconds} s; run ${done.runId}\n`,
+        );
+        return 'ok';
+      }),
+    );
 }
 
 function lakeOf(flags: LakeFlags): string {

@@ -49,7 +49,12 @@ export async function commitToLake(warehouse: Warehouse, input: CommitInput): Pr
     }
     if (files.length === 0) return { rows, files: 0, manifest: null };
     const manifest = writeManifest(input.lake, {
-      run_id: input.runId, kind: 'sync', shard: formatShard(input.shard), committed_at: new Date(seq).toISOString(), files, replaces: [],
+      run_id: input.runId,
+      kind: 'sync',
+      shard: formatShard(input.shard),
+      committed_at: new Date(seq).toISOString(),
+      files,
+      replaces: [],
     });
     return { rows, files: files.length, manifest };
   } finally {
@@ -70,7 +75,9 @@ async function stageTable(warehouse: Warehouse, table: TableSchema, staging: str
         TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (month), FILENAME_PATTERN ${quoteLiteral(`${prefix}-{i}`)})`);
     } else {
       mkdirSync(dir, { recursive: true });
-      await warehouse.run(`COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${quoteLiteral(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`);
+      await warehouse.run(
+        `COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${quoteLiteral(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`,
+      );
     }
     return Number(n);
   } finally {
@@ -99,7 +106,8 @@ export function monthOf(column: string): string {
 /** Rows sorted by key (site first), so row-group min/max let readers skip other sites. */
 export function clusterOrder(table: TableSchema): string {
   const names = table.columns.map((c) => c.name);
-  const key = table.resolve.kind === 'latest' ? [...table.resolve.key] : names.includes('site_id') ? ['site_id'] : [names[0]];
+  const key =
+    table.resolve.kind === 'latest' ? [...table.resolve.key] : names.includes('site_id') ? ['site_id'] : [names[0]];
   const first = names.includes('site_id') ? ['site_id', ...key.filter((k) => k !== 'site_id')] : key;
   return first.map(quoteIdentifier).join(', ');
 }
@@ -109,5 +117,13 @@ async function fileRows(warehouse: Warehouse, dir: string): Promise<Map<string, 
   const rows = await warehouse.all<{ file_name: string; num_rows: bigint }>(
     `SELECT file_name, num_rows FROM parquet_file_metadata(${quoteLiteral(`${dir}/**/*.parquet`)})`,
   );
-  return new Map(rows.map((r) => [r.file_name.slice(dir.length + 1).split('\\').join('/'), Number(r.num_rows)]));
+  return new Map(
+    rows.map((r) => [
+      r.file_name
+        .slice(dir.length + 1)
+        .split('\\')
+        .join('/'),
+      Number(r.num_rows),
+    ]),
+  );
 }

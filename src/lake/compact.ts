@@ -10,7 +10,21 @@ import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { WriterLock } from '../warehouse/lock.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
-import { committedFiles, ensureLake, absolute, lakePath, LOCK_DIR, moveIntoLake, readManifests, removeUncommitted, SCHEMA_FILE, STAGING_DIR, writeManifest, type CommittedFile, type ManifestFile } from './layout.js';
+import {
+  committedFiles,
+  ensureLake,
+  absolute,
+  lakePath,
+  LOCK_DIR,
+  moveIntoLake,
+  readManifests,
+  removeUncommitted,
+  SCHEMA_FILE,
+  STAGING_DIR,
+  writeManifest,
+  type CommittedFile,
+  type ManifestFile,
+} from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
 import { quoteLiteral } from '../warehouse/sql.js';
 import { warehouseSchema } from './schema.js';
@@ -32,7 +46,12 @@ export interface Compacted {
 export async function compactLake(lake: string, options: { lockWaitMs?: number } = {}): Promise<Compacted> {
   await ensureLake(lake);
   const runId = newRunId();
-  const lock = await WriterLock.acquire(join(lakePath(lake), LOCK_DIR, `${COMPACTOR}.lock`), `lake ${lake} compactor`, { job: 'lake compact', runId }, options.lockWaitMs ?? 0);
+  const lock = await WriterLock.acquire(
+    join(lakePath(lake), LOCK_DIR, `${COMPACTOR}.lock`),
+    `lake ${lake} compactor`,
+    { job: 'lake compact', runId },
+    options.lockWaitMs ?? 0,
+  );
   const staging = join(lakePath(lake), STAGING_DIR, `${COMPACTOR}-${runId}`);
   const db = await openDuckDB(':memory:');
   try {
@@ -51,18 +70,26 @@ export async function compactLake(lake: string, options: { lockWaitMs?: number }
         mkdirSync(dir, { recursive: true });
         const source = filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), group);
         const target = join(dir, `part-${COMPACTOR}-${runId}-0.parquet`);
-        const result = await db.connection.run(`COPY (${resolvedSql(table, source)} ORDER BY ALL) TO ${quoteLiteral(target)} (FORMAT parquet)`);
+        const result = await db.connection.run(
+          `COPY (${resolvedSql(table, source)} ORDER BY ALL) TO ${quoteLiteral(target)} (FORMAT parquet)`,
+        );
         const rows = Number(result.rowsChanged);
         const seq = Math.max(...group.map((f) => f.seq));
         rowsBefore += group.reduce((sum, f) => sum + f.rows, 0);
         rowsAfter += rows;
-        for (const path of moveIntoLake(lake, staging, table.name)) written.push({ table: table.name, path, rows, seq });
+        for (const path of moveIntoLake(lake, staging, table.name))
+          written.push({ table: table.name, path, rows, seq });
         replaces.push(...group.map((f) => f.path));
       }
     }
     if (written.length === 0) return { runId, replaced: 0, written: 0, rowsBefore, rowsAfter, manifest: null };
     const manifest = writeManifest(lake, {
-      run_id: runId, kind: 'compact', shard: null, committed_at: new Date().toISOString(), files: written, replaces,
+      run_id: runId,
+      kind: 'compact',
+      shard: null,
+      committed_at: new Date().toISOString(),
+      files: written,
+      replaces,
     });
     deleteReplaced(lake);
     return { runId, replaced: replaces.length, written: written.length, rowsBefore, rowsAfter, manifest };

@@ -7,8 +7,14 @@ export interface SinkFlags {
   lake?: string;
 }
 
-export const SINK_OPTION = ['--sink <sink>', 'warehouse (the DuckDB file) or parquet (the lake; docs/lake.md); default: sink in the config'] as const;
-export const LAKE_OPTION = ['--lake <path>', 'the lake folder for --sink parquet (overrides lake in the config)'] as const;
+export const SINK_OPTION = [
+  '--sink <sink>',
+  'warehouse (the DuckDB file) or parquet (the lake; docs/lake.md); default: sink in the config',
+] as const;
+export const LAKE_OPTION = [
+  '--lake <path>',
+  'the lake folder for --sink parquet (overrides lake in the config)',
+] as const;
 
 /** The config with the flags applied; a usage error when they make no sense. */
 export function withSinkFlags(config: LoadedConfig, flags: SinkFlags): LoadedConfig {
@@ -17,7 +23,8 @@ export function withSinkFlags(config: LoadedConfig, flags: SinkFlags): LoadedCon
   }
   const sink = (flags.sink as LoadedConfig['sink'] | undefined) ?? config.sink;
   const lake = flags.lake ?? config.lake;
-  if (sink === 'parquet' && !lake) throw new UsageError('--sink parquet needs a lake folder: pass --lake PATH or set lake in the config');
+  if (sink === 'parquet' && !lake)
+    throw new UsageError('--sink parquet needs a lake folder: pass --lake PATH or set lake in the config');
   return { ...config, sink, lake };
 }
 

@@ -13,7 +13,19 @@
  * temporary name, fsynced, renamed into place, and the directory fsynced.
  */
 import { quoteLiteral } from '../warehouse/sql.js';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { migratedInMemory, warehouseSchema } from './schema.js';
 
@@ -89,7 +101,14 @@ export async function ensureLake(lake: string, options: { rewriteSchemas?: boole
       db.close();
     }
   }
-  const init: ManifestEntry = { run_id: 'init', kind: 'init', shard: null, committed_at: new Date(0).toISOString(), files: [], replaces: [] };
+  const init: ManifestEntry = {
+    run_id: 'init',
+    kind: 'init',
+    shard: null,
+    committed_at: new Date(0).toISOString(),
+    files: [],
+    replaces: [],
+  };
   if (!existsSync(join(root, MANIFEST_DIR, manifestName(init)))) writeManifest(lake, init);
 }
 

@@ -3,12 +3,14 @@
 // ledger. Used by the views file (live, from the manifest), the seed of a shard's scratch
 // warehouse and the compactor (both from the file list they read at their start).
 import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
-import { type TableSchema } from './schema.js';
+import type { TableSchema } from './schema.js';
 import type { CommittedFile } from './layout.js';
 
 /** The table's columns, each cast to the warehouse's type (files written by older versions may lack some). */
 export function castColumns(table: TableSchema, alias: string): string {
-  return table.columns.map((c) => `CAST(${alias}.${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`).join(', ');
+  return table.columns
+    .map((c) => `CAST(${alias}.${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
+    .join(', ');
 }
 
 /**
@@ -40,8 +42,10 @@ QUALIFY ${version} = max(${version}) OVER (PARTITION BY ${table.resolve.key.map(
 /** The rows of exactly these files (plus the table's empty schema file, so the list is never empty), with their seq. */
 export function filesSource(table: TableSchema, schemaFile: string, files: readonly CommittedFile[]): string {
   const list = [schemaFile, ...files.map((f) => f.file)].map(quoteLiteral).join(', ');
-  const seqs = files.length === 0 ? `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS seq WHERE false`
-    : `SELECT * FROM (VALUES ${files.map((f) => `(${quoteLiteral(f.file)}, ${f.seq}::BIGINT)`).join(', ')}) AS f(filename, seq)`;
+  const seqs =
+    files.length === 0
+      ? `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS seq WHERE false`
+      : `SELECT * FROM (VALUES ${files.map((f) => `(${quoteLiteral(f.file)}, ${f.seq}::BIGINT)`).join(', ')}) AS f(filename, seq)`;
   return `SELECT ${castColumns(table, 'p')}, f.seq, p.filename AS lake_file FROM read_parquet([${list}], filename = true, union_by_name = true, hive_partitioning = false) p
 JOIN (${seqs}) f ON f.filename = p.filename`;
 }

@@ -57,13 +57,19 @@ async function readSchema(): Promise<WarehouseSchema> {
         WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`,
     );
     const columnsOf = (name: string): Column[] =>
-      columns.filter((c) => c.table_name === name).map((c) => ({ name: c.column_name, type: c.data_type, comment: c.comment }));
+      columns
+        .filter((c) => c.table_name === name)
+        .map((c) => ({ name: c.column_name, type: c.data_type, comment: c.comment }));
     const tables = await rows<{ table_name: string; comment: string | null }>(
       `SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`,
     );
     const layouts = [
       ...LAKE_TABLES,
-      ...tables.map((t) => t.table_name).filter((t) => !NOT_IN_LAKE.includes(t) && !LAKE_TABLES.some((l) => l.name === t)).sort().map(defaultLayout),
+      ...tables
+        .map((t) => t.table_name)
+        .filter((t) => !NOT_IN_LAKE.includes(t) && !LAKE_TABLES.some((l) => l.name === t))
+        .sort()
+        .map(defaultLayout),
     ].filter((layout) => tables.some((t) => t.table_name === layout.name));
     const views = await rows<{ view_name: string; sql: string; comment: string | null }>(
       `SELECT view_name, sql, comment FROM duckdb_views()
@@ -81,4 +87,3 @@ async function readSchema(): Promise<WarehouseSchema> {
     db.close();
   }
 }
-

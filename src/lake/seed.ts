@@ -36,18 +36,24 @@ export interface Seeded {
 export async function seedFromLake(warehouse: Warehouse, lake: string, options: SeedOptions): Promise<Seeded> {
   const schema = await warehouseSchema();
   const files = committedFiles(lake);
-  const source = (table: TableSchema) => filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), files.get(table.name) ?? []);
+  const source = (table: TableSchema) =>
+    filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), files.get(table.name) ?? []);
   const rows: Record<string, number> = {};
   return warehouse.transaction(async () => {
     await warehouse.run('CREATE SCHEMA lake_seed');
     for (const table of schema.tables) {
       if (table.seed === 'none') continue;
-      await warehouse.run(`CREATE TABLE lake_seed.${quoteIdentifier(table.name)} AS SELECT * FROM main.${quoteIdentifier(table.name)} LIMIT 0`);
+      await warehouse.run(
+        `CREATE TABLE lake_seed.${quoteIdentifier(table.name)} AS SELECT * FROM main.${quoteIdentifier(table.name)} LIMIT 0`,
+      );
       if (table.seed === 'all') await seedTable(warehouse, table, resolvedSql(table, source(table)), rows);
     }
     const sites = await shardSites(warehouse, options.shard);
     await warehouse.run('CREATE TEMP TABLE lake_shard_sites (site_id VARCHAR PRIMARY KEY)');
-    if (sites.length > 0) await warehouse.run(`INSERT INTO temp.lake_shard_sites VALUES ${sites.map((s) => `(${quoteLiteral(s)})`).join(', ')}`);
+    if (sites.length > 0)
+      await warehouse.run(
+        `INSERT INTO temp.lake_shard_sites VALUES ${sites.map((s) => `(${quoteLiteral(s)})`).join(', ')}`,
+      );
     const windowFrom = options.backfillFrom ?? (await oldestReread(warehouse, options.lookback));
     if (sites.length > 0 && windowFrom !== null) {
       const where = `site_id IN (SELECT site_id FROM temp.lake_shard_sites) AND valid_time >= make_timestamptz(${windowFrom * 1000}::BIGINT)`;
@@ -58,13 +64,20 @@ export async function seedFromLake(warehouse: Warehouse, lake: string, options: 
     for (const table of schema.tables.filter((t) => t.seed !== 'none' && rows[t.name])) {
       // A migration may have put default rows in (interval_labels): what the lake holds wins.
       await warehouse.run(`DELETE FROM main.${quoteIdentifier(table.name)}`);
-      await warehouse.run(`INSERT INTO main.${quoteIdentifier(table.name)} SELECT * FROM lake_seed.${quoteIdentifier(table.name)}`);
+      await warehouse.run(
+        `INSERT INTO main.${quoteIdentifier(table.name)} SELECT * FROM lake_seed.${quoteIdentifier(table.name)}`,
+      );
     }
     return { rows, sites: sites.length, windowFrom: sites.length > 0 ? windowFrom : null };
   });
 }
 
-async function seedTable(warehouse: Warehouse, table: TableSchema, sql: string, rows: Record<string, number>): Promise<void> {
+async function seedTable(
+  warehouse: Warehouse,
+  table: TableSchema,
+  sql: string,
+  rows: Record<string, number>,
+): Promise<void> {
   const n = await warehouse.changed(`INSERT INTO lake_seed.${quoteIdentifier(table.name)} ${sql}`);
   if (n > 0) rows[table.name] = (rows[table.name] ?? 0) + n;
 }

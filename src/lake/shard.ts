@@ -59,13 +59,18 @@ export function inShard<T extends { site_id: string }>(sites: T[], shard: Shard 
 /** `I/N` with 0 <= I < N; `source` names the flag or variable in the error. */
 export function parseShard(text: string, source: string): Shard {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  if (!match) throw new ShardError(`${source}: not a shard: ${JSON.stringify(text)} (use I/N with I from 0 to N-1, e.g. 0/4)`);
+  if (!match)
+    throw new ShardError(`${source}: not a shard: ${JSON.stringify(text)} (use I/N with I from 0 to N-1, e.g. 0/4)`);
   return checkShard(Number(match[1]), Number(match[2]), source);
 }
 
 function checkShard(index: number, count: number, source: string): Shard {
-  if (!Number.isSafeInteger(count) || count < 1) throw new ShardError(`${source}: the number of shards must be at least 1, got ${count}`);
-  if (!Number.isSafeInteger(index) || index >= count) throw new ShardError(`${source}: shard index ${index} is not below the number of shards ${count} (indexes count from 0)`);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new ShardError(`${source}: the number of shards must be at least 1, got ${count}`);
+  if (!Number.isSafeInteger(index) || index >= count)
+    throw new ShardError(
+      `${source}: shard index ${index} is not below the number of shards ${count} (indexes count from 0)`,
+    );
   return { index, count };
 }
 
@@ -79,7 +84,8 @@ export function shardFromEnv(env: NodeJS.ProcessEnv): Shard | undefined {
   const index = env.JOB_COMPLETION_INDEX;
   if (index === undefined || index === '') return undefined;
   const count = env.EFSYNC_SHARDS;
-  if (!count) throw new ShardError('JOB_COMPLETION_INDEX is set but EFSYNC_SHARDS is not: set it to the Job\'s completions');
+  if (!count)
+    throw new ShardError("JOB_COMPLETION_INDEX is set but EFSYNC_SHARDS is not: set it to the Job's completions");
   if (!/^\d+$/.test(index)) throw new ShardError(`JOB_COMPLETION_INDEX: not a number: ${JSON.stringify(index)}`);
   if (!/^\d+$/.test(count)) throw new ShardError(`EFSYNC_SHARDS: not a number: ${JSON.stringify(count)}`);
   return checkShard(Number(index), Number(count), 'JOB_COMPLETION_INDEX/EFSYNC_SHARDS');

@@ -52,7 +52,12 @@ export function isLakeJob(job: Job): boolean {
 export async function openSink(opts: OpenSinkOptions): Promise<RunSink> {
   if (opts.config.sink === 'parquet') return openLakeSink(opts);
   const warehouse = await Warehouse.open(opts.open);
-  return { warehouse, prepareToPublish: () => warehouse.prepareToPublish(), publish: () => warehouse.publish(), close: () => warehouse.close() };
+  return {
+    warehouse,
+    prepareToPublish: () => warehouse.prepareToPublish(),
+    publish: () => warehouse.publish(),
+    close: () => warehouse.close(),
+  };
 }
 
 async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
@@ -61,19 +66,30 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const lake = config.lake;
   if (!lake) throw new UsageError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
   if (!isLakeJob(opts.job)) {
-    throw new UsageError(`job ${opts.job.name} cannot write to the lake (only the sync jobs can): run it on a warehouse (sink warehouse)`);
+    throw new UsageError(
+      `job ${opts.job.name} cannot write to the lake (only the sync jobs can): run it on a warehouse (sink warehouse)`,
+    );
   }
   const who = shardTag(options.shard);
   await ensureLake(lake);
-  const lock = await WriterLock.acquire(join(lakePath(lake), LOCK_DIR, `${who}.lock`), `lake ${lake} shard ${formatShard(options.shard)}`, holder, lockWaitMs, onWait);
+  const lock = await WriterLock.acquire(
+    join(lakePath(lake), LOCK_DIR, `${who}.lock`),
+    `lake ${lake} shard ${formatShard(options.shard)}`,
+    holder,
+    lockWaitMs,
+    onWait,
+  );
   const scratch = mkdtempSync(join(tmpdir(), `efsync-lake-${who}-`));
   let warehouse: Warehouse | undefined;
   try {
     const removed = removeUncommitted(lake, who, (await warehouseSchema()).tables);
-    if (removed.length > 0) log.warn({ files: removed.length }, 'removed files of an earlier run of this shard that never committed');
+    if (removed.length > 0)
+      log.warn({ files: removed.length }, 'removed files of an earlier run of this shard that never committed');
     warehouse = await Warehouse.open({ path: join(scratch, 'scratch.duckdb'), lockWaitMs: 0, holder });
     const seeded = await seedFromLake(warehouse, lake, {
-      shard: options.shard, lookback: config.sync.lookback, ...(options.from !== undefined ? { backfillFrom: options.from } : {}),
+      shard: options.shard,
+      lookback: config.sync.lookback,
+      ...(options.from !== undefined ? { backfillFrom: options.from } : {}),
     });
     log.info({ lake, shard: formatShard(options.shard), ...seeded }, 'scratch warehouse seeded from the lake');
   } catch (error) {
@@ -88,7 +104,10 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
     prepareToPublish: async () => undefined,
     async publish() {
       const committed = await commitToLake(opened, { lake, who, shard: options.shard, runId: holder.runId });
-      log.info({ lake, rows: committed.rows, files: committed.files, manifest: committed.manifest }, 'committed to the lake');
+      log.info(
+        { lake, rows: committed.rows, files: committed.files, manifest: committed.manifest },
+        'committed to the lake',
+      );
     },
     async close() {
       try {

@@ -37,12 +37,27 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   { name: 'models', partition: null, resolve: latest('model_id'), seed: 'all' },
   { name: 'model_states', partition: null, resolve: latest('model_id', 'state_at', 'state'), seed: 'all' },
   { name: 'model_settings_history', partition: null, resolve: latest('model_id', 'observed_at'), seed: 'all' },
-  { name: 'forecasts', partition: 'month', resolve: latest('site_id', 'model_name', 'model_version', 'update_time', 'valid_time'), seed: 'window' },
+  {
+    name: 'forecasts',
+    partition: 'month',
+    resolve: latest('site_id', 'model_name', 'model_version', 'update_time', 'valid_time'),
+    seed: 'window',
+  },
   { name: 'model_outputs', partition: 'month', resolve: latest('model_id', 'as_of', 'valid_time'), seed: 'window' },
   { name: 'actuals', partition: 'month', resolve: latest('site_id', 'valid_time'), seed: 'window' },
-  { name: 'actual_revisions', partition: 'month', resolve: latest('site_id', 'valid_time', 'replaced_at'), seed: 'none' },
+  {
+    name: 'actual_revisions',
+    partition: 'month',
+    resolve: latest('site_id', 'valid_time', 'replaced_at'),
+    seed: 'none',
+  },
   { name: 'actuals_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time'), seed: 'window' },
-  { name: 'actual_revisions_by_type', partition: 'month', resolve: latest('site_id', 'type', 'valid_time', 'replaced_at'), seed: 'none' },
+  {
+    name: 'actual_revisions_by_type',
+    partition: 'month',
+    resolve: latest('site_id', 'type', 'valid_time', 'replaced_at'),
+    seed: 'none',
+  },
   // Seeded by its migration too: the lake's rows replace those defaults in the scratch warehouse.
   { name: 'interval_labels', partition: null, resolve: latest('resource'), seed: 'all' },
   { name: 'quality_flags', partition: null, resolve: latest('bit'), seed: 'all' },
@@ -55,7 +70,12 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   { name: 'capacity_pushes', partition: null, resolve: latest('push_id'), seed: 'none' },
   { name: 'accuracy_runs', partition: null, resolve: latest('run_id'), seed: 'none' },
   { name: 'writer_recoveries', partition: null, resolve: { kind: 'all' }, seed: 'none' },
-  { name: 'accuracy_results', partition: null, resolve: latest('run_id', 'subject', 'model', 'group_name', 'group_key', 'metric'), seed: 'none' },
+  {
+    name: 'accuracy_results',
+    partition: null,
+    resolve: latest('run_id', 'subject', 'model', 'group_name', 'group_key', 'metric'),
+    seed: 'none',
+  },
 ];
 
 /** Warehouse tables that are not data and have no place in the lake. */

@@ -32,7 +32,9 @@ export async function writeViewsFile(lake: string, out: string): Promise<ViewsWr
   try {
     const run = (sql: string) => db.connection.run(sql);
     await run(filesViewSql(root));
-    await run(`COMMENT ON VIEW ${FILES_VIEW} IS ${quoteLiteral(`Committed Parquet files of the lake ${root} (its manifest, less files replaced by compaction)`)}`);
+    await run(
+      `COMMENT ON VIEW ${FILES_VIEW} IS ${quoteLiteral(`Committed Parquet files of the lake ${root} (its manifest, less files replaced by compaction)`)}`,
+    );
     for (const table of schema.tables) {
       await run(`CREATE VIEW ${quoteIdentifier(table.name)} AS ${tableViewSql(root, table)}`);
       await comment(run, table.name, table.comment, table.columns);
@@ -72,9 +74,17 @@ JOIN ${FILES_VIEW} f ON f.filename = p.filename AND f.table_name = ${quoteLitera
   return resolvedSql(table, source);
 }
 
-async function comment(run: (sql: string) => Promise<unknown>, name: string, text: string | null, columns: Column[]): Promise<void> {
+async function comment(
+  run: (sql: string) => Promise<unknown>,
+  name: string,
+  text: string | null,
+  columns: Column[],
+): Promise<void> {
   if (text !== null) await run(`COMMENT ON VIEW ${quoteIdentifier(name)} IS ${quoteLiteral(text)}`);
   for (const column of columns) {
-    if (column.comment !== null) await run(`COMMENT ON COLUMN ${quoteIdentifier(name)}.${quoteIdentifier(column.name)} IS ${quoteLiteral(column.comment)}`);
+    if (column.comment !== null)
+      await run(
+        `COMMENT ON COLUMN ${quoteIdentifier(name)}.${quoteIdentifier(column.name)} IS ${quoteLiteral(column.comment)}`,
+      );
   }
 }

@@ -36,7 +36,9 @@ export function planCatchUp(
   const first = nextSlot(schedule.expr, schedule.tz, coveredUntil);
   const latest = missed[missed.length - 1];
   const span = (from: number, to: number) =>
-    from === to ? formatInZone(from, schedule.tz) : `${formatInZone(from, schedule.tz)} to ${formatInZone(to, schedule.tz)}`;
+    from === to
+      ? formatInZone(from, schedule.tz)
+      : `${formatInZone(from, schedule.tz)} to ${formatInZone(to, schedule.tz)}`;
   if (mode === 'skip') {
     const reason = `missed while the daemon was down (${span(first, latest)}); catch_up: skip`;
     return { run: [], skip: { slot: latest, reason }, note: reason };

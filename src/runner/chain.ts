@@ -20,7 +20,8 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
     failures.push(...outcome.failures);
-    for (const [field, count] of Object.entries(outcome.defaulted ?? {})) defaulted[field] = (defaulted[field] ?? 0) + count;
+    for (const [field, count] of Object.entries(outcome.defaulted ?? {}))
+      defaulted[field] = (defaulted[field] ?? 0) + count;
     summary.push(`${job.name}: ${outcome.status}`, ...(outcome.summary ?? []).map((line) => `  ${line}`));
     if (outcome.status === 'failed') {
       status = 'failed';

@@ -35,7 +35,10 @@ export const CONFIG_OPTION = ['--config <file>', 'config file (default config/ef
 export function runOptions(cmd: Command): Command {
   return cmd
     .option('--site <id...>', 'only these sites (id or name); repeatable')
-    .option('--shard <I/N>', 'only the sites of shard I of N (from 0; or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)')
+    .option(
+      '--shard <I/N>',
+      'only the sites of shard I of N (from 0; or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)',
+    )
     .option('--from <iso>', 'backfill a historical window from this instant (with --to)')
     .option('--to <iso>', 'end of the backfill window')
     .option('--only <resources>', `comma-separated subset of ${RESOURCES.join(',')}`)
@@ -49,20 +52,26 @@ export function runOptions(cmd: Command): Command {
 
 export function registerRunnerCommands(program: Command): void {
   runOptions(program.command('run'))
-    .description('Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted')
+    .description(
+      'Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted',
+    )
     .argument('<job>', 'the job (see `efsync status` for the list)')
-    .action(command<[string], RunFlags>(async (name, flags) => {
-      const config = configWithDb(flags);
-      return runCommandJob((await loadJobs()).get(name), config, flags, jobOptions(flags));
-    }));
+    .action(
+      command<[string], RunFlags>(async (name, flags) => {
+        const config = configWithDb(flags);
+        return runCommandJob((await loadJobs()).get(name), config, flags, jobOptions(flags));
+      }),
+    );
 
-  program.command('schedule')
+  program
+    .command('schedule')
     .description('Run the scheduler daemon (schedule.* in the config); stops gracefully on SIGINT/SIGTERM and exits 0')
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[], CommonFlags>((flags) => scheduleCommand(flags)));
 
-  program.command('status')
+  program
+    .command('status')
     .description('Last run of each job, next scheduled times, freshness per site and recent failures')
     .option('--json', 'print one JSON object')
     .option(...DB_OPTION)
@@ -70,13 +79,17 @@ export function registerRunnerCommands(program: Command): void {
     .action(command<[], CommonFlags & { json?: boolean }>((flags) => statusCommand(flags)));
 
   const config = program.command('config').description('The config file: its JSON Schema, and a check of it');
-  config.command('schema')
+  config
+    .command('schema')
     .description('Print the JSON Schema of config/efsync.yaml (for editors: yaml-language-server)')
-    .action(command<[], object>(() => {
-      process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
-      return 'ok';
-    }));
-  config.command('check')
+    .action(
+      command<[], object>(() => {
+        process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+        return 'ok';
+      }),
+    );
+  config
+    .command('check')
     .description('Validate the config file and the schedules in it; exit 2 naming the key and line when invalid')
     .option(...CONFIG_OPTION)
     .action(command<[], CommonFlags>((flags) => checkCommand(flags)));
@@ -89,7 +102,10 @@ export function configWithDb(flags: CommonFlags): LoadedConfig {
 }
 
 /** The job options from the flags; anything wrong is a usage error naming the flag. */
-export function jobOptions(flags: Pick<RunFlags, 'only' | 'site' | 'shard' | 'from' | 'to'>, env: NodeJS.ProcessEnv = process.env): JobOptions {
+export function jobOptions(
+  flags: Pick<RunFlags, 'only' | 'site' | 'shard' | 'from' | 'to'>,
+  env: NodeJS.ProcessEnv = process.env,
+): JobOptions {
   const options: JobOptions = {};
   const shard = flags.shard !== undefined ? parseShard(flags.shard, '--shard') : shardFromEnv(env);
   if (shard) options.shard = shard;
@@ -106,14 +122,20 @@ export function jobOptions(flags: Pick<RunFlags, 'only' | 'site' | 'shard' | 'fr
 
 /** `--from` after `--to` is a usage error for every command. */
 export function checkWindow(from: number | undefined, to: number | undefined, fromText: string, toText: string): void {
-  if (from !== undefined && to !== undefined && from >= to) throw new UsageError(`--from ${fromText} must be before --to ${toText}`);
+  if (from !== undefined && to !== undefined && from >= to)
+    throw new UsageError(`--from ${fromText} must be before --to ${toText}`);
 }
 
 function parseResources(text: string): Resource[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(RESOURCES as readonly string[]).includes(n));
   if (names.length === 0 || unknown.length > 0) {
-    throw new UsageError(`--only: unknown resource ${unknown.map((n) => JSON.stringify(n)).join(', ') || '(none given)'}; use a comma-separated subset of ${RESOURCES.join(',')}`);
+    throw new UsageError(
+      `--only: unknown resource ${unknown.map((n) => JSON.stringify(n)).join(', ') || '(none given)'}; use a comma-separated subset of ${RESOURCES.join(',')}`,
+    );
   }
   return RESOURCES.filter((r) => names.includes(r));
 }
@@ -159,10 +181,19 @@ export async function runCommandJob(
   const { runJob } = await import('./run.js');
   const log = createLogger({ level: config.log.level });
   const result = await runJob(job, {
-    config, options, trigger: 'manual', log, signal: stopSignal(), progress: terminalProgress(), timeoutMs, lockWaitMs,
+    config,
+    options,
+    trigger: 'manual',
+    log,
+    signal: stopSignal(),
+    progress: terminalProgress(),
+    timeoutMs,
+    lockWaitMs,
   });
   (output.print ?? printSummary)(result);
-  (output.runLineTo ?? process.stdout).write(`${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`);
+  (output.runLineTo ?? process.stdout).write(
+    `${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`,
+  );
   return result.outcome;
 }
 
@@ -197,15 +228,20 @@ async function checkCommand(flags: CommonFlags): Promise<Outcome> {
   const schedules = jobSchedules(config, await loadJobs()).filter((s) => s.expr !== null);
   const service = config.service.base_url === null ? 'the embedded emulator (demo data)' : config.service.base_url;
   if (config.service.base_url !== null && resolveApiKey(config) === null) {
-    throw new ConfigError(`service.base_url is ${config.service.base_url} but there is no API key`, 'set EFSYNC_API_KEY or EFSYNC_API_KEY_FILE (or service.api_key_file)');
+    throw new ConfigError(
+      `service.base_url is ${config.service.base_url} but there is no API key`,
+      'set EFSYNC_API_KEY or EFSYNC_API_KEY_FILE (or service.api_key_file)',
+    );
   }
   const key = config.service.base_url === null ? 'not needed' : 'found';
-  process.stdout.write([
-    `${config.file ?? 'defaults (no config file)'}: ok`,
-    `  service ${service}; API key ${key}`,
-    `  warehouse ${config.warehouse.path}`,
-    `  schedule (${config.schedule.timezone}): ${schedules.map((s) => `${s.job} "${s.expr}"`).join(', ') || 'nothing scheduled'}`,
-    '',
-  ].join('\n'));
+  process.stdout.write(
+    [
+      `${config.file ?? 'defaults (no config file)'}: ok`,
+      `  service ${service}; API key ${key}`,
+      `  warehouse ${config.warehouse.path}`,
+      `  schedule (${config.schedule.timezone}): ${schedules.map((s) => `${s.job} "${s.expr}"`).join(', ') || 'nothing scheduled'}`,
+      '',
+    ].join('\n'),
+  );
   return 'ok';
 }

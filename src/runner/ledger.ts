@@ -41,22 +41,44 @@ export async function insertRun(
   await wh.run(
     `INSERT INTO runs (run_id, job, trigger, scheduled_for, attempt, started_at, ended_at, status, error_summary, host, pid)
      VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9, $10, $11)`,
-    [run.runId, run.job, run.trigger, iso(run.scheduledFor), run.attempt, iso(run.startedAt), iso(run.endedAt ?? null),
-      run.status, run.errorSummary, run.host, run.pid],
+    [
+      run.runId,
+      run.job,
+      run.trigger,
+      iso(run.scheduledFor),
+      run.attempt,
+      iso(run.startedAt),
+      iso(run.endedAt ?? null),
+      run.status,
+      run.errorSummary,
+      run.host,
+      run.pid,
+    ],
   );
 }
 
 export async function finishRun(
   wh: Warehouse,
   runId: string,
-  end: { status: RunStatus; endedAt: number; rowsWritten: Record<string, number>; errorSummary: string | null;
-    defaulted?: Record<string, number> },
+  end: {
+    status: RunStatus;
+    endedAt: number;
+    rowsWritten: Record<string, number>;
+    errorSummary: string | null;
+    defaulted?: Record<string, number>;
+  },
 ): Promise<void> {
   await wh.run(
     `UPDATE runs SET status = $2, ended_at = $3::TIMESTAMPTZ, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
      WHERE run_id = $1`,
-    [runId, end.status, iso(end.endedAt), JSON.stringify(end.rowsWritten), end.errorSummary,
-      end.defaulted && Object.keys(end.defaulted).length > 0 ? JSON.stringify(end.defaulted) : null],
+    [
+      runId,
+      end.status,
+      iso(end.endedAt),
+      JSON.stringify(end.rowsWritten),
+      end.errorSummary,
+      end.defaulted && Object.keys(end.defaulted).length > 0 ? JSON.stringify(end.defaulted) : null,
+    ],
   );
 }
 
@@ -65,7 +87,15 @@ export async function insertFailures(wh: Warehouse, runId: string, failures: Fai
     await wh.run(
       `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at, item, field_path)
        VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ, $6, $7)`,
-      [runId, failure.siteId ?? null, failure.resource ?? null, failure.reason, iso(at), failure.item ?? null, failure.fieldPath ?? null],
+      [
+        runId,
+        failure.siteId ?? null,
+        failure.resource ?? null,
+        failure.reason,
+        iso(at),
+        failure.item ?? null,
+        failure.fieldPath ?? null,
+      ],
     );
   }
 }
@@ -93,7 +123,11 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
     await wh.run(
       `UPDATE runs SET status = 'crashed', ended_at = coalesce(ended_at, $2::TIMESTAMPTZ), error_summary = $3
        WHERE run_id = $1`,
-      [orphan.run_id, iso(at), `the process (${orphan.host ?? '?'} pid ${orphan.pid ?? '?'}) ended without recording an outcome`],
+      [
+        orphan.run_id,
+        iso(at),
+        `the process (${orphan.host ?? '?'} pid ${orphan.pid ?? '?'}) ended without recording an outcome`,
+      ],
     );
   }
   return orphans.map((o) => o.run_id);
@@ -105,7 +139,12 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
  * or any run of this attempt or a later one. A failed slot can be retried, an interrupted or
  * crashed one caught up, each once per attempt number.
  */
-export async function slotTakenBy(wh: Warehouse, job: string, scheduledFor: number, attempt: number): Promise<string | null> {
+export async function slotTakenBy(
+  wh: Warehouse,
+  job: string,
+  scheduledFor: number,
+  attempt: number,
+): Promise<string | null> {
   const rows = await wh.all<{ run_id: string }>(
     `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ
        AND (status NOT IN ('failed', 'interrupted', 'crashed') OR attempt >= $3)

@@ -66,7 +66,9 @@ export function loadJobs(dir = JOBS_DIR): Promise<JobRegistry> {
 
 async function importJobs(dir: string): Promise<JobRegistry> {
   const registry = new JobRegistry();
-  const files = readdirSync(dir).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort();
   for (const file of files) {
     const name = basename(file, extname(file));
     try {

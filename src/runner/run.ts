@@ -26,8 +26,16 @@ import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import type { Failure, Job, JobContext, JobOptions, JobOutcome } from './job.js';
 import {
-  finishRun, insertFailures, insertRun, lastAttempt, markOrphanedRuns, recordInterrupted, slotTakenBy, THIS_PROCESS,
-  type RunStatus, type Trigger,
+  finishRun,
+  insertFailures,
+  insertRun,
+  lastAttempt,
+  markOrphanedRuns,
+  recordInterrupted,
+  slotTakenBy,
+  THIS_PROCESS,
+  type RunStatus,
+  type Trigger,
 } from './ledger.js';
 
 export interface RunJobOptions {
@@ -88,15 +96,33 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   const log = runLogger(opts.log ?? createLogger({ level: opts.config.log.level }), job.name, runId);
   const trigger = opts.trigger ?? 'manual';
   let attempt = opts.attempt ?? 1;
-  const result = (status: RunStatus | 'busy', error: string | null, outcome?: JobOutcome, kind = outcomeOfStatus(status)): RunResult => ({
-    runId, job: job.name, attempt, status, outcome: kind, exitCode: EXIT[kind], error, startedAt, endedAt: now(),
-    rows: outcome?.rows ?? {}, failures: outcome?.failures ?? [], summary: outcome?.summary ?? [],
+  const result = (
+    status: RunStatus | 'busy',
+    error: string | null,
+    outcome?: JobOutcome,
+    kind = outcomeOfStatus(status),
+  ): RunResult => ({
+    runId,
+    job: job.name,
+    attempt,
+    status,
+    outcome: kind,
+    exitCode: EXIT[kind],
+    error,
+    startedAt,
+    endedAt: now(),
+    rows: outcome?.rows ?? {},
+    failures: outcome?.failures ?? [],
+    summary: outcome?.summary ?? [],
   });
 
   let sink: RunSink;
   try {
     sink = await openSink({
-      config: opts.config, job, options: opts.options ?? {}, log,
+      config: opts.config,
+      job,
+      options: opts.options ?? {},
+      log,
       open: {
         path: opts.config.warehouse.path,
         lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
@@ -128,13 +154,22 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       }
     }
     await insertRun(warehouse, {
-      runId, job: job.name, trigger, scheduledFor: opts.scheduledFor ?? null, attempt, startedAt,
-      status: 'running', errorSummary: null, ...THIS_PROCESS,
+      runId,
+      job: job.name,
+      trigger,
+      scheduledFor: opts.scheduledFor ?? null,
+      attempt,
+      startedAt,
+      status: 'running',
+      errorSummary: null,
+      ...THIS_PROCESS,
     });
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
     // Stopped hard (a second signal), the site in flight rolls back when the process exits; the
     // ledger says so at once, on a connection of its own, and the next run publishes it.
-    const removeHook = onSecondSignal(() => recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back'));
+    const removeHook = onSecondSignal(() =>
+      recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back'),
+    );
     let ended: Ended;
     try {
       ended = await execute(job, warehouse, { ...opts, now }, runId, log);
@@ -145,7 +180,10 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       await sink.prepareToPublish();
       await insertFailures(warehouse, runId, ended.outcome.failures, now());
       await finishRun(warehouse, runId, {
-        status: ended.status, endedAt: now(), rowsWritten: ended.outcome.rows, errorSummary: ended.error,
+        status: ended.status,
+        endedAt: now(),
+        rowsWritten: ended.outcome.rows,
+        errorSummary: ended.error,
         defaulted: ended.outcome.defaulted,
       });
       await sink.publish();
@@ -164,9 +202,22 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 }
 
 /** Best effort: the run's row says failed with the cause; if even that cannot be written, the next run marks it crashed. */
-async function recordFailed(warehouse: Warehouse, runId: string, outcome: JobOutcome, cause: string, at: number, log: Logger): Promise<void> {
+async function recordFailed(
+  warehouse: Warehouse,
+  runId: string,
+  outcome: JobOutcome,
+  cause: string,
+  at: number,
+  log: Logger,
+): Promise<void> {
   try {
-    await finishRun(warehouse, runId, { status: 'failed', endedAt: at, rowsWritten: outcome.rows, errorSummary: cause, defaulted: outcome.defaulted });
+    await finishRun(warehouse, runId, {
+      status: 'failed',
+      endedAt: at,
+      rowsWritten: outcome.rows,
+      errorSummary: cause,
+      defaulted: outcome.defaulted,
+    });
   } catch (error) {
     log.error({ err: error }, 'could not record the run as failed; the next run marks it crashed');
   }
@@ -178,10 +229,19 @@ async function recordFailed(warehouse: Warehouse, runId: string, outcome: JobOut
  * and to get its skips into the ledger while no run is due. False when another writer holds the
  * warehouse.
  */
-export async function recordSkippedRuns(config: LoadedConfig, skips: SkipNote[], log: Logger, now = Date.now): Promise<boolean> {
+export async function recordSkippedRuns(
+  config: LoadedConfig,
+  skips: SkipNote[],
+  log: Logger,
+  now = Date.now,
+): Promise<boolean> {
   let warehouse: Warehouse;
   try {
-    warehouse = await Warehouse.open({ path: config.warehouse.path, lockWaitMs: 0, holder: { job: 'schedule', runId: newRunId(now()) } });
+    warehouse = await Warehouse.open({
+      path: config.warehouse.path,
+      lockWaitMs: 0,
+      holder: { job: 'schedule', runId: newRunId(now()) },
+    });
   } catch (error) {
     if (error instanceof WarehouseBusyError) return false;
     throw error;
@@ -208,8 +268,15 @@ async function tidyLedger(warehouse: Warehouse, skips: SkipNote[], at: number, l
 async function recordSkips(warehouse: Warehouse, skips: SkipNote[]): Promise<void> {
   for (const skip of skips) {
     await insertRun(warehouse, {
-      runId: newRunId(skip.at), job: skip.job, trigger: skip.trigger, scheduledFor: skip.scheduledFor,
-      attempt: skip.attempt, startedAt: skip.at, endedAt: skip.at, status: 'skipped', errorSummary: skip.reason,
+      runId: newRunId(skip.at),
+      job: skip.job,
+      trigger: skip.trigger,
+      scheduledFor: skip.scheduledFor,
+      attempt: skip.attempt,
+      startedAt: skip.at,
+      endedAt: skip.at,
+      status: 'skipped',
+      errorSummary: skip.reason,
       ...THIS_PROCESS,
     });
   }
@@ -237,7 +304,10 @@ async function execute(
     log,
     runId,
     warehouse,
-    service: async () => (await (connection ??= connect(opts.config, log, opts.now))).client,
+    service: async () => {
+      connection ??= connect(opts.config, log, opts.now);
+      return (await connection).client;
+    },
     signal: abort.signal,
     options: opts.options ?? {},
     progress: opts.progress ?? silentProgress,
@@ -255,7 +325,11 @@ async function execute(
   } finally {
     abort.dispose();
     ctx.progress.stop();
-    if (connection) await connection.then((c) => c.close(), () => undefined);
+    if (connection)
+      await connection.then(
+        (c) => c.close(),
+        () => undefined,
+      );
   }
 }
 
@@ -288,7 +362,7 @@ function outcomeOfStatus(status: RunStatus | 'busy'): Outcome {
  */
 function judge(outcome: JobOutcome, abort: Abort | null, thrown?: Outcome): Ended {
   const status: RunStatus = abort === null ? outcome.status : abort.timedOut ? 'failed' : 'interrupted';
-  const kind = abort === null ? thrown ?? outcomeOfStatus(status) : abort.timedOut ? 'failed' : 'interrupted';
+  const kind = abort === null ? (thrown ?? outcomeOfStatus(status)) : abort.timedOut ? 'failed' : 'interrupted';
   return { status, kind, outcome, error: abort?.message ?? firstFailure(outcome) };
 }
 
@@ -314,13 +388,17 @@ function runSignal(outer: AbortSignal | undefined, timeoutMs: number) {
     reason ??= why;
     controller.abort(new Error(why.message));
   };
-  const onOuter = () => stop({
-    message: `interrupted (${String(outer?.reason instanceof Error ? outer.reason.message : outer?.reason ?? 'signal')})`,
-    timedOut: false,
-  });
+  const onOuter = () =>
+    stop({
+      message: `interrupted (${String(outer?.reason instanceof Error ? outer.reason.message : (outer?.reason ?? 'signal'))})`,
+      timedOut: false,
+    });
   if (outer?.aborted) onOuter();
   outer?.addEventListener('abort', onOuter, { once: true });
-  const timer = timeoutMs > 0 ? setTimeout(() => stop({ message: `timed out after ${formatMs(timeoutMs)}`, timedOut: true }), timeoutMs) : undefined;
+  const timer =
+    timeoutMs > 0
+      ? setTimeout(() => stop({ message: `timed out after ${formatMs(timeoutMs)}`, timedOut: true }), timeoutMs)
+      : undefined;
   timer?.unref();
   return {
     signal: controller.signal,

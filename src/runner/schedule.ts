@@ -37,7 +37,9 @@ export function jobSchedules(config: LoadedConfig, registry: JobRegistry): JobSc
   for (const [name, expr] of Object.entries(config.schedule.jobs)) {
     if (!registry.has(name)) {
       const broken = registry.broken.get(name);
-      const why = broken ? `jobs/${name}.ts did not load: ${broken.message}` : `unknown job; the jobs are: ${registry.names().join(', ')}`;
+      const why = broken
+        ? `jobs/${name}.ts did not load: ${broken.message}`
+        : `unknown job; the jobs are: ${registry.names().join(', ')}`;
       throw configError(config, ['schedule', 'jobs', name], `schedule.jobs.${name}: ${why}`);
     }
     const problem = expr === null ? null : cronProblem(expr);
@@ -56,19 +58,29 @@ export function jobSchedules(config: LoadedConfig, registry: JobRegistry): JobSc
 export function upcoming(expr: string, tz: string, after: number, count: number): number[] {
   const slots: number[] = [];
   let from = after;
-  for (let i = 0; i < count; i++) slots.push((from = nextSlot(expr, tz, from)));
+  for (let i = 0; i < count; i++) {
+    from = nextSlot(expr, tz, from);
+    slots.push(from);
+  }
   return slots;
 }
 
 function configError(config: LoadedConfig, path: string[], rule: string): Error {
-  if (!config.file || !existsSync(config.file)) return new ConfigError(`${rule} (set by the defaults or the environment)`);
+  if (!config.file || !existsSync(config.file))
+    return new ConfigError(`${rule} (set by the defaults or the environment)`);
   const where = parseYaml(readFileSync(config.file, 'utf8'), config.file).positionOf(path);
   return new InputFileError(config.file, where.line, where.column, rule);
 }
 
 export function schedulerPolicy(config: LoadedConfig): SchedulerPolicy {
   const s = config.schedule;
-  return { timezone: s.timezone, catchUp: s.catch_up, catchUpLimit: s.catch_up_limit, retries: s.retries, retryBackoffMs: s.retry_backoff };
+  return {
+    timezone: s.timezone,
+    catchUp: s.catch_up,
+    catchUpLimit: s.catch_up_limit,
+    retries: s.retries,
+    retryBackoffMs: s.retry_backoff,
+  };
 }
 
 /** Per job, how far the ledger of the published warehouse says it has run (none on a new warehouse). */
@@ -101,15 +113,30 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     .filter((s): s is JobSchedule & { expr: string } => s.expr !== null)
     .map((s) => ({ name: s.job, expr: s.expr }));
   const tz = config.schedule.timezone;
-  const scheduler = new Scheduler(scheduled, schedulerPolicy(config), async (request, signal, skips) => {
-    const result = await runJob(registry.get(request.job), {
-      config, log, signal, now: clock, pendingSkips: skips,
-      trigger: request.trigger, scheduledFor: request.scheduledFor, attempt: request.attempt,
-    });
-    print(`${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
-      `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`);
-    return result;
-  }, clock, log, (skips) => recordSkippedRuns(config, skips, log, clock));
+  const scheduler = new Scheduler(
+    scheduled,
+    schedulerPolicy(config),
+    async (request, signal, skips) => {
+      const result = await runJob(registry.get(request.job), {
+        config,
+        log,
+        signal,
+        now: clock,
+        pendingSkips: skips,
+        trigger: request.trigger,
+        scheduledFor: request.scheduledFor,
+        attempt: request.attempt,
+      });
+      print(
+        `${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
+          `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`,
+      );
+      return result;
+    },
+    clock,
+    log,
+    (skips) => recordSkippedRuns(config, skips, log, clock),
+  );
 
   // Runs a killed process left `running` become crashed first, so that catch-up redoes them.
   await recordSkippedRuns(config, [], log, clock);
@@ -117,7 +144,9 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
   // A missed minute (a busy event loop) is harmless: a tick picks up every slot since the last one.
   const cronLog = log.child({ component: 'node-cron' });
   const task = cron.schedule('* * * * *', () => scheduler.tick(), {
-    name: 'efsync-scheduler', timezone: 'UTC', suppressMissedWarning: true,
+    name: 'efsync-scheduler',
+    timezone: 'UTC',
+    suppressMissedWarning: true,
     logger: {
       info: (message) => cronLog.debug(message),
       warn: (message) => cronLog.warn(message),
@@ -126,7 +155,8 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     },
   });
   print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
-  for (const job of scheduled) print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
+  for (const job of scheduled)
+    print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });

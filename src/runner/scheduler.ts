@@ -80,13 +80,25 @@ export class Scheduler {
     this.lastTick = now;
     for (const job of this.jobs) {
       const plan = planCatchUp(
-        { expr: job.expr, tz: this.policy.timezone }, coveredUntil.get(job.name), now,
-        this.policy.catchUp, this.policy.catchUpLimit,
+        { expr: job.expr, tz: this.policy.timezone },
+        coveredUntil.get(job.name),
+        now,
+        this.policy.catchUp,
+        this.policy.catchUpLimit,
       );
       if (plan.note) this.log.info({ job: job.name }, plan.note);
-      if (plan.skip) this.note({ job: job.name, trigger: 'catch-up', scheduledFor: plan.skip.slot, attempt: 1, at: now, reason: plan.skip.reason });
+      if (plan.skip)
+        this.note({
+          job: job.name,
+          trigger: 'catch-up',
+          scheduledFor: plan.skip.slot,
+          attempt: 1,
+          at: now,
+          reason: plan.skip.reason,
+        });
       // Queued one after the other on purpose: the overlap rule is for slots that come due later.
-      for (const slot of plan.run) this.queue.push({ job: job.name, trigger: 'catch-up', scheduledFor: slot, attempt: 1 });
+      for (const slot of plan.run)
+        this.queue.push({ job: job.name, trigger: 'catch-up', scheduledFor: slot, attempt: 1 });
     }
     this.pump();
   }
@@ -102,7 +114,8 @@ export class Scheduler {
       const slots = nextSlots(job.expr, this.policy.timezone, since, now);
       if (slots.length === 0) continue;
       // Several slots at once mean the process was suspended: like a catch-up, run the newest.
-      if (slots.length > 1) this.log.warn({ job: job.name, slots: slots.length }, 'several slots came due at once; running the newest');
+      if (slots.length > 1)
+        this.log.warn({ job: job.name, slots: slots.length }, 'several slots came due at once; running the newest');
       due.push({ job: job.name, trigger: 'schedule', scheduledFor: slots[slots.length - 1], attempt: 1 });
     }
     const [ready, later] = partition(this.retries, (r) => r.notBefore <= now);
@@ -139,14 +152,21 @@ export class Scheduler {
     const busy = running?.job === request.job ? running : this.queue.find((q) => q.job === request.job);
     if (busy) {
       const what = busy === running ? 'still running' : 'still waiting to run';
-      this.note({ ...request, at: this.clock(), reason: `overlap: the ${busy.trigger} run of ${request.job} for ${this.format(busy.scheduledFor)} is ${what}` });
+      this.note({
+        ...request,
+        at: this.clock(),
+        reason: `overlap: the ${busy.trigger} run of ${request.job} for ${this.format(busy.scheduledFor)} is ${what}`,
+      });
       return;
     }
     this.queue.push(request);
   }
 
   private note(skip: SkipNote): void {
-    this.log.warn({ job: skip.job, scheduledFor: new Date(skip.scheduledFor ?? 0).toISOString() }, `skipped: ${skip.reason}`);
+    this.log.warn(
+      { job: skip.job, scheduledFor: new Date(skip.scheduledFor ?? 0).toISOString() },
+      `skipped: ${skip.reason}`,
+    );
     this.pendingSkips.push(skip);
   }
 

@@ -19,13 +19,15 @@ export interface JobStatus {
   scheduleSource: 'config' | 'default';
   /** Next slots in the configured zone (ISO with offset); empty when not scheduled. */
   next: string[];
-  last: (Omit<RunRow, 'scheduledFor' | 'startedAt' | 'endedAt'> & {
-    scheduledFor: string | null;
-    startedAt: string;
-    endedAt: string | null;
-    failures: number;
-    lastOkAt: string | null;
-  }) | null;
+  last:
+    | (Omit<RunRow, 'scheduledFor' | 'startedAt' | 'endedAt'> & {
+        scheduledFor: string | null;
+        startedAt: string;
+        endedAt: string | null;
+        failures: number;
+        lastOkAt: string | null;
+      })
+    | null;
 }
 
 export interface FailureStatus {
@@ -71,15 +73,19 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   const path = config.warehouse.path;
   const published = existsSync(path);
   const writing = readLock(`${path}.lock`);
-  const ledger = published ? await readPublished(path, writing) : { last: new Map(), freshness: [], failures: [], flags: [] };
-  const jobs = jobSchedules(config, registry).map((s): JobStatus => ({
-    job: s.job,
-    description: registry.get(s.job).description,
-    schedule: s.expr,
-    scheduleSource: s.source,
-    next: s.expr === null ? [] : upcoming(s.expr, tz, now, NEXT_SLOTS).map((ms) => formatInZone(ms, tz)),
-    last: ledger.last.get(s.job) ?? null,
-  }));
+  const ledger = published
+    ? await readPublished(path, writing)
+    : { last: new Map(), freshness: [], failures: [], flags: [] };
+  const jobs = jobSchedules(config, registry).map(
+    (s): JobStatus => ({
+      job: s.job,
+      description: registry.get(s.job).description,
+      schedule: s.expr,
+      scheduleSource: s.source,
+      next: s.expr === null ? [] : upcoming(s.expr, tz, now, NEXT_SLOTS).map((ms) => formatInZone(ms, tz)),
+      last: ledger.last.get(s.job) ?? null,
+    }),
+  );
   return {
     generatedAt: new Date(now).toISOString(),
     timezone: tz,
@@ -97,28 +103,41 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
 async function readPublished(path: string, writing: Status['writing']) {
   const wh = await Warehouse.open({ path, readOnly: true });
   try {
-    return { last: await lastRuns(wh, writing), freshness: await freshness(wh), failures: await recentFailures(wh), flags: await flagCounts(wh) };
+    return {
+      last: await lastRuns(wh, writing),
+      freshness: await freshness(wh),
+      failures: await recentFailures(wh),
+      flags: await flagCounts(wh),
+    };
   } finally {
     await wh.close();
   }
 }
 
-async function lastRuns(wh: Warehouse, writing: Status['writing']): Promise<Map<string, NonNullable<JobStatus['last']>>> {
+async function lastRuns(
+  wh: Warehouse,
+  writing: Status['writing'],
+): Promise<Map<string, NonNullable<JobStatus['last']>>> {
   const rows = await wh.all<Parameters<typeof toRunRow>[0] & { failures: bigint; last_ok_at: Date | null }>(
     `SELECT * REPLACE (rows_written::VARCHAR AS rows_written) FROM job_last_runs ORDER BY job`,
   );
-  return new Map(rows.map((r) => {
-    const run = toRunRow(r);
-    return [run.job, {
-      ...run,
-      status: shownStatus(run, writing),
-      scheduledFor: iso(run.scheduledFor),
-      startedAt: new Date(run.startedAt).toISOString(),
-      endedAt: iso(run.endedAt),
-      failures: Number(r.failures),
-      lastOkAt: r.last_ok_at?.toISOString() ?? null,
-    }];
-  }));
+  return new Map(
+    rows.map((r) => {
+      const run = toRunRow(r);
+      return [
+        run.job,
+        {
+          ...run,
+          status: shownStatus(run, writing),
+          scheduledFor: iso(run.scheduledFor),
+          startedAt: new Date(run.startedAt).toISOString(),
+          endedAt: iso(run.endedAt),
+          failures: Number(r.failures),
+          lastOkAt: r.last_ok_at?.toISOString() ?? null,
+        },
+      ];
+    }),
+  );
 }
 
 /** A run still marked running that no live lock holder runs crashed: shown as the next run will mark it. */
@@ -134,21 +153,41 @@ async function freshness(wh: Warehouse): Promise<Record<string, unknown>[]> {
 
 async function flagCounts(wh: Warehouse): Promise<FlagCount[]> {
   // a snapshot published before migration 011 has no flags yet
-  const [{ views }] = await wh.all<{ views: bigint }>(`SELECT count(*) AS views FROM duckdb_views() WHERE view_name = 'actual_flag_counts'`);
+  const [{ views }] = await wh.all<{ views: bigint }>(
+    `SELECT count(*) AS views FROM duckdb_views() WHERE view_name = 'actual_flag_counts'`,
+  );
   if (Number(views) === 0) return [];
   const rows = await wh.all<{ site_id: string; flag: string; flagged: bigint; last_time: Date }>(
-    'SELECT site_id, flag, flagged, last_time FROM actual_flag_counts ORDER BY site_id, bit');
-  return rows.map((r) => ({ siteId: r.site_id, flag: r.flag, count: Number(r.flagged), lastTime: r.last_time.toISOString() }));
+    'SELECT site_id, flag, flagged, last_time FROM actual_flag_counts ORDER BY site_id, bit',
+  );
+  return rows.map((r) => ({
+    siteId: r.site_id,
+    flag: r.flag,
+    count: Number(r.flagged),
+    lastTime: r.last_time.toISOString(),
+  }));
 }
 
 async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
-  const rows = await wh.all<{ run_id: string; job: string; site_id: string | null; resource: string | null; error: string; failed_at: Date }>(
+  const rows = await wh.all<{
+    run_id: string;
+    job: string;
+    site_id: string | null;
+    resource: string | null;
+    error: string;
+    failed_at: Date;
+  }>(
     `SELECT f.run_id, r.job, f.site_id, f.resource, f.error, f.failed_at
      FROM run_failures f JOIN runs r USING (run_id)
      ORDER BY f.failed_at DESC, f.run_id, f.site_id LIMIT ${RECENT_FAILURES}`,
   );
   return rows.map((r) => ({
-    runId: r.run_id, job: r.job, siteId: r.site_id, resource: r.resource, error: r.error, failedAt: r.failed_at.toISOString(),
+    runId: r.run_id,
+    job: r.job,
+    siteId: r.site_id,
+    resource: r.resource,
+    error: r.error,
+    failedAt: r.failed_at.toISOString(),
   }));
 }
 
@@ -165,10 +204,12 @@ function readLock(lockPath: string): (LockHolder & { alive: boolean }) | null {
 
 /** Dates as ISO text and BIGINTs as numbers, for JSON and for the table. */
 function plainValues(row: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(row).map(([key, value]) => [
-    key,
-    value instanceof Date ? value.toISOString() : typeof value === 'bigint' ? Number(value) : value,
-  ]));
+  return Object.fromEntries(
+    Object.entries(row).map(([key, value]) => [
+      key,
+      value instanceof Date ? value.toISOString() : typeof value === 'bigint' ? Number(value) : value,
+    ]),
+  );
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -179,38 +220,64 @@ export function formatStatus(status: Status): string[] {
   lines.push(`warehouse ${status.warehouse}${status.published ? '' : ' (nothing published yet)'}`);
   if (status.writing) {
     const w = status.writing;
-    lines.push(w.alive
-      ? `writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`
-      : `crashed: ${w.job} (run ${w.runId}, pid ${w.pid}) ended without releasing the lock; the next run marks it crashed`);
+    lines.push(
+      w.alive
+        ? `writing now: ${w.job} (run ${w.runId}, pid ${w.pid} on ${w.host}) since ${w.startedAt}`
+        : `crashed: ${w.job} (run ${w.runId}, pid ${w.pid}) ended without releasing the lock; the next run marks it crashed`,
+    );
   }
   lines.push('', `jobs (times in ${status.timezone})`);
-  lines.push(...table(['job', 'schedule', 'next', 'last run', 'status', 'rows', 'error'], status.jobs.map((j) => [
-    j.job,
-    j.schedule ?? '-',
-    j.next[0] ?? '-',
-    j.last ? formatInZone(Date.parse(j.last.startedAt), status.timezone) : 'never',
-    j.last ? j.last.status : '-',
-    j.last?.rowsWritten ? String(Object.values(j.last.rowsWritten).reduce((a, b) => a + b, 0)) : '-',
-    j.last?.errorSummary ?? '',
-  ])));
-  for (const broken of status.brokenJobs) lines.push(`  ${broken.job}: jobs/${broken.job}.ts did not load: ${broken.error}`);
+  lines.push(
+    ...table(
+      ['job', 'schedule', 'next', 'last run', 'status', 'rows', 'error'],
+      status.jobs.map((j) => [
+        j.job,
+        j.schedule ?? '-',
+        j.next[0] ?? '-',
+        j.last ? formatInZone(Date.parse(j.last.startedAt), status.timezone) : 'never',
+        j.last ? j.last.status : '-',
+        j.last?.rowsWritten ? String(Object.values(j.last.rowsWritten).reduce((a, b) => a + b, 0)) : '-',
+        j.last?.errorSummary ?? '',
+      ]),
+    ),
+  );
+  for (const broken of status.brokenJobs)
+    lines.push(`  ${broken.job}: jobs/${broken.job}.ts did not load: ${broken.error}`);
   lines.push('', 'freshness per site (UTC)');
   if (status.freshness.length === 0) lines.push('  no sites synced yet');
   else {
     const columns = Object.keys(status.freshness[0]);
-    lines.push(...table(columns, status.freshness.map((row) => columns.map((c) => String(row[c] ?? '-')))));
+    lines.push(
+      ...table(
+        columns,
+        status.freshness.map((row) => columns.map((c) => String(row[c] ?? '-'))),
+      ),
+    );
   }
   lines.push('', 'data-quality flags on actuals (left out of accuracy scores; docs/accuracy.md)');
-  lines.push(...(status.flags.length === 0 ? ['  none'] : table(['site', 'flag', 'actuals', 'latest (UTC)'],
-    status.flags.map((f) => [f.siteId, f.flag, String(f.count), f.lastTime]))));
+  lines.push(
+    ...(status.flags.length === 0
+      ? ['  none']
+      : table(
+          ['site', 'flag', 'actuals', 'latest (UTC)'],
+          status.flags.map((f) => [f.siteId, f.flag, String(f.count), f.lastTime]),
+        )),
+  );
   lines.push('', `recent failures (${status.failures.length})`);
-  lines.push(...(status.failures.length === 0 ? ['  none'] : table(['failed at', 'job', 'site', 'resource', 'error'],
-    status.failures.map((f) => [f.failedAt, f.job, f.siteId ?? '-', f.resource ?? '-', f.error]))));
+  lines.push(
+    ...(status.failures.length === 0
+      ? ['  none']
+      : table(
+          ['failed at', 'job', 'site', 'resource', 'error'],
+          status.failures.map((f) => [f.failedAt, f.job, f.siteId ?? '-', f.resource ?? '-', f.error]),
+        )),
+  );
   return lines;
 }
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  const line = (cells: string[]) =>
+    `  ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ')}`;
   return [line(header), ...rows.map(line)];
 }

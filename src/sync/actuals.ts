@@ -20,12 +20,18 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
     async fetch(env, site, mark) {
       const plan = planActuals(env.now, mark, env.settings, env.backfill);
       const series = await env.client.getSiteActuals(site.siteId, {
-        start: plan.window.start, end: plan.window.end, ...(type === POWER ? {} : { type }),
+        start: plan.window.start,
+        end: plan.window.end,
+        ...(type === POWER ? {} : { type }),
       });
       return { data: series, mark: plan.mark };
     },
-    load: (env, site, fetched) => (type === POWER
-      ? loadActuals(env.warehouse, site.siteId, fetched.data, { ...loadOptions(env, state, fetched.mark), quality: env.quality })
-      : loadTypedActuals(env.warehouse, site.siteId, type, fetched.data, loadOptions(env, state, fetched.mark))),
+    load: (env, site, fetched) =>
+      type === POWER
+        ? loadActuals(env.warehouse, site.siteId, fetched.data, {
+            ...loadOptions(env, state, fetched.mark),
+            quality: env.quality,
+          })
+        : loadTypedActuals(env.warehouse, site.siteId, type, fetched.data, loadOptions(env, state, fetched.mark)),
   };
 }

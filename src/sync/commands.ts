@@ -7,9 +7,13 @@ import { loadJobs } from '../runner/registry.js';
 
 export function registerSyncCommands(program: Command): void {
   runOptions(program.command('sync'))
-    .description('Sync sites, models, forecasts, model outputs and actuals from the service into the warehouse (the job `sync`)')
-    .action(command<[], RunFlags>(async (flags): Promise<Outcome> => {
-      const config = configWithDb(flags);
-      return runCommandJob((await loadJobs()).get('sync'), config, flags, jobOptions(flags));
-    }));
+    .description(
+      'Sync sites, models, forecasts, model outputs and actuals from the service into the warehouse (the job `sync`)',
+    )
+    .action(
+      command<[], RunFlags>(async (flags): Promise<Outcome> => {
+        const config = configWithDb(flags);
+        return runCommandJob((await loadJobs()).get('sync'), config, flags, jobOptions(flags));
+      }),
+    );
 }

@@ -10,12 +10,22 @@ export const forecastsSync: ResourceSync<ForecastColumns[]> = {
   async fetch(env, site, mark) {
     const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
     const limit = pLimit(env.requestsPerSite);
-    const series = await Promise.all(plan.reads.map((read) => limit(() => env.client.getSiteForecast(site.siteId, {
-      start: read.start,
-      end: read.end,
-      ...(read.asOf === null ? {} : { asOf: read.asOf }),
-    }))));
-    return { data: series, mark: plan.mark, defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)) };
+    const series = await Promise.all(
+      plan.reads.map((read) =>
+        limit(() =>
+          env.client.getSiteForecast(site.siteId, {
+            start: read.start,
+            end: read.end,
+            ...(read.asOf === null ? {} : { asOf: read.asOf }),
+          }),
+        ),
+      ),
+    );
+    return {
+      data: series,
+      mark: plan.mark,
+      defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
+    };
   },
   load: (env, site, fetched) =>
     loadForecasts(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'forecasts', fetched.mark)),

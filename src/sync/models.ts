@@ -17,9 +17,11 @@ export async function fetchModels(client: ServiceClient, siteId: string): Promis
   ]);
   const aiIds = new Set(ai.map((m) => m.id));
   const physicalIds = new Set(physical.map((m) => m.id));
-  const models = all.map((item): SiteModel => ({
-    ...item,
-    model_type: aiIds.has(item.id) ? 'ai' : physicalIds.has(item.id) ? 'physical' : null,
-  }));
+  const models = all.map(
+    (item): SiteModel => ({
+      ...item,
+      model_type: aiIds.has(item.id) ? 'ai' : physicalIds.has(item.id) ? 'physical' : null,
+    }),
+  );
   return Object.assign(models, { rejected: all.rejected });
 }

@@ -16,34 +16,46 @@ type Read = { output: ModelOutput } | { rejected: Failure };
 export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
   async fetch(env, site, mark) {
     const [models, updates] = await Promise.all([site.models(), site.updates()]);
-    const plans = models.map((model) => planModelVintages(env.now, mark, env.settings, updates, cronFires(model.schedule?.value), env.backfill));
+    const plans = models.map((model) =>
+      planModelVintages(env.now, mark, env.settings, updates, cronFires(model.schedule?.value), env.backfill),
+    );
     const limit = pLimit(env.requestsPerSite);
-    const reads = await Promise.all(models.flatMap((model, m) => plans[m].reads.map((read) => limit(async (): Promise<Read> => {
-      try {
-        return {
-          output: await env.client.getModelOutput(model.id, {
-            start: read.start,
-            end: read.end,
-            ...(read.asOf === null ? {} : { asOf: read.asOf }),
+    const reads = await Promise.all(
+      models.flatMap((model, m) =>
+        plans[m].reads.map((read) =>
+          limit(async (): Promise<Read> => {
+            try {
+              return {
+                output: await env.client.getModelOutput(model.id, {
+                  start: read.start,
+                  end: read.end,
+                  ...(read.asOf === null ? {} : { asOf: read.asOf }),
+                }),
+              };
+            } catch (error) {
+              if (!isServiceError(error) || error.kind !== 'malformed') throw error;
+              const vintage = read.asOf === null ? 'latest' : `as_of ${formatInstant(read.asOf)}`;
+              return {
+                rejected: {
+                  siteId: site.siteId,
+                  resource: 'outputs',
+                  item: `model ${model.id} ${vintage}`,
+                  ...(error.fieldPath !== undefined ? { fieldPath: error.fieldPath } : {}),
+                  reason: error.message,
+                },
+              };
+            }
           }),
-        };
-      } catch (error) {
-        if (!isServiceError(error) || error.kind !== 'malformed') throw error;
-        const vintage = read.asOf === null ? 'latest' : `as_of ${formatInstant(read.asOf)}`;
-        return {
-          rejected: {
-            siteId: site.siteId, resource: 'outputs', item: `model ${model.id} ${vintage}`,
-            ...(error.fieldPath !== undefined ? { fieldPath: error.fieldPath } : {}), reason: error.message,
-          },
-        };
-      }
-    }))));
+        ),
+      ),
+    );
     const outputs = reads.flatMap((read) => ('output' in read ? [read.output] : []));
     const rejected = reads.flatMap((read) => ('rejected' in read ? [read.rejected] : []));
     return {
       data: outputs.filter((output): output is ModelOutput & { as_of: number } => output.as_of !== null),
       // A rejected vintage is read again next run: the sync state stays where it was.
-      mark: rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
+      mark:
+        rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
       rejected,
       defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
     };

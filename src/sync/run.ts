@@ -50,9 +50,16 @@ interface SeriesStep {
 /** The steps of the series resources asked for; actuals once per type of sync.actual_types. */
 function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
   return resources.flatMap((resource): SeriesStep[] => {
-    if (resource === 'forecasts') return [{ resource, state: resource, type: null, sync: forecastsSync as ResourceSync<unknown> }];
-    if (resource === 'outputs') return [{ resource, state: resource, type: null, sync: outputsSync as ResourceSync<unknown> }];
-    return actualTypes.map((type) => ({ resource, state: actualsState(type), type, sync: actualsSync(type) as ResourceSync<unknown> }));
+    if (resource === 'forecasts')
+      return [{ resource, state: resource, type: null, sync: forecastsSync as ResourceSync<unknown> }];
+    if (resource === 'outputs')
+      return [{ resource, state: resource, type: null, sync: outputsSync as ResourceSync<unknown> }];
+    return actualTypes.map((type) => ({
+      resource,
+      state: actualsState(type),
+      type,
+      sync: actualsSync(type) as ResourceSync<unknown>,
+    }));
   });
 }
 
@@ -89,7 +96,9 @@ export async function syncAll(ctx: JobContext, resources: readonly Resource[]): 
 async function withMemoryLimit<T>(ctx: JobContext, fn: () => Promise<T>): Promise<T> {
   const limit = ctx.config.sync.memory_limit;
   if (limit === null) return fn();
-  const [{ previous }] = await ctx.warehouse.all<{ previous: string }>("SELECT current_setting('memory_limit') AS previous");
+  const [{ previous }] = await ctx.warehouse.all<{ previous: string }>(
+    "SELECT current_setting('memory_limit') AS previous",
+  );
   await ctx.warehouse.run(`SET memory_limit = '${limit}'`); // checked by the config schema: digits and a unit
   try {
     return await fn();
@@ -108,13 +117,28 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const listed = await env.client.listSites();
   const sites = inShard(selectSites(listed, ctx.options.sites), ctx.options.shard);
   const rejectedHere = listed.rejected.filter((item) =>
-    (item.id === null ? (ctx.options.shard?.index ?? 0) === 0 : inShard([{ site_id: item.id }], ctx.options.shard).length > 0));
+    item.id === null
+      ? (ctx.options.shard?.index ?? 0) === 0
+      : inShard([{ site_id: item.id }], ctx.options.shard).length > 0,
+  );
   const steps = seriesSteps(series, ctx.config.sync.actual_types);
   const marks: Marks = new Map();
   for (const step of steps) marks.set(step.state, await readMarks(ctx.warehouse, step.state));
-  const tally: Tally = { rows: {}, failures: [], defaulted: {}, succeeded: 0, notStarted: 0, marksAdvanced: 0, fetchMs: 0, loadMs: 0 };
+  const tally: Tally = {
+    rows: {},
+    failures: [],
+    defaulted: {},
+    succeeded: 0,
+    notStarted: 0,
+    marksAdvanced: 0,
+    fetchMs: 0,
+    loadMs: 0,
+  };
   rejectItems(ctx, tally, 'sites', null, rejectedHere);
-  countDefaulted(tally, sites.flatMap((site) => site.defaulted.map((field) => `sites.${field}`)));
+  countDefaulted(
+    tally,
+    sites.flatMap((site) => site.defaulted.map((field) => `sites.${field}`)),
+  );
 
   ctx.log.info({ sites: sites.length, resources: ordered, backfill: env.backfill }, 'sync started');
   const started = performance.now();
@@ -123,26 +147,43 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
   const limit = pLimit(ctx.config.sync.concurrency);
   if (ordered.includes('models')) await syncModels(ctx, env, [...tasks.values()], limit, tally);
   ctx.progress.start(sites.length, 'sync');
-  await Promise.all(sites.map((site) => limit(async () => {
-    const task = tasks.get(site.site_id)!;
-    tasks.delete(site.site_id); // its models go with it once the site is done
-    if (ctx.signal.aborted) {
-      tally.notStarted += 1;
-      return;
-    }
-    await syncOneSite(ctx, env, task, steps, marks, tally);
-    ctx.progress.tick();
-  })));
+  await Promise.all(
+    sites.map((site) =>
+      limit(async () => {
+        const task = tasks.get(site.site_id)!;
+        tasks.delete(site.site_id); // its models go with it once the site is done
+        if (ctx.signal.aborted) {
+          tally.notStarted += 1;
+          return;
+        }
+        await syncOneSite(ctx, env, task, steps, marks, tally);
+        ctx.progress.tick();
+      }),
+    ),
+  );
   ctx.progress.stop();
   const wallMs = performance.now() - started;
 
-  if (tally.notStarted > 0) tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
+  if (tally.notStarted > 0)
+    tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
-  ctx.log.info({ status, rows: tally.rows, marksAdvanced: tally.marksAdvanced, failures: tally.failures.length,
-    defaulted: tally.defaulted, ...timing }, 'sync ended');
+  ctx.log.info(
+    {
+      status,
+      rows: tally.rows,
+      marksAdvanced: tally.marksAdvanced,
+      failures: tally.failures.length,
+      defaulted: tally.defaulted,
+      ...timing,
+    },
+    'sync ended',
+  );
   return {
-    status, rows: tally.rows, failures: tally.failures, defaulted: tally.defaulted,
+    status,
+    rows: tally.rows,
+    failures: tally.failures,
+    defaulted: tally.defaulted,
     summary: summaryLines(sites.length, ordered, tally, wallMs),
   };
 }
@@ -158,7 +199,10 @@ async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[]
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     tally.failures.push({ resource: 'sites', reason });
-    ctx.log.warn({ resource: 'sites', err: reason }, 'loading the site list failed; going on with the per-site resources');
+    ctx.log.warn(
+      { resource: 'sites', err: reason },
+      'loading the site list failed; going on with the per-site resources',
+    );
   }
 }
 
@@ -167,28 +211,51 @@ async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[]
  * transaction. They stay with each site's task for its outputs. A site whose models fail to
  * fetch fails alone; a load that fails is retried site by site, so only the faulty site fails.
  */
-async function syncModels(ctx: JobContext, env: SyncEnv, tasks: SiteTask[], limit: LimitFunction, tally: Tally): Promise<void> {
+async function syncModels(
+  ctx: JobContext,
+  env: SyncEnv,
+  tasks: SiteTask[],
+  limit: LimitFunction,
+  tally: Tally,
+): Promise<void> {
   for (let start = 0; start < tasks.length && !ctx.signal.aborted; start += MODEL_SITES_PER_LOAD) {
     const fetchStart = performance.now();
-    const fetched = await Promise.all(tasks.slice(start, start + MODEL_SITES_PER_LOAD).map((task) => limit(async () => {
-      try {
-        const listing = await task.modelListing();
-        rejectItems(ctx, tally, 'models', task.siteId, listing.rejected);
-        countDefaulted(tally, listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)));
-        return { siteId: task.siteId, models: [...listing] };
-      } catch (error) {
-        failSite(ctx, tally, task.siteId, 'models', error);
-        return null;
-      }
-    })));
+    const fetched = await Promise.all(
+      tasks.slice(start, start + MODEL_SITES_PER_LOAD).map((task) =>
+        limit(async () => {
+          try {
+            const listing = await task.modelListing();
+            rejectItems(ctx, tally, 'models', task.siteId, listing.rejected);
+            countDefaulted(
+              tally,
+              listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)),
+            );
+            return { siteId: task.siteId, models: [...listing] };
+          } catch (error) {
+            failSite(ctx, tally, task.siteId, 'models', error);
+            return null;
+          }
+        }),
+      ),
+    );
     tally.fetchMs += performance.now() - fetchStart;
     const loadStart = performance.now();
-    await loadModelBatch(ctx, env, fetched.filter((site) => site !== null), tally);
+    await loadModelBatch(
+      ctx,
+      env,
+      fetched.filter((site) => site !== null),
+      tally,
+    );
     tally.loadMs += performance.now() - loadStart;
   }
 }
 
-async function loadModelBatch(ctx: JobContext, env: SyncEnv, sites: { siteId: string; models: SiteModel[] }[], tally: Tally): Promise<void> {
+async function loadModelBatch(
+  ctx: JobContext,
+  env: SyncEnv,
+  sites: { siteId: string; models: SiteModel[] }[],
+  tally: Tally,
+): Promise<void> {
   try {
     addRows(tally.rows, await loadModelsOfSites(env.warehouse, sites, { now: env.now }));
     tally.succeeded += sites.length;
@@ -199,34 +266,57 @@ async function loadModelBatch(ctx: JobContext, env: SyncEnv, sites: { siteId: st
 }
 
 /** One site's series resources, fetched at once, each loaded as soon as it is fetched; a failure of one is recorded and the others still run. */
-async function syncOneSite(ctx: JobContext, env: SyncEnv, task: SiteTask, steps: SeriesStep[], marks: Marks, tally: Tally): Promise<void> {
+async function syncOneSite(
+  ctx: JobContext,
+  env: SyncEnv,
+  task: SiteTask,
+  steps: SeriesStep[],
+  marks: Marks,
+  tally: Tally,
+): Promise<void> {
   const siteRows: RowCounts = {};
-  await Promise.all(steps.map(async ({ resource, state, type, sync: step }) => {
-    if (ctx.signal.aborted) return;
-    try {
-      const fetchStart = performance.now();
-      const fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
-      tally.fetchMs += performance.now() - fetchStart;
-      for (const failure of fetched.rejected ?? []) recordFailure(ctx, tally, failure);
-      countDefaulted(tally, fetched.defaulted ?? []);
-      // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
-      const loadStart = performance.now();
-      const rows = await step.load(env, task, fetched);
-      tally.loadMs += performance.now() - loadStart;
-      const { sync_state: advanced = 0, ...data } = rows;
-      tally.marksAdvanced += advanced;
-      addRows(siteRows, data);
-      tally.succeeded += 1;
-    } catch (error) {
-      failSite(ctx, tally, task.siteId, resource, error, type !== null && type !== POWER ? `${type} series` : undefined);
-    }
-  }));
+  await Promise.all(
+    steps.map(async ({ resource, state, type, sync: step }) => {
+      if (ctx.signal.aborted) return;
+      try {
+        const fetchStart = performance.now();
+        const fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
+        tally.fetchMs += performance.now() - fetchStart;
+        for (const failure of fetched.rejected ?? []) recordFailure(ctx, tally, failure);
+        countDefaulted(tally, fetched.defaulted ?? []);
+        // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
+        const loadStart = performance.now();
+        const rows = await step.load(env, task, fetched);
+        tally.loadMs += performance.now() - loadStart;
+        const { sync_state: advanced = 0, ...data } = rows;
+        tally.marksAdvanced += advanced;
+        addRows(siteRows, data);
+        tally.succeeded += 1;
+      } catch (error) {
+        failSite(
+          ctx,
+          tally,
+          task.siteId,
+          resource,
+          error,
+          type !== null && type !== POWER ? `${type} series` : undefined,
+        );
+      }
+    }),
+  );
   addRows(tally.rows, siteRows);
   ctx.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
 }
 
 /** Records a site's resource as failed; `what` names the part of it (another actuals series) when there are several. */
-function failSite(ctx: JobContext, tally: Tally, siteId: string, resource: Resource, error: unknown, what?: string): void {
+function failSite(
+  ctx: JobContext,
+  tally: Tally,
+  siteId: string,
+  resource: Resource,
+  error: unknown,
+  what?: string,
+): void {
   const message = error instanceof Error ? error.message : String(error);
   const reason = what ? `${what}: ${message}` : message;
   tally.failures.push({ siteId, resource, reason });
@@ -234,21 +324,37 @@ function failSite(ctx: JobContext, tally: Tally, siteId: string, resource: Resou
 }
 
 /** Malformed items of a list answer (sites, or a site's models): each fails alone. */
-function rejectItems(ctx: JobContext, tally: Tally, resource: Resource, siteId: string | null, rejected: RejectedItem[]): void {
+function rejectItems(
+  ctx: JobContext,
+  tally: Tally,
+  resource: Resource,
+  siteId: string | null,
+  rejected: RejectedItem[],
+): void {
   for (const item of rejected) {
     const site = resource === 'sites' ? item.id : siteId;
     recordFailure(ctx, tally, {
-      ...(site !== null ? { siteId: site } : {}), resource,
+      ...(site !== null ? { siteId: site } : {}),
+      resource,
       item: `${resource === 'sites' ? 'site' : 'model'} [${item.index}]${item.id !== null && resource !== 'sites' ? ` ${item.id}` : ''}`,
-      fieldPath: item.fieldPath, reason: `malformed: ${item.fieldPath}: ${item.reason}`,
+      fieldPath: item.fieldPath,
+      reason: `malformed: ${item.fieldPath}: ${item.reason}`,
     });
   }
 }
 
 function recordFailure(ctx: JobContext, tally: Tally, failure: Failure): void {
   tally.failures.push(failure);
-  ctx.log.warn({ siteId: failure.siteId, resource: failure.resource, item: failure.item, fieldPath: failure.fieldPath,
-    err: failure.reason }, 'item failed; going on with the others');
+  ctx.log.warn(
+    {
+      siteId: failure.siteId,
+      resource: failure.resource,
+      item: failure.item,
+      fieldPath: failure.fieldPath,
+      err: failure.reason,
+    },
+    'item failed; going on with the others',
+  );
 }
 
 function countDefaulted(tally: Tally, fields: readonly string[]): void {
@@ -280,8 +386,12 @@ async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
  */
 export function selectSites(sites: SiteResponse[], wanted: string[] | undefined): SiteResponse[] {
   const unknown = (wanted ?? []).filter((w) => !sites.some((s) => s.site_id === w || s.name === w));
-  if (unknown.length > 0) throw new UsageError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
-  const selected = wanted && wanted.length > 0 ? sites.filter((s) => wanted.includes(s.site_id) || wanted.includes(s.name)) : [...sites];
+  if (unknown.length > 0)
+    throw new UsageError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
+  const selected =
+    wanted && wanted.length > 0
+      ? sites.filter((s) => wanted.includes(s.site_id) || wanted.includes(s.name))
+      : [...sites];
   return selected.sort((a, b) => (a.site_id < b.site_id ? -1 : a.site_id > b.site_id ? 1 : 0));
 }
 
@@ -290,7 +400,9 @@ function siteTask(env: SyncEnv, site: SiteResponse): SiteTask {
   let updates: Promise<number[]> | undefined;
   const modelListing = () => (listing ??= fetchModels(env.client, site.site_id));
   return {
-    siteId: site.site_id, modelListing, models: modelListing,
+    siteId: site.site_id,
+    modelListing,
+    models: modelListing,
     updates: () => (updates ??= env.client.getSiteForecastUpdates(site.site_id)),
   };
 }
@@ -305,15 +417,27 @@ function seconds(ms: number): string {
 
 function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wallMs: number): string[] {
   const failedSites = new Set(tally.failures.map((f) => f.siteId).filter(Boolean));
-  const tables = Object.entries(tally.rows).filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b));
+  const tables = Object.entries(tally.rows)
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => a.localeCompare(b));
   return [
     `synced ${resources.join(', ')} of ${siteCount} site(s); ${failedSites.size} with failures`,
-    tables.length === 0 ? 'rows written: none (nothing new)' : `rows written: ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
-    ...(resources.some((r) => WINDOWED.includes(r)) ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`] : []),
+    tables.length === 0
+      ? 'rows written: none (nothing new)'
+      : `rows written: ${tables.map(([t, n]) => `${t} ${n}`).join(', ')}`,
+    ...(resources.some((r) => WINDOWED.includes(r))
+      ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`]
+      : []),
     `time: ${seconds(wallMs)}; summed over the sites in flight: fetching ${seconds(tally.fetchMs)}, loading ${seconds(tally.loadMs)} (with waits for the warehouse)`,
     ...(Object.keys(tally.defaulted).length > 0
-      ? [`documented variants filled in: ${Object.entries(tally.defaulted).map(([field, n]) => `${field} ${n}`).join(', ')}`]
+      ? [
+          `documented variants filled in: ${Object.entries(tally.defaulted)
+            .map(([field, n]) => `${field} ${n}`)
+            .join(', ')}`,
+        ]
       : []),
-    ...tally.failures.map((f) => `failed: ${[f.siteId, f.resource, f.item].filter(Boolean).join(' ') || 'run'}: ${f.reason}`),
+    ...tally.failures.map(
+      (f) => `failed: ${[f.siteId, f.resource, f.item].filter(Boolean).join(' ') || 'run'}: ${f.reason}`,
+    ),
   ];
 }

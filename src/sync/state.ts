@@ -9,8 +9,13 @@ export async function readMarks(warehouse: Warehouse, resource: string): Promise
        FROM sync_state WHERE resource = $1`,
     [resource],
   );
-  return new Map(rows.map((row) => [row.site_id, {
-    syncedTo: Number(row.synced_to),
-    lastAsOf: row.last_as_of === null ? null : Number(row.last_as_of),
-  }]));
+  return new Map(
+    rows.map((row) => [
+      row.site_id,
+      {
+        syncedTo: Number(row.synced_to),
+        lastAsOf: row.last_as_of === null ? null : Number(row.last_as_of),
+      },
+    ]),
+  );
 }

@@ -46,9 +46,17 @@ function incrementalStart(now: number, mark: SyncMark | null, settings: WindowSe
 }
 
 /** Actuals: one window, [synced_to - lookback, now], or the backfill window. */
-export function planActuals(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): { window: Window; mark: SyncMark | null } {
+export function planActuals(
+  now: number,
+  mark: SyncMark | null,
+  settings: WindowSettings,
+  backfill?: Backfill,
+): { window: Window; mark: SyncMark | null } {
   if (backfill) return { window: { start: backfill.from, end: backfill.to }, mark: null };
-  return { window: { start: incrementalStart(now, mark, settings), end: now }, mark: { syncedTo: now, lastAsOf: null } };
+  return {
+    window: { start: incrementalStart(now, mark, settings), end: now },
+    mark: { syncedTo: now, lastAsOf: null },
+  };
 }
 
 /**
@@ -58,8 +66,13 @@ export function planActuals(now: number, mark: SyncMark | null, settings: Window
  * history), none after now; a rerun at the same clock reads nothing. A backfill reads the issue
  * times of its window and leaves the sync state where it is.
  */
-export function planForecastUpdates(now: number, mark: SyncMark | null, settings: WindowSettings, updates: readonly number[],
-  backfill?: Backfill): VintagePlan {
+export function planForecastUpdates(
+  now: number,
+  mark: SyncMark | null,
+  settings: WindowSettings,
+  updates: readonly number[],
+  backfill?: Backfill,
+): VintagePlan {
   const [from, to] = updatesWindow(now, mark, settings, backfill);
   const issues = [...new Set(updates)].filter((issue) => issue >= from && issue <= to).sort((a, b) => a - b);
   const reads = issues.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon }));
@@ -68,7 +81,12 @@ export function planForecastUpdates(now: number, mark: SyncMark | null, settings
 }
 
 /** The issue times a run reads: after the last one read (first sync: within the initial history), or the backfill's. */
-function updatesWindow(now: number, mark: SyncMark | null, settings: WindowSettings, backfill?: Backfill): [number, number] {
+function updatesWindow(
+  now: number,
+  mark: SyncMark | null,
+  settings: WindowSettings,
+  backfill?: Backfill,
+): [number, number] {
   if (backfill) return [backfill.from, Math.min(backfill.to, now)];
   return [mark?.lastAsOf != null ? mark.lastAsOf + 1 : now - settings.initialHistory, now];
 }
@@ -80,8 +98,14 @@ function updatesWindow(now: number, mark: SyncMark | null, settings: WindowSetti
  * no readable schedule reads every listed issue time. Window and sync state as for the forecast
  * (the site's mark is shared by its models).
  */
-export function planModelVintages(now: number, mark: SyncMark | null, settings: WindowSettings, updates: readonly number[],
-  fires: ((from: number, to: number) => number[]) | null, backfill?: Backfill): VintagePlan {
+export function planModelVintages(
+  now: number,
+  mark: SyncMark | null,
+  settings: WindowSettings,
+  updates: readonly number[],
+  fires: ((from: number, to: number) => number[]) | null,
+  backfill?: Backfill,
+): VintagePlan {
   const plan = planForecastUpdates(now, mark, settings, updates, backfill);
   if (!fires || plan.reads.length === 0) return plan;
   const issues = plan.reads.map((read) => read.asOf as number);

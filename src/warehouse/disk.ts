@@ -12,9 +12,12 @@ export class DiskFullError extends Error {
     options?: { cause?: unknown },
   ) {
     const free = bytesFree === null ? 'free space unknown' : `${bytesFree} bytes free`;
-    super(bytesNeeded === null
-      ? `disk full: cannot write ${path} (${free})`
-      : `disk full: ${path} needs ${bytesNeeded} bytes, ${free}`, options);
+    super(
+      bytesNeeded === null
+        ? `disk full: cannot write ${path} (${free})`
+        : `disk full: ${path} needs ${bytesNeeded} bytes, ${free}`,
+      options,
+    );
     this.name = 'DiskFullError';
   }
 }

@@ -30,7 +30,8 @@ export async function openDuckDB(path: string, options: { readOnly?: boolean } =
       throw error;
     }
     return {
-      instance, connection,
+      instance,
+      connection,
       close() {
         connection.closeSync();
         instance.closeSync();

@@ -199,7 +199,10 @@ export async function loadTypedActuals(
   columns: ActualColumns,
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const rows = checkLengths(`${type} actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
+  const rows = checkLengths(`${type} actuals of site ${siteId}`, {
+    valid_time: columns.valid_time,
+    value: columns.value,
+  });
   const block = {
     rows,
     columns: [
@@ -245,43 +248,76 @@ const col = (name: string, type: string, extra: Partial<RefColumn> = {}): RefCol
 const SITES: RefTable = {
   table: 'sites',
   columns: [
-    col('site_id', 'VARCHAR'), col('name', 'VARCHAR'), col('type', 'VARCHAR'), col('latitude', 'DOUBLE'),
-    col('longitude', 'DOUBLE'), col('nameplate_kw', 'DOUBLE'), col('created_at', 'TIMESTAMPTZ', { instant: true }),
-    col('settings', 'JSON'), col('details', 'JSON'), col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
+    col('site_id', 'VARCHAR'),
+    col('name', 'VARCHAR'),
+    col('type', 'VARCHAR'),
+    col('latitude', 'DOUBLE'),
+    col('longitude', 'DOUBLE'),
+    col('nameplate_kw', 'DOUBLE'),
+    col('created_at', 'TIMESTAMPTZ', { instant: true }),
+    col('settings', 'JSON'),
+    col('details', 'JSON'),
+    col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
   ],
 };
 
 const SITE_ASSETS: RefTable = {
   table: 'site_assets',
   columns: [
-    col('site_id', 'VARCHAR'), col('asset_index', 'INTEGER'), col('mount', 'VARCHAR'), col('capacity_kw', 'DOUBLE'),
-    col('install_date', 'DATE'), col('azimuth', 'DOUBLE'), col('tilt', 'DOUBLE'), col('axis_tilt', 'DOUBLE'),
-    col('axis_azimuth', 'DOUBLE'), col('max_angle', 'DOUBLE'), col('details', 'JSON'),
+    col('site_id', 'VARCHAR'),
+    col('asset_index', 'INTEGER'),
+    col('mount', 'VARCHAR'),
+    col('capacity_kw', 'DOUBLE'),
+    col('install_date', 'DATE'),
+    col('azimuth', 'DOUBLE'),
+    col('tilt', 'DOUBLE'),
+    col('axis_tilt', 'DOUBLE'),
+    col('axis_azimuth', 'DOUBLE'),
+    col('max_angle', 'DOUBLE'),
+    col('details', 'JSON'),
   ],
 };
 
 const SITE_CAPACITY: RefTable = {
   table: 'site_capacity',
   columns: [
-    col('site_id', 'VARCHAR'), col('segment_index', 'INTEGER'), col('valid_from', 'TIMESTAMPTZ', { instant: true }),
-    col('valid_to', 'TIMESTAMPTZ', { instant: true }), col('value_kw', 'DOUBLE'), col('details', 'JSON'),
+    col('site_id', 'VARCHAR'),
+    col('segment_index', 'INTEGER'),
+    col('valid_from', 'TIMESTAMPTZ', { instant: true }),
+    col('valid_to', 'TIMESTAMPTZ', { instant: true }),
+    col('value_kw', 'DOUBLE'),
+    col('details', 'JSON'),
   ],
 };
 
 const MODELS: RefTable = {
   table: 'models',
   columns: [
-    col('model_id', 'VARCHAR'), col('site_id', 'VARCHAR'), col('name', 'VARCHAR'), col('label', 'VARCHAR'),
-    col('version', 'INTEGER'), col('display_name', 'VARCHAR'), col('model_type', 'VARCHAR'), col('quantile', 'DOUBLE'),
-    col('priority', 'INTEGER'), col('serving_active', 'BOOLEAN'), col('output_types', 'VARCHAR[]'),
-    col('schedule_cron', 'VARCHAR'), col('latest_state', 'VARCHAR'),
+    col('model_id', 'VARCHAR'),
+    col('site_id', 'VARCHAR'),
+    col('name', 'VARCHAR'),
+    col('label', 'VARCHAR'),
+    col('version', 'INTEGER'),
+    col('display_name', 'VARCHAR'),
+    col('model_type', 'VARCHAR'),
+    col('quantile', 'DOUBLE'),
+    col('priority', 'INTEGER'),
+    col('serving_active', 'BOOLEAN'),
+    col('output_types', 'VARCHAR[]'),
+    col('schedule_cron', 'VARCHAR'),
+    col('latest_state', 'VARCHAR'),
     col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
   ],
 };
 
 const MODEL_STATES: RefTable = {
   table: 'model_states',
-  columns: [col('model_id', 'VARCHAR'), col('state', 'VARCHAR'), col('state_at', 'TIMESTAMPTZ', { instant: true }), col('details', 'JSON')],
+  columns: [
+    col('model_id', 'VARCHAR'),
+    col('state', 'VARCHAR'),
+    col('state_at', 'TIMESTAMPTZ', { instant: true }),
+    col('details', 'JSON'),
+  ],
 };
 
 const REF_TABLES = [SITES, SITE_ASSETS, SITE_CAPACITY, MODELS, MODEL_STATES];
@@ -335,26 +371,60 @@ async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: st
 }
 
 /** Columns of the site response stored in their own columns or tables; the rest go to `details`. */
-const SITE_COLUMNS = new Set(['id', 'site_id', 'name', 'type', 'latitude', 'longitude', 'creation_timestamp_utc', 'settings', 'assets', 'capacity_kw_array', 'defaulted']);
+const SITE_COLUMNS = new Set([
+  'id',
+  'site_id',
+  'name',
+  'type',
+  'latitude',
+  'longitude',
+  'creation_timestamp_utc',
+  'settings',
+  'assets',
+  'capacity_kw_array',
+  'defaulted',
+]);
 const ASSET_COLUMNS = ['azimuth', 'tilt', 'axis_tilt', 'axis_azimuth', 'max_angle'] as const;
 
 function siteRow(site: SiteResponse, now: number): unknown[] {
   const details = Object.fromEntries(Object.entries(site).filter(([key]) => !SITE_COLUMNS.has(key)));
-  return [site.site_id, site.name, site.type, site.latitude, site.longitude, nameplateKw(site),
-    site.creation_timestamp_utc, site.settings ?? null, details, now];
+  return [
+    site.site_id,
+    site.name,
+    site.type,
+    site.latitude,
+    site.longitude,
+    nameplateKw(site),
+    site.creation_timestamp_utc,
+    site.settings ?? null,
+    details,
+    now,
+  ];
 }
 
 function assetRows(site: SiteResponse): unknown[][] {
   return site.assets.map((asset, index) => {
     const fields = asset as Record<string, unknown>;
-    return [site.site_id, index, asset.mount ?? null, asset.capacity ?? null, fields.install_date ?? null,
-      ...ASSET_COLUMNS.map((name) => fields[name] ?? null), asset];
+    return [
+      site.site_id,
+      index,
+      asset.mount ?? null,
+      asset.capacity ?? null,
+      fields.install_date ?? null,
+      ...ASSET_COLUMNS.map((name) => fields[name] ?? null),
+      asset,
+    ];
   });
 }
 
 function capacityRows(site: SiteResponse): unknown[][] {
   return site.capacity_kw_array.map((segment, index) => [
-    site.site_id, index, segment.dateStart ?? null, segment.dateEnd ?? null, segment.value, segment,
+    site.site_id,
+    index,
+    segment.dateStart ?? null,
+    segment.dateEnd ?? null,
+    segment.value,
+    segment,
   ]);
 }
 
@@ -370,7 +440,11 @@ export async function loadSites(
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
     await ensureRefStaging(warehouse);
-    await stageRows(warehouse, SITES, sites.map((site) => siteRow(site, now)));
+    await stageRows(
+      warehouse,
+      SITES,
+      sites.map((site) => siteRow(site, now)),
+    );
     await stageRows(warehouse, SITE_ASSETS, sites.flatMap(assetRows));
     await stageRows(warehouse, SITE_CAPACITY, sites.flatMap(capacityRows));
     const scope = 'SELECT site_id FROM temp.sites_in';
@@ -388,7 +462,10 @@ export async function loadSites(
  * Records the configured interval labels (service.interval_label), which the day-ahead view reads
  * to assign each value to the day of its interval. Writes only when they changed.
  */
-export async function saveIntervalLabels(warehouse: Warehouse, labels: { forecasts: string; actuals: string }): Promise<void> {
+export async function saveIntervalLabels(
+  warehouse: Warehouse,
+  labels: { forecasts: string; actuals: string },
+): Promise<void> {
   for (const [resource, label] of Object.entries(labels)) {
     await warehouse.run(
       `INSERT INTO interval_labels (resource, label) SELECT $1, $2
@@ -417,9 +494,22 @@ function modelRow(siteId: string, model: SiteModel, now: number): unknown[] {
     (best, entry) => (best === undefined || entry.timestamp_utc >= best.timestamp_utc ? entry : best),
     undefined,
   );
-  return [model.id, siteId, model.name, model.label, model.version, model.display_name ?? null,
-    model.model_type ?? null, quantileOf(model.name), model.priority, model.serving_active ?? null,
-    model.output_types, model.schedule?.value ?? null, newest?.state ?? null, now];
+  return [
+    model.id,
+    siteId,
+    model.name,
+    model.label,
+    model.version,
+    model.display_name ?? null,
+    model.model_type ?? null,
+    quantileOf(model.name),
+    model.priority,
+    model.serving_active ?? null,
+    model.output_types,
+    model.schedule?.value ?? null,
+    newest?.state ?? null,
+    now,
+  ];
 }
 
 /**
@@ -450,15 +540,25 @@ export async function loadModelsOfSites(
   const models = sites.flatMap(({ siteId, models: list }) => list.map((model) => ({ siteId, model })));
   return warehouse.exclusive(async () => {
     await ensureRefStaging(warehouse);
-    await stageRows(warehouse, MODELS, models.map(({ siteId, model }) => modelRow(siteId, model, now)));
+    await stageRows(
+      warehouse,
+      MODELS,
+      models.map(({ siteId, model }) => modelRow(siteId, model, now)),
+    );
     await stageRows(
       warehouse,
       MODEL_STATES,
-      models.flatMap(({ model }) => datedStates(model).map((entry) => [model.id, entry.state, entry.timestamp_utc, entry.details])),
+      models.flatMap(({ model }) =>
+        datedStates(model).map((entry) => [model.id, entry.state, entry.timestamp_utc, entry.details]),
+      ),
     );
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
-      count(written, 'models', await replaceChanged(warehouse, MODELS, 'model_id', 'SELECT model_id FROM temp.models_in'));
+      count(
+        written,
+        'models',
+        await replaceChanged(warehouse, MODELS, 'model_id', 'SELECT model_id FROM temp.models_in'),
+      );
       count(written, 'model_states', await warehouse.changed(STATES_APPEND));
       count(written, 'model_settings_history', await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]));
       return written;

@@ -26,7 +26,9 @@ export class WarehouseBusyError extends Error {
     readonly warehousePath: string,
     holder: LockHolder | string,
   ) {
-    super(`warehouse ${warehousePath} is being written by ${typeof holder === 'string' ? holder : describeHolder(holder)}`);
+    super(
+      `warehouse ${warehousePath} is being written by ${typeof holder === 'string' ? holder : describeHolder(holder)}`,
+    );
     this.name = 'WarehouseBusyError';
   }
 }
@@ -123,7 +125,7 @@ export class WriterLock {
  */
 function tryCreate(lockPath: string, holder: LockHolder): boolean {
   const draft = `${lockPath}.${randomUUID().slice(0, 8)}`;
-  writeFileSync(draft, JSON.stringify(holder) + '\n', { flag: 'wx' });
+  writeFileSync(draft, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
   try {
     linkSync(draft, lockPath);
     return true;

@@ -70,10 +70,17 @@ export interface ActualsTarget {
 }
 
 export const POWER_ACTUALS: ActualsTarget = {
-  staging: 'stage_actuals', table: 'actuals', revisions: 'actual_revisions', changes: 'actual_changes', key: ['valid_time'],
+  staging: 'stage_actuals',
+  table: 'actuals',
+  revisions: 'actual_revisions',
+  changes: 'actual_changes',
+  key: ['valid_time'],
 };
 export const TYPED_ACTUALS: ActualsTarget = {
-  staging: 'stage_typed_actuals', table: 'actuals_by_type', revisions: 'actual_revisions_by_type', changes: 'typed_actual_changes',
+  staging: 'stage_typed_actuals',
+  table: 'actuals_by_type',
+  revisions: 'actual_revisions_by_type',
+  changes: 'typed_actual_changes',
   key: ['type', 'valid_time'],
 };
 
@@ -83,7 +90,9 @@ export const TYPED_ACTUALS: ActualsTarget = {
  */
 export function actualChangesSql(sites: string, target: ActualsTarget): string {
   const key = target.key.join(', ');
-  const staged = target.key.map((column) => (column === 'valid_time' ? `${instant('valid_time')} AS valid_time` : column)).join(', ');
+  const staged = target.key
+    .map((column) => (column === 'valid_time' ? `${instant('valid_time')} AS valid_time` : column))
+    .join(', ');
   return `
 CREATE OR REPLACE TEMP TABLE ${target.changes} AS
 WITH staged AS (
@@ -102,7 +111,10 @@ WHERE a.site_id IS NULL OR a.value IS DISTINCT FROM s.value`;
  * Run after actualChangesSql, revisions before the update (both read the same changes). A batch
  * with no revised value (any first sync) skips those two, and one with no new point the insert.
  */
-export function applyActualChangesSql(sites: string, target: ActualsTarget): { revisions: string; update: string; insert: string } {
+export function applyActualChangesSql(
+  sites: string,
+  target: ActualsTarget,
+): { revisions: string; update: string; insert: string } {
   const key = ['site_id', ...target.key].join(', ');
   const matches = ['site_id', ...target.key].map((column) => `${target.table}.${column} = c.${column}`).join(' AND ');
   return {
@@ -125,8 +137,10 @@ SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT ex
  */
 export function syncStateUpsertSql(count: number): string {
   const p = (row: number, i: number) => `$${row * 6 + i}`;
-  const tuples = Array.from({ length: count }, (_, r) =>
-    `(${p(r, 1)}, ${p(r, 2)}, ${instant(p(r, 3))}, ${instant(p(r, 4))}, ${instant(p(r, 5))}, ${p(r, 6)})`);
+  const tuples = Array.from(
+    { length: count },
+    (_, r) => `(${p(r, 1)}, ${p(r, 2)}, ${instant(p(r, 3))}, ${instant(p(r, 4))}, ${instant(p(r, 5))}, ${p(r, 6)})`,
+  );
   return `
 INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
 VALUES ${tuples.join(', ')}

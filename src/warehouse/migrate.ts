@@ -27,7 +27,10 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /** The migrations not yet applied to the open file, in order. Read-only. */
-export async function pendingMigrations(connection: DuckDBConnection, migrations = listMigrations()): Promise<Migration[]> {
+export async function pendingMigrations(
+  connection: DuckDBConnection,
+  migrations = listMigrations(),
+): Promise<Migration[]> {
   if (!(await tracksMigrations(connection))) return migrations;
   const applied = new Set(
     (await connection.runAndReadAll('SELECT version FROM schema_migrations')).getRows().map((row) => Number(row[0])),
@@ -51,7 +54,8 @@ async function tracksMigrations(connection: DuckDBConnection): Promise<boolean> 
  * and was commented on every open; it is now created without it and never altered.)
  */
 export async function applyMigrations(connection: DuckDBConnection, pending: Migration[]): Promise<number[]> {
-  if (!(await tracksMigrations(connection))) await connection.run(`CREATE TABLE schema_migrations (
+  if (!(await tracksMigrations(connection)))
+    await connection.run(`CREATE TABLE schema_migrations (
     version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL);
   COMMENT ON TABLE schema_migrations IS 'Migrations applied to this warehouse file';
   COMMENT ON COLUMN schema_migrations.version IS 'Migration number (NNN of NNN_name.sql)';

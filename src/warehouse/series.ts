@@ -78,15 +78,13 @@ const SERIES: Record<SeriesKind, Series> = {
     staging: 'stage_forecasts',
     definition:
       'site_no INTEGER, model_name VARCHAR, model_version INTEGER, update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    merge: (warehouse, sites) =>
-      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts'),
+    merge: (warehouse, sites) => insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts'),
   },
   outputs: {
     staging: 'stage_outputs',
     definition:
       'site_no INTEGER, model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    merge: (warehouse, sites) =>
-      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'model_outputs'),
+    merge: (warehouse, sites) => insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'model_outputs'),
   },
   actuals: {
     staging: 'stage_actuals',
@@ -141,7 +139,11 @@ async function insertFresh(
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
 }
 
-async function mergeActuals(warehouse: Warehouse, sites: string[], target: ActualsTarget): Promise<Map<string, RowsWritten>> {
+async function mergeActuals(
+  warehouse: Warehouse,
+  sites: string[],
+  target: ActualsTarget,
+): Promise<Map<string, RowsWritten>> {
   const list = sqlList(sites);
   await warehouse.run(actualChangesSql(list, target));
   const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
@@ -164,8 +166,13 @@ async function mergeActuals(warehouse: Warehouse, sites: string[], target: Actua
  */
 async function flagChangedActuals(warehouse: Warehouse, options: LoadOptions): Promise<void> {
   const [{ sites, from }] = await warehouse.all<{ sites: string[]; from: number }>(
-    `SELECT list(DISTINCT site_id) AS sites, epoch_ms(min(valid_time)) AS from FROM temp.${POWER_ACTUALS.changes}`);
-  await flagActuals(warehouse, options.quality ?? DEFAULT_QUALITY, { sites, fromMs: Number(from), now: options.now ?? Date.now() });
+    `SELECT list(DISTINCT site_id) AS sites, epoch_ms(min(valid_time)) AS from FROM temp.${POWER_ACTUALS.changes}`,
+  );
+  await flagActuals(warehouse, options.quality ?? DEFAULT_QUALITY, {
+    sites,
+    fromMs: Number(from),
+    now: options.now ?? Date.now(),
+  });
 }
 
 // ---------------------------------------------------------------- the queue
@@ -190,9 +197,15 @@ export function loadSeries(
   options: LoadOptions,
 ): Promise<RowsWritten> {
   let byKind = queues.get(warehouse);
-  if (!byKind) queues.set(warehouse, (byKind = new Map()));
+  if (!byKind) {
+    byKind = new Map();
+    queues.set(warehouse, byKind);
+  }
   let queue = byKind.get(kind);
-  if (!queue) byKind.set(kind, (queue = new SeriesQueue(warehouse, SERIES[kind])));
+  if (!queue) {
+    queue = new SeriesQueue(warehouse, SERIES[kind]);
+    byKind.set(kind, queue);
+  }
   return queue.submit(siteId, blocks, options);
 }
 
@@ -269,17 +282,27 @@ class SeriesQueue {
   private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
     const { warehouse, series } = this;
     return warehouse.exclusive(async () => {
-      const sites = batch.filter((job) => job.rows > 0).map((job) => job.siteId).sort();
+      const sites = batch
+        .filter((job) => job.rows > 0)
+        .map((job) => job.siteId)
+        .sort();
       await this.prepareStaging();
-      await appendBlocks(warehouse, series.staging, batch.flatMap((job) =>
-        job.blocks.map((block) => numbered(block, sites.indexOf(job.siteId) + 1))));
+      await appendBlocks(
+        warehouse,
+        series.staging,
+        batch.flatMap((job) => job.blocks.map((block) => numbered(block, sites.indexOf(job.siteId) + 1))),
+      );
       faultPoint('staging');
       return warehouse.transaction(async () => {
-        const perSite = sites.length > 0 ? await series.merge(warehouse, sites, batch[0].options) : new Map<string, RowsWritten>();
-        const advanced = await writeSyncStates(warehouse, batch.flatMap((job) => {
-          const { syncState, now = Date.now() } = job.options;
-          return syncState ? [{ siteId: job.siteId, state: syncState, now }] : [];
-        }));
+        const perSite =
+          sites.length > 0 ? await series.merge(warehouse, sites, batch[0].options) : new Map<string, RowsWritten>();
+        const advanced = await writeSyncStates(
+          warehouse,
+          batch.flatMap((job) => {
+            const { syncState, now = Date.now() } = job.options;
+            return syncState ? [{ siteId: job.siteId, state: syncState, now }] : [];
+          }),
+        );
         const results = new Map<Job, RowsWritten>();
         for (const job of batch) {
           const rows = { ...perSite.get(job.siteId) };
@@ -312,10 +335,12 @@ async function appendBlocks(warehouse: Warehouse, table: string, blocks: readonl
       const size = Math.min(CHUNK_ROWS, total - done);
       const chunk = DuckDBDataChunk.create(types, size);
       const vectors = types.map((_, index) => chunk.getColumnVector(index));
-      for (let row = 0; row < size;) {
+      for (let row = 0; row < size; ) {
         const block = filled[blockIndex];
         const count = Math.min(size - row, block.rows - offset);
-        block.columns.forEach((column, index) => setItems(vectors[index], row, column, offset, count));
+        block.columns.forEach((column, index) => {
+          setItems(vectors[index], row, column, offset, count);
+        });
         row += count;
         offset += count;
         if (offset === block.rows) {
@@ -370,8 +395,14 @@ async function writeSyncStates(
   entries: { siteId: string; state: SyncStateUpdate; now: number }[],
 ): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
-  const params = entries.flatMap(({ siteId, state, now }) =>
-    [siteId, state.resource, state.syncedTo, state.lastAsOf ?? null, now, state.runId]);
+  const params = entries.flatMap(({ siteId, state, now }) => [
+    siteId,
+    state.resource,
+    state.syncedTo,
+    state.lastAsOf ?? null,
+    now,
+    state.runId,
+  ]);
   const rows = await warehouse.all<{ site_id: string }>(syncStateUpsertSql(entries.length), params);
   return new Set(rows.map((row) => row.site_id));
 }

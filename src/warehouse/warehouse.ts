@@ -63,8 +63,10 @@ const LAST_CHECKPOINT_MARGIN = 4 * 262_144;
 
 /** The one line that says a writer file was rebuilt, and why. */
 export function describeRecovery(recovery: Recovery): string {
-  return `the writer file would not open (${recovery.reason}); moved it to ${recovery.movedTo} ` +
-    `and rebuilt it from the ${recovery.rebuiltFrom}: what was published is all there, the next sync continues from it`;
+  return (
+    `the writer file would not open (${recovery.reason}); moved it to ${recovery.movedTo} ` +
+    `and rebuilt it from the ${recovery.rebuiltFrom}: what was published is all there, the next sync continues from it`
+  );
 }
 
 /** `<dir>/<base>.writer.duckdb` beside the published `<dir>/<base>.duckdb`. */
@@ -142,7 +144,9 @@ export class Warehouse {
       try {
         copyFileSync(path, copy);
         const { instance, connection } = await openDuckDB(copy, { readOnly: true });
-        return new Warehouse(path, copy, instance, connection, undefined, null, () => rmSync(folder, { recursive: true, force: true }));
+        return new Warehouse(path, copy, instance, connection, undefined, null, () =>
+          rmSync(folder, { recursive: true, force: true }),
+        );
       } catch (copyError) {
         rmSync(folder, { recursive: true, force: true });
         throw copyError;

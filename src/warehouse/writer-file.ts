@@ -13,7 +13,17 @@
  *   continues from the snapshot's sync state.
  */
 import { randomUUID } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDuckDB, type DuckDBHandle } from './duckdb.js';
@@ -48,7 +58,11 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
       // reader that opened the writer file: not damage, so nothing is moved.
       throw new WarehouseBusyError(publishedPath, `another process holding ${writerPath} open (${reason})`);
     }
-    recovery = { movedTo: moveAside(writerPath), reason, rebuiltFrom: existsSync(publishedPath) ? 'published snapshot' : 'empty warehouse' };
+    recovery = {
+      movedTo: moveAside(writerPath),
+      reason,
+      rebuiltFrom: existsSync(publishedPath) ? 'published snapshot' : 'empty warehouse',
+    };
     await buildWriterFile(snapshotOf(publishedPath), writerPath);
     opened = await openDuckDB(writerPath);
   }
@@ -113,7 +127,11 @@ function moveAside(writerPath: string): string {
  */
 function removeDrafts(publishedPath: string, writerPath: string): void {
   const dir = dirname(writerPath);
-  const prefixes = [`${basename(writerPath)}.draft-`, `${basename(publishedPath)}.tmp-`, `${basename(publishedPath)}.wal.tmp-`];
+  const prefixes = [
+    `${basename(writerPath)}.draft-`,
+    `${basename(publishedPath)}.tmp-`,
+    `${basename(publishedPath)}.wal.tmp-`,
+  ];
   for (const name of readdirSync(dir)) {
     if (prefixes.some((prefix) => name.startsWith(prefix))) rmSync(join(dir, name), { force: true });
   }
