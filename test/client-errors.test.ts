@@ -3,10 +3,10 @@
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../src/api/client.js';
-import { ServiceError } from '../src/api/errors.js';
+import type { ServiceError } from '../src/api/errors.js';
 import type { SiteRequest } from '../src/api/schemas.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
-import { memoryLogger } from './client-support.js';
+import { memoryLogger, serviceFailure } from './client-support.js';
 
 const NOW = Date.UTC(2026, 5, 15, 10, 0, 0);
 const KEY_A = 'SECRET-alpha-7f3a9c';
@@ -37,13 +37,9 @@ afterAll(async () => {
 const errorsSeen: ServiceError[] = [];
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  errorsSeen.push(error as ServiceError);
-  return error as ServiceError;
+  const error = await serviceFailure(promise);
+  errorsSeen.push(error);
+  return error;
 }
 
 const goodSolar: SiteRequest = {

@@ -4,13 +4,12 @@
 // tolerant reading of their other documented forms, and the retry policy of the new calls, on a
 // scripted server.
 import type { ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../src/api/client.js';
-import { ServiceError } from '../src/api/errors.js';
 import type { SiteRequest } from '../src/api/schemas.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { DAY, HOUR, formatMinute, parseInstant, startOfUtcDay } from '../src/time.js';
-import { json, scriptedServer, type ScriptedServer } from './client-support.js';
+import { json, scriptedClients, serviceFailure } from './client-support.js';
 
 const NOW = Date.UTC(2026, 5, 15, 10, 7, 0);
 const TODAY = startOfUtcDay(NOW);
@@ -37,31 +36,22 @@ const loadSite: SiteRequest = {
   settings: { forecast_max_value: 800 },
 };
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
-}
-
 describe('Delete Site', () => {
   it('removes the site with its models and data; a second delete finds nothing', async () => {
     const { site_id } = await client.createSite(loadSite);
     const [model] = await client.listSiteModels(site_id);
     await expect(client.deleteSite(site_id)).resolves.toEqual({ message: 'Site deleted successfully' });
     expect((await client.listSites()).map((s) => s.site_id)).not.toContain(site_id);
-    expect((await failure(client.getSite(site_id))).status).toBe(404);
-    expect((await failure(client.getModelOutput(model.id))).status).toBe(404);
-    expect((await failure(client.deleteSite(site_id))).status).toBe(404);
+    expect((await serviceFailure(client.getSite(site_id))).status).toBe(404);
+    expect((await serviceFailure(client.getModelOutput(model.id))).status).toBe(404);
+    expect((await serviceFailure(client.deleteSite(site_id))).status).toBe(404);
   });
 
   it("cannot delete another account's site", async () => {
     const other = new ServiceClient({ baseUrl: emu.url, apiKey: 'k2' });
     try {
       const [site] = await other.listSites();
-      expect((await failure(client.deleteSite(site.site_id))).status).toBe(404);
+      expect((await serviceFailure(client.deleteSite(site.site_id))).status).toBe(404);
       await expect(other.getSite(site.site_id)).resolves.toMatchObject({ site_id: site.site_id });
     } finally {
       await other.close();
@@ -147,7 +137,7 @@ describe('Site Actuals with type', () => {
 
   it('rejects a delete without its range, naming the parameter', async () => {
     const { site_id } = await client.createSite(loadSite);
-    const error = await failure(
+    const error = await serviceFailure(
       client.deleteSiteActuals(site_id, { start: at('2026-06-15T02:00Z'), end: at('2026-06-15T01:00Z') }),
     );
     expect(error.status).toBe(400);
@@ -325,8 +315,8 @@ describe('Train Site Models', () => {
 
   it('rejects an unknown site and a split that ends before it starts, training nothing', async () => {
     const { site_id } = await client.createSite(loadSite);
-    expect((await failure(client.trainSiteModels({ site_ids: [site_id, 'no-such-site'] }))).status).toBe(404);
-    const split = await failure(
+    expect((await serviceFailure(client.trainSiteModels({ site_ids: [site_id, 'no-such-site'] }))).status).toBe(404);
+    const split = await serviceFailure(
       client.trainSiteModels({
         site_ids: [site_id],
         splits: [{ start_date: '2026-06-10T00:00Z', end_date: '2026-06-01T00:00Z' }],
@@ -350,29 +340,13 @@ describe('Get Model Input', () => {
     expect(columns).toHaveLength(2);
     expect(frame.valid_time.length).toBeGreaterThan(0);
     expect(frame[columns[1]]).toHaveLength(frame.valid_time.length);
-    expect((await failure(client.getModelInput('no-such-model'))).status).toBe(404);
+    expect((await serviceFailure(client.getModelInput('no-such-model'))).status).toBe(404);
   });
 });
 
 describe('reading their other forms', () => {
-  let server: ScriptedServer | undefined;
-  let scripted: ServiceClient | undefined;
-
-  afterEach(async () => {
-    await scripted?.close();
-    await server?.close();
-    scripted = server = undefined;
-  });
-
-  async function serve(answer: (n: number, res: ServerResponse) => void, attempts = 3) {
-    server = await scriptedServer((_request, n, res) => answer(n, res));
-    scripted = new ServiceClient({
-      baseUrl: server.url,
-      apiKey: 'scripted',
-      retries: { attempts, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 },
-    });
-    return { server, client: scripted };
-  }
+  const scripted = scriptedClients();
+  const serve = (answer: (n: number, res: ServerResponse) => void) => scripted((_request, n, res) => answer(n, res));
 
   it('reads a capacity timeline in the documented envelope, as bare columns, or as rows, sorted by time', async () => {
     const columns = { valid_time: ['2026-07-10T00:00:00Z', '2026-07-01T00:00:00+00:00'], value: [900, 600] };
@@ -401,7 +375,7 @@ describe('reading their other forms', () => {
     const { client: c } = await serve((_n, res) =>
       json(res, 200, { data: { valid_time: ['2026-07-01T00:00Z'], value: [1, 2] } }),
     );
-    const error = await failure(c.getSiteCapacity('s1', { start: 0, end: 1 }));
+    const error = await serviceFailure(c.getSiteCapacity('s1', { start: 0, end: 1 }));
     expect(error.kind).toBe('malformed');
   });
 
@@ -446,28 +420,13 @@ describe('reading their other forms', () => {
 });
 
 describe('retry policy of the new calls', () => {
-  let server: ScriptedServer | undefined;
-  let scripted: ServiceClient | undefined;
-
-  afterEach(async () => {
-    await scripted?.close();
-    await server?.close();
-    scripted = server = undefined;
-  });
-
-  async function firstFailing(status: number) {
-    server = await scriptedServer((_request, n, res) =>
+  const serve = scriptedClients();
+  const firstFailing = (status: number) =>
+    serve((_request, n, res) =>
       n === 1
         ? json(res, status, { errors: [{ field: '(server)', message: 'busy' }] })
         : json(res, 200, { message: 'ok' }),
     );
-    scripted = new ServiceClient({
-      baseUrl: server.url,
-      apiKey: 'scripted',
-      retries: { attempts: 3, baseDelay: 1, maxDelay: 2, retryAfterMax: 1000 },
-    });
-    return { server, client: scripted };
-  }
 
   it.each([
     ['Delete Site', (c: ServiceClient) => c.deleteSite('s1')],
@@ -489,7 +448,7 @@ describe('retry policy of the new calls', () => {
 
   it('Train Site Models is not repeated after a 503 (the service may have started it), but is after a 429', async () => {
     let { server: s, client: c } = await firstFailing(503);
-    expect((await failure(c.trainSiteModels({ site_ids: ['s1'] }))).status).toBe(503);
+    expect((await serviceFailure(c.trainSiteModels({ site_ids: ['s1'] }))).status).toBe(503);
     expect(s.requests).toHaveLength(1);
     await c.close();
     await s.close();

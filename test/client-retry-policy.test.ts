@@ -1,10 +1,10 @@
 // Which failures the client repeats and which it reports at once, on a scripted server that
 // answers each request as the test says (the emulator's faults are random by design; these are
 // exact sequences).
-import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
 import { retryAfterMs, ServiceClient, type ServiceClientOptions } from '../src/api/client.js';
-import { ServiceError } from '../src/api/errors.js';
-import { json, memoryLogger, scriptedServer, type ScriptedServer } from './client-support.js';
+import { json, memoryLogger, scriptedClients, serviceFailure } from './client-support.js';
 
 const SERIES = {
   valid_time: ['2026-06-15T00:00:00Z', '2026-06-15T00:15:00Z'],
@@ -12,43 +12,20 @@ const SERIES = {
 };
 const RANGE = { start: Date.UTC(2026, 5, 15), end: Date.UTC(2026, 5, 16) };
 
-let server: ScriptedServer | undefined;
-let client: ServiceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = server = undefined;
+const scripted = scriptedClients({
+  apiKey: 'policy-key',
+  retries: { attempts: 3, baseDelay: 5, maxDelay: 20, retryAfterMax: 5_000 },
 });
 
 /** A server answering request n with `answers[n - 1]` (the last answer repeats). */
-async function serve(
-  answers: ((res: import('node:http').ServerResponse) => void)[],
-  options: Partial<ServiceClientOptions> = {},
-) {
-  server = await scriptedServer((_request, n, res) => answers[Math.min(n, answers.length) - 1](res));
-  client = new ServiceClient({
-    baseUrl: server.url,
-    apiKey: 'policy-key',
-    retries: { attempts: 3, baseDelay: 5, maxDelay: 20, retryAfterMax: 5_000 },
-    ...options,
-  });
-  return { server, client };
+function serve(answers: ((res: ServerResponse) => void)[], options: Partial<ServiceClientOptions> = {}) {
+  return scripted((_request, n, res) => answers[Math.min(n, answers.length) - 1](res), options);
 }
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
-}
-
-const ok = (res: import('node:http').ServerResponse) => json(res, 200, SERIES);
+const ok = (res: ServerResponse) => json(res, 200, SERIES);
 const status =
   (code: number, headers: Record<string, string> = {}) =>
-  (res: import('node:http').ServerResponse) =>
+  (res: ServerResponse) =>
     json(res, code, { errors: [{ field: '(service)', message: `status ${code}` }] }, headers);
 
 describe('idempotent requests (GET, PUT)', () => {
@@ -70,7 +47,7 @@ describe('idempotent requests (GET, PUT)', () => {
 
   it('fail at once, saying why, when Retry-After is longer than allowed', async () => {
     const { server, client } = await serve([status(503, { 'retry-after': '120' }), ok]);
-    const error = await failure(client.getSiteActuals('s1', RANGE));
+    const error = await serviceFailure(client.getSiteActuals('s1', RANGE));
     expect(server.requests).toHaveLength(1);
     expect(error.kind).toBe('http');
     expect(error.status).toBe(503);
@@ -80,7 +57,7 @@ describe('idempotent requests (GET, PUT)', () => {
 
   it('give up after the configured attempts, reporting how many were made', async () => {
     const { server, client } = await serve([status(503)]);
-    const error = await failure(client.getSiteActuals('s1', RANGE));
+    const error = await serviceFailure(client.getSiteActuals('s1', RANGE));
     expect(server.requests).toHaveLength(4);
     expect(error.attempts).toBe(4);
     expect(error.status).toBe(503);
@@ -89,7 +66,7 @@ describe('idempotent requests (GET, PUT)', () => {
 
   it('do not retry client errors', async () => {
     const { server, client } = await serve([status(404), ok]);
-    const error = await failure(client.getSite('s1'));
+    const error = await serviceFailure(client.getSite('s1'));
     expect(server.requests).toHaveLength(1);
     expect(error).toMatchObject({
       kind: 'http',
@@ -101,7 +78,7 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('retry a body cut off mid-way', async () => {
-    const cut = (res: import('node:http').ServerResponse) => {
+    const cut = (res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
       res.write('{"valid_time": ["2026-06-15T00:00:00Z"');
       setImmediate(() => res.socket?.destroy());
@@ -112,7 +89,7 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('retry a chunked body cut off mid-way', async () => {
-    const cut = (res: import('node:http').ServerResponse) => {
+    const cut = (res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"valid_time": ["2026-06-15T00:00:00Z"');
       setImmediate(() => res.socket?.destroy());
@@ -123,7 +100,7 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('retry a body that is not JSON at all (cut or rewritten on the way)', async () => {
-    const html = (res: import('node:http').ServerResponse) => {
+    const html = (res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<html>gateway</html>');
     };
@@ -140,7 +117,7 @@ describe('idempotent requests (GET, PUT)', () => {
   });
 
   it('time out a body that stalls mid-way, then retry', async () => {
-    const stall = (res: import('node:http').ServerResponse) => {
+    const stall = (res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
       res.write('{"valid_time": [');
     };
@@ -160,7 +137,7 @@ describe('idempotent requests (GET, PUT)', () => {
       timeouts: { headers: 100 },
       retries: { attempts: 1, baseDelay: 1 },
     });
-    const error = await failure(client.getSiteActuals('s1', RANGE));
+    const error = await serviceFailure(client.getSiteActuals('s1', RANGE));
     expect(error).toMatchObject({ kind: 'timeout', status: null, code: 'UND_ERR_HEADERS_TIMEOUT', attempts: 2 });
   });
 
@@ -178,10 +155,9 @@ describe('idempotent requests (GET, PUT)', () => {
 
 describe('malformed responses', () => {
   it('are not retried and name the endpoint, the id and the first offending path', async () => {
-    const broken = (res: import('node:http').ServerResponse) =>
-      json(res, 200, { valid_time: ['2026-06-15T00:00:00Z'], value: [1, 2] });
+    const broken = (res: ServerResponse) => json(res, 200, { valid_time: ['2026-06-15T00:00:00Z'], value: [1, 2] });
     const { server, client } = await serve([broken, ok]);
-    const error = await failure(client.getSiteActuals('s1', RANGE));
+    const error = await serviceFailure(client.getSiteActuals('s1', RANGE));
     expect(server.requests).toHaveLength(1);
     expect(error.kind).toBe('malformed');
     expect(error.message).toBe(
@@ -201,7 +177,7 @@ describe('malformed responses', () => {
       valid_time: ['2026-06-15T00:00:00Z', '2026-06-15T00:15:00Z'],
     };
     const { client } = await serve([(res) => json(res, 200, output)]);
-    const error = await failure(client.getModelOutput('m1'));
+    const error = await serviceFailure(client.getModelOutput('m1'));
     expect(error.message).toMatch(
       /^GET \/platform\/v2\/models\/\{model_id\}\/output \(model m1\): malformed response: forecast\[1\]: /,
     );
@@ -232,20 +208,20 @@ describe('malformed responses', () => {
 });
 
 describe('Create Site (POST, not idempotent)', () => {
-  const created = (res: import('node:http').ServerResponse) => json(res, 200, { site_id: 'new-site' });
+  const created = (res: ServerResponse) => json(res, 200, { site_id: 'new-site' });
   const body = { name: 'n', latitude: 1, longitude: 1, type: 'load' as const };
 
   it('is not repeated after a 5xx: the site may exist already', async () => {
     const { server, client } = await serve([status(500), created]);
-    const error = await failure(client.createSite(body));
+    const error = await serviceFailure(client.createSite(body));
     expect(server.requests).toHaveLength(1);
     expect(error).toMatchObject({ kind: 'http', status: 500, endpoint: 'POST /platform/v2/sites' });
   });
 
   it('is not repeated after a cut-off answer', async () => {
-    const cut = (res: import('node:http').ServerResponse) => res.socket?.destroy();
+    const cut = (res: ServerResponse) => res.socket?.destroy();
     const { server, client } = await serve([cut, created]);
-    const error = await failure(client.createSite(body));
+    const error = await serviceFailure(client.createSite(body));
     expect(server.requests).toHaveLength(1);
     expect(error.kind).toBe('network');
   });
@@ -280,7 +256,7 @@ describe('connection failures', () => {
       log: logs.log,
     });
     try {
-      const error = await failure(refused.listSites());
+      const error = await serviceFailure(refused.listSites());
       expect(error).toMatchObject({
         kind: 'network',
         code: 'ECONNREFUSED',
@@ -299,7 +275,7 @@ describe('a closed client', () => {
   it('fails at once rather than retrying', async () => {
     const { server, client } = await serve([ok]);
     await client.close();
-    const error = await failure(client.listSites());
+    const error = await serviceFailure(client.listSites());
     expect(error).toMatchObject({
       kind: 'network',
       code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/),
@@ -321,15 +297,14 @@ describe('cancellation', () => {
       ],
       { retries: { retryAfterMax: 60_000 } },
     );
-    const error = await failure(client.getSiteActuals('s1', { ...RANGE, signal: controller.signal }));
+    const error = await serviceFailure(client.getSiteActuals('s1', { ...RANGE, signal: controller.signal }));
     expect(error).toMatchObject({ kind: 'aborted', siteId: 's1' });
   });
 
   it("the client's own signal aborts a call in flight", async () => {
     const controller = new AbortController();
-    server = await scriptedServer(() => setTimeout(() => controller.abort(), 20));
-    client = new ServiceClient({ baseUrl: server.url, apiKey: 'policy-key', signal: controller.signal });
-    const error = await failure(client.listSites());
+    const { client } = await serve([() => setTimeout(() => controller.abort(), 20)], { signal: controller.signal });
+    const error = await serviceFailure(client.listSites());
     expect(error.kind).toBe('aborted');
   });
 
@@ -339,10 +314,12 @@ describe('cancellation', () => {
     process.on('warning', onWarning);
     const shutdown = new AbortController();
     const perCall = new AbortController();
-    server = await scriptedServer(() => undefined); // never answers
-    client = new ServiceClient({ baseUrl: server.url, apiKey: 'policy-key', connections: 4, signal: shutdown.signal });
+    const never = () => undefined;
+    const { client } = await serve([never], { connections: 4, signal: shutdown.signal });
     try {
-      const calls = Array.from({ length: 40 }, (_, i) => failure(client!.getSite(`s${i}`, { signal: perCall.signal })));
+      const calls = Array.from({ length: 40 }, (_, i) =>
+        serviceFailure(client.getSite(`s${i}`, { signal: perCall.signal })),
+      );
       await new Promise((resolve) => setTimeout(resolve, 50));
       shutdown.abort();
       const errors = await Promise.all(calls);
@@ -356,7 +333,7 @@ describe('cancellation', () => {
 
   it('an already aborted signal sends nothing', async () => {
     const { server, client } = await serve([ok]);
-    const error = await failure(client.listSites({ signal: AbortSignal.abort() }));
+    const error = await serviceFailure(client.listSites({ signal: AbortSignal.abort() }));
     expect(error).toMatchObject({ kind: 'aborted', attempts: 0 });
     expect(server.requests).toHaveLength(0);
   });
