@@ -124,6 +124,34 @@ const CapacityConfig = z
   })
   .prefault({});
 
+/**
+ * One event the event metrics score (docs/accuracy.md, "Events"): a threshold crossed, or a ramp
+ * (change over `span`) at least `threshold`, in kW or in % of the capacity at the valid time.
+ */
+export const EventDefinition = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/, 'lower-case letters, digits and _, starting with a letter (it names result fields)'),
+    kind: z.enum(['threshold', 'ramp']),
+    threshold: z.number().describe('kW, or % of capacity with unit: pct'),
+    unit: z.enum(['kw', 'pct']).prefault('kw'),
+    direction: z
+      .enum(['up', 'down', 'both'])
+      .prefault('up')
+      .describe('threshold: up = at or above, down = at or below; ramp: up, down or both'),
+    span: Duration.prefault('1h').describe('ramp: the change from span before the valid time'),
+  })
+  .refine((e) => e.kind === 'ramp' || e.direction !== 'both', {
+    message: 'direction both applies to ramps only (a threshold event is up, at or above, or down, at or below)',
+    path: ['direction'],
+  })
+  .refine((e) => e.kind === 'threshold' || e.threshold >= 0, {
+    message: 'a ramp threshold is a size of change, 0 or more (direction says up or down)',
+    path: ['threshold'],
+  });
+export type EventDefinition = z.output<typeof EventDefinition>;
+
 const AccuracyConfig = z
   .strictObject({
     tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
@@ -173,6 +201,11 @@ const AccuracyConfig = z
       })
       .prefault({})
       .describe('Data-quality flags on actuals; flagged actuals are left out of scores unless --include-flagged'),
+    events: z
+      .array(EventDefinition)
+      .prefault([])
+      .refine((events) => new Set(events.map((e) => e.name)).size === events.length, 'event names must differ')
+      .describe('Threshold and ramp events scored by POD, FAR, POFD, CSI, event bias and accuracy; --event overrides'),
   })
   .prefault({});
 

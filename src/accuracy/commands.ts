@@ -13,6 +13,7 @@ import { defineJob } from '../runner/job.js';
 import { loadJobs } from '../runner/registry.js';
 import { isTimeZone, parseDuration, parseInstant } from '../time.js';
 import { resultsTable, toJsonRows } from './format.js';
+import { parseEventOption } from './events.js';
 import { INTERVAL_LABELS, parseGroups, type IntervalLabel } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
 import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
@@ -36,6 +37,7 @@ interface Flags {
   actualInterval?: string;
   distribution?: boolean;
   includeFlagged?: boolean;
+  event?: string[];
 }
 
 function option<T>(name: string, text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -62,6 +64,9 @@ function zone(text: string): string {
   if (!isTimeZone(text)) throw new Error(`not a known time zone: "${text}" (e.g. UTC, Europe/Stockholm)`);
   return text;
 }
+
+/** `--event a --event b` -> [a, b] (an event's own fields are comma-separated). */
+const repeat = (value: string, previous: string[] = []) => [...previous, value];
 
 /** `--site a --site b,c` -> [a, b, c]. */
 const collect = (value: string, previous: string[] = []) =>
@@ -96,6 +101,8 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
     actualIntervalMs: option('--actual-interval', flags.actualInterval, parseDuration),
     distribution: flags.distribution,
     includeFlagged: flags.includeFlagged,
+    // events named on the command line replace the config's
+    events: flags.event ? flags.event.map((text) => option('--event', text, parseEventOption)!) : base.events,
     reportPath,
   };
 }
@@ -197,6 +204,11 @@ export function registerAccuracyCommands(program: Command): void {
     .option(
       '--include-flagged',
       'score actuals that failed a data-quality check too (by default they count as missing: docs/accuracy.md, Data quality)',
+    )
+    .option(
+      '--event <fields>',
+      'score this event instead of accuracy.events, e.g. name=high,kind=threshold,threshold=80,unit=pct or name=ramp,kind=ramp,threshold=20,span=1h,direction=both (repeat for more)',
+      repeat,
     )
     .option(
       '--no-distribution',

@@ -3,6 +3,7 @@
 // (metrics/deterministic.py, probabilistic.py); docs/accuracy.md says each in plain words.
 import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { EVENT_FIELDS, eventFields, eventPairsSql, type Contingency, type EventDefinition } from './events.js';
 import { groupSql, type Group, type GroupOptions } from './groups.js';
 
 /*
@@ -48,6 +49,8 @@ export interface MetricOptions extends GroupOptions {
   mapeMinActualPct: number;
   /** Compute KSI, OVER and CPI (default true): they sort every value, the rest is one pass. */
   distribution?: boolean;
+  /** Threshold and ramp events scored by the event metrics (none when absent). */
+  events?: EventDefinition[];
 }
 
 /** One result row: a subject (and model) in one group key, with its metric values by name. */
@@ -393,6 +396,7 @@ export async function computeMetrics(
     }
   }
   if (quantiles) await addQuantileMetrics(sql, pairs, quantiles, options, rows);
+  if (options.events?.length) await addEventMetrics(sql, pairs, options, options.events, rows);
   return [...rows.values()].sort(compareRows(options.groups));
 }
 
@@ -488,6 +492,52 @@ async function addQuantileMetrics(
   }
 }
 
+/** Contingency counts of every event per group key, from the expanded groups and the event pairs. */
+function eventCountsSql(pairs: string, options: MetricOptions, events: EventDefinition[]): string {
+  return `
+WITH expanded AS (${allGroupsSql(pairs, options)}),
+judged AS (${eventPairsSql(pairs, events)})
+SELECT ${KEYS}, j.event,
+  count(*) FILTER (WHERE j.fe AND j.oe) AS tp, count(*) FILTER (WHERE j.fe AND NOT j.oe) AS fp,
+  count(*) FILTER (WHERE NOT j.fe AND NOT j.oe) AS tn, count(*) FILTER (WHERE NOT j.fe AND j.oe) AS fn
+FROM expanded x JOIN judged j USING (pid)
+GROUP BY ${KEYS}, j.event`;
+}
+
+/**
+ * Event fields of every single-value subject's row; a group no pair of which could be judged
+ * (all dropped, or no pair `span` earlier) has counts 0 and metrics NaN.
+ */
+async function addEventMetrics(
+  sql: SqlRunner,
+  pairs: string,
+  options: MetricOptions,
+  events: EventDefinition[],
+  rows: Map<string, AccuracyRow>,
+): Promise<void> {
+  const counts = new Map<string, Contingency>();
+  for (const r of await sql.all<Keyed & { event: string } & Record<keyof Contingency, bigint>>(
+    eventCountsSql(pairs, options, events),
+  )) {
+    counts.set(JSON.stringify([keyOf(r), r.event]), {
+      tp: Number(r.tp),
+      fp: Number(r.fp),
+      tn: Number(r.tn),
+      fn: Number(r.fn),
+    });
+  }
+  for (const row of rows.values()) {
+    if (!('mae' in row.values)) continue; // a quantile set has no single value to judge
+    const key = keyOf({ ...row, grp: row.group });
+    for (const e of events) {
+      Object.assign(
+        row.values,
+        eventFields(e.name, counts.get(JSON.stringify([key, e.name])) ?? { tp: 0, fp: 0, tn: 0, fn: 0 }),
+      );
+    }
+  }
+}
+
 function compareRows(groups: Group[]) {
   return (a: AccuracyRow, b: AccuracyRow): number =>
     a.subject.localeCompare(b.subject) ||
@@ -503,5 +553,13 @@ export function orderedNames(values: Record<string, number>): string[] {
     .filter((k) => k.startsWith('pinball_q'))
     .sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)));
   const fixed = [...COUNT_FIELDS, ...POINT_METRICS.slice(0, 7), ...REFERENCE_METRICS, ...POINT_METRICS.slice(7)];
-  return [...fixed.filter((k) => k in values), ...pinball, ...QUANTILE_METRICS.filter((k) => k in values)];
+  // event fields last, event by event (in the order they were defined), each in EVENT_FIELDS order
+  const eventField = new RegExp(`^(?:${EVENT_FIELDS.join('|')})_(.+)$`);
+  const events = [...new Set(Object.keys(values).flatMap((k) => eventField.exec(k)?.[1] ?? []))];
+  return [
+    ...fixed.filter((k) => k in values),
+    ...pinball,
+    ...QUANTILE_METRICS.filter((k) => k in values),
+    ...events.flatMap((e) => EVENT_FIELDS.map((f) => `${f}_${e}`).filter((k) => k in values)),
+  ];
 }

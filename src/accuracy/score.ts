@@ -134,6 +134,7 @@ export function settingsFromConfig(
     deadbandPct: accuracy.deadband_pct,
     maxMissingPct: accuracy.max_missing_pct,
     mapeMinActualPct: accuracy.mape_min_actual_pct,
+    events: accuracy.events,
     forecastLabel: labels.forecasts,
     actualLabel: labels.actuals,
     reportPath: null,
