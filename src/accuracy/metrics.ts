@@ -5,6 +5,7 @@ import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { EVENT_FIELDS, eventFields, eventPairsSql, type Contingency, type EventDefinition } from './events.js';
 import { groupSql, type Group, type GroupOptions } from './groups.js';
+import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric, type LevelSums } from './probabilistic.js';
 
 /*
  * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
@@ -83,7 +84,7 @@ export const POINT_METRICS = [
   'cpi',
 ] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;
-export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'coverage', 'coverage_nominal'] as const;
+export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'crps_ref', 'crpss', 'coverage', 'coverage_nominal'] as const;
 
 /** SFA's Vc: the critical value of the Kolmogorov-Smirnov test at the 99% level, 1.63/sqrt(n). */
 const KS_CRITICAL = 1.63;
@@ -103,7 +104,7 @@ function allGroupsSql(pairs: string, options: MetricOptions): string {
   return options.groups
     .map((group) => {
       const g = groupSql(group, options);
-      return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, drop_reason
+      return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, reference, drop_reason
       FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
     })
     .join('\nUNION ALL\n');
@@ -350,24 +351,23 @@ function quantileMetricsSql(pairs: string, quantiles: string, options: MetricOpt
 WITH expanded AS (${allGroupsSql(pairs, options)}),
 per_pair AS (${quantilePairsSql(pairs, quantiles)})
 SELECT ${KEYS}, avg(crps) AS crps, avg(crps_pinball) AS crps_pinball,
+  -- the reference is a single value: the CRPS of its step CDF is its absolute error
+  avg(abs(reference - actual)) AS crps_ref, count(reference) > 0 AS has_reference,
   avg(covered) AS coverage, avg(nominal) AS coverage_nominal
 FROM expanded JOIN per_pair USING (pid)
 GROUP BY ${KEYS}`;
 }
 
-function pinballSql(pairs: string, quantiles: string, options: MetricOptions): string {
+/** Per group and level: pairs, actuals at or below the quantile, pinball of the quantile and of the reference. */
+function levelSumsSql(pairs: string, quantiles: string, options: MetricOptions): string {
+  const pinball = (fx: string) => `avg((${fx} - x.actual) * (q.level - CASE WHEN x.actual > ${fx} THEN 1 ELSE 0 END))`;
   return `
 WITH expanded AS (${allGroupsSql(pairs, options)})
-SELECT ${KEYS}, q.level,
-  avg((q.q - x.actual) * (q.level - CASE WHEN x.actual > q.q THEN 1 ELSE 0 END)) AS pinball
+SELECT ${KEYS}, q.level, count(*) AS n, count(*) FILTER (WHERE x.actual <= q.q) AS below,
+  ${pinball('q.q')} AS pinball, ${pinball('x.reference')} AS pinball_ref, count(x.reference) > 0 AS has_reference
 FROM expanded x JOIN ${quantiles} q USING (pid)
 WHERE x.drop_reason IS NULL
 GROUP BY ${KEYS}, q.level`;
-}
-
-/** `pinball_q10` for level 0.1, `pinball_q2.5` for 0.025. */
-export function pinballName(level: number): string {
-  return `pinball_q${Number((level * 100).toFixed(6))}`;
 }
 
 type Keyed = { subject: string; model: string | null; grp: Group; key: string };
@@ -461,6 +461,11 @@ async function pointMetrics(
   });
 }
 
+/**
+ * Per-level metrics (pinball, QSS, Brier score and decomposition) and the set's metrics (CRPS,
+ * CRPSS, coverage) of every quantile subject's row. A group whose pairs were all dropped has no
+ * sums: its fields are NaN, as for points. Skill scores only where the subject has a reference.
+ */
 async function addQuantileMetrics(
   sql: SqlRunner,
   pairs: string,
@@ -468,27 +473,41 @@ async function addQuantileMetrics(
   options: MetricOptions,
   rows: Map<string, AccuracyRow>,
 ): Promise<void> {
-  const pinball = await sql.all<Keyed & { level: number; pinball: number }>(pinballSql(pairs, quantiles, options));
-  for (const r of pinball) {
-    const row = rows.get(keyOf(r));
-    if (row) row.values[pinballName(r.level)] = num(r.pinball);
-  }
+  type LevelRow = Keyed & { level: number; n: bigint; below: bigint; pinball: number; pinball_ref: number | null };
+  const levels = await sql.all<LevelRow & { has_reference: boolean }>(levelSumsSql(pairs, quantiles, options));
   const summary = await sql.all<Keyed & Record<string, unknown>>(quantileMetricsSql(pairs, quantiles, options));
+  const subjectOf = (r: Pick<Keyed, 'subject' | 'model'>) => JSON.stringify([r.subject, r.model]);
+  const referenced = new Set(summary.filter((r) => r.has_reference).map(subjectOf));
+  const fields = (sums: LevelSums, subject: string) => levelFields(sums, referenced.has(subject));
+  // every field a subject has, to fill with NaN where a group has no pairs
+  const known = new Map<string, Set<string>>();
+  for (const r of levels) {
+    const subject = subjectOf(r);
+    const values = fields(
+      { level: r.level, n: Number(r.n), below: Number(r.below), pinball: r.pinball, pinballRef: num(r.pinball_ref) },
+      subject,
+    );
+    const row = rows.get(keyOf(r));
+    if (row) Object.assign(row.values, values);
+    known.set(subject, new Set([...(known.get(subject) ?? []), ...Object.keys(values)]));
+  }
   for (const r of summary) {
     const row = rows.get(keyOf(r));
-    if (row) for (const m of QUANTILE_METRICS) row.values[m] = num(r[m]);
-  }
-  // A group whose pairs were all dropped has no quantile sums: its metrics are NaN, as for points.
-  const levels = new Map<string, Set<number>>();
-  for (const r of pinball) {
-    const subject = JSON.stringify([r.subject, r.model]);
-    levels.set(subject, (levels.get(subject) ?? new Set()).add(r.level));
+    if (!row) continue;
+    for (const m of ['crps', 'crps_pinball', 'coverage', 'coverage_nominal']) row.values[m] = num(r[m]);
+    if (r.has_reference) {
+      row.values.crps_ref = num(r.crps_ref);
+      row.values.crpss = skillScore(row.values.crps, row.values.crps_ref);
+    }
   }
   for (const row of rows.values()) {
-    const known = levels.get(JSON.stringify([row.subject, row.model]));
-    if (!known) continue;
-    for (const level of known) row.values[pinballName(level)] ??= NaN;
-    for (const m of QUANTILE_METRICS) row.values[m] ??= NaN;
+    const subject = subjectOf(row);
+    const names = known.get(subject);
+    if (!names) continue;
+    for (const name of names) row.values[name] ??= NaN;
+    for (const m of QUANTILE_METRICS) {
+      if (referenced.has(subject) || (m !== 'crps_ref' && m !== 'crpss')) row.values[m] ??= NaN;
+    }
   }
 }
 
@@ -549,16 +568,22 @@ function compareRows(groups: Group[]) {
 
 /** Field names of a row in output order: counts, point metrics, skill, pinball by level, quantile metrics. */
 export function orderedNames(values: Record<string, number>): string[] {
-  const pinball = Object.keys(values)
-    .filter((k) => k.startsWith('pinball_q'))
-    .sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)));
+  // per-level fields metric by metric (all pinball_q.., then qss_q.., ...), each by level
+  const levelName = new RegExp(`^(${LEVEL_METRICS.join('|')})_q([0-9.]+)$`);
+  const byLevel = Object.keys(values)
+    .flatMap((k) => {
+      const m = levelName.exec(k);
+      return m ? [{ k, metric: LEVEL_METRICS.indexOf(m[1] as LevelMetric), level: Number(m[2]) }] : [];
+    })
+    .sort((a, b) => a.metric - b.metric || a.level - b.level)
+    .map((f) => f.k);
   const fixed = [...COUNT_FIELDS, ...POINT_METRICS.slice(0, 7), ...REFERENCE_METRICS, ...POINT_METRICS.slice(7)];
   // event fields last, event by event (in the order they were defined), each in EVENT_FIELDS order
   const eventField = new RegExp(`^(?:${EVENT_FIELDS.join('|')})_(.+)$`);
   const events = [...new Set(Object.keys(values).flatMap((k) => eventField.exec(k)?.[1] ?? []))];
   return [
     ...fixed.filter((k) => k in values),
-    ...pinball,
+    ...byLevel,
     ...QUANTILE_METRICS.filter((k) => k in values),
     ...events.flatMap((e) => EVENT_FIELDS.map((f) => `${f}_${e}`).filter((k) => k in values)),
   ];

@@ -77,12 +77,39 @@ export const METRIC_MEANINGS: Record<string, string> = {
   pinball: 'Pinball loss (kW) at one quantile level: how well that quantile is placed; lower is better.',
   crps: 'Continuous ranked probability score (kW) of the distribution the quantiles describe; lower is better, equals MAE for a single-value forecast.',
   crps_pinball: 'CRPS approximated as twice the mean pinball loss over the levels.',
+  qss: 'Quantile skill score at one level: 1 - pinball/pinball of the reference (persistence as a single value); above 0 is better than persistence.',
+  below: 'Share of actuals (%) at or below the quantile: equals the level if the quantile is calibrated.',
+  bs: 'Brier score of "actual at or below the quantile", forecast with the level as probability (0 is perfect).',
+  rel: 'Reliability of that probability (0 when the quantile is calibrated), from the Brier decomposition.',
+  res: 'Resolution from the Brier decomposition (0 for a single probability per level).',
+  unc: 'Uncertainty from the Brier decomposition: base rate × (1 - base rate).',
+  crps_ref: 'CRPS (kW) of the reference, a single value: its mean absolute error.',
+  crpss: 'CRPS skill score: 1 - CRPS/CRPS of the reference; above 0 is better than persistence.',
   coverage: 'Share of actuals (%) inside the range from the lowest to the highest quantile.',
   coverage_nominal: 'The share (%) that range should hold if the quantiles are right.',
 };
 
+const EVENT_MEANINGS: Record<string, string> = {
+  tp: 'Hits: forecast and observed event',
+  fp: 'False alarms: forecast event that was not observed',
+  tn: 'Correct negatives: neither forecast nor observed',
+  fn: 'Misses: observed event that was not forecast',
+  pod: 'Probability of detection: share of observed events that were forecast',
+  far: 'False alarm ratio: share of forecast events that did not happen',
+  pofd: 'Probability of false detection: share of non-events forecast as events',
+  csi: 'Critical success index: hits / (hits + misses + false alarms)',
+  ebias: 'Event bias: forecast events per observed event (1 is unbiased)',
+  ea: 'Event accuracy: share of pairs judged right',
+};
+
+/** A field's meaning: per-level fields (pinball_q10) by their metric, event fields (pod_high) with the event named. */
 function meaningOf(name: string): string {
-  return METRIC_MEANINGS[name.startsWith('pinball_q') ? 'pinball' : name] ?? '';
+  const level = /^([a-z]+)_q[0-9.]+$/.exec(name);
+  if (level && METRIC_MEANINGS[level[1]]) return METRIC_MEANINGS[level[1]];
+  const event = /^([a-z]+)_(.+)$/.exec(name);
+  if (event && EVENT_MEANINGS[event[1]] && !METRIC_MEANINGS[name])
+    return `${EVENT_MEANINGS[event[1]]} (event "${event[2]}"; docs/accuracy.md, Events).`;
+  return METRIC_MEANINGS[name] ?? '';
 }
 
 async function toSvg(spec: vl.TopLevelSpec): Promise<string> {
