@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { scorePairsFile } from '../src/accuracy/score.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-exact-'));
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'bin', 'efsync.js');
 const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
 
 function file(name: string, text: string): string {
@@ -26,7 +26,10 @@ async function efsync(
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('node', [CLI, ...args], { cwd: dir, env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [...CLI, ...args], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

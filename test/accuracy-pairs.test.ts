@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { validatePairsCsv } from '../src/accuracy/pairs.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-pairs-'));
-const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 
 function file(name: string, text: string): string {
   const path = join(dir, name);
@@ -20,7 +20,7 @@ function file(name: string, text: string): string {
 
 async function efsync(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('node', [CLI, ...args], { cwd: dir });
+    const { stdout, stderr } = await run(process.execPath, [...CLI, ...args], { cwd: dir });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

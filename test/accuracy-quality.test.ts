@@ -15,9 +15,9 @@ import type { Status } from '../src/runner/status.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { addCapacity, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 /** The default thresholds, for actuals labelled interval-ending (14:00 is 13:45-14:00). */
@@ -218,7 +218,7 @@ describe('the accuracy run', () => {
 describe('efsync status', () => {
   it('counts the flagged actuals per site and flag', async () => {
     await wh.publish();
-    const { stdout } = await run('node', [CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
+    const { stdout } = await run(process.execPath, [...CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
     const flags = (JSON.parse(stdout) as Status).flags
       .filter((f) => f.siteId === 's1')
       .map((f) => [f.siteId, f.flag, f.count]);
@@ -229,7 +229,7 @@ describe('efsync status', () => {
       ['s1', 'clipping', 5],
       ['s1', 'outage', 2],
     ]);
-    const text = await run('node', [CLI, 'status', '--db', wh.path], { cwd: dir });
+    const text = await run(process.execPath, [...CLI, 'status', '--db', wh.path], { cwd: dir });
     expect(text.stdout).toMatch(
       /data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/,
     );

@@ -12,9 +12,9 @@ import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { addActuals, addForecast, addModel, addOutput, addSite, openTestWarehouse } from './accuracy-fixture.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 let path: string;
 
 beforeAll(async () => {
@@ -52,8 +52,8 @@ beforeAll(async () => {
 
 describe('accuracy over the warehouse', () => {
   it('stores the run and one result row per subject, group key and metric, and prints JSON', async () => {
-    const { stdout } = await run('node', [
-      CLI,
+    const { stdout } = await run(process.execPath, [
+      ...CLI,
       'accuracy',
       '--db',
       path,

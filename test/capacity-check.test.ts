@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCapacityDir } from '../src/capacity/validate.js';
 import { formatMinute } from '../src/time.js';
 import { tempDir, writeFiles } from './capacity-support.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
 
@@ -312,7 +313,7 @@ describe('efsync capacity check', () => {
   const env = { ...process.env };
   delete env.EFSYNC_CONFIG;
   const cli = (dir: string) =>
-    run(process.execPath, ['bin/efsync.js', 'capacity', 'check', '--dir', dir], { env }).then(
+    run(process.execPath, [...CLI, 'capacity', 'check', '--dir', dir], { env }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );

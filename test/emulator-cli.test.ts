@@ -6,15 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-
-const BIN = join(import.meta.dirname, '..', 'bin', 'efsync.js');
+import { CLI } from './fixtures/runner-child.js';
 
 describe('efsync emulator', () => {
   it('prints its URL, serves the sites of a key, and saves its state on SIGTERM', async () => {
     const statePath = join(mkdtempSync(join(tmpdir(), 'efsync-emulator-cli-')), 'state.json');
     const child = spawn(
       process.execPath,
-      [BIN, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath],
+      [...CLI, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -40,13 +39,13 @@ describe('efsync emulator', () => {
   it('refuses to start without an API key, naming the flag', () => {
     const env = { ...process.env };
     delete env.EFSYNC_API_KEY;
-    const result = spawnSync(process.execPath, [BIN, 'emulator', '--port', '0'], { encoding: 'utf8', env });
+    const result = spawnSync(process.execPath, [...CLI, 'emulator', '--port', '0'], { encoding: 'utf8', env });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--api-key');
   });
 
   it('refuses a fault rate outside 0..1', () => {
-    const result = spawnSync(process.execPath, [BIN, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
+    const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
       encoding: 'utf8',
     });
     expect(result.status).toBe(2);

@@ -8,6 +8,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportArrow } from '../src/export/arrow.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'efsync-export-'));
@@ -72,12 +73,10 @@ describe('exportArrow', () => {
 });
 
 describe('efsync export', () => {
-  const cli = join(import.meta.dirname, '..', 'bin', 'efsync.js');
-
   it('exports a view of the published warehouse', async () => {
     const out = join(dir, 'sites.arrow');
     const { stdout } = await run(process.execPath, [
-      cli,
+      ...CLI,
       'export',
       '--db',
       db,
@@ -92,7 +91,7 @@ describe('efsync export', () => {
 
   it('refuses a table name that is not one, with the usage exit code', async () => {
     const failure = await run(process.execPath, [
-      cli,
+      ...CLI,
       'export',
       '--db',
       db,

@@ -11,6 +11,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { committedFiles, readManifests } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { API_KEY, DATA_TABLES, emulator, NOW, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const SITES = 16;
 const TABLES = [...DATA_TABLES, 'actuals_by_type', 'interval_labels'];
@@ -69,7 +70,7 @@ function shard(
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/efsync.js', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('error', reject);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SiteResponse } from '../src/api/schemas.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { clientFor, emulator, tempDir, writeConfigFile } from './sync-support.js';
+import { CLI } from './fixtures/runner-child.js';
 
 let emu: Emulator;
 let sites: SiteResponse[];
@@ -29,7 +30,7 @@ afterAll(async () => {
 /** Runs the CLI asynchronously (the emulator in this process must keep answering). */
 function efsync(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/efsync.js', ...args], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn' },
     });
     let stdout = '';

@@ -1,0 +1,37 @@
+// The command as a user runs it after `npm ci`: the build (the prepare script) compiles src/ and
+// jobs/ into dist/ with the SQL migrations beside them, and bin/efsync.js runs that JavaScript with
+// no TypeScript compiler loaded. Every other test runs the sources (fixtures/runner-child.ts CLI).
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from './sync-support.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'efsync.js');
+/** No service configured: the command syncs the embedded emulator's demo sites. */
+const ENV = { ...process.env, EFSYNC_BASE_URL: '', EFSYNC_LOG_LEVEL: 'warn' };
+
+beforeAll(async () => {
+  await run(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT });
+}, 120_000);
+
+describe('the built command', () => {
+  it('creates a warehouse from the copied migrations, runs a job from dist/jobs and queries it', async () => {
+    expect(existsSync(join(ROOT, 'dist', 'src', 'cli.js'))).toBe(true);
+    const db = join(tempDir(), 'warehouse.duckdb');
+    const sync = await run(process.execPath, [BIN, 'run', 'sync-sites', '--db', db], { cwd: ROOT, env: ENV });
+    expect(sync.stdout).toContain('sync-sites run');
+    const { stdout } = await run(
+      process.execPath,
+      [BIN, 'sql', 'SELECT count(*) AS n FROM sites', '--json', '--db', db],
+      {
+        cwd: ROOT,
+        env: ENV,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual([{ n: 4 }]);
+  });
+});
