@@ -52,3 +52,55 @@ describe('season and year groups', () => {
     ]);
   });
 });
+
+describe('summary statistics per group', () => {
+  // actuals 1, 3, 8, 4 and forecasts 2, 1, 4, 9, as SFA's metrics/summary.py (numpy's nanmean,
+  // nanmin, nanmax, nanmedian and nanstd, the population standard deviation)
+  const actual = [1, 3, 8, 4];
+  const forecast = [2, 1, 4, 9];
+  const expected = (offset: number) => ({
+    actual_mean: offset + 4,
+    actual_min: offset + 1,
+    actual_max: offset + 8,
+    actual_median: offset + 3.5,
+    actual_std: Math.sqrt(26 / 4),
+    forecast_mean: offset + 4,
+    forecast_min: offset + 1,
+    forecast_max: offset + 9,
+    forecast_median: offset + 3,
+    forecast_std: Math.sqrt(38 / 4),
+  });
+
+  for (const offset of [0, 1e9]) {
+    it(`mean, min, max, median and std of the scored actuals and forecasts (offset ${offset})`, async () => {
+      const values = await total(
+        `summary-${offset}.csv`,
+        actual.map((v) => v + offset),
+        forecast.map((v) => v + offset),
+      );
+      // r and RED read the same standard deviations: centred first, they keep their digits at 1e9
+      const r = 2.25 / Math.sqrt(6.5 * 9.5);
+      const red = Math.sqrt((Math.sqrt(9.5 / 6.5) - 1) ** 2 + (r - 1) ** 2);
+      for (const [field, value] of Object.entries({ ...expected(offset), r, red })) {
+        expect(Math.abs(values[field] - value), field).toBeLessThanOrEqual(1e-9 * Math.abs(value));
+      }
+    });
+  }
+
+  it('are NaN in a group whose pairs were all dropped, and only of actuals for a quantile set', async () => {
+    const file = join(dir, 'summary-empty.csv');
+    writeFileSync(
+      file,
+      'valid_time,actual,forecast,q10,q90\n2026-03-01T01:00:00Z,1,2,0,3\n2026-03-01T02:00:00Z,,2,0,3\n',
+    );
+    const { rows } = await scorePairsFile(file, 'ending', { ...options, groups: ['hour'] });
+    const empty = rows.find((r) => r.key === '01')!;
+    expect(empty.n).toBe(0);
+    for (const field of Object.keys(expected(0))) expect(empty.values[field], field).toBeNaN();
+    const quantiles = join(dir, 'summary-quantiles.csv');
+    writeFileSync(quantiles, 'valid_time,actual,q10,q90\n2026-03-01T01:00:00Z,1,0,3\n2026-03-01T02:00:00Z,5,0,3\n');
+    const [set] = (await scorePairsFile(quantiles, 'ending', options)).rows;
+    expect(set.values.actual_median).toBe(3);
+    expect(set.values.forecast_mean).toBeUndefined();
+  });
+});

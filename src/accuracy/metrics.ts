@@ -84,6 +84,12 @@ export const POINT_METRICS = [
   'cpi',
 ] as const;
 export const REFERENCE_METRICS = ['skill', 'rmse_ref'] as const;
+/** SFA's summary statistics (metrics/summary.py), of the scored actuals and forecasts: actual_mean, forecast_std, ... */
+const SUMMARY_STATS = ['mean', 'min', 'max', 'median', 'std'] as const;
+export const SUMMARY_FIELDS = [
+  ...SUMMARY_STATS.map((s) => `actual_${s}`),
+  ...SUMMARY_STATS.map((s) => `forecast_${s}`),
+] as const;
 export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'crps_ref', 'crpss', 'coverage', 'coverage_nominal'] as const;
 
 /** SFA's Vc: the critical value of the Kolmogorov-Smirnov test at the 99% level, 1.63/sqrt(n). */
@@ -168,28 +174,34 @@ const keysFirst = (k: GroupKeys) => k.columns.map((c) => `${c}, `).join('');
 const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.columns.join(', ')}` : '');
 
 /**
- * Deterministic metrics and counts of one group, in one pass: every metric is a ratio of plain
- * sums over the scored rows (SFA's means and RMSEs; r, R² and CRMSE from DuckDB's moments, which
- * update a running mean and so lose no digits to a large mean or bias), so
- * one ungrouped aggregate (for group total) computes them all at a few times the cost of a scan.
- * Dropped rows only count: their values are NULL to the sums. min and max give KSI's range.
+ * Deterministic metrics, summary statistics and counts of one group: every metric is a ratio of
+ * plain sums over the scored rows (SFA's means and RMSEs) or a moment, so one ungrouped aggregate
+ * (for group total) computes them all at a few times the cost of a scan. r, R², the standard
+ * deviations (RED, std) and CRMSE use DuckDB's moments, which update a running mean; that still
+ * loses about ε · |mean| / σ, 1e-8 relative for values near 1e9 that vary by a few units, so the
+ * actuals and forecasts are first centred on their group's means (a pass of two averages before),
+ * as numpy's two-pass variance does. Dropped rows only count: their values are NULL to the sums.
  */
 function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
   const deadband = options.deadbandPct > 0;
-  // KSI and OVER need the value range; min and max cost as much as several sums
-  const distribution = options.distribution !== false;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
   const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
     ',\n    ',
   );
+  const sameKeys = k.columns.map((c) => `v.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
   return `
-WITH errors AS (
-  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o,
+WITH scored AS (
+  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
+  FROM (${expandedSql(pairs, k.group, options)})
+),
+centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),
+errors AS (
+  SELECT v.*, o - centre_o AS oc, f - centre_f AS fc,
     ${errorSql('f', 'o', options.deadbandPct)} AS e,
     CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
     CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
     ${deadband ? ', f - o AS e_plain' : ''}
-  FROM (${expandedSql(pairs, k.group, options)})
+  FROM scored v JOIN centres m ON ${sameKeys}
 ),
 sums AS (
   SELECT ${keysFirst(k)} ${k.columns.includes('key_order') ? '' : 'min(key_order) AS key_order,'}
@@ -202,12 +214,12 @@ sums AS (
     count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
     count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
     ${deadband ? 'sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e * e) AS s_sq_plain'},
-    corr(f, o) AS r, var_pop(o) AS var_actual,
+    corr(fc, oc) AS r, var_pop(oc) AS var_actual,
     -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
     -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did.
     stddev_pop(f - o) AS crmse,
-    avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(o) AS std_o, stddev_pop(f) AS std_f,
-    ${distribution ? 'least(min(o), min(f)) AS lo, greatest(max(o), max(f)) AS hi' : 'NULL AS lo, NULL AS hi'}
+    avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(oc) AS std_o, stddev_pop(fc) AS std_f,
+    min(o) AS min_o, max(o) AS max_o, median(o) AS median_o, min(f) AS min_f, max(f) AS max_f, median(f) AS median_f
   FROM errors ${k.columns.length ? `GROUP BY ${byKeys(k)}` : 'HAVING count(*) > 0'}
 ),
 metrics AS (
@@ -227,7 +239,8 @@ metrics AS (
   FROM sums
 )
 SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
-  has_forecast, has_reference, mape_skipped, n_point, lo, hi,
+  has_forecast, has_reference, mape_skipped, n_point, least(min_o, min_f) AS lo, greatest(max_o, max_f) AS hi,
+  ${SUMMARY_STATS.flatMap((stat) => [`${stat}_o AS actual_${stat}`, `${stat}_f AS forecast_${stat}`]).join(', ')},
   mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse, red,
   CASE WHEN rmse = rmse_ref THEN 0.0
        WHEN rmse_ref = 0 THEN -'Infinity'::DOUBLE
@@ -438,6 +451,8 @@ async function pointMetrics(
   return moments.map((r) => {
     const values: Record<string, number> = {};
     for (const f of COUNT_FIELDS) values[f] = num(r[f]);
+    // a quantile set has no single-value forecast to summarise
+    for (const f of SUMMARY_FIELDS) if (r.has_forecast || f.startsWith('actual_')) values[f] = num(r[f]);
     if (r.has_forecast) {
       for (const m of POINT_METRICS) if (m in r) values[m] = num(r[m]);
       if (options.distribution !== false) {
@@ -577,7 +592,13 @@ export function orderedNames(values: Record<string, number>): string[] {
     })
     .sort((a, b) => a.metric - b.metric || a.level - b.level)
     .map((f) => f.k);
-  const fixed = [...COUNT_FIELDS, ...POINT_METRICS.slice(0, 7), ...REFERENCE_METRICS, ...POINT_METRICS.slice(7)];
+  const fixed = [
+    ...COUNT_FIELDS,
+    ...POINT_METRICS.slice(0, 7),
+    ...REFERENCE_METRICS,
+    ...POINT_METRICS.slice(7),
+    ...SUMMARY_FIELDS,
+  ];
   // event fields last, event by event (in the order they were defined), each in EVENT_FIELDS order
   const eventField = new RegExp(`^(?:${EVENT_FIELDS.join('|')})_(.+)$`);
   const events = [...new Set(Object.keys(values).flatMap((k) => eventField.exec(k)?.[1] ?? []))];
