@@ -2,6 +2,7 @@
 // the results (accuracy_runs, accuracy_results) and writes the HTML report (accuracy.report).
 // The nightly chain runs it after the sync; `efsync accuracy` runs the same with more options.
 import { headlineTable } from '../src/accuracy/format.js';
+import { ledgerLine } from '../src/accuracy/incremental.js';
 import {
   runWarehouseAccuracy,
   settingsFromConfig,
@@ -39,6 +40,10 @@ export default defineJob({
       sites: ctx.options.sites,
       reportPath: reportPath(ctx.config),
     });
-    return { ...outcome, summary: [...headlineTable(run.result.rows).split('\n'), `report: ${run.reportPath}`] };
+    const ledger = run.result.ledger ? [ledgerLine(run.result.ledger)] : [];
+    return {
+      ...outcome,
+      summary: [...headlineTable(run.result.rows).split('\n'), ...ledger, `report: ${run.reportPath}`],
+    };
   },
 });

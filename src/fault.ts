@@ -9,7 +9,8 @@ export type FaultPoint =
   | 'commit' // a transaction committed to the WAL, before the next checkpoint
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
-  | 'publish-rename'; // the draft renamed over the published file, directory not synced yet
+  | 'publish-rename' // the draft renamed over the published file, directory not synced yet
+  | 'accuracy-ledger'; // the accuracy ledger committed, its scores not computed or stored yet
 
 const FAULT_POINTS: readonly FaultPoint[] = [
   'open',
@@ -19,6 +20,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'checkpoint',
   'publish-copy',
   'publish-rename',
+  'accuracy-ledger',
 ];
 
 export const faultPoint: (point: FaultPoint) => void = armed(process.env.EFSYNC_FAULT_POINT);

@@ -52,7 +52,7 @@ export const QUANTILES_TABLE = 'acc_quantiles';
 const us = (ms: number) => ms * 1000;
 const ts = (ms: number) => instant(String(ms));
 
-function windowSql(column: string, options: AlignOptions): string {
+export function windowSql(column: string, options: Pick<AlignOptions, 'from' | 'to'>): string {
   const parts = ['TRUE'];
   if (options.from !== undefined) parts.push(`${column} >= ${ts(options.from)}`);
   if (options.to !== undefined) parts.push(`${column} < ${ts(options.to)}`);
@@ -87,7 +87,7 @@ function resolutionUsSql(setting: string): string {
 
 const MODEL_RESOLUTIONS: Record<string, number> = { '15min': 15 * MINUTE, '30min': 30 * MINUTE, '1h': HOUR, '1d': DAY };
 
-async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void> {
+export async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const filter = options.sites?.length
     ? `site_id IN (${inList(options.sites)}) OR name IN (${inList(options.sites)})`
     : 'TRUE';
@@ -128,7 +128,7 @@ async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void>
 }
 
 /** Sites whose actuals cannot be resampled to their forecast intervals are left out, with the reason. */
-async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<SkippedSite[]> {
+export async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<SkippedSite[]> {
   if (options.forecastLabel === 'instant') return [];
   const rows = await sql.all<{ site_id: string; f_len: bigint; a_len: bigint }>(
     `SELECT site_id, f_len, a_len FROM acc_site WHERE f_len IS NOT NULL AND a_len IS NOT NULL AND (a_len > f_len OR f_len % a_len <> 0)`,
@@ -145,9 +145,18 @@ async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<Ski
   return skipped;
 }
 
-async function collectPoints(sql: SqlRunner, options: AlignOptions): Promise<void> {
-  const modelFilter = options.models?.length ? `m.name IN (${inList(options.models)})` : 'TRUE';
+export const modelFilterSql = (options: AlignOptions) =>
+  options.models?.length ? `m.name IN (${inList(options.models)})` : 'TRUE';
+
+/**
+ * The forecast points of every subject in the window. `only`, when given, is a condition on
+ * `p` (site_id, issue_time, valid_time) and its site `s` (acc_site) that keeps some of them:
+ * the incremental score aligns only what changed (incremental.ts).
+ */
+async function collectPoints(sql: SqlRunner, options: AlignOptions, only?: string): Promise<void> {
+  const modelFilter = modelFilterSql(options);
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_points AS
+    SELECT p.* FROM (
     SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
       f.update_time AS issue_time, f.valid_time, f.forecast, f.capacity AS service_capacity, CAST(NULL AS DOUBLE) AS level
     FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('f.valid_time', options)}
@@ -155,7 +164,21 @@ async function collectPoints(sql: SqlRunner, options: AlignOptions): Promise<voi
     SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
       o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
     FROM model_outputs o JOIN models m USING (model_id)
-    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`);
+    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}
+    ) p ${only ? `JOIN acc_site s USING (site_id) WHERE ${only}` : ''}`);
+}
+
+/**
+ * Quantile levels per site: those of its quantile models with outputs in the window, read from
+ * the outputs themselves so that a partial alignment expects every level all the same.
+ */
+export async function siteLevels(sql: SqlRunner, options: AlignOptions): Promise<void> {
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site_levels AS
+    SELECT o.site_id, count(DISTINCT m.quantile) AS levels
+    FROM model_outputs o JOIN models m USING (model_id)
+    WHERE m.quantile IS NOT NULL AND o.site_id IN (SELECT site_id FROM acc_site)
+      AND ${windowSql('o.valid_time', options)} AND ${modelFilterSql(options)}
+    GROUP BY o.site_id`);
 }
 
 /**
@@ -200,8 +223,6 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<v
 
 async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const groupTime = groupTimeSql('n.valid_time', options.forecastLabel);
-  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site_levels AS
-    SELECT site_id, count(DISTINCT level) AS levels FROM acc_points WHERE level IS NOT NULL GROUP BY site_id`);
   await sql.run(`CREATE OR REPLACE TEMP TABLE ${PAIRS_TABLE} AS
     WITH points AS (
       SELECT subject, model, site_id, served_model, issue_time, valid_time, forecast, service_capacity,
@@ -222,7 +243,7 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
       SELECT site_id, coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from, valid_to, value_kw
       FROM site_capacity WHERE site_id IN (SELECT site_id FROM acc_site)
     )
-    SELECT n.pid, n.subject, n.model, n.site_id, n.served_model, n.issue_time, n.valid_time, n.group_time,
+    SELECT n.pid, n.subject, n.model, n.site_id, n.served_model, n.issue_time, n.valid_time, n.group_time, n.reference_time,
       n.forecast, a.actual, r.actual AS reference,
       coalesce(CASE WHEN c.valid_to IS NULL OR n.group_time < c.valid_to THEN c.value_kw END,
                n.service_capacity, n.nameplate_kw) AS capacity,
@@ -246,11 +267,21 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
 export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Promise<Aligned> {
   await chooseSites(sql, options);
   const skipped = await unusableSites(sql, options);
-  await collectPoints(sql, options);
-  await resampleActuals(sql, options);
-  await buildPairs(sql, options);
+  await siteLevels(sql, options);
+  await alignPoints(sql, options);
   const [{ count }] = await sql.all<{ count: bigint }>(`SELECT count(*) AS count FROM ${QUANTILES_TABLE}`);
   return { pairs: PAIRS_TABLE, quantiles: Number(count) > 0 ? QUANTILES_TABLE : null, skipped };
+}
+
+/**
+ * The pairs of the sites chosen (acc_site, from chooseSites and unusableSites, with their
+ * quantile levels from siteLevels), all of them or only the points that satisfy `only` (see
+ * collectPoints).
+ */
+export async function alignPoints(sql: SqlRunner, options: AlignOptions, only?: string): Promise<void> {
+  await collectPoints(sql, options, only);
+  await resampleActuals(sql, options);
+  await buildPairs(sql, options);
 }
 
 /** Drops the temp tables of an alignment. */

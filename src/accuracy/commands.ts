@@ -15,6 +15,7 @@ import { isTimeZone, parseDuration, parseInstant } from '../time.js';
 import { resultsTable, toJsonRows } from './format.js';
 import { parseEventOption } from './events.js';
 import { INTERVAL_LABELS, parseGroups, type IntervalLabel } from './groups.js';
+import { ledgerLine } from './incremental.js';
 import type { AccuracyRow } from './metrics.js';
 import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
 
@@ -38,6 +39,7 @@ interface Flags {
   distribution?: boolean;
   includeFlagged?: boolean;
   event?: string[];
+  full?: boolean;
 }
 
 function option<T>(name: string, text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -103,6 +105,7 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
     includeFlagged: flags.includeFlagged,
     // events named on the command line replace the config's
     events: flags.event ? flags.event.map((text) => option('--event', text, parseEventOption)!) : base.events,
+    full: flags.full,
     reportPath,
   };
 }
@@ -123,9 +126,9 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
     now,
   );
   if (flags.pairs) {
-    if (flags.site || flags.model || flags.from || flags.to || flags.db) {
+    if (flags.site || flags.model || flags.from || flags.to || flags.db || flags.full) {
       throw new UsageError(
-        '--pairs scores the file as it is: --site, --model, --from, --to and --db apply to the warehouse only',
+        '--pairs scores the file as it is: --site, --model, --from, --to, --db and --full apply to the warehouse only',
       );
     }
     const result = await runPairsAccuracy(flags.pairs, settings, now);
@@ -154,6 +157,7 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
       print: (result) => {
         if (scored) print(scored.result.rows, settings, flags.json);
         for (const s of scored?.result.skipped ?? []) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+        if (scored?.result.ledger) process.stderr.write(`${ledgerLine(scored.result.ledger)}\n`);
         if (scored?.reportPath) process.stderr.write(`report: ${scored.reportPath}\n`);
         if (result.status === 'busy') process.stderr.write(`not run: ${result.error}\n`);
         else if (!scored && result.error) process.stderr.write(`error: ${result.error}\n`);
@@ -209,6 +213,10 @@ export function registerAccuracyCommands(program: Command): void {
       '--event <fields>',
       'score this event instead of accuracy.events, e.g. name=high,kind=threshold,threshold=80,unit=pct or name=ramp,kind=ramp,threshold=20,span=1h,direction=both (repeat for more)',
       repeat,
+    )
+    .option(
+      '--full',
+      'align every pair of the window again, not only the new and changed ones (docs/accuracy.md, Incremental scoring)',
     )
     .option(
       '--no-distribution',

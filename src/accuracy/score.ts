@@ -19,6 +19,8 @@ import {
 } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
+import { faultPoint } from '../fault.js';
+import { dropRefresh, LEDGER_PAIRS, LEDGER_QUANTILES, refreshLedger, type LedgerRefresh } from './incremental.js';
 
 export interface AccuracyResult {
   rows: AccuracyRow[];
@@ -26,6 +28,8 @@ export interface AccuracyResult {
   skipped: SkippedSite[];
   /** Forecast, actual and reference of the latest days per site, for the report's first plot. */
   series: SeriesPoint[];
+  /** How a warehouse run brought its pairs up to date (incremental.ts). */
+  ledger?: LedgerRefresh;
 }
 
 export interface ScoreExtras {
@@ -44,6 +48,27 @@ export async function scoreWarehouse(
     return { rows, skipped: aligned.skipped, series };
   } finally {
     await dropAlignment(sql);
+  }
+}
+
+/**
+ * Scores the warehouse from its ledger of pairs, brought up to date first: only the new and
+ * changed pairs are aligned, unless `full` or the settings changed (incremental.ts).
+ */
+export async function scoreWithLedger(
+  warehouse: Warehouse,
+  options: MetricOptions & AlignOptions & ScoreExtras & { full?: boolean },
+  meta: { runId: string; now: number },
+): Promise<AccuracyResult> {
+  try {
+    const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full });
+    faultPoint('accuracy-ledger');
+    const rows = await computeMetrics(warehouse, LEDGER_PAIRS, ledger.quantiles ? LEDGER_QUANTILES : null, options);
+    const series = options.withSeries ? await namedBySite(warehouse, await reportSeries(warehouse, LEDGER_PAIRS)) : [];
+    return { rows, skipped: ledger.skipped, series, ledger };
+  } finally {
+    await dropRefresh(warehouse);
+    await dropAlignment(warehouse);
   }
 }
 
@@ -112,6 +137,8 @@ export interface AccuracySettings extends MetricOptions, AlignOptions {
   quality: QualitySettings;
   /** The capacity files whose outage windows flag actuals (capacity.dir). */
   capacityDir: string;
+  /** Align every pair again rather than only the new and changed ones (--full). */
+  full?: boolean;
 }
 
 /**
@@ -176,7 +203,11 @@ export async function runWarehouseAccuracy(
     await refreshCapacityWindows(warehouse, settings.capacityDir);
     await flagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
   });
-  const result = await scoreWarehouse(warehouse, { ...settings, groups, withSeries: settings.reportPath !== null });
+  const result = await scoreWithLedger(
+    warehouse,
+    { ...settings, groups, withSeries: settings.reportPath !== null },
+    { runId: meta.runId, now: meta.now },
+  );
   if (settings.reportPath) {
     await writeReport(settings.reportPath, {
       title: 'Forecast accuracy',
@@ -207,10 +238,17 @@ export async function runWarehouseAccuracy(
       mapeMinActualPct: settings.mapeMinActualPct,
       skipped: result.skipped,
       reportPath: settings.reportPath ?? undefined,
+      mode: result.ledger?.mode,
+      pairsAligned: result.ledger?.pairsAligned,
     },
     result.rows,
   );
-  return { result, written, reportPath: settings.reportPath };
+  // the pairs aligned were written to the ledger (accuracy_pairs)
+  return {
+    result,
+    written: { ...written, accuracy_pairs: result.ledger?.pairsAligned ?? 0 },
+    reportPath: settings.reportPath,
+  };
 }
 
 /** The ids of the sites named by id or name (all sites when none are named). */

@@ -25,6 +25,9 @@ export interface RunRecord {
   mapeMinActualPct: number;
   skipped: SkippedSite[];
   reportPath?: string;
+  /** full or incremental (warehouse runs), and the pairs aligned (incremental.ts). */
+  mode?: string;
+  pairsAligned?: number;
 }
 
 /** Points scored and dropped over all subjects, read from the first group scored (total by default). */
@@ -59,7 +62,7 @@ export async function storeAccuracy(
   await warehouse.transaction(async () => {
     await warehouse.run(
       `INSERT INTO accuracy_runs VALUES ($1, ${instantOrNull(run.scoredAt)}, $2, ${instantOrNull(run.from)}, ${instantOrNull(run.to)},
-        ${list(run.sites)}, ${list(run.models)}, ${list(run.groups)}, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        ${list(run.sites)}, ${list(run.models)}, ${list(run.groups)}, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         run.runId,
         run.source,
@@ -73,6 +76,8 @@ export async function storeAccuracy(
         dropped,
         JSON.stringify(run.skipped),
         run.reportPath ?? null,
+        run.mode ?? null,
+        run.pairsAligned ?? null,
       ],
     );
     for (let i = 0; i < results.length; i += ROWS_PER_INSERT) {

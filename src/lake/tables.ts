@@ -78,8 +78,18 @@ export const LAKE_TABLES: readonly LakeTable[] = [
   },
 ];
 
-/** Warehouse tables that are not data and have no place in the lake. */
-export const NOT_IN_LAKE: readonly string[] = ['schema_migrations'];
+/**
+ * Warehouse tables that are not data and have no place in the lake: the migration record, and the
+ * accuracy ledger (a warehouse's own working state; a scratch warehouse without it scores in full).
+ */
+export const NOT_IN_LAKE: readonly string[] = [
+  'schema_migrations',
+  'accuracy_ledger_state',
+  'accuracy_pairs',
+  'accuracy_pair_quantiles',
+  'accuracy_ledger_vintages',
+  'accuracy_ledger_flags',
+];
 
 /**
  * A table a later migration added without a line above: one folder, every distinct row, the whole

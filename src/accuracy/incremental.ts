@@ -1,0 +1,295 @@
+// Incremental accuracy: the warehouse's aligned pairs are kept in a ledger (accuracy_pairs and
+// accuracy_pair_quantiles, migration 012), so that a score aligns only what is new since the
+// last one: the valid times new to its window, the forecast vintages that gained points, and the
+// pairs whose actual or reference actual arrived, was revised, or was flagged or unflagged.
+// Everything else is read from the ledger as it was aligned. A pair is a pure function of its
+// forecast row, the actuals around its valid time and reference time, the flags of those
+// actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
+// these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
+// "Incremental scoring").
+import { instant } from '../warehouse/merge.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import {
+  alignPoints,
+  chooseSites,
+  modelFilterSql,
+  PAIRS_TABLE,
+  QUANTILES_TABLE,
+  siteLevels,
+  unusableSites,
+  windowSql,
+  type AlignOptions,
+  type SkippedSite,
+} from './align.js';
+import { referenceTimeSql } from './reference.js';
+
+export const LEDGER_PAIRS = 'accuracy_pairs';
+export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
+
+export type LedgerMode = 'full' | 'incremental';
+
+export interface LedgerRefresh {
+  mode: LedgerMode;
+  /** Why a full alignment ran (null for incremental). */
+  reason: string | null;
+  /** Pairs aligned from forecasts and actuals by this run. */
+  pairsAligned: number;
+  /** Pairs in the ledger after the run: what is scored. */
+  pairs: number;
+  /** Whether the ledger holds quantile sets. */
+  quantiles: boolean;
+  skipped: SkippedSite[];
+}
+
+interface LedgerState {
+  fingerprint: string;
+  from: number | null;
+  to: number | null;
+  actualsSeenTo: number;
+  nextPid: number;
+}
+
+const HOUR_US = 3_600_000_000;
+const ms = (v: Date | null) => (v === null ? null : v.getTime());
+const sqlInstant = (v: number | undefined | null) => (v === undefined || v === null ? 'NULL' : instant(String(v)));
+
+/** `column` inside the valid-time window [from, to) (either end open when null). */
+function inWindowSql(column: string, from: number | null | undefined, to: number | null | undefined): string {
+  return windowSql(column, { from: from ?? undefined, to: to ?? undefined });
+}
+
+/**
+ * Everything a pair depends on besides the data rows: the options that shape alignment, the
+ * chosen sites with their types, nameplates, interval lengths and persistence periods, their
+ * capacity timelines, models and quantile levels. Read after chooseSites, unusableSites and
+ * siteLevels. A change in any of it makes the next run align everything again.
+ */
+async function fingerprintOf(wh: Warehouse, options: AlignOptions): Promise<string> {
+  const settings = JSON.stringify({
+    v: 1,
+    forecastLabel: options.forecastLabel,
+    actualLabel: options.actualLabel,
+    forecastIntervalMs: options.forecastIntervalMs ?? null,
+    actualIntervalMs: options.actualIntervalMs ?? null,
+    maxMissingPct: options.maxMissingPct,
+    includeFlagged: options.includeFlagged === true,
+    sites: [...(options.sites ?? [])].sort(),
+    models: [...(options.models ?? [])].sort(),
+  });
+  const text = (...columns: string[]) => columns.map((c) => `coalesce(CAST(${c} AS VARCHAR), '-')`).join(` || '/' || `);
+  const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
+  const [{ digest }] = await wh.all<{ digest: string }>(`
+    SELECT md5(coalesce(string_agg(x, '|' ORDER BY x), '')) AS digest FROM (
+      SELECT 'site/' || ${text('site_id', 'type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site
+      UNION ALL SELECT 'capacity/' || ${text('site_id', 'segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')}
+        FROM site_capacity WHERE ${chosen}
+      UNION ALL SELECT 'model/' || ${text('model_id', 'site_id', 'name', 'quantile')} FROM models WHERE ${chosen}
+      UNION ALL SELECT 'levels/' || ${text('site_id', 'levels')} FROM acc_site_levels)`);
+  return `${settings}#${digest}`;
+}
+
+async function readState(wh: Warehouse): Promise<LedgerState | null> {
+  const [row] = await wh.all<{
+    fingerprint: string;
+    window_from: Date | null;
+    window_to: Date | null;
+    actuals_seen_to: Date;
+    next_pid: bigint;
+  }>('SELECT fingerprint, window_from, window_to, actuals_seen_to, next_pid FROM accuracy_ledger_state');
+  if (!row) return null;
+  return {
+    fingerprint: row.fingerprint,
+    from: ms(row.window_from),
+    to: ms(row.window_to),
+    actualsSeenTo: row.actuals_seen_to.getTime(),
+    nextPid: Number(row.next_pid),
+  };
+}
+
+/** Forecast and model-output points (site_id, issue_time, valid_time) of the chosen sites in a window. */
+function vintagePointsSql(
+  options: AlignOptions,
+  from: number | null | undefined,
+  to: number | null | undefined,
+): string {
+  return `SELECT site_id, update_time AS issue_time, valid_time FROM forecasts
+      WHERE site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('valid_time', from, to)}
+    UNION ALL
+    SELECT o.site_id, o.as_of, o.valid_time FROM model_outputs o JOIN models m USING (model_id)
+      WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('o.valid_time', from, to)} AND ${modelFilterSql(options)}`;
+}
+
+/** The window spanning both (open where either is). */
+function spanning(a: number | null | undefined, b: number | null | undefined, pick: (x: number, y: number) => number) {
+  return a === null || a === undefined || b === null || b === undefined ? null : pick(a, b);
+}
+
+/**
+ * Per site and issue time, the points with a valid time in the ledger's window then (`old`) and
+ * in this run's window (`points`), in one pass over both windows.
+ */
+async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
+  const from = old ? spanning(old.from, options.from, Math.min) : options.from;
+  const to = old ? spanning(old.to, options.to, Math.max) : options.to;
+  const inOld = old ? inWindowSql('valid_time', old.from, old.to) : 'FALSE';
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages AS
+    SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
+      count(*) FILTER (WHERE ${inWindowSql('valid_time', options.from, options.to)}) AS points
+    FROM (${vintagePointsSql(options, from, to)}) GROUP BY site_id, issue_time`);
+}
+
+/**
+ * What changed since the ledger was written, as two temp tables:
+ *   acc_dirty_issues (site_id, issue_time): vintages whose points inside the old window changed
+ *     in number (forecast rows are only ever added; the tables have no arrival time);
+ *   acc_dirty_hours (site_id, hour): UTC hours (epoch hours) whose resampled actual may differ:
+ *     around every actual first seen or revised since the last run, and every actual whose flags
+ *     were set, changed or cleared, by one forecast plus one actual interval either side.
+ */
+async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
+    SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time
+    FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
+    FULL JOIN accuracy_ledger_vintages v ON v.site_id = n.site_id AND v.issue_time = n.issue_time
+    WHERE coalesce(n.old_points, 0) <> coalesce(v.points, 0)`);
+  const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
+  const seen = sqlInstant(old.actualsSeenTo);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_changed_actuals AS
+    SELECT site_id, valid_time FROM actuals WHERE ${chosen} AND (first_seen_at > ${seen} OR revised_at > ${seen})
+    UNION
+    SELECT coalesce(f.site_id, l.site_id), coalesce(f.valid_time, l.valid_time)
+    FROM (SELECT * FROM actual_flags WHERE ${chosen}) f
+    FULL JOIN accuracy_ledger_flags l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
+    WHERE f.flags IS DISTINCT FROM l.flags`);
+  // An actual lies in the forecast interval that starts up to one forecast interval before it
+  // (or after it, labelled interval-ending) and may itself be one actual interval long: the
+  // margin covers both, and a spare hour covers the instant label's boundary rule.
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_hours AS
+    WITH margin AS (SELECT coalesce(max(f_len), 0) + coalesce(max(a_len), 0) + ${HOUR_US} AS us FROM acc_site)
+    SELECT DISTINCT site_id, unnest(range((epoch_us(valid_time) - us) // ${HOUR_US}, (epoch_us(valid_time) + us) // ${HOUR_US} + 1)) AS hour
+    FROM acc_changed_actuals, margin`);
+}
+
+/**
+ * The condition on a point `p` (site_id, issue_time, valid_time; its site `s` in acc_site) that
+ * it must be aligned anew: outside the old window, of a changed vintage, or with its actual or
+ * its reference actual in a changed hour. It holds for ledger rows and forecast rows alike.
+ */
+function changedSql(old: LedgerState): string {
+  const hourOf = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
+  const inHours = (t: string) =>
+    `EXISTS (SELECT 1 FROM acc_dirty_hours d WHERE d.site_id = p.site_id AND d.hour = ${hourOf(t)})`;
+  return `(NOT (${inWindowSql('p.valid_time', old.from, old.to)})
+    OR EXISTS (SELECT 1 FROM acc_dirty_issues d WHERE d.site_id = p.site_id AND d.issue_time = p.issue_time)
+    OR ${inHours('p.valid_time')}
+    OR ${inHours(referenceTimeSql('p.valid_time', 'p.issue_time', 's.ref_period'))})`;
+}
+
+/** Appends the aligned pairs (acc_pairs, acc_quantiles) to the ledger, pids from `base`; returns how many. */
+async function appendAligned(wh: Warehouse, base: number): Promise<number> {
+  await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
+    valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
+  await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
+  const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
+  return Number(n);
+}
+
+/** Drops the ledger's pairs outside this run's window and those `changed` says are stale. */
+async function dropStale(wh: Warehouse, options: AlignOptions, old: LedgerState): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
+    SELECT pid FROM ${LEDGER_PAIRS} p JOIN acc_site s USING (site_id)
+    WHERE NOT (${inWindowSql('p.valid_time', options.from, options.to)}) OR ${changedSql(old)}`);
+  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
+  await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
+}
+
+/** The snapshots the next run compares with, and the state row. */
+async function saveState(
+  wh: Warehouse,
+  options: AlignOptions,
+  fingerprint: string,
+  meta: { runId: string; now: number },
+): Promise<void> {
+  await wh.run('DELETE FROM accuracy_ledger_vintages');
+  await wh.run(
+    'INSERT INTO accuracy_ledger_vintages SELECT site_id, issue_time, points FROM acc_vintages WHERE points > 0',
+  );
+  await wh.run('DELETE FROM accuracy_ledger_flags');
+  await wh.run(`INSERT INTO accuracy_ledger_flags SELECT site_id, valid_time, flags FROM actual_flags
+    WHERE site_id IN (SELECT site_id FROM acc_site)`);
+  await wh.run('DELETE FROM accuracy_ledger_state');
+  // The newest stamp seen: a sync stamps first_seen_at and revised_at with its own start time,
+  // later than that of any sync before it (docs/accuracy.md, Incremental scoring).
+  await wh.run(
+    `INSERT INTO accuracy_ledger_state
+     SELECT $1, ${sqlInstant(options.from)}, ${sqlInstant(options.to)},
+       coalesce((SELECT max(greatest(first_seen_at, coalesce(revised_at, first_seen_at))) FROM actuals), 'epoch'::TIMESTAMPTZ),
+       coalesce((SELECT max(pid) + 1 FROM ${LEDGER_PAIRS}), 0), $2, ${sqlInstant(meta.now)}`,
+    [fingerprint, meta.runId],
+  );
+}
+
+/**
+ * Brings the ledger up to date with the warehouse for `options`: incrementally when its state
+ * was written with the same fingerprint, else (or when `full`) by aligning every pair again.
+ * One transaction: a run killed midway leaves the ledger as the last run left it.
+ */
+export async function refreshLedger(
+  wh: Warehouse,
+  options: AlignOptions,
+  meta: { runId: string; now: number; full?: boolean },
+): Promise<LedgerRefresh> {
+  return wh.transaction(async () => {
+    await chooseSites(wh, options);
+    const skipped = await unusableSites(wh, options);
+    await siteLevels(wh, options);
+    const fingerprint = await fingerprintOf(wh, options);
+    const old = await readState(wh);
+    const reason = meta.full
+      ? '--full'
+      : old === null
+        ? 'no ledger yet'
+        : old.fingerprint !== fingerprint
+          ? 'settings, sites, capacity or models changed'
+          : null;
+    let pairsAligned: number;
+    if (reason !== null || old === null) {
+      await countVintages(wh, options, null);
+      await wh.run(`DELETE FROM ${LEDGER_QUANTILES}`);
+      await wh.run(`DELETE FROM ${LEDGER_PAIRS}`);
+      await alignPoints(wh, options);
+      pairsAligned = await appendAligned(wh, 0);
+    } else {
+      await countVintages(wh, options, old);
+      await markChanges(wh, old);
+      await dropStale(wh, options, old);
+      await alignPoints(wh, options, changedSql(old));
+      pairsAligned = await appendAligned(wh, old.nextPid);
+    }
+    await saveState(wh, options, fingerprint, meta);
+    const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
+      `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
+    );
+    return {
+      mode: reason === null ? 'incremental' : 'full',
+      reason,
+      pairsAligned,
+      pairs: Number(pairs),
+      quantiles,
+      skipped,
+    };
+  });
+}
+
+/** Drops the temp tables of a refresh (the alignment's are dropped by dropAlignment). */
+export async function dropRefresh(wh: Warehouse): Promise<void> {
+  for (const table of ['acc_vintages', 'acc_dirty_issues', 'acc_changed_actuals', 'acc_dirty_hours', 'acc_stale']) {
+    await wh.run(`DROP TABLE IF EXISTS ${table}`);
+  }
+}
+
+/** `pairs: incremental, 1234 aligned, 56789 scored` (or `full (--full), ...`): what the command and the job report. */
+export function ledgerLine(ledger: LedgerRefresh): string {
+  const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : 'incremental';
+  return `pairs: ${mode}, ${ledger.pairsAligned} aligned, ${ledger.pairs} scored`;
+}

@@ -1,0 +1,199 @@
+// Incremental accuracy: after a second sync (new vintages, new actuals), revised actuals and a
+// new flag, the incremental score aligns only the new and changed pairs, its ledger holds exactly
+// the pairs a full alignment makes, and every metric equals the full rescore's.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
+import type { LoadedConfig } from '../src/config.js';
+import type { Emulator } from '../src/emulator/server.js';
+import { loadActuals } from '../src/warehouse/loader.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+import { DAY, HOUR, MINUTE } from '../src/time.js';
+import type { AccuracyRow } from '../src/accuracy/metrics.js';
+import { CLI } from './fixtures/runner-child.js';
+import { emulator, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+
+let emu: Emulator;
+let emulatorNow = NOW;
+
+beforeAll(async () => {
+  emu = await emulator({ sites: 3, now: () => emulatorNow });
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+async function syncAt(config: LoadedConfig, now: number): Promise<void> {
+  emulatorNow = now;
+  expect((await runSync(config, {}, now)).status).toBe('ok');
+}
+
+function settingsOf(config: LoadedConfig, now: number, extra: Partial<AccuracySettings> = {}): AccuracySettings {
+  return {
+    ...settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir),
+    groups: ['total', 'lead', 'hour', 'site', 'model'],
+    from: now - 3 * DAY,
+    to: now,
+    ...extra,
+  };
+}
+
+let runs = 0;
+
+async function score(config: LoadedConfig, now: number, extra: Partial<AccuracySettings> = {}) {
+  const runId = `accuracy-${++runs}`;
+  const wh = await Warehouse.open({ path: config.warehouse.path });
+  try {
+    const run = await runWarehouseAccuracy(wh, settingsOf(config, now, extra), {
+      runId,
+      now,
+    });
+    // the ledger as a set of rows, each quantile set with its levels (pids differ between runs)
+    const ledger = await wh.all<{ row: string }>(`
+      SELECT concat_ws('/', p.subject, p.model, p.site_id, p.served_model, p.issue_time, p.valid_time, p.group_time,
+        p.reference_time, p.forecast, p.actual, p.reference, p.capacity, p.drop_reason) || coalesce((SELECT list((q.level, q.q) ORDER BY q.level)::VARCHAR
+        FROM accuracy_pair_quantiles q WHERE q.pid = p.pid), '') AS row
+      FROM accuracy_pairs p ORDER BY row`);
+    const [stored] = await wh.all<{ mode: string; pairs_aligned: bigint }>(
+      'SELECT mode, pairs_aligned FROM accuracy_runs WHERE run_id = $1',
+      [runId],
+    );
+    await wh.publish();
+    return { run, ledger: ledger.map((r) => r.row), stored };
+  } finally {
+    await wh.close();
+  }
+}
+
+function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
+  expect(a.map((r) => [r.subject, r.model, r.group, r.key])).toEqual(
+    b.map((r) => [r.subject, r.model, r.group, r.key]),
+  );
+  for (const [i, row] of a.entries()) {
+    const other = b[i];
+    expect(Object.keys(row.values).sort()).toEqual(Object.keys(other.values).sort());
+    for (const [metric, value] of Object.entries(row.values)) {
+      const expected = other.values[metric];
+      if (!Number.isFinite(value) || !Number.isFinite(expected)) expect(String(value)).toBe(String(expected));
+      else
+        expect(Math.abs(value - expected), `${row.subject} ${row.group} ${row.key} ${metric}`).toBeLessThanOrEqual(
+          1e-9 * Math.max(1, Math.abs(expected)),
+        );
+    }
+  }
+}
+
+describe('incremental accuracy', () => {
+  it('after a second sync, revised actuals and a new flag: only the new pairs aligned, the same scores as --full', async () => {
+    const dir = tempDir('efsync-accuracy-incremental-');
+    const config = testConfig({ dir, url: emu.url });
+    await syncAt(config, NOW);
+    const first = await score(config, NOW + MINUTE);
+    expect(first.run.result.ledger?.mode).toBe('full');
+    expect(first.stored.mode).toBe('full');
+    const all = first.run.result.ledger!.pairs;
+    expect(first.run.result.ledger!.pairsAligned).toBe(all);
+
+    // nothing changed: nothing aligned, the same scores
+    const again = await score(config, NOW + MINUTE);
+    expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, pairs: all });
+    expectSameMetrics(again.run.result.rows, first.run.result.rows);
+
+    // six hours later: new vintages and actuals; then two actuals of yesterday revised, one of
+    // them below zero (a solar site: flagged negative by the accuracy run)
+    const later = NOW + 6 * HOUR;
+    await syncAt(config, later);
+    const wh = await Warehouse.open({ path: config.warehouse.path });
+    let site: string;
+    try {
+      const [actual] = await wh.all<{ site_id: string; t: bigint; value: number }>(`
+        SELECT a.site_id, epoch_ms(a.valid_time) AS t, a.value FROM actuals a JOIN sites s USING (site_id)
+        WHERE s.type = 'solar' AND a.value > 100 AND a.valid_time < TIMESTAMPTZ '${new Date(NOW - DAY).toISOString()}'
+        ORDER BY a.site_id, a.valid_time DESC LIMIT 1`);
+      site = actual.site_id;
+      const t = Number(actual.t);
+      await loadActuals(
+        wh,
+        site,
+        { valid_time: [t, t + 15 * MINUTE], value: [actual.value * 1.5, -500] },
+        { now: later + MINUTE },
+      );
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+
+    const now = later + 2 * MINUTE;
+    const incremental = await score(config, now);
+    const ledger = incremental.run.result.ledger!;
+    expect(ledger.mode).toBe('incremental');
+    expect(incremental.stored).toEqual({ mode: 'incremental', pairs_aligned: BigInt(ledger.pairsAligned) });
+    const full = await score(config, now, { full: true });
+    expect(full.run.result.ledger).toMatchObject({ mode: 'full', reason: '--full', pairs: ledger.pairs });
+
+    // the ledger is the full alignment, row for row; every metric the same to 1e-9
+    expect(incremental.ledger).toEqual(full.ledger);
+    expectSameMetrics(incremental.run.result.rows, full.run.result.rows);
+    const [negative] = await query<{ n: bigint }>(
+      config.warehouse.path,
+      'SELECT count(*) AS n FROM actual_flags WHERE site_id = $1 AND flags & 4 <> 0',
+      [site],
+    );
+    expect(Number(negative.n)).toBe(1);
+
+    // it read every pair that changed or is new, and few more: the rows of the full ledger not in the first one
+    const before = new Set(first.ledger);
+    const changed = full.ledger.filter((row) => !before.has(row)).length;
+    expect(ledger.pairsAligned).toBeGreaterThanOrEqual(changed);
+    expect(ledger.pairsAligned).toBeLessThan(changed * 1.5);
+    expect(ledger.pairsAligned).toBeLessThan(ledger.pairs / 2);
+  }, 180_000);
+
+  it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {
+    const dir = tempDir('efsync-accuracy-killed-');
+    const config = testConfig({ dir, url: emu.url });
+    await syncAt(config, NOW);
+    const configFile = writeConfigFile(dir, { dir, url: emu.url });
+    const window = ['--from', new Date(NOW - 2 * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
+    const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
+
+    const killed = await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-ledger');
+    expect(killed.signal).toBe('SIGKILL');
+    await syncAt(config, NOW + 3 * HOUR);
+    const next = await accuracy();
+    expect(next.code).toBe(0);
+    expect(next.stderr).toMatch(/pairs: incremental, [1-9]\d* aligned, \d+ scored/);
+    const full = await accuracy('--full');
+    expect(full.code).toBe(0);
+    expect(full.stderr).toMatch(/pairs: full \(--full\)/);
+    const rows = (text: string) => JSON.parse(text) as Record<string, unknown>[];
+    const [a, b] = [rows(next.stdout), rows(full.stdout)];
+    expect(a.length).toBe(b.length);
+    for (const [i, row] of a.entries()) {
+      for (const [field, value] of Object.entries(row)) {
+        const expected = b[i][field];
+        if (typeof value === 'number' && typeof expected === 'number')
+          expect(Math.abs(value - expected), field).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
+        else expect(value, field).toEqual(expected);
+      }
+    }
+  }, 180_000);
+});
+
+/** The CLI in a child process (the emulator in this one keeps answering), optionally killed at a fault point. */
+function efsync(
+  args: string[],
+  faultPoint = '',
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI, ...args], {
+      env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn', EFSYNC_FAULT_POINT: faultPoint },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
