@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
-import { loadForecasts, type ForecastColumns } from '../src/warehouse/loader.js';
+import { loadForecasts } from '../src/warehouse/loader.js';
+import type { ForecastColumns } from '../src/warehouse/rows.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const CHUNK_ROWS = 2048;
@@ -59,7 +60,7 @@ export async function benchAppend(rows: number): Promise<number> {
       for (let offset = 0; offset < n; offset += CHUNK_ROWS) {
         const size = Math.min(CHUNK_ROWS, n - offset);
         const chunk = DuckDBDataChunk.create(types, size);
-        const columns: (readonly unknown[] | string)[] = [
+        const columns: (ArrayLike<unknown> | string)[] = [
           siteId,
           site.model_name,
           site.model_version,

@@ -1,10 +1,10 @@
 // Syncs sites of every site into the warehouse (the nightly chain runs it; schedule it alone in config).
 import { defineJob } from '../src/runner/job.js';
-import { syncAll } from '../src/sync/index.js';
+import { runSync } from '../src/sync/index.js';
 
 export default defineJob({
   name: 'sync-sites',
   description: 'Sync sites of every site (or --site ...) into the warehouse',
   schedule: null,
-  run: (ctx) => syncAll(ctx, ['sites']),
+  run: (ctx) => runSync(ctx, ['sites']),
 });

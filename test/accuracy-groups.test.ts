@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { leadBucketLabels, type Group, type IntervalLabel } from '../src/accuracy/groups.js';
+import { leadBucketLabels, type Group } from '../src/accuracy/groups.js';
+import type { IntervalLabel } from '../src/warehouse/rows.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-groups-'));

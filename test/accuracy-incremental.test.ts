@@ -3,6 +3,7 @@
 // the pairs a full alignment makes, and every metric equals the full rescore's.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
@@ -116,7 +117,7 @@ describe('incremental accuracy', () => {
         wh,
         site,
         { valid_time: [t, t + 15 * MINUTE], value: [actual.value * 1.5, -500] },
-        { now: later + MINUTE },
+        { now: later + MINUTE, quality: DEFAULT_QUALITY },
       );
       await wh.publish();
     } finally {

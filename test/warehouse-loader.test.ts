@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
 import {
@@ -11,9 +12,9 @@ import {
   loadModelOutputs,
   loadModels,
   loadSites,
-  type ForecastColumns,
-  type SiteModel,
 } from '../src/warehouse/loader.js';
+import type { ForecastColumns } from '../src/warehouse/rows.js';
+import { modelRows, siteRows, type SiteModel } from '../src/sync/normalize.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
@@ -147,7 +148,10 @@ describe('forecasts', () => {
   });
 
   it('a value that cannot be staged fails the load before anything is written', async () => {
-    const columns = { ...vintage(T0, () => 1), model_version: vintage(T0, () => 1).model_version.map(() => 2 ** 40) };
+    const columns = {
+      ...vintage(T0, () => 1),
+      model_version: Array.from(vintage(T0, () => 1).model_version, () => 2 ** 40),
+    };
     await expect(loadForecasts(warehouse, 's1', columns)).rejects.toThrow();
     expect(await warehouse.all('SELECT * FROM forecasts')).toEqual([]);
   });
@@ -228,7 +232,9 @@ describe('concurrent loads', () => {
   it("each call reports its own site's rows, whether merged alone or with others", async () => {
     const sizes = [24, 12, 6, 3];
     const slice = (columns: ForecastColumns, n: number): ForecastColumns =>
-      Object.fromEntries(Object.entries(columns).map(([k, v]) => [k, v.slice(0, n)])) as unknown as ForecastColumns;
+      Object.fromEntries(
+        Object.entries(columns).map(([k, v]) => [k, Array.from(v).slice(0, n)]),
+      ) as unknown as ForecastColumns;
     const loads = sizes.map((n, i) =>
       loadForecasts(
         warehouse,
@@ -242,11 +248,18 @@ describe('concurrent loads', () => {
     expect(await Promise.all(loads)).toEqual(sizes.map((n) => ({ forecasts: n })));
 
     const actuals = (value: number) => ({ valid_time: [T0, T0 + H], value: [value, value] });
-    await Promise.all(['a', 'b', 'c'].map((site) => loadActuals(warehouse, site, actuals(1), { now: T0 })));
+    await Promise.all(
+      ['a', 'b', 'c'].map((site) => loadActuals(warehouse, site, actuals(1), { now: T0, quality: DEFAULT_QUALITY })),
+    );
     const revised = await Promise.all([
-      loadActuals(warehouse, 'a', actuals(1), { now: T0 + H }),
-      loadActuals(warehouse, 'b', actuals(2), { now: T0 + H }),
-      loadActuals(warehouse, 'c', { valid_time: [T0, T0 + H, T0 + 2 * H], value: [1, 3, 3] }, { now: T0 + 2 * H }),
+      loadActuals(warehouse, 'a', actuals(1), { now: T0 + H, quality: DEFAULT_QUALITY }),
+      loadActuals(warehouse, 'b', actuals(2), { now: T0 + H, quality: DEFAULT_QUALITY }),
+      loadActuals(
+        warehouse,
+        'c',
+        { valid_time: [T0, T0 + H, T0 + 2 * H], value: [1, 3, 3] },
+        { now: T0 + 2 * H, quality: DEFAULT_QUALITY },
+      ),
     ]);
     expect(revised).toEqual([{}, { actuals: 2, actual_revisions: 2 }, { actuals: 2, actual_revisions: 1 }]);
     const [c] = await warehouse.all<{ revised_at: Date }>(
@@ -285,12 +298,19 @@ describe('actuals', () => {
   });
 
   it('inserts new points, revises changed ones keeping the revision, and ignores unchanged ones', async () => {
-    expect(await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 10 * H })).toEqual({ actuals: 3 });
+    expect(
+      await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 10 * H, quality: DEFAULT_QUALITY }),
+    ).toEqual({ actuals: 3 });
     const before = await snapshot('actuals');
-    expect(await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 11 * H })).toEqual({});
+    expect(
+      await loadActuals(warehouse, 's1', actuals([1, 2, null]), { now: T0 + 11 * H, quality: DEFAULT_QUALITY }),
+    ).toEqual({});
     expect(await snapshot('actuals')).toBe(before);
 
-    const revised = await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), { now: T0 + 12 * H });
+    const revised = await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), {
+      now: T0 + 12 * H,
+      quality: DEFAULT_QUALITY,
+    });
     expect(revised).toEqual({ actuals: 3, actual_revisions: 2 });
     const rows = await warehouse.all<{ value: number | null; first_seen_at: Date; revised_at: Date | null }>(
       'SELECT value, first_seen_at, revised_at FROM actuals ORDER BY valid_time',
@@ -309,7 +329,9 @@ describe('actuals', () => {
       [T0 + 2 * H, null, 3],
     ]);
     // The revised values are now the stored ones: loading them again writes nothing.
-    expect(await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), { now: T0 + 13 * H })).toEqual({});
+    expect(
+      await loadActuals(warehouse, 's1', actuals([1, 2.5, 3, 4]), { now: T0 + 13 * H, quality: DEFAULT_QUALITY }),
+    ).toEqual({});
   });
 });
 
@@ -347,17 +369,19 @@ describe('sites and models', () => {
   });
 
   it('upserts sites with assets and capacity, writing nothing on a rerun and only what changed after', async () => {
-    expect(await loadSites(warehouse, [solar(30), wind], { now: T0 })).toEqual({
+    expect(await loadSites(warehouse, [solar(30), wind].map(siteRows), { now: T0 })).toEqual({
       sites: 2,
       site_assets: 3,
       site_capacity: 3,
     });
     const tables = ['sites', 'site_assets', 'site_capacity'];
     const before = await Promise.all(tables.map(snapshot));
-    expect(await loadSites(warehouse, [solar(30), wind], { now: T0 + H })).toEqual({});
+    expect(await loadSites(warehouse, [solar(30), wind].map(siteRows), { now: T0 + H })).toEqual({});
     expect(await Promise.all(tables.map(snapshot))).toEqual(before);
 
-    expect(await loadSites(warehouse, [solar(35), wind], { now: T0 + 2 * H })).toEqual({ site_assets: 2 });
+    expect(await loadSites(warehouse, [solar(35), wind].map(siteRows), { now: T0 + 2 * H })).toEqual({
+      site_assets: 2,
+    });
     const assets = await warehouse.all<{ asset_index: number; tilt: number | null; install_date: unknown }>(
       "SELECT asset_index, tilt FROM site_assets WHERE site_id = 'site-a' ORDER BY 1",
     );
@@ -390,12 +414,12 @@ describe('sites and models', () => {
       { state: 'complete', timestamp_utc: T0 + H },
     ];
     const total = {};
-    addRows(total, await loadModels(warehouse, 'site-a', [model(1, trained)], { now: T0 }));
+    addRows(total, await loadModels(warehouse, [modelRows('site-a', model(1, trained))], { now: T0 }));
     expect(total).toEqual({ models: 1, model_states: 2, model_settings_history: 1 });
-    expect(await loadModels(warehouse, 'site-a', [model(1, trained)], { now: T0 + H })).toEqual({});
+    expect(await loadModels(warehouse, [modelRows('site-a', model(1, trained))], { now: T0 + H })).toEqual({});
 
     const retrained = [...trained, { state: 'training', timestamp_utc: T0 + 5 * H }];
-    expect(await loadModels(warehouse, 'site-a', [model(2, retrained)], { now: T0 + 6 * H })).toEqual({
+    expect(await loadModels(warehouse, [modelRows('site-a', model(2, retrained))], { now: T0 + 6 * H })).toEqual({
       models: 1,
       model_states: 1,
       model_settings_history: 1,

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { listMigrations, pendingMigrations } from '../src/warehouse/migrate.js';
 import { Warehouse, writerPathOf, type Recovery } from '../src/warehouse/warehouse.js';
@@ -62,7 +63,7 @@ describe('open and migrate', () => {
   it('a warehouse already at the newest migration opens and closes without a single write', async () => {
     const path = join(dir, 'warehouse.duckdb');
     const first = await Warehouse.open({ path });
-    await loadActuals(first, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] });
+    await loadActuals(first, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] }, { quality: DEFAULT_QUALITY });
     await first.publish();
     await first.close();
     const writer = writerPathOf(path);
@@ -80,9 +81,19 @@ describe('a writer file that will not open', () => {
   /** Publishes one actual for site a, then one more for site b that only the writer file holds. */
   async function publishedThenMore(path: string): Promise<void> {
     const warehouse = await Warehouse.open({ path });
-    await loadActuals(warehouse, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] });
+    await loadActuals(
+      warehouse,
+      'a',
+      { valid_time: [Date.UTC(2026, 10, 1)], value: [1] },
+      { quality: DEFAULT_QUALITY },
+    );
     await warehouse.publish();
-    await loadActuals(warehouse, 'b', { valid_time: [Date.UTC(2026, 10, 1)], value: [2] });
+    await loadActuals(
+      warehouse,
+      'b',
+      { valid_time: [Date.UTC(2026, 10, 1)], value: [2] },
+      { quality: DEFAULT_QUALITY },
+    );
     await warehouse.close();
   }
 

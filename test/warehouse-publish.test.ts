@@ -2,6 +2,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 import { count, startReader } from './warehouse-support.js';
@@ -22,7 +23,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 /** Loads `hours` hourly actuals for a site and publishes them. */
 async function loadAndPublish(warehouse: Warehouse, siteId: string, hours: number): Promise<void> {
   const valid_time = Array.from({ length: hours }, (_, h) => T0 + h * H);
-  await loadActuals(warehouse, siteId, { valid_time, value: valid_time.map(() => 1) });
+  await loadActuals(warehouse, siteId, { valid_time, value: valid_time.map(() => 1) }, { quality: DEFAULT_QUALITY });
   await warehouse.publish();
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
 import {
@@ -13,6 +14,7 @@ import {
   loadSites,
 } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
+import { modelRows, siteRows } from '../src/sync/normalize.js';
 
 const H = 3_600_000;
 const DAY = 24 * H;
@@ -37,26 +39,34 @@ function vintage(issued: number, day: number, value: number) {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'efsync-views-'));
   warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
-  await loadSites(warehouse, [
-    SiteResponse.parse({
-      id: 's1',
-      site_id: 's1',
-      name: 'Roof',
-      latitude: 59,
-      longitude: 18,
-      type: 'load',
-      creation_timestamp_utc: iso(D0 - 30 * DAY),
-      assets: [],
-      capacity_kw_array: [{ value: 100, dateEnd: null }],
-    }),
-  ]);
+  await loadSites(
+    warehouse,
+    [
+      SiteResponse.parse({
+        id: 's1',
+        site_id: 's1',
+        name: 'Roof',
+        latitude: 59,
+        longitude: 18,
+        type: 'load',
+        creation_timestamp_utc: iso(D0 - 30 * DAY),
+        assets: [],
+        capacity_kw_array: [{ value: 100, dateEnd: null }],
+      }),
+    ].map(siteRows),
+  );
   // Vintages for day D0+1: two on D0 (the later is day-ahead), one early on D0+1 itself (the latest).
   await loadForecasts(warehouse, 's1', vintage(D0 + 6 * H, D0 + DAY, 10));
   await loadForecasts(warehouse, 's1', vintage(D0 + 18 * H, D0 + DAY, 20));
   await loadForecasts(warehouse, 's1', vintage(D0 + DAY + 1 * H, D0 + DAY, 30));
-  await loadActuals(warehouse, 's1', { valid_time: [D0 + DAY, D0 + DAY + H, D0 + DAY + 2 * H], value: [25, 35, null] });
-  await loadModels(warehouse, 's1', [
-    {
+  await loadActuals(
+    warehouse,
+    's1',
+    { valid_time: [D0 + DAY, D0 + DAY + H, D0 + DAY + 2 * H], value: [25, 35, null] },
+    { quality: DEFAULT_QUALITY },
+  );
+  await loadModels(warehouse, [
+    modelRows('s1', {
       ...ModelItem.parse({
         id: 'm1',
         name: 'quantile_p90',
@@ -68,7 +78,7 @@ beforeAll(async () => {
         serving_active: false,
       }),
       model_type: 'ai',
-    },
+    }),
   ]);
   await loadModelOutputs(warehouse, 's1', [
     {

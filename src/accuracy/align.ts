@@ -8,11 +8,12 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
-import { instant } from '../warehouse/merge.js';
+import { instantLiteral } from '../warehouse/sql.js';
 import { quoteLiteral } from '../warehouse/sql.js';
 import { UsageError } from '../boundary.js';
 import { DAY, HOUR, MINUTE } from '../time.js';
-import { groupTimeSql, type IntervalLabel } from './groups.js';
+import type { IntervalLabel } from '../warehouse/rows.js';
+import { groupTimeSql } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
 
@@ -50,7 +51,7 @@ export const PAIRS_TABLE = 'acc_pairs';
 export const QUANTILES_TABLE = 'acc_quantiles';
 
 const us = (ms: number) => ms * 1000;
-const ts = (ms: number) => instant(String(ms));
+const ts = instantLiteral;
 
 export function windowSql(column: string, options: Pick<AlignOptions, 'from' | 'to'>): string {
   const parts = ['TRUE'];

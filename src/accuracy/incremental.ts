@@ -7,7 +7,7 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instant } from '../warehouse/merge.js';
+import { instantLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import {
   alignPoints,
@@ -51,7 +51,7 @@ interface LedgerState {
 
 const HOUR_US = 3_600_000_000;
 const ms = (v: Date | null) => (v === null ? null : v.getTime());
-const sqlInstant = (v: number | undefined | null) => (v === undefined || v === null ? 'NULL' : instant(String(v)));
+const sqlInstant = (v: number | undefined | null) => (v === undefined || v === null ? 'NULL' : instantLiteral(v));
 
 /** `column` inside the valid-time window [from, to) (either end open when null). */
 function inWindowSql(column: string, from: number | null | undefined, to: number | null | undefined): string {

@@ -7,7 +7,8 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseInstant } from '../time.js';
 import { InputFileError } from '../yaml.js';
-import { groupTimeSql, type IntervalLabel } from './groups.js';
+import type { IntervalLabel } from '../warehouse/rows.js';
+import { groupTimeSql } from './groups.js';
 import type { SqlRunner } from './metrics.js';
 
 export interface PairsColumns {

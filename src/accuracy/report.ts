@@ -8,7 +8,8 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { subjectLabel } from './format.js';
 import { orderedNames, type AccuracyRow, type SqlRunner } from './metrics.js';
-import { FLAGS, type FlagCount, type FlagName } from './quality.js';
+import { FLAGS, type FlagName } from '../warehouse/flags.js';
+import type { FlagCount } from './quality.js';
 
 export interface SeriesPoint {
   site: string | null;

@@ -5,18 +5,14 @@ import { UsageError } from '../boundary.js';
 import type { Config } from '../config.js';
 import { formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
+import { flagActuals, type QualitySettings } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
-import type { Group, IntervalLabel } from './groups.js';
+import type { IntervalLabel } from '../warehouse/rows.js';
+import type { Group } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
 import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
-import {
-  countFlags,
-  flagActuals,
-  qualitySettingsFromConfig,
-  refreshCapacityWindows,
-  type QualitySettings,
-} from './quality.js';
+import { countFlags, qualitySettingsFromConfig, refreshCapacityWindows } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 import { faultPoint } from '../fault.js';

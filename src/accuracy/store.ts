@@ -1,11 +1,12 @@
 // Results into the warehouse: one accuracy_runs row per run and one accuracy_results row per
 // subject, model, group key and metric (migration 004_accuracy.sql), written in one transaction.
-import { instant } from '../warehouse/merge.js';
+import { instantLiteral } from '../warehouse/sql.js';
 import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SkippedSite } from './align.js';
-import type { Group, IntervalLabel } from './groups.js';
+import type { IntervalLabel } from '../warehouse/rows.js';
+import type { Group } from './groups.js';
 import type { AccuracyRow } from './metrics.js';
 
 export interface RunRecord {
@@ -58,7 +59,7 @@ export async function storeAccuracy(
   const { pairs, dropped } = totals(rows);
   const results = resultValues(run.runId, rows);
   const list = (values?: string[]) => (values?.length ? `[${values.map(quoteLiteral).join(', ')}]` : 'NULL');
-  const instantOrNull = (ms?: number) => (ms === undefined ? 'NULL' : instant(String(Math.round(ms))));
+  const instantOrNull = (ms?: number) => (ms === undefined ? 'NULL' : instantLiteral(ms));
   await warehouse.transaction(async () => {
     await warehouse.run(
       `INSERT INTO accuracy_runs VALUES ($1, ${instantOrNull(run.scoredAt)}, $2, ${instantOrNull(run.from)}, ${instantOrNull(run.to)},

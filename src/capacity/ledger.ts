@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { formatMinute, parseInstant } from '../time.js';
+import { instant } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { TimelinePoint } from './validate.js';
 
@@ -34,7 +35,7 @@ export async function recordPush(warehouse: Warehouse, push: PushRecord): Promis
   const pushId = randomUUID();
   await warehouse.run(
     `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, deleted_points, response, status, error, pushed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, $12::TIMESTAMPTZ)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, ${instant('$12')})`,
     [
       pushId,
       push.runId,
@@ -47,7 +48,7 @@ export async function recordPush(warehouse: Warehouse, push: PushRecord): Promis
       push.response === undefined ? null : JSON.stringify(push.response),
       push.status,
       push.error,
-      new Date(push.pushedAt).toISOString(),
+      push.pushedAt,
     ],
   );
   return pushId;

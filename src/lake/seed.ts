@@ -9,7 +9,7 @@
  *     and the actuals' revision logic see what is stored there.
  * Each seeded row is also kept in schema `lake_seed`, so the commit writes only what differs.
  */
-import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
+import { instantLiteral, quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { committedFiles, SCHEMA_FILE, absolute } from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
@@ -56,7 +56,7 @@ export async function seedFromLake(warehouse: Warehouse, lake: string, options: 
       );
     const windowFrom = options.backfillFrom ?? (await oldestReread(warehouse, options.lookback));
     if (sites.length > 0 && windowFrom !== null) {
-      const where = `site_id IN (SELECT site_id FROM temp.lake_shard_sites) AND valid_time >= make_timestamptz(${windowFrom * 1000}::BIGINT)`;
+      const where = `site_id IN (SELECT site_id FROM temp.lake_shard_sites) AND valid_time >= ${instantLiteral(windowFrom)}`;
       for (const table of schema.tables.filter((t) => t.seed === 'window')) {
         await seedTable(warehouse, table, resolvedSql(table, source(table), where), rows);
       }

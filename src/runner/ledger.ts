@@ -1,6 +1,7 @@
 // The run ledger: the `runs` and `run_failures` tables of 001_core.sql, as the runner writes and
 // reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
 import { hostname } from 'node:os';
+import { instant } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Failure } from './job.js';
 
@@ -31,8 +32,6 @@ export interface Runner {
 
 export const THIS_PROCESS: Runner = { host: hostname(), pid: process.pid };
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 /** A new ledger row: `running` at the start of a run, or a finished `skipped` one (with endedAt). */
 export async function insertRun(
   wh: Warehouse,
@@ -40,15 +39,15 @@ export async function insertRun(
 ): Promise<void> {
   await wh.run(
     `INSERT INTO runs (run_id, job, trigger, scheduled_for, attempt, started_at, ended_at, status, error_summary, host, pid)
-     VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9, $10, $11)`,
+     VALUES ($1, $2, $3, ${instant('$4')}, $5, ${instant('$6')}, ${instant('$7')}, $8, $9, $10, $11)`,
     [
       run.runId,
       run.job,
       run.trigger,
-      iso(run.scheduledFor),
+      run.scheduledFor,
       run.attempt,
-      iso(run.startedAt),
-      iso(run.endedAt ?? null),
+      run.startedAt,
+      run.endedAt ?? null,
       run.status,
       run.errorSummary,
       run.host,
@@ -69,12 +68,12 @@ export async function finishRun(
   },
 ): Promise<void> {
   await wh.run(
-    `UPDATE runs SET status = $2, ended_at = $3::TIMESTAMPTZ, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
+    `UPDATE runs SET status = $2, ended_at = ${instant('$3')}, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
      WHERE run_id = $1`,
     [
       runId,
       end.status,
-      iso(end.endedAt),
+      end.endedAt,
       JSON.stringify(end.rowsWritten),
       end.errorSummary,
       end.defaulted && Object.keys(end.defaulted).length > 0 ? JSON.stringify(end.defaulted) : null,
@@ -86,13 +85,13 @@ export async function insertFailures(wh: Warehouse, runId: string, failures: Fai
   for (const failure of failures) {
     await wh.run(
       `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at, item, field_path)
-       VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ, $6, $7)`,
+       VALUES ($1, $2, $3, $4, ${instant('$5')}, $6, $7)`,
       [
         runId,
         failure.siteId ?? null,
         failure.resource ?? null,
         failure.reason,
-        iso(at),
+        at,
         failure.item ?? null,
         failure.fieldPath ?? null,
       ],
@@ -106,8 +105,8 @@ export async function insertFailures(wh: Warehouse, runId: string, failures: Fai
  */
 export async function recordInterrupted(wh: Warehouse, runId: string, at: number, reason: string): Promise<void> {
   await wh.runAside(
-    `UPDATE runs SET status = 'interrupted', ended_at = $2::TIMESTAMPTZ, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
-    [runId, iso(at), reason],
+    `UPDATE runs SET status = 'interrupted', ended_at = ${instant('$2')}, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
+    [runId, at, reason],
   );
 }
 
@@ -121,11 +120,11 @@ export async function markOrphanedRuns(wh: Warehouse, at: number): Promise<strin
   );
   for (const orphan of orphans) {
     await wh.run(
-      `UPDATE runs SET status = 'crashed', ended_at = coalesce(ended_at, $2::TIMESTAMPTZ), error_summary = $3
+      `UPDATE runs SET status = 'crashed', ended_at = coalesce(ended_at, ${instant('$2')}), error_summary = $3
        WHERE run_id = $1`,
       [
         orphan.run_id,
-        iso(at),
+        at,
         `the process (${orphan.host ?? '?'} pid ${orphan.pid ?? '?'}) ended without recording an outcome`,
       ],
     );
@@ -146,10 +145,10 @@ export async function slotTakenBy(
   attempt: number,
 ): Promise<string | null> {
   const rows = await wh.all<{ run_id: string }>(
-    `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ
+    `SELECT run_id FROM runs WHERE job = $1 AND scheduled_for = ${instant('$2')}
        AND (status NOT IN ('failed', 'interrupted', 'crashed') OR attempt >= $3)
      ORDER BY started_at LIMIT 1`,
-    [job, iso(scheduledFor), attempt],
+    [job, scheduledFor, attempt],
   );
   return rows[0]?.run_id ?? null;
 }
@@ -157,8 +156,8 @@ export async function slotTakenBy(
 /** The highest attempt recorded for a slot (0 when none), so a catch-up of it is the next attempt. */
 export async function lastAttempt(wh: Warehouse, job: string, scheduledFor: number): Promise<number> {
   const rows = await wh.all<{ attempt: number | null }>(
-    `SELECT max(attempt) AS attempt FROM runs WHERE job = $1 AND scheduled_for = $2::TIMESTAMPTZ`,
-    [job, iso(scheduledFor)],
+    `SELECT max(attempt) AS attempt FROM runs WHERE job = $1 AND scheduled_for = ${instant('$2')}`,
+    [job, scheduledFor],
   );
   return rows[0]?.attempt ?? 0;
 }

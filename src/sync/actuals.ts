@@ -3,6 +3,7 @@
 // sync.actual_types to `actuals_by_type`, each type with its own sync state.
 import type { ActualsSeries } from '../api/schemas.js';
 import { loadActuals, loadTypedActuals } from '../warehouse/loader.js';
+import { actualColumns } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
 import { planActuals } from './windows.js';
 
@@ -28,10 +29,16 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
     },
     load: (env, site, fetched) =>
       type === POWER
-        ? loadActuals(env.warehouse, site.siteId, fetched.data, {
+        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), {
             ...loadOptions(env, state, fetched.mark),
             quality: env.quality,
           })
-        : loadTypedActuals(env.warehouse, site.siteId, type, fetched.data, loadOptions(env, state, fetched.mark)),
+        : loadTypedActuals(
+            env.warehouse,
+            site.siteId,
+            type,
+            actualColumns(fetched.data),
+            loadOptions(env, state, fetched.mark),
+          ),
   };
 }

@@ -1,12 +1,14 @@
 // The site forecast, every issued vintage kept: the service lists its issue times (Get Site
 // Forecast Updates), and each one not read yet is read as of that time, intraday ones included.
 import pLimit from 'p-limit';
-import { loadForecasts, type ForecastColumns } from '../warehouse/loader.js';
+import type { ForecastSeries } from '../api/schemas.js';
+import { loadForecasts } from '../warehouse/loader.js';
+import { forecastColumns } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
 import { planForecastUpdates } from './windows.js';
 
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
-export const forecastsSync: ResourceSync<ForecastColumns[]> = {
+export const forecastsSync: ResourceSync<ForecastSeries[]> = {
   async fetch(env, site, mark) {
     const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
     const limit = pLimit(env.requestsPerSite);
@@ -28,5 +30,10 @@ export const forecastsSync: ResourceSync<ForecastColumns[]> = {
     };
   },
   load: (env, site, fetched) =>
-    loadForecasts(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'forecasts', fetched.mark)),
+    loadForecasts(
+      env.warehouse,
+      site.siteId,
+      fetched.data.map(forecastColumns),
+      loadOptions(env, 'forecasts', fetched.mark),
+    ),
 };

@@ -1,13 +1,32 @@
-// The sync as the rest of efsync uses it: the orchestration and one job per resource set.
+// The sync as the rest of efsync uses it: jobs hand the sync (run.ts) what it needs of their run.
+import { qualitySettingsFromConfig } from '../accuracy/quality.js';
 import type { Resource } from '../config.js';
 import { defineJob, type Job, type JobContext, type JobOutcome } from '../runner/job.js';
-import { syncAll } from './run.js';
+import { backfillOf, syncAll } from './run.js';
 
-export { syncAll } from './run.js';
-
-/** The resources a sync run covers: `--only`, else config.sync.resources. */
-export function resourcesOf(ctx: JobContext): Resource[] {
-  return ctx.options.only ?? ctx.config.sync.resources;
+/**
+ * Runs the sync of `resources` (default: `--only`, else config.sync.resources) with what it needs
+ * of the job's context.
+ */
+export async function runSync(ctx: JobContext, resources?: readonly Resource[]): Promise<JobOutcome> {
+  const { config, options } = ctx;
+  const backfill = backfillOf(options); // a usage error before the service is connected
+  return syncAll({
+    client: await ctx.service(),
+    warehouse: ctx.warehouse,
+    log: ctx.log,
+    progress: ctx.progress,
+    signal: ctx.signal,
+    runId: ctx.runId,
+    now: ctx.now(),
+    resources: resources ?? options.only ?? config.sync.resources,
+    sites: options.sites,
+    shard: options.shard,
+    backfill,
+    sync: config.sync,
+    intervalLabels: config.service.interval_label,
+    quality: qualitySettingsFromConfig(config.accuracy.quality, config.service.interval_label.actuals),
+  });
 }
 
 /** Syncs the resources named by the run's options (`efsync sync --only ...`) or config. */
@@ -15,5 +34,5 @@ export const syncJob: Job = defineJob({
   name: 'sync',
   description: 'Sync sites, models, forecasts, model outputs and actuals (or --only some) into the warehouse',
   schedule: null,
-  run: (ctx: JobContext): Promise<JobOutcome> => syncAll(ctx, resourcesOf(ctx)),
+  run: (ctx: JobContext): Promise<JobOutcome> => runSync(ctx),
 });

@@ -1,8 +1,8 @@
 // Models: each site's models with serving settings (serving_active via extra), state and schedule.
-// The loader derives the quantile level from `quantile_p<percent>` names; the run loads the
-// models of many sites per transaction (loadModelsOfSites).
+// The normalize stage derives the quantile level from `quantile_p<percent>` names; the run loads
+// the models of many sites per transaction.
 import type { Listing, ServiceClient } from '../api/client.js';
-import type { SiteModel } from '../warehouse/loader.js';
+import type { SiteModel } from './normalize.js';
 
 /**
  * The site's models with serving_active, each classified ai or physical by listing the site's

@@ -7,13 +7,17 @@ import type { ModelOutput } from '../api/schemas.js';
 import { isServiceError } from '../api/errors.js';
 import type { Failure } from '../runner/job.js';
 import { formatInstant } from '../time.js';
-import { loadModelOutputs, type ModelOutputColumns } from '../warehouse/loader.js';
+import { loadModelOutputs } from '../warehouse/loader.js';
+import { outputColumns } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
 import { cronFires, planModelVintages } from './windows.js';
 
 type Read = { output: ModelOutput } | { rejected: Failure };
 
-export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
+/** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
+type Vintage = ModelOutput & { as_of: number };
+
+export const outputsSync: ResourceSync<Vintage[]> = {
   async fetch(env, site, mark) {
     const [models, updates] = await Promise.all([site.models(), site.updates()]);
     const plans = models.map((model) =>
@@ -52,7 +56,7 @@ export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
     const outputs = reads.flatMap((read) => ('output' in read ? [read.output] : []));
     const rejected = reads.flatMap((read) => ('rejected' in read ? [read.rejected] : []));
     return {
-      data: outputs.filter((output): output is ModelOutput & { as_of: number } => output.as_of !== null),
+      data: outputs.filter((output): output is Vintage => output.as_of !== null),
       // A rejected vintage is read again next run: the sync state stays where it was.
       mark:
         rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
@@ -61,5 +65,10 @@ export const outputsSync: ResourceSync<ModelOutputColumns[]> = {
     };
   },
   load: (env, site, fetched) =>
-    loadModelOutputs(env.warehouse, site.siteId, fetched.data, loadOptions(env, 'outputs', fetched.mark)),
+    loadModelOutputs(
+      env.warehouse,
+      site.siteId,
+      fetched.data.map(outputColumns),
+      loadOptions(env, 'outputs', fetched.mark),
+    ),
 };

@@ -9,22 +9,26 @@
 // fetching (service, parsing) and loading (warehouse, with waits for the group commit).
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { Listing, RejectedItem } from '../api/client.js';
-import { qualitySettingsFromConfig } from '../accuracy/quality.js';
+import type { Listing, RejectedItem, ServiceClient } from '../api/client.js';
 import type { SiteResponse } from '../api/schemas.js';
-import { RESOURCES, type Resource } from '../config.js';
+import { RESOURCES, type Config, type Resource } from '../config.js';
 import { UsageError } from '../boundary.js';
-import { inShard } from '../lake/shard.js';
-import type { Failure, JobContext, JobOutcome } from '../runner/job.js';
-import { loadModelsOfSites, saveIntervalLabels, type SiteModel } from '../warehouse/loader.js';
+import { inShard, type Shard } from '../lake/shard.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../progress.js';
+import type { Failure, JobOutcome } from '../runner/job.js';
+import type { QualitySettings } from '../warehouse/flags.js';
+import { loadModels, saveIntervalLabels } from '../warehouse/loader.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
 import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
 import { fetchModels } from './models.js';
+import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
 import { syncSites } from './sites.js';
 import { readMarks } from './state.js';
 import type { ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
-import type { SyncMark } from './windows.js';
+import type { Backfill, SyncMark } from './windows.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
 const REQUESTS_PER_SITE = 4;
@@ -83,9 +87,32 @@ interface Tally {
   loadMs: number;
 }
 
-/** Syncs `resources` (in the order of RESOURCES) for the sites of `ctx.options.sites`, or all. */
-export async function syncAll(ctx: JobContext, resources: readonly Resource[]): Promise<JobOutcome> {
-  return withMemoryLimit(ctx, () => syncResources(ctx, resources));
+/** What a sync needs, and nothing else of the run: the service, the warehouse, the run's identity, clock and signal, and its settings. */
+export interface SyncRequest {
+  client: ServiceClient;
+  warehouse: Warehouse;
+  log: Logger;
+  progress: Progress;
+  /** Aborted: the sites in flight finish or roll back, no new site starts. */
+  signal: AbortSignal;
+  runId: string;
+  /** The run's clock, read once at its start, so every site plans the same windows. */
+  now: number;
+  resources: readonly Resource[];
+  /** Only these sites (ids or names) and this shard; all sites when absent. */
+  sites?: string[] | undefined;
+  shard?: Shard | undefined;
+  /** A historical window instead of the incremental one (see backfillOf). */
+  backfill?: Backfill | undefined;
+  sync: Config['sync'];
+  intervalLabels: Config['service']['interval_label'];
+  /** Thresholds of the data-quality flags computed on every load of (power) actuals. */
+  quality: QualitySettings;
+}
+
+/** Syncs `req.resources` (in the order of RESOURCES) for `req.sites`, or all. */
+export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
+  return withMemoryLimit(req, () => syncResources(req));
 }
 
 /**
@@ -93,37 +120,35 @@ export async function syncAll(ctx: JobContext, resources: readonly Resource[]): 
  * buffer pool keeps caching the growing file (up to 80% of RAM), so the sync's memory grew with
  * the number of sites; steps after the sync (accuracy) get the previous limit back.
  */
-async function withMemoryLimit<T>(ctx: JobContext, fn: () => Promise<T>): Promise<T> {
-  const limit = ctx.config.sync.memory_limit;
+async function withMemoryLimit<T>(req: SyncRequest, fn: () => Promise<T>): Promise<T> {
+  const limit = req.sync.memory_limit;
   if (limit === null) return fn();
-  const [{ previous }] = await ctx.warehouse.all<{ previous: string }>(
+  const [{ previous }] = await req.warehouse.all<{ previous: string }>(
     "SELECT current_setting('memory_limit') AS previous",
   );
-  await ctx.warehouse.run(`SET memory_limit = '${limit}'`); // checked by the config schema: digits and a unit
+  await req.warehouse.run(`SET memory_limit = '${limit}'`); // checked by the config schema: digits and a unit
   try {
     return await fn();
   } finally {
-    await ctx.warehouse.run(`SET memory_limit = '${previous}'`);
+    await req.warehouse.run(`SET memory_limit = '${previous}'`);
   }
 }
 
-async function syncResources(ctx: JobContext, resources: readonly Resource[]): Promise<JobOutcome> {
-  const ordered = RESOURCES.filter((r) => resources.includes(r));
+async function syncResources(req: SyncRequest): Promise<JobOutcome> {
+  const ordered = RESOURCES.filter((r) => req.resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
-  const env = await syncEnv(ctx);
-  await saveIntervalLabels(ctx.warehouse, ctx.config.service.interval_label);
+  const env = syncEnv(req);
+  await saveIntervalLabels(req.warehouse, req.intervalLabels);
   // Every shard lists all sites and syncs only its own; a malformed site is recorded by the
   // shard its id falls in (by the first shard when it has no readable id).
   const listed = await env.client.listSites();
-  const sites = inShard(selectSites(listed, ctx.options.sites), ctx.options.shard);
+  const sites = inShard(selectSites(listed, req.sites), req.shard);
   const rejectedHere = listed.rejected.filter((item) =>
-    item.id === null
-      ? (ctx.options.shard?.index ?? 0) === 0
-      : inShard([{ site_id: item.id }], ctx.options.shard).length > 0,
+    item.id === null ? (req.shard?.index ?? 0) === 0 : inShard([{ site_id: item.id }], req.shard).length > 0,
   );
-  const steps = seriesSteps(series, ctx.config.sync.actual_types);
+  const steps = seriesSteps(series, req.sync.actual_types);
   const marks: Marks = new Map();
-  for (const step of steps) marks.set(step.state, await readMarks(ctx.warehouse, step.state));
+  for (const step of steps) marks.set(step.state, await readMarks(req.warehouse, step.state));
   const tally: Tally = {
     rows: {},
     failures: [],
@@ -134,41 +159,41 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
     fetchMs: 0,
     loadMs: 0,
   };
-  rejectItems(ctx, tally, 'sites', null, rejectedHere);
+  rejectItems(req, tally, 'sites', null, rejectedHere);
   countDefaulted(
     tally,
     sites.flatMap((site) => site.defaulted.map((field) => `sites.${field}`)),
   );
 
-  ctx.log.info({ sites: sites.length, resources: ordered, backfill: env.backfill }, 'sync started');
+  req.log.info({ sites: sites.length, resources: ordered, backfill: env.backfill }, 'sync started');
   const started = performance.now();
-  if (ordered.includes('sites')) await syncSiteList(ctx, env, sites, tally);
+  if (ordered.includes('sites')) await syncSiteList(req, env, sites, tally);
   const tasks = new Map(sites.map((site) => [site.site_id, siteTask(env, site)]));
-  const limit = pLimit(ctx.config.sync.concurrency);
-  if (ordered.includes('models')) await syncModels(ctx, env, [...tasks.values()], limit, tally);
-  ctx.progress.start(sites.length, 'sync');
+  const limit = pLimit(req.sync.concurrency);
+  if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], limit, tally);
+  req.progress.start(sites.length, 'sync');
   await Promise.all(
     sites.map((site) =>
       limit(async () => {
         const task = tasks.get(site.site_id)!;
         tasks.delete(site.site_id); // its models go with it once the site is done
-        if (ctx.signal.aborted) {
+        if (req.signal.aborted) {
           tally.notStarted += 1;
           return;
         }
-        await syncOneSite(ctx, env, task, steps, marks, tally);
-        ctx.progress.tick();
+        await syncOneSite(req, env, task, steps, marks, tally);
+        req.progress.tick();
       }),
     ),
   );
-  ctx.progress.stop();
+  req.progress.stop();
   const wallMs = performance.now() - started;
 
   if (tally.notStarted > 0)
     tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
-  ctx.log.info(
+  req.log.info(
     {
       status,
       rows: tally.rows,
@@ -189,7 +214,7 @@ async function syncResources(ctx: JobContext, resources: readonly Resource[]): P
 }
 
 /** The sites resource: every selected site as listed, in one load. */
-async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[], tally: Tally): Promise<void> {
+async function syncSiteList(req: SyncRequest, env: SyncEnv, sites: SiteResponse[], tally: Tally): Promise<void> {
   try {
     const loadStart = performance.now();
     const rows = await syncSites(env, sites);
@@ -199,7 +224,7 @@ async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[]
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     tally.failures.push({ resource: 'sites', reason });
-    ctx.log.warn(
+    req.log.warn(
       { resource: 'sites', err: reason },
       'loading the site list failed; going on with the per-site resources',
     );
@@ -212,27 +237,27 @@ async function syncSiteList(ctx: JobContext, env: SyncEnv, sites: SiteResponse[]
  * fetch fails alone; a load that fails is retried site by site, so only the faulty site fails.
  */
 async function syncModels(
-  ctx: JobContext,
+  req: SyncRequest,
   env: SyncEnv,
   tasks: SiteTask[],
   limit: LimitFunction,
   tally: Tally,
 ): Promise<void> {
-  for (let start = 0; start < tasks.length && !ctx.signal.aborted; start += MODEL_SITES_PER_LOAD) {
+  for (let start = 0; start < tasks.length && !req.signal.aborted; start += MODEL_SITES_PER_LOAD) {
     const fetchStart = performance.now();
     const fetched = await Promise.all(
       tasks.slice(start, start + MODEL_SITES_PER_LOAD).map((task) =>
         limit(async () => {
           try {
             const listing = await task.modelListing();
-            rejectItems(ctx, tally, 'models', task.siteId, listing.rejected);
+            rejectItems(req, tally, 'models', task.siteId, listing.rejected);
             countDefaulted(
               tally,
               listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)),
             );
             return { siteId: task.siteId, models: [...listing] };
           } catch (error) {
-            failSite(ctx, tally, task.siteId, 'models', error);
+            failSite(req, tally, task.siteId, 'models', error);
             return null;
           }
         }),
@@ -241,7 +266,7 @@ async function syncModels(
     tally.fetchMs += performance.now() - fetchStart;
     const loadStart = performance.now();
     await loadModelBatch(
-      ctx,
+      req,
       env,
       fetched.filter((site) => site !== null),
       tally,
@@ -251,23 +276,24 @@ async function syncModels(
 }
 
 async function loadModelBatch(
-  ctx: JobContext,
+  req: SyncRequest,
   env: SyncEnv,
   sites: { siteId: string; models: SiteModel[] }[],
   tally: Tally,
 ): Promise<void> {
   try {
-    addRows(tally.rows, await loadModelsOfSites(env.warehouse, sites, { now: env.now }));
+    const rows = sites.flatMap(({ siteId, models }) => models.map((model) => modelRows(siteId, model)));
+    addRows(tally.rows, await loadModels(env.warehouse, rows, { now: env.now }));
     tally.succeeded += sites.length;
   } catch (error) {
-    if (sites.length === 1) return failSite(ctx, tally, sites[0].siteId, 'models', error);
-    for (const site of sites) await loadModelBatch(ctx, env, [site], tally);
+    if (sites.length === 1) return failSite(req, tally, sites[0].siteId, 'models', error);
+    for (const site of sites) await loadModelBatch(req, env, [site], tally);
   }
 }
 
 /** One site's series resources, fetched at once, each loaded as soon as it is fetched; a failure of one is recorded and the others still run. */
 async function syncOneSite(
-  ctx: JobContext,
+  req: SyncRequest,
   env: SyncEnv,
   task: SiteTask,
   steps: SeriesStep[],
@@ -277,12 +303,12 @@ async function syncOneSite(
   const siteRows: RowCounts = {};
   await Promise.all(
     steps.map(async ({ resource, state, type, sync: step }) => {
-      if (ctx.signal.aborted) return;
+      if (req.signal.aborted) return;
       try {
         const fetchStart = performance.now();
         const fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
         tally.fetchMs += performance.now() - fetchStart;
-        for (const failure of fetched.rejected ?? []) recordFailure(ctx, tally, failure);
+        for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
         // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
         const loadStart = performance.now();
@@ -294,7 +320,7 @@ async function syncOneSite(
         tally.succeeded += 1;
       } catch (error) {
         failSite(
-          ctx,
+          req,
           tally,
           task.siteId,
           resource,
@@ -305,12 +331,12 @@ async function syncOneSite(
     }),
   );
   addRows(tally.rows, siteRows);
-  ctx.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
+  req.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
 }
 
 /** Records a site's resource as failed; `what` names the part of it (another actuals series) when there are several. */
 function failSite(
-  ctx: JobContext,
+  req: SyncRequest,
   tally: Tally,
   siteId: string,
   resource: Resource,
@@ -320,12 +346,12 @@ function failSite(
   const message = error instanceof Error ? error.message : String(error);
   const reason = what ? `${what}: ${message}` : message;
   tally.failures.push({ siteId, resource, reason });
-  ctx.log.warn({ siteId, resource, err: reason }, 'site resource failed; going on with the others');
+  req.log.warn({ siteId, resource, err: reason }, 'site resource failed; going on with the others');
 }
 
 /** Malformed items of a list answer (sites, or a site's models): each fails alone. */
 function rejectItems(
-  ctx: JobContext,
+  req: SyncRequest,
   tally: Tally,
   resource: Resource,
   siteId: string | null,
@@ -333,7 +359,7 @@ function rejectItems(
 ): void {
   for (const item of rejected) {
     const site = resource === 'sites' ? item.id : siteId;
-    recordFailure(ctx, tally, {
+    recordFailure(req, tally, {
       ...(site !== null ? { siteId: site } : {}),
       resource,
       item: `${resource === 'sites' ? 'site' : 'model'} [${item.index}]${item.id !== null && resource !== 'sites' ? ` ${item.id}` : ''}`,
@@ -343,9 +369,9 @@ function rejectItems(
   }
 }
 
-function recordFailure(ctx: JobContext, tally: Tally, failure: Failure): void {
+function recordFailure(req: SyncRequest, tally: Tally, failure: Failure): void {
   tally.failures.push(failure);
-  ctx.log.warn(
+  req.log.warn(
     {
       siteId: failure.siteId,
       resource: failure.resource,
@@ -361,22 +387,28 @@ function countDefaulted(tally: Tally, fields: readonly string[]): void {
   for (const field of fields) tally.defaulted[field] = (tally.defaulted[field] ?? 0) + 1;
 }
 
-async function syncEnv(ctx: JobContext): Promise<SyncEnv> {
-  const { from, to } = ctx.options;
-  if ((from === undefined) !== (to === undefined)) throw new UsageError('--from and --to go together');
-  if (from !== undefined && to !== undefined && from >= to) throw new UsageError('--from must be before --to');
-  const sync = ctx.config.sync;
+function syncEnv(req: SyncRequest): SyncEnv {
+  const sync = req.sync;
   return {
-    client: await ctx.service(),
-    warehouse: ctx.warehouse,
-    now: ctx.now(),
-    runId: ctx.runId,
+    client: req.client,
+    warehouse: req.warehouse,
+    now: req.now,
+    runId: req.runId,
     settings: { lookback: sync.lookback, initialHistory: sync.initial_history, horizon: sync.horizon },
-    ...(from !== undefined && to !== undefined ? { backfill: { from, to } } : {}),
+    ...(req.backfill ? { backfill: req.backfill } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
-    quality: qualitySettingsFromConfig(ctx.config.accuracy.quality, ctx.config.service.interval_label.actuals),
-    log: ctx.log,
+    quality: req.quality,
+    log: req.log,
   };
+}
+
+/** The window of a backfill (`--from` and `--to`, both or neither), checked before anything is read. */
+export function backfillOf(options: { from?: number; to?: number }): Backfill | undefined {
+  const { from, to } = options;
+  if ((from === undefined) !== (to === undefined)) throw new UsageError('--from and --to go together');
+  if (from === undefined || to === undefined) return undefined;
+  if (from >= to) throw new UsageError('--from must be before --to');
+  return { from, to };
 }
 
 /**

@@ -3,8 +3,9 @@
 // sees a site without its assets), instead of one small transaction per site.
 import type { SiteResponse } from '../api/schemas.js';
 import { loadSites } from '../warehouse/loader.js';
+import { siteRows } from './normalize.js';
 import type { RowCounts, SyncEnv } from './types.js';
 
 export function syncSites(env: SyncEnv, sites: readonly SiteResponse[]): Promise<RowCounts> {
-  return loadSites(env.warehouse, sites, { now: env.now });
+  return loadSites(env.warehouse, sites.map(siteRows), { now: env.now });
 }

@@ -1,11 +1,12 @@
 // What every resource module of the sync gets and gives: the run's environment in, a fetch
 // phase (the service) and a load phase (the warehouse) out, so a run can say where time goes.
 import type { Listing, ServiceClient } from '../api/client.js';
-import type { QualitySettings } from '../accuracy/quality.js';
+import type { QualitySettings } from '../warehouse/flags.js';
 import type { Logger } from '../log.js';
 import type { Failure } from '../runner/job.js';
-import type { LoadOptions, SiteModel } from '../warehouse/loader.js';
+import type { LoadOptions } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
+import type { SiteModel } from './normalize.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */

@@ -1,31 +1,31 @@
 /**
- * The bulk loader: the service's columns go straight into DuckDB data chunks, into TEMP staging
- * tables, and are merged into the core tables in ONE transaction per site and resource, so a
- * reader of the published snapshot never sees half a site and a rerun of the same window changes
- * nothing (and reports 0 rows written).
+ * The load stage: rows and columns named as the warehouse names them (rows.ts; the sync's
+ * normalize stage builds them from the service's responses, and this module knows nothing of
+ * those) go into DuckDB, series through data chunks into TEMP staging tables, and are merged into
+ * the core tables in ONE transaction per batch of whole sites, so a reader of the published
+ * snapshot never sees half a site and a rerun of the same window changes nothing (and reports
+ * 0 rows written).
  *
- * API (instants are epoch ms UTC; columns are parallel arrays of equal length, exactly the
- * `z.output` shapes of src/api/schemas.ts, so parsed responses can be passed as they are):
+ * API (instants are epoch ms UTC; columns are parallel arrays of equal length):
  *
- *   loadSites(warehouse, sites: SiteResponse[], options?)                      → RowsWritten
+ *   loadSites(warehouse, sites: SiteRows[], options?)                          → RowsWritten
  *     Upserts `sites` (only when a field changed), replaces the site's `site_assets` and
- *     `site_capacity` segments only when they differ. One transaction per site.
- *   loadModels(warehouse, siteId, models: SiteModel[], options?)               → RowsWritten
+ *     `site_capacity` segments only when they differ. All the given sites in one transaction.
+ *   loadModels(warehouse, models: ModelRows[], options?)                       → RowsWritten
  *     Upserts `models` (only when something changed), appends new `model_states` entries, and a
  *     `model_settings_history` row when priority or serving_active differs from the last one.
- *     `SiteModel` is a parsed ModelItem plus `model_type` ('ai' | 'physical' | null) when known.
- *   loadModelsOfSites(warehouse, [{ siteId, models }], options?)               → RowsWritten
- *     loadModels for many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
+ *     The models of many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
  *   loadForecasts(warehouse, siteId, columns: ForecastColumns | ForecastColumns[], options?) → RowsWritten
  *     Inserts the rows whose (site_id, model_name, model_version, update_time, valid_time) is new;
  *     an existing vintage is never overwritten. Several reads of a site (an array) load together,
  *     without being concatenated first.
  *   loadModelOutputs(warehouse, siteId, outputs: ModelOutputColumns[], options?) → RowsWritten
  *     Inserts new (model_id, as_of, valid_time); all the given outputs of the site in one transaction.
- *   loadActuals(warehouse, siteId, columns: ActualColumns, options?)           → RowsWritten
+ *   loadActuals(warehouse, siteId, columns: ActualColumns, options & { quality }) → RowsWritten
  *     Inserts new (site_id, valid_time) with first_seen_at = now; where a value changed
  *     (IS DISTINCT FROM) writes an `actual_revisions` row (old, new, replaced_at = now) and updates
- *     value and revised_at. Unchanged points write nothing.
+ *     value and revised_at. Unchanged points write nothing. The data-quality flags of what changed
+ *     are recomputed in the same transaction (flags.ts), with the thresholds given.
  *   loadTypedActuals(warehouse, siteId, type, columns: ActualColumns, options?) → RowsWritten
  *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
  *     `actuals_by_type` and `actual_revisions_by_type`.
@@ -52,41 +52,14 @@
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
-import { nameplateKw, type ModelItem, type SiteResponse } from '../api/schemas.js';
-import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql, instant } from './merge.js';
+import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
+import type { QualitySettings } from './flags.js';
+import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
+import { instant } from './sql.js';
 import { loadSeries, writeSyncState, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
 export type { LoadOptions, RowsWritten, SyncStateUpdate } from './series.js';
-
-export interface ForecastColumns {
-  valid_time: readonly number[];
-  forecast: readonly (number | null)[];
-  capacity: readonly (number | null)[];
-  model_name: readonly string[];
-  model_version: readonly number[];
-  update_time: readonly number[];
-}
-
-export interface ModelOutputColumns {
-  model_id: string;
-  model_name: string;
-  model_version: number;
-  /** Issue time of the vintage the service returned. */
-  as_of: number;
-  valid_time: readonly number[];
-  forecast: readonly (number | null)[];
-  capacity: readonly (number | null)[];
-}
-
-export interface ActualColumns {
-  valid_time: readonly number[];
-  value: readonly (number | null)[];
-}
-
-export type SiteModel = ModelItem & { model_type?: 'ai' | 'physical' | null };
-
-export type { SiteResponse };
 
 // ---------------------------------------------------------------- results
 
@@ -104,7 +77,7 @@ function count(rows: RowsWritten, table: string, written: number): void {
 
 // ---------------------------------------------------------------- series
 
-function checkLengths(what: string, columns: Record<string, readonly unknown[]>): number {
+function checkLengths(what: string, columns: Record<string, Column<unknown>>): number {
   const entries = Object.entries(columns);
   const [firstName, first] = entries[0];
   for (const [name, values] of entries.slice(1)) {
@@ -123,7 +96,6 @@ export async function loadForecasts(
 ): Promise<RowsWritten> {
   const reads = Array.isArray(columns) ? columns : [columns as ForecastColumns];
   const blocks = reads.map((read) => ({
-    // Named one by one: a parsed response may carry extra fields the service added.
     rows: checkLengths(`forecasts of site ${siteId}`, {
       valid_time: read.valid_time,
       forecast: read.forecast,
@@ -173,7 +145,7 @@ export async function loadActuals(
   warehouse: Warehouse,
   siteId: string,
   columns: ActualColumns,
-  options: LoadOptions = {},
+  options: LoadOptions & { quality: QualitySettings },
 ): Promise<RowsWritten> {
   const rows = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
   const block = {
@@ -330,17 +302,24 @@ async function ensureRefStaging(warehouse: Warehouse): Promise<void> {
 }
 
 /**
- * Stages rows (values in column order) into temp.<table>_in in one statement: the rows travel as
- * one JSON array parameter, unnested and cast in SQL. (Multi-row VALUES with a parameter and a
- * cast per value took ~0.4 ms a row to bind: 2.8 s of a 1,000-site sync for the models alone.)
+ * Stages rows into temp.<table>_in in one statement: the rows travel as one JSON array parameter
+ * (each row its values in column order, bookkeeping columns stamped `now`), unnested and cast in
+ * SQL. (Multi-row VALUES with a parameter and a cast per value took ~0.4 ms a row to bind: 2.8 s
+ * of a 1,000-site sync for the models alone.)
  */
-async function stageRows(warehouse: Warehouse, spec: RefTable, rows: readonly (readonly unknown[])[]): Promise<void> {
+async function stageRows(
+  warehouse: Warehouse,
+  spec: RefTable,
+  rows: readonly Readonly<Record<string, unknown>>[],
+  now: number,
+): Promise<void> {
   if (rows.length === 0) return;
   const names = spec.columns.map((c) => c.name).join(', ');
   const values = spec.columns.map((c, i) => fromJson(i, c)).join(', ');
+  const ordered = rows.map((row) => spec.columns.map((c) => (c.bookkeeping ? now : row[c.name])));
   await warehouse.run(
     `INSERT INTO temp.${spec.table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`,
-    [JSON.stringify(rows)], // undefined in a row becomes null, as JSON.stringify does in arrays
+    [JSON.stringify(ordered)], // undefined in a row becomes null, as JSON.stringify does in arrays
   );
 }
 
@@ -370,71 +349,13 @@ async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: st
   return Math.max(deleted, inserted);
 }
 
-/** Columns of the site response stored in their own columns or tables; the rest go to `details`. */
-const SITE_COLUMNS = new Set([
-  'id',
-  'site_id',
-  'name',
-  'type',
-  'latitude',
-  'longitude',
-  'creation_timestamp_utc',
-  'settings',
-  'assets',
-  'capacity_kw_array',
-  'defaulted',
-]);
-const ASSET_COLUMNS = ['azimuth', 'tilt', 'axis_tilt', 'axis_azimuth', 'max_angle'] as const;
-
-function siteRow(site: SiteResponse, now: number): unknown[] {
-  const details = Object.fromEntries(Object.entries(site).filter(([key]) => !SITE_COLUMNS.has(key)));
-  return [
-    site.site_id,
-    site.name,
-    site.type,
-    site.latitude,
-    site.longitude,
-    nameplateKw(site),
-    site.creation_timestamp_utc,
-    site.settings ?? null,
-    details,
-    now,
-  ];
-}
-
-function assetRows(site: SiteResponse): unknown[][] {
-  return site.assets.map((asset, index) => {
-    const fields = asset as Record<string, unknown>;
-    return [
-      site.site_id,
-      index,
-      asset.mount ?? null,
-      asset.capacity ?? null,
-      fields.install_date ?? null,
-      ...ASSET_COLUMNS.map((name) => fields[name] ?? null),
-      asset,
-    ];
-  });
-}
-
-function capacityRows(site: SiteResponse): unknown[][] {
-  return site.capacity_kw_array.map((segment, index) => [
-    site.site_id,
-    index,
-    segment.dateStart ?? null,
-    segment.dateEnd ?? null,
-    segment.value,
-    segment,
-  ]);
-}
-
 /**
  * Upserts the given sites with their assets and capacity segments, in one transaction (so a
  * reader never sees a site without its assets). Sites not in the list are left alone.
  */
 export async function loadSites(
   warehouse: Warehouse,
-  sites: readonly SiteResponse[],
+  sites: readonly SiteRows[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
@@ -443,10 +364,21 @@ export async function loadSites(
     await stageRows(
       warehouse,
       SITES,
-      sites.map((site) => siteRow(site, now)),
+      sites.map((rows) => rows.site),
+      now,
     );
-    await stageRows(warehouse, SITE_ASSETS, sites.flatMap(assetRows));
-    await stageRows(warehouse, SITE_CAPACITY, sites.flatMap(capacityRows));
+    await stageRows(
+      warehouse,
+      SITE_ASSETS,
+      sites.flatMap((rows) => rows.assets),
+      now,
+    );
+    await stageRows(
+      warehouse,
+      SITE_CAPACITY,
+      sites.flatMap((rows) => rows.capacity),
+      now,
+    );
     const scope = 'SELECT site_id FROM temp.sites_in';
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
@@ -476,81 +408,32 @@ export async function saveIntervalLabels(
   }
 }
 
-/** The quantile level of a model named quantile_p<percent>, else null. */
-export function quantileOf(name: string): number | null {
-  const match = /^quantile_p(\d+(?:\.\d+)?)$/.exec(name);
-  return match ? Number(match[1]) / 100 : null;
-}
-
-/** A state entry that can be stored: it names a state and a time (entries of other shapes are not). */
-type DatedState = ModelItem['state'][number] & { state: string; timestamp_utc: number };
-
-function datedStates(model: SiteModel): DatedState[] {
-  return model.state.filter((entry): entry is DatedState => entry.state !== null && entry.timestamp_utc !== null);
-}
-
-function modelRow(siteId: string, model: SiteModel, now: number): unknown[] {
-  const newest = datedStates(model).reduce<DatedState | undefined>(
-    (best, entry) => (best === undefined || entry.timestamp_utc >= best.timestamp_utc ? entry : best),
-    undefined,
-  );
-  return [
-    model.id,
-    siteId,
-    model.name,
-    model.label,
-    model.version,
-    model.display_name ?? null,
-    model.model_type ?? null,
-    quantileOf(model.name),
-    model.priority,
-    model.serving_active ?? null,
-    model.output_types,
-    model.schedule?.value ?? null,
-    newest?.state ?? null,
-    now,
-  ];
-}
-
 /**
- * Upserts the site's models (only those that changed), appends their new state entries, and a
+ * Upserts the given models (only those that changed), appends their new state entries, and a
  * settings-history row for each model whose priority or serving_active differs from the last one
- * seen. Models missing from the list are kept (their outputs stay meaningful).
+ * seen; models missing from the list are kept (their outputs stay meaningful). ONE transaction
+ * for all of them, whole sites, so a reader never sees half a site: the statements cost the same
+ * for the models of 1 or 500 sites, ~40 ms, so a sync loads the models of many sites at once.
  */
-export function loadModels(
+export async function loadModels(
   warehouse: Warehouse,
-  siteId: string,
-  models: readonly SiteModel[],
-  options: { now?: number } = {},
-): Promise<RowsWritten> {
-  return loadModelsOfSites(warehouse, [{ siteId, models }], options);
-}
-
-/**
- * loadModels for several sites in ONE transaction (whole sites, so a reader never sees half a
- * site): the statements cost the same for 1 or 500 sites, ~40 ms, so a sync loads the models
- * of many sites at once. Returns the rows written over all of them.
- */
-export async function loadModelsOfSites(
-  warehouse: Warehouse,
-  sites: readonly { siteId: string; models: readonly SiteModel[] }[],
+  models: readonly ModelRows[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
-  const models = sites.flatMap(({ siteId, models: list }) => list.map((model) => ({ siteId, model })));
   return warehouse.exclusive(async () => {
     await ensureRefStaging(warehouse);
     await stageRows(
       warehouse,
       MODELS,
-      models.map(({ siteId, model }) => modelRow(siteId, model, now)),
+      models.map((rows) => rows.model),
+      now,
     );
     await stageRows(
       warehouse,
       MODEL_STATES,
-      models.flatMap(({ model }) =>
-        datedStates(model).map((entry) => [model.id, entry.state, entry.timestamp_utc, entry.details]),
-      ),
+      models.flatMap((rows) => rows.states),
+      now,
     );
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};

@@ -3,12 +3,7 @@
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
-import { quoteLiteral } from './sql.js';
-
-/** SQL turning an epoch-ms expression into a TIMESTAMPTZ (NULL stays NULL). */
-export function instant(expression: string): string {
-  return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
-}
+import { instant, quoteLiteral } from './sql.js';
 
 /** The site id of a staged row, from its site_no and the batch's `sites` (an sqlList). */
 function siteOf(sites: string): string {

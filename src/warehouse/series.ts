@@ -5,7 +5,6 @@
 // fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
 // of one site per transaction; 32 about a third.
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
-import { DEFAULT_QUALITY, flagActuals, type QualitySettings } from '../accuracy/quality.js';
 import { faultPoint } from '../fault.js';
 import {
   SYNC_STATE_UPSERT,
@@ -19,6 +18,7 @@ import {
   freshOutputsSql,
   sqlList,
 } from './merge.js';
+import { flagActuals, type QualitySettings } from './flags.js';
 import type { Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
@@ -26,7 +26,7 @@ export interface LoadOptions {
   now?: number;
   /** Written in the same transaction as the data. */
   syncState?: SyncStateUpdate;
-  /** Thresholds of the data-quality flags computed after a load of actuals (default DEFAULT_QUALITY). */
+  /** Thresholds of the data-quality flags computed after a load of (power) actuals; loadActuals requires them. */
   quality?: QualitySettings;
 }
 
@@ -55,7 +55,7 @@ const MAX_BATCH_SITES = 64;
 export interface StageColumn {
   type: DuckDBType;
   /** The values, or one value repeated for every row. */
-  values: readonly (string | number | null)[] | { constant: string | number };
+  values: ArrayLike<string | number | null> | { constant: string | number };
 }
 
 /** One block of one site's rows for the staging table, its columns in the table's order after site_no. */
@@ -91,7 +91,7 @@ const SERIES: Record<SeriesKind, Series> = {
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
     merge: async (warehouse, sites, options) => {
       const written = await mergeActuals(warehouse, sites, POWER_ACTUALS);
-      if (written.size > 0) await flagChangedActuals(warehouse, options);
+      if (written.size > 0 && options.quality) await flagChangedActuals(warehouse, options.quality, options.now);
       return written;
     },
   },
@@ -162,17 +162,13 @@ async function mergeActuals(
 
 /**
  * The data-quality flags of the sites whose power actuals changed, from the earliest changed
- * valid time on (src/accuracy/quality.ts reaches back far enough for runs that began earlier).
+ * valid time on (flags.ts reaches back far enough for runs that began earlier).
  */
-async function flagChangedActuals(warehouse: Warehouse, options: LoadOptions): Promise<void> {
+async function flagChangedActuals(warehouse: Warehouse, quality: QualitySettings, now = Date.now()): Promise<void> {
   const [{ sites, from }] = await warehouse.all<{ sites: string[]; from: number }>(
     `SELECT list(DISTINCT site_id) AS sites, epoch_ms(min(valid_time)) AS from FROM temp.${POWER_ACTUALS.changes}`,
   );
-  await flagActuals(warehouse, options.quality ?? DEFAULT_QUALITY, {
-    sites,
-    fromMs: Number(from),
-    now: options.now ?? Date.now(),
-  });
+  await flagActuals(warehouse, quality, { sites, fromMs: Number(from), now });
 }
 
 // ---------------------------------------------------------------- the queue

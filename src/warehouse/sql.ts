@@ -1,4 +1,11 @@
-// The one way to put a name or a text into SQL text.
+// The one way to put a name, a text or an instant into SQL.
+//
+// Instants: every instant reaches DuckDB as epoch milliseconds UTC, a plain JS number, and
+// becomes a TIMESTAMPTZ in SQL through instant(): bound as a parameter (`${instant('$3')}` with
+// the number as $3), or, for bulk rows, as a DOUBLE column of a data chunk (the loader's
+// staging) converted by instant() in the merge. A number has no zone and no format to get
+// wrong; text (ISO strings cast with ::TIMESTAMPTZ) and make_timestamptz at call sites are not
+// used. Reading back, epoch_ms(column) gives the number again.
 
 /** `"name"`: an identifier, whatever characters it holds. */
 export function quoteIdentifier(name: string): string {
@@ -8,4 +15,17 @@ export function quoteIdentifier(name: string): string {
 /** `'it''s'`: a string literal, for SQL built as text (parameters are better where they fit). */
 export function quoteLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
+}
+
+/**
+ * SQL turning an epoch-ms expression (a parameter such as `$3`, a DOUBLE column, or a number
+ * written by instantLiteral) into a TIMESTAMPTZ; NULL stays NULL.
+ */
+export function instant(expression: string): string {
+  return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
+}
+
+/** An instant (epoch ms) written into SQL text, where the statement is built as text anyway. */
+export function instantLiteral(ms: number): string {
+  return instant(String(Math.round(ms)));
 }

@@ -1,0 +1,179 @@
+// Data-quality flags on actuals, in the spirit of the Solar Forecast Arbiter's validation toolkit
+// (validation/validator.py): a bitmask per suspect value in `actual_flags` (migration 006 names
+// every bit in `quality_flags`), computed in SQL over the warehouse, one DELETE and one INSERT per
+// batch of sites. Derived data of the warehouse: the loader recomputes them in the transaction
+// that changes actuals (so revised values are flagged anew), and the accuracy step before every
+// score, with the thresholds it is given (src/accuracy/quality.ts reads them from the config).
+import { DAY, HOUR } from '../time.js';
+import type { IntervalLabel } from './rows.js';
+import { instantLiteral, quoteLiteral } from './sql.js';
+import type { Warehouse } from './warehouse.js';
+
+/** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */
+export const FLAGS = {
+  missing: 1,
+  stale: 2,
+  negative: 4,
+  over_capacity: 8,
+  night: 16,
+  clipping: 32,
+  outage: 64,
+} as const;
+export type FlagName = keyof typeof FLAGS;
+
+export interface QualitySettings {
+  /** A value held (within 1e-5 relative) this long or longer is stale from then on. */
+  staleSpanMs: number;
+  /** Solar and wind below -negativePct % of capacity are negative (SFA: -5 %). */
+  negativePct: number;
+  /** Above capacity by more than this share (SFA: 105 % of capacity by day). */
+  overCapacityPct: number;
+  /** Solar output above this share of capacity with the sun below the horizon (SFA: 5 % at night). */
+  nightPct: number;
+  /** A plateau: this many consecutive values or more ... */
+  clippingPoints: number;
+  /** ... within this share of capacity of each other (SFA's rtol 5e-3), at half the capacity or more (solar). */
+  clippingPct: number;
+  /** How the actuals' timestamps label their intervals (which instant the capacity and outages apply at). */
+  label: IntervalLabel;
+}
+
+/** Intervals longer than this (daily values) are never judged by the sun: they span a day and a night. */
+const LONGEST_SUN_INTERVAL_US = 3 * HOUR * 1000;
+
+const RAD = Math.PI / 180;
+
+/**
+ * The up component of the unit vector towards the sun (the sine of its elevation) at `seconds`
+ * (epoch seconds, DOUBLE) for a site at `lat`, `lon` degrees: NOAA's declination, equation of
+ * time and hour angle, the same formulas as the emulator's sunVector (src/emulator/solar.ts).
+ */
+export function sunUpSql(seconds: string, lat: string, lon: string): string {
+  const dayOfYear = `(dayofyear(make_timestamp(CAST(${seconds} * 1e6 AS BIGINT))) - 1)`;
+  const hourUtc = `((${seconds} - 86400 * floor(${seconds} / 86400)) / 3600)`;
+  const gamma = `(${(2 * Math.PI) / 365} * (${dayOfYear} + (${hourUtc} - 12) / 24))`;
+  const eot = `(229.18 * (0.000075 + 0.001868 * cos(${gamma}) - 0.032077 * sin(${gamma})
+    - 0.014615 * cos(2 * ${gamma}) - 0.040849 * sin(2 * ${gamma})))`;
+  const declination = `(0.006918 - 0.399912 * cos(${gamma}) + 0.070257 * sin(${gamma})
+    - 0.006758 * cos(2 * ${gamma}) + 0.000907 * sin(2 * ${gamma})
+    - 0.002697 * cos(3 * ${gamma}) + 0.00148 * sin(3 * ${gamma}))`;
+  const hourAngle = `(((${hourUtc} * 60 + ${eot} + 4 * ${lon}) / 4 - 180) * ${RAD})`;
+  const phi = `(${lat} * ${RAD})`;
+  return `(sin(${phi}) * sin(${declination}) + cos(${phi}) * cos(${declination}) * cos(${hourAngle}))`;
+}
+
+/** The interval an actual at `t` (epoch µs) describes, as [start, end] in epoch µs, by its label. */
+function intervalUs(label: IntervalLabel, t: string, len: string): { start: string; end: string } {
+  if (label === 'ending') return { start: `(${t} - ${len})`, end: t };
+  if (label === 'beginning') return { start: t, end: `(${t} + ${len})` };
+  return { start: t, end: t };
+}
+
+export interface FlagScope {
+  /** The sites whose flags are computed; all sites when absent. */
+  sites?: readonly string[];
+  /** Flags of valid times from here on (epoch ms) are recomputed; all when absent. */
+  fromMs?: number;
+  /** Stamps checked_at (epoch ms). */
+  now: number;
+}
+
+/**
+ * Recomputes the flags of `scope` (its sites, from its time on) in one DELETE and one INSERT.
+ * A run of stale or clipped values can reach back past `fromMs`: the values are read from
+ * 2 · margin before it and flags written from margin before it, margin being the stale span or a
+ * day, whichever is longer; a run that began before the values read is then at least a margin
+ * old where flags are written, so it is flagged as it would be with all of history.
+ */
+export async function flagActuals(
+  sql: Pick<Warehouse, 'run'>,
+  settings: QualitySettings,
+  scope: FlagScope,
+): Promise<void> {
+  if (scope.sites && scope.sites.length === 0) return;
+  const margin = Math.max(settings.staleSpanMs, DAY);
+  const siteFilter = (alias: string) =>
+    scope.sites ? `${alias}site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'TRUE';
+  const ts = instantLiteral;
+  const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
+  const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
+  await sql.run(`DELETE FROM actual_flags WHERE ${siteFilter('')} AND ${writeFrom}`);
+  await sql.run(`INSERT INTO actual_flags
+    SELECT site_id, valid_time, flags, ${ts(scope.now)} FROM (${flagsSql(settings, `${siteFilter('a.')} AND ${readFrom}`)})
+    WHERE flags <> 0 AND ${writeFrom}`);
+}
+
+/** Every actual that `filter` (over actuals `a`) selects, with its flags. */
+function flagsSql(s: QualitySettings, filter: string): string {
+  const t = 'epoch_us(valid_time)';
+  const { start, end } = intervalUs(s.label, t, 'coalesce(len_us, 0)');
+  const sunBelow = (us: string) => `${sunUpSql(`(${us}) / 1e6`, 'latitude', 'longitude')} < 0`;
+  const generating = `type IN ('solar', 'wind')`;
+  const share = (pct: number) => `${pct / 100} * capacity`;
+  const same = 'value IS NOT NULL AND prev IS NOT NULL AND abs(value - prev) <= 1e-8 + 1e-5 * abs(prev)';
+  const near = `value IS NOT NULL AND prev IS NOT NULL AND capacity > 0 AND abs(value - prev) <= ${share(s.clippingPct)}`;
+  const bit = (name: FlagName, condition: string) => `CASE WHEN ${condition} THEN ${FLAGS[name]} ELSE 0 END`;
+  const clipping = `type = 'solar' AND value IS NOT NULL AND plateau_n >= ${s.clippingPoints}
+      AND plateau_hi - plateau_lo <= ${share(s.clippingPct)} AND plateau_lo >= 0.5 * capacity`;
+  // A value held is explained, not stale: zero output (night, calm), a wind site at its rated
+  // power, a solar plateau (flagged clipping instead).
+  const explained = `(${generating} AND value = 0) OR (type = 'wind' AND value >= capacity - ${share(s.clippingPct)}) OR (${clipping})`;
+  const flags = [
+    bit('missing', 'value IS NULL'),
+    bit(
+      'stale',
+      `value IS NOT NULL AND NOT coalesce(${explained}, FALSE)
+      AND epoch_us(valid_time) - epoch_us(run_start) >= ${s.staleSpanMs * 1000}`,
+    ),
+    bit('negative', `${generating} AND value < -${s.negativePct / 100} * coalesce(capacity, 0)`),
+    bit('over_capacity', `capacity > 0 AND value > (1 + ${s.overCapacityPct / 100}) * capacity`),
+    bit(
+      'night',
+      `type = 'solar' AND value > ${s.nightPct / 100} * coalesce(capacity, 0)
+      AND coalesce(len_us, 0) <= ${LONGEST_SUN_INTERVAL_US}
+      AND ${sunBelow(start)} AND ${sunBelow(`(${start} + ${end}) / 2`)} AND ${sunBelow(end)}`,
+    ),
+    bit('clipping', clipping),
+    bit('outage', 'in_outage'),
+  ];
+  // the instant inside the interval: what the capacity timeline and outage windows apply at
+  const inside = s.label === 'ending' ? '(a.valid_time - INTERVAL 1 MICROSECOND)' : 'a.valid_time';
+  return `
+WITH base AS (
+  SELECT a.site_id, a.valid_time, a.value, ${inside} AS inside, s.type, s.latitude, s.longitude, s.nameplate_kw,
+    lag(a.value) OVER w AS prev, epoch_us(a.valid_time) - lag(epoch_us(a.valid_time)) OVER w AS step_us
+  FROM actuals a JOIN sites s USING (site_id)
+  WHERE ${filter}
+  WINDOW w AS (PARTITION BY a.site_id ORDER BY a.valid_time)
+),
+steps AS (SELECT site_id, mode(step_us) AS len_us FROM base WHERE step_us > 0 GROUP BY site_id),
+capacity AS (
+  SELECT site_id, coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from, valid_to, value_kw FROM site_capacity
+),
+placed AS (
+  SELECT b.*, st.len_us,
+    coalesce(CASE WHEN c.valid_to IS NULL OR b.inside < c.valid_to THEN c.value_kw END, b.nameplate_kw) AS capacity
+  FROM base b LEFT JOIN steps st USING (site_id)
+  ASOF LEFT JOIN capacity c ON c.site_id = b.site_id AND b.inside >= c.valid_from
+),
+windowed AS (
+  SELECT p.*, coalesce(p.inside < w.valid_to, FALSE) AS in_outage
+  FROM placed p ASOF LEFT JOIN capacity_windows w ON w.site_id = p.site_id AND p.inside >= w.valid_from
+),
+runs AS (
+  SELECT *,
+    sum(CASE WHEN ${same} THEN 0 ELSE 1 END) OVER w AS stale_run,
+    sum(CASE WHEN ${near} THEN 0 ELSE 1 END) OVER w AS plateau
+  FROM windowed
+  WINDOW w AS (PARTITION BY site_id ORDER BY valid_time ROWS UNBOUNDED PRECEDING)
+),
+spans AS (
+  SELECT *,
+    min(valid_time) OVER (PARTITION BY site_id, stale_run) AS run_start,
+    count(value) OVER (PARTITION BY site_id, plateau) AS plateau_n,
+    min(value) OVER (PARTITION BY site_id, plateau) AS plateau_lo,
+    max(value) OVER (PARTITION BY site_id, plateau) AS plateau_hi
+  FROM runs
+)
+SELECT site_id, valid_time, ${flags.join('\n    | ')} AS flags FROM spans`;
+}
