@@ -19,6 +19,7 @@ const COLUMNS: PairsColumns = {
   issueTime: true,
   site: false,
   model: false,
+  flags: false,
   quantiles: [],
 };
 

@@ -16,6 +16,7 @@ const COLUMNS: PairsColumns = {
   issueTime: false,
   site: false,
   model: false,
+  flags: false,
   quantiles: [],
 };
 const OPTIONS = { tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };

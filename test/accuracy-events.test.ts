@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseEventOption, type EventDefinition } from '../src/accuracy/events.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
+import { CLI } from './fixtures/runner-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-events-'));
-const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
 const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
 
 function csv(name: string, header: string, rows: (number | string)[][]): string {
@@ -167,8 +167,18 @@ describe('efsync accuracy --event', () => {
   it('scores the event given on the command line, in a process outside UTC, as JSON fields', async () => {
     const file = csv('cli.csv', 'actual,forecast', THRESHOLD_CASE);
     const { stdout } = await promisify(execFile)(
-      'node',
-      [CLI, 'accuracy', '--pairs', file, '--by', 'total', '--json', '--event', 'name=high,kind=threshold,threshold=50'],
+      process.execPath,
+      [
+        ...CLI,
+        'accuracy',
+        '--pairs',
+        file,
+        '--by',
+        'total',
+        '--json',
+        '--event',
+        'name=high,kind=threshold,threshold=50',
+      ],
       { cwd: dir, env: { ...process.env, TZ: 'America/New_York' } },
     );
     const [row] = JSON.parse(stdout) as Record<string, number>[];

@@ -86,8 +86,8 @@ describe('accuracy --pairs', () => {
     const report = join(dir, 'out', 'report.html');
     const { code, stdout, stderr } = await efsync('accuracy', '--pairs', file('table.csv', GOOD), '--report', report);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^subject\s+group\s+key\s+n\s+dropped\s+MAE/);
-    expect(stdout).toMatch(/pairs\s+total\s+all\s+4\s+0\s+1\.000/);
+    expect(stdout).toMatch(/^subject\s+group\s+key\s+n\s+dropped\s+flagged\s+MAE/);
+    expect(stdout).toMatch(/pairs\s+total\s+all\s+4\s+0\s+0\s+1\.000/);
     expect(stderr).toContain(`report: ${report}`);
     const html = readFileSync(report, 'utf8');
     expect(html).toContain('<svg');
@@ -120,5 +120,36 @@ describe('accuracy --pairs', () => {
     const { code, stderr } = await efsync('accuracy', '--pairs', file('nolead.csv', GOOD), '--by', 'lead');
     expect(code).toBe(2);
     expect(stderr).toContain('--by lead needs an issue_time column');
+  });
+});
+
+describe('a flags column', () => {
+  const FLAGGED = `valid_time,actual,forecast,flags
+2026-03-01T01:00:00Z,2,3,
+2026-03-01T02:00:00Z,4,3,0
+2026-03-01T03:00:00Z,90,6,8
+2026-03-01T04:00:00Z,8,10,34
+`;
+
+  it('drops pairs whose actual is flagged, counted in the flagged column, unless --include-flagged', async () => {
+    const pairs = file('flagged.csv', FLAGGED);
+    const { stdout } = await efsync('accuracy', '--pairs', pairs, '--by', 'total', '--json');
+    const [row] = JSON.parse(stdout) as Record<string, number>[];
+    expect([row.n, row.dropped, row.dropped_flagged, row.mae]).toEqual([2, 2, 2, 1]);
+    const table = await efsync('accuracy', '--pairs', pairs, '--by', 'total');
+    expect(table.stdout).toMatch(/n\s+dropped\s+flagged[^\n]*\n[^\n]*\s2\s+2\s+2\s/);
+    const all = await efsync('accuracy', '--pairs', pairs, '--by', 'total', '--json', '--include-flagged');
+    const [kept] = JSON.parse(all.stdout) as Record<string, number>[];
+    expect([kept.n, kept.dropped_flagged, kept.mae]).toEqual([4, 0, (1 + 1 + 84 + 2) / 4]);
+  });
+
+  it('must hold integers', async () => {
+    const { code, stderr } = await efsync(
+      'accuracy',
+      '--pairs',
+      file('bad-flags.csv', 'valid_time,actual,forecast,flags\n2026-03-01T01:00:00Z,2,3,x\n'),
+    );
+    expect(code).toBe(2);
+    expect(stderr).toContain('bad-flags.csv:2:26: column "flags": not a flag bitmask: "x"');
   });
 });

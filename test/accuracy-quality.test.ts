@@ -217,22 +217,22 @@ describe('the accuracy run', () => {
 });
 
 describe('efsync status', () => {
-  it('counts the flagged actuals per site and flag', async () => {
+  it('counts the flagged actuals per site (by name, with its id) and flag', async () => {
     await wh.publish();
     const { stdout } = await run(process.execPath, [...CLI, 'status', '--json', '--db', wh.path], { cwd: dir });
     const flags = (JSON.parse(stdout) as Status).flags
       .filter((f) => f.siteId === 's1')
-      .map((f) => [f.siteId, f.flag, f.count]);
+      .map((f) => [f.site, f.siteId, f.flag, f.count]);
     expect(flags).toEqual([
-      ['s1', 'missing', 1],
-      ['s1', 'negative', 1],
-      ['s1', 'over_capacity', 1],
-      ['s1', 'clipping', 5],
-      ['s1', 'outage', 2],
+      ['Site s1', 's1', 'missing', 1],
+      ['Site s1', 's1', 'negative', 1],
+      ['Site s1', 's1', 'over_capacity', 1],
+      ['Site s1', 's1', 'clipping', 5],
+      ['Site s1', 's1', 'outage', 2],
     ]);
     const text = await run(process.execPath, [...CLI, 'status', '--db', wh.path], { cwd: dir });
     expect(text.stdout).toMatch(
-      /data-quality flags on actuals[^\n]*\n\s+site\s+flag\s+actuals\s+latest \(UTC\)\n\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/,
+      /data-quality flags on actuals[^\n]*\n\s+site\s+id\s+flag\s+actuals\s+latest \(UTC\)\n\s+Site s1\s+s1\s+missing\s+1\s+2026-03-01T03:00:00.000Z/,
     );
   }, 60_000);
 });

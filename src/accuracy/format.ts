@@ -47,8 +47,8 @@ const TABLE_COLUMNS: Column[] = [
   { title: 'key', value: (r) => r.key },
   { title: 'n', value: (r) => String(r.n) },
   { title: 'dropped', value: (r) => String(r.values.dropped ?? 0) },
-  // of those, for a flagged actual (a pairs file has no flags)
-  { title: 'flagged', value: (r) => (r.subject === 'pairs' ? '' : String(r.values.dropped_flagged ?? 0)) },
+  // of those, for a flagged actual (the warehouse's flags, or a pairs file's flags column)
+  { title: 'flagged', value: (r) => String(r.values.dropped_flagged ?? 0) },
   metricColumn('MAE', 'mae'),
   metricColumn('MBE', 'mbe'),
   metricColumn('RMSE', 'rmse'),

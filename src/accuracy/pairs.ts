@@ -1,5 +1,5 @@
 // Bring your own forecast: a CSV of pairs (`valid_time`, `actual`, and any of `forecast`,
-// `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`) is checked
+// `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`, `flags`) is checked
 // line by line, then loaded with DuckDB's CSV reader into an in-memory database and exposed as
 // the pairs relation the metric SQL scores.
 import { quoteLiteral } from '../warehouse/sql.js';
@@ -20,11 +20,13 @@ export interface PairsColumns {
   issueTime: boolean;
   site: boolean;
   model: boolean;
+  /** A data-quality bitmask of the actual (efsync's bits, or any non-zero integer): non-zero drops the pair as flagged. */
+  flags: boolean;
   /** Quantile columns with their levels in (0,1), ascending. */
   quantiles: { column: string; level: number }[];
 }
 
-const KNOWN = ['valid_time', 'actual', 'forecast', 'reference', 'capacity', 'issue_time', 'site', 'model'];
+const KNOWN = ['valid_time', 'actual', 'forecast', 'reference', 'capacity', 'issue_time', 'site', 'model', 'flags'];
 const QUANTILE_COLUMN = /^q(\d+(?:\.\d+)?)$/;
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 /**
@@ -98,6 +100,7 @@ function readHeader(file: string, line: string): PairsColumns {
     issueTime: seen.has('issue_time'),
     site: seen.has('site'),
     model: seen.has('model'),
+    flags: seen.has('flags'),
   };
 }
 
@@ -113,6 +116,9 @@ function checkCell(file: string, lineNo: number, name: string, cell: { value: st
     } catch {
       throw fail(`not a timestamp: "${cell.value}" (use e.g. 2026-01-31T14:00:00Z)`);
     }
+  } else if (name === 'flags') {
+    if (cell.value !== '' && !/^\d{1,15}$/.test(cell.value))
+      throw fail(`not a flag bitmask: "${cell.value}" (an integer, 0 or empty for none)`);
   } else if (name !== 'site' && name !== 'model') {
     if (MISSING.includes(cell.value)) return;
     if (!NUMBER.test(cell.value)) throw fail(`not a number: "${cell.value}"`);
@@ -161,7 +167,8 @@ function timestampSql(column: string): string {
 /** Loads a validated CSV into table `table` with DuckDB's reader. */
 export async function loadPairsCsv(sql: SqlRunner, file: string, columns: PairsColumns, table: string): Promise<void> {
   const text = new Set(['valid_time', 'issue_time', 'site', 'model']);
-  const types = `{${columns.names.map((n) => `${quoteLiteral(n)}: '${text.has(n) ? 'VARCHAR' : 'DOUBLE'}'`).join(', ')}}`;
+  const type = (n: string) => (text.has(n) ? 'VARCHAR' : n === 'flags' ? 'BIGINT' : 'DOUBLE');
+  const types = `{${columns.names.map((n) => `${quoteLiteral(n)}: '${type(n)}'`).join(', ')}}`;
   await sql.run(`CREATE OR REPLACE TEMP TABLE ${table}_raw AS SELECT * FROM read_csv(${quoteLiteral(file)},
     header = true, auto_detect = false, delim = ',', quote = '"', columns = ${types},
     nullstr = [${MISSING.map(quoteLiteral).join(', ')}])`);
@@ -174,13 +181,20 @@ export async function loadPairsCsv(sql: SqlRunner, file: string, columns: PairsC
 
 /**
  * The pairs relation over a flat table of pairs (a loaded CSV, or the bench table): one row per
- * table row (its rowid is the pid); a value missing in any series drops the row.
+ * table row (its rowid is the pid); a value missing in any series drops the row, and so does a
+ * flagged actual unless `includeFlagged`.
  */
-export function flatPairsSql(table: string, columns: PairsColumns, label: IntervalLabel): string {
+export function flatPairsSql(
+  table: string,
+  columns: PairsColumns,
+  label: IntervalLabel,
+  includeFlagged = false,
+): string {
   const or = (flag: boolean, expr: string, type: string) => (flag ? expr : `CAST(NULL AS ${type})`);
   const missingQuantile = columns.quantiles.map((q) => `"${q.column}" IS NULL`).join(' OR ');
   const reasons = [
     `WHEN actual IS NULL THEN 'actual'`,
+    columns.flags && !includeFlagged ? `WHEN coalesce(flags, 0) <> 0 THEN 'flagged'` : '',
     columns.forecast ? `WHEN forecast IS NULL THEN 'forecast'` : '',
     columns.reference ? `WHEN reference IS NULL THEN 'reference'` : '',
     missingQuantile ? `WHEN ${missingQuantile} THEN 'quantiles'` : '',

@@ -217,7 +217,7 @@ function formatCell(value: number | undefined): string {
 function metricsTableHtml(rows: AccuracyRow[]): string {
   const totals = rows.filter((r) => r.group === 'total');
   const names = ['n', ...new Set(totals.flatMap((r) => orderedNames(r.values)))].filter(
-    (n) => !n.startsWith('dropped_') || (n === 'dropped_flagged' && totals.some((r) => r.subject !== 'pairs')),
+    (n) => !n.startsWith('dropped_') || n === 'dropped_flagged',
   );
   const value = (r: AccuracyRow, name: string) => formatCell(name === 'n' ? r.n : r.values[name]);
   const header = ['metric', ...totals.map(subjectLabel), 'what it means']

@@ -31,6 +31,8 @@ export interface AccuracyResult {
 export interface ScoreExtras {
   /** Also read the series the report plots. */
   withSeries?: boolean;
+  /** Score pairs whose actual is flagged too (a pairs file's `flags` column). */
+  includeFlagged?: boolean;
 }
 
 export async function scoreWarehouse(
@@ -99,7 +101,9 @@ export async function scorePairsTable(
   options: MetricOptions & ScoreExtras,
 ): Promise<AccuracyResult> {
   checkGroupsForPairs(options.groups, columns);
-  await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_pairs AS SELECT * FROM ${flatPairsSql(table, columns, label)}`);
+  await sql.run(
+    `CREATE OR REPLACE TEMP VIEW acc_flat_pairs AS SELECT * FROM ${flatPairsSql(table, columns, label, options.includeFlagged)}`,
+  );
   const quantiles = flatQuantilesSql(table, columns);
   if (quantiles) await sql.run(`CREATE OR REPLACE TEMP VIEW acc_flat_quantiles AS SELECT * FROM ${quantiles}`);
   // without a model column, every row is subject 'pairs' with no model

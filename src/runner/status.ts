@@ -59,6 +59,8 @@ export interface Status {
 
 export interface FlagCount {
   siteId: string;
+  /** The site's name, as the report and people name it. */
+  site: string;
   flag: string;
   count: number;
   /** The latest valid time flagged (ISO UTC). */
@@ -157,11 +159,13 @@ async function flagCounts(wh: Warehouse): Promise<FlagCount[]> {
     `SELECT count(*) AS views FROM duckdb_views() WHERE view_name = 'actual_flag_counts'`,
   );
   if (Number(views) === 0) return [];
-  const rows = await wh.all<{ site_id: string; flag: string; flagged: bigint; last_time: Date }>(
-    'SELECT site_id, flag, flagged, last_time FROM actual_flag_counts ORDER BY site_id, bit',
+  const rows = await wh.all<{ site_id: string; site: string; flag: string; flagged: bigint; last_time: Date }>(
+    `SELECT c.site_id, coalesce(s.name, c.site_id) AS site, c.flag, c.flagged, c.last_time
+     FROM actual_flag_counts c LEFT JOIN sites s USING (site_id) ORDER BY site, c.site_id, c.bit`,
   );
   return rows.map((r) => ({
     siteId: r.site_id,
+    site: r.site,
     flag: r.flag,
     count: Number(r.flagged),
     lastTime: r.last_time.toISOString(),
@@ -259,8 +263,8 @@ export function formatStatus(status: Status): string[] {
     ...(status.flags.length === 0
       ? ['  none']
       : table(
-          ['site', 'flag', 'actuals', 'latest (UTC)'],
-          status.flags.map((f) => [f.siteId, f.flag, String(f.count), f.lastTime]),
+          ['site', 'id', 'flag', 'actuals', 'latest (UTC)'],
+          status.flags.map((f) => [f.site, f.siteId, f.flag, String(f.count), f.lastTime]),
         )),
   );
   lines.push('', `recent failures (${status.failures.length})`);
