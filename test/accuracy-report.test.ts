@@ -63,3 +63,50 @@ describe('report', () => {
     expect(html).toContain(METRIC_MEANINGS.skill.replace(/'/g, '&#39;').slice(0, 40));
   });
 });
+
+describe('report of quantile models and flagged actuals', () => {
+  it('draws the reliability diagram and the flag counts, each plot with a reading aid beneath it', async () => {
+    // 3 actuals in 4 at or below the 10% quantile (far too high), 2 in 4 below the 90% one (too low)
+    const file = join(dir, 'quantiles.csv');
+    writeFileSync(
+      file,
+      `valid_time,actual,forecast,q10,q90
+2026-06-01T01:00:00Z,1,2,2,9
+2026-06-01T02:00:00Z,5,5,4,4
+2026-06-01T03:00:00Z,6,5,7,5
+2026-06-01T04:00:00Z,8,7,9,9
+`,
+    );
+    const result = await scorePairsFile(file, 'ending', {
+      groups: ['total', 'hour'],
+      tz: 'UTC',
+      leadBuckets: [],
+      deadbandPct: 0,
+      mapeMinActualPct: 1,
+    });
+    expect([result.rows[0].values.below_q10, result.rows[0].values.below_q90]).toEqual([75, 50]);
+    const html = await renderReport({
+      title: 'Quantiles',
+      rows: result.rows,
+      series: [],
+      generatedAt: 0,
+      notes: [],
+      flags: [
+        { site: 'North', flag: 'stale', count: 3 },
+        { site: 'North', flag: 'night', count: 1 },
+        { site: 'South', flag: 'outage', count: 2 },
+      ],
+    });
+    for (const heading of [
+      'Error by hour of day',
+      'Reliability of the quantile models',
+      'Data quality of the actuals',
+    ]) {
+      const section = html.slice(html.indexOf(`<h2>${heading}</h2>`));
+      const body = section.slice(0, section.indexOf('</section>'));
+      // the plot, then a one-line reading aid after it
+      expect(body, heading).toMatch(/<svg[\s\S]*<\/svg><p class="aid">Read: [^<]+<\/p>/);
+    }
+    expect(html).toContain('<td>North</td><td>3</td><td>1</td><td>0</td>');
+  });
+});

@@ -104,7 +104,17 @@ const EVENT_MEANINGS: Record<string, string> = {
 };
 
 /** A field's meaning: per-level fields (pinball_q10) by their metric, event fields (pod_high) with the event named. */
+const SUMMARY_MEANINGS: Record<string, string> = {
+  mean: 'Mean',
+  min: 'Smallest',
+  max: 'Largest',
+  median: 'Median',
+  std: 'Standard deviation (population)',
+};
+
 function meaningOf(name: string): string {
+  const summary = /^(actual|forecast)_(mean|min|max|median|std)$/.exec(name);
+  if (summary) return `${SUMMARY_MEANINGS[summary[2]]} of the scored ${summary[1]}s (kW), to read the errors against.`;
   const level = /^([a-z]+)_q[0-9.]+$/.exec(name);
   if (level && METRIC_MEANINGS[level[1]]) return METRIC_MEANINGS[level[1]];
   const event = /^([a-z]+)_(.+)$/.exec(name);
@@ -181,7 +191,8 @@ function lineByKeySpec(values: ReturnType<typeof groupValues>, xTitle: string, y
     height: 260,
     mark: { type: 'line', point: true },
     encoding: {
-      x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
+      // min: a key some subjects lack must not sort earlier by a smaller sum
+      x: { field: 'key', type: 'ordinal', sort: { field: 'order', op: 'min' }, title: xTitle },
       y: { field: 'value', type: 'quantitative', title: yTitle },
       color: { field: 'subject', type: 'nominal', title: null },
     },
@@ -195,7 +206,8 @@ function skillSpec(values: ReturnType<typeof groupValues>, xTitle: string): vl.T
     height: 260,
     mark: 'bar',
     encoding: {
-      x: { field: 'key', type: 'ordinal', sort: { field: 'order' }, title: xTitle },
+      // min: a key some subjects lack must not sort earlier by a smaller sum
+      x: { field: 'key', type: 'ordinal', sort: { field: 'order', op: 'min' }, title: xTitle },
       xOffset: { field: 'subject' },
       y: { field: 'value', type: 'quantitative', title: 'skill vs persistence (1 - RMSE/RMSE_ref)' },
       color: { field: 'subject', type: 'nominal', title: null },
@@ -243,8 +255,31 @@ export interface ReportInput {
   includeFlagged?: boolean;
 }
 
-/** Flag counts as a table, one row per site and a column per flag seen. */
-function flagsHtml(flags: FlagCount[], included: boolean): string {
+/** Flagged actuals per site as bars, stacked by flag in bit order. */
+function flagsSpec(flags: FlagCount[]): vl.TopLevelSpec {
+  const order = Object.keys(FLAGS);
+  return {
+    data: { values: flags.map((f) => ({ ...f, order: order.indexOf(f.flag) })) },
+    width: 520,
+    height: { step: 22 },
+    mark: 'bar',
+    encoding: {
+      y: { field: 'site', type: 'nominal', title: null },
+      x: {
+        field: 'count',
+        type: 'quantitative',
+        title: 'flagged actuals',
+        stack: 'zero',
+        axis: { format: 'd', tickMinStep: 1 },
+      },
+      color: { field: 'flag', type: 'nominal', title: null, sort: order },
+      order: { field: 'order' },
+    },
+  };
+}
+
+/** Flag counts as a plot and a table, one row per site and a column per flag seen. */
+async function flagsHtml(flags: FlagCount[], included: boolean): Promise<string> {
   const reading = included
     ? 'Actuals that failed a data-quality check, per site: scored anyway (--include-flagged).'
     : 'Actuals that failed a data-quality check, per site: left out of every score above (column dropped_flagged counts the forecast points that lost their actual this way).';
@@ -257,15 +292,61 @@ function flagsHtml(flags: FlagCount[], included: boolean): string {
   const body = sites.map(
     (site) => `<tr><td>${escapeHtml(site)}</td>${names.map((f) => `<td>${count(site, f)}</td>`).join('')}</tr>`,
   );
+  const aid =
+    'Read: a long bar is a site whose actuals often fail a check, so its scores rest on fewer points; the flag names the likely cause (a frozen meter is stale, an inverter limit clipping).';
   return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
+${await toSvg(flagsSpec(flags))}<p class="aid">${escapeHtml(aid)}</p>
 <table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
 }
 
-async function section(title: string, explanation: string, spec: vl.TopLevelSpec | null): Promise<string> {
+/** A plot under its title and what it shows, with a one-line reading aid beneath. */
+async function section(title: string, shows: string, spec: vl.TopLevelSpec | null, aid: string): Promise<string> {
   const body = spec
     ? await toSvg(spec)
     : '<p class="empty">No data for this plot (its group was not scored or has no values).</p>';
-  return `<section><h2>${escapeHtml(title)}</h2><p>${escapeHtml(explanation)}</p>${body}</section>`;
+  return `<section><h2>${escapeHtml(title)}</h2><p>${escapeHtml(shows)}</p>${body}<p class="aid">${escapeHtml(aid)}</p></section>`;
+}
+
+/** Per quantile subject of group total: the share of actuals at or below each quantile against its level. */
+function reliabilityValues(rows: AccuracyRow[]) {
+  return rows
+    .filter((r) => r.group === 'total')
+    .flatMap((r) =>
+      Object.entries(r.values).flatMap(([name, observed]) => {
+        const level = /^below_q([0-9.]+)$/.exec(name);
+        return level && finite(observed) ? [{ subject: subjectLabel(r), level: Number(level[1]), observed }] : [];
+      }),
+    );
+}
+
+/** The reliability diagram of quantile forecasts: observed share below each quantile against its level, and the diagonal. */
+function reliabilitySpec(values: ReturnType<typeof reliabilityValues>): vl.TopLevelSpec {
+  const axis = (title: string) => ({ type: 'quantitative' as const, title, scale: { domain: [0, 100] } });
+  return {
+    width: 360,
+    height: 360,
+    layer: [
+      {
+        data: {
+          values: [
+            { level: 0, observed: 0 },
+            { level: 100, observed: 100 },
+          ],
+        },
+        mark: { type: 'line', color: '#bbb', strokeDash: [4, 4] },
+        encoding: { x: { field: 'level', ...axis('quantile level (%)') }, y: { field: 'observed', ...axis('') } },
+      },
+      {
+        data: { values },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'level', ...axis('quantile level (%)') },
+          y: { field: 'observed', ...axis('actuals at or below the quantile (%)') },
+          color: { field: 'subject', type: 'nominal', title: null },
+        },
+      },
+    ],
+  };
 }
 
 /** The report as one HTML string. */
@@ -277,26 +358,37 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const hour = groupValues(rows, 'hour', hourErr.name);
   const skillByLead = groupValues(rows, 'lead', 'skill');
   const skill = skillByLead.length ? skillByLead : groupValues(rows, 'total', 'skill');
+  const reliability = reliabilityValues(rows);
   const sections = [
     await section(
       'Forecast against actual',
       `The last ${SERIES_DAYS} days per site: the latest issued forecast, the actual and the persistence reference.`,
       input.series.length ? seriesSpec(input.series) : null,
+      'Read: where the blue forecast leaves the black actual it missed; the grey persistence is the bar to beat.',
     ),
     await section(
       'Error by lead time',
-      `${err.title} per forecast, by time between issue and valid time.`,
+      `${err.title} per forecast and model, by time between issue and valid time.`,
       lead.length ? lineByKeySpec(lead, 'lead time', err.title) : null,
+      'Read: lower is better; a line that climbs to the right is a forecast that degrades further ahead, so compare at the lead times you act on.',
     ),
     await section(
       'Error by hour of day',
       `${hourErr.title} per forecast, by hour of the day (an interval-ending value counts in the hour it closes).`,
       hour.length ? lineByKeySpec(hour, 'hour of day', hourErr.title) : null,
+      'Read: lower is better; solar errors peak where output does (midday), while a peak at dawn or dusk points at timing.',
     ),
     await section(
       'Skill against the reference',
-      'Above 0: better than persistence; 1 would be perfect.',
+      'Skill against persistence (1 - RMSE/RMSE_ref) per forecast, by lead time.',
       skill.length ? skillSpec(skill, skillByLead.length ? 'lead time' : 'total') : null,
+      'Read: above 0 the forecast beats persistence, 1 would be perfect, below 0 persistence did better.',
+    ),
+    await section(
+      'Reliability of the quantile models',
+      'Per quantile level, the share of actuals at or below the quantile (all points), against the level; the dashed diagonal is perfect calibration.',
+      reliability.length ? reliabilitySpec(reliability) : null,
+      'Read: on the diagonal the quantiles are calibrated; above it actuals fell below the quantile too often (it is too high), below it too rarely (too low).',
     ),
   ];
   return `<!doctype html>
@@ -308,13 +400,13 @@ section { margin: 2rem 0; } table { border-collapse: collapse; font-size: 13px; 
 th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td.meaning, th:last-child { text-align: left; }
 td.meaning { white-space: normal; color: #444; min-width: 28rem; }
-.empty { color: #999; }
+.empty { color: #999; } .aid { color: #555; font-style: italic; margin-top: .3rem; }
 </style></head><body>
 <h1>${escapeHtml(input.title)}</h1>
 <p class="notes">${input.notes.map(escapeHtml).join('<br>')}<br>Generated ${new Date(input.generatedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC</p>
 <section><h2>Metrics (all points)</h2>${metricsTableHtml(rows)}</section>
 ${sections.join('\n')}
-${input.flags ? flagsHtml(input.flags, input.includeFlagged === true) : ''}
+${input.flags ? await flagsHtml(input.flags, input.includeFlagged === true) : ''}
 </body></html>
 `;
 }
