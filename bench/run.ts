@@ -2,7 +2,7 @@
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
 // scoring beside a plain DuckDB scan. Prints figures; asserts no timings.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,6 +11,7 @@ import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
+import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,8 +43,12 @@ try {
     } else {
       say('initial sync ...');
       const first = await timedSync(env);
+      const snapshot = statSync(env.EFSYNC_DB!).ino;
       say('second sync (nothing new) ...');
       const second = await timedSync(env);
+      const resyncPublished = statSync(env.EFSYNC_DB!).ino !== snapshot;
+      say('one publish of the synced warehouse ...');
+      const publish = await timedPublish(env.EFSYNC_DB!);
       say('raw fetch-and-parse of the same requests ...');
       const fetched = await rawFetch({
         baseUrl: emulator.url,
@@ -67,9 +72,12 @@ try {
         ratio: round(ratio),
         resync_s: round(second.seconds),
         resync_rows: second.rows,
+        resync_published: resyncPublished,
+        publish_s: round(publish.seconds),
+        warehouse_mb: Math.round(publish.mb),
         peak_rss_mb: Math.round(first.peakRssMb),
       };
-      printTable(result, fetched, first, second, accuracy);
+      printTable(result, fetched, first, second, publish, accuracy);
       if (args.json) console.log(JSON.stringify(result));
     }
   } finally {
@@ -162,9 +170,12 @@ function highWaterKb(pid: number | undefined): number {
   }
 }
 
-/** Rows the last run wrote, from the run ledger of the published warehouse. */
+/**
+ * Rows the last run wrote, from the run ledger of the writer file (a run that wrote nothing does
+ * not publish, so the published ledger may not have it yet).
+ */
 async function rowsOfLastRun(path: string): Promise<number> {
-  const db = await openDuckDB(path, { readOnly: true });
+  const db = await openDuckDB(writerPathOf(path), { readOnly: true });
   try {
     const reader = await db.connection.runAndReadAll(
       'SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1',
@@ -176,11 +187,24 @@ async function rowsOfLastRun(path: string): Promise<number> {
   }
 }
 
+/** One publish of the synced warehouse, timed alone: checkpoint, clone (or copy), fsync, rename. */
+async function timedPublish(path: string): Promise<{ seconds: number; mb: number }> {
+  const wh = await Warehouse.open({ path, holder: { job: 'bench', runId: 'publish' } });
+  try {
+    const t0 = performance.now();
+    await wh.publish();
+    return { seconds: (performance.now() - t0) / 1000, mb: statSync(path).size / 2 ** 20 };
+  } finally {
+    await wh.close();
+  }
+}
+
 function printTable(
-  result: Record<string, number>,
+  result: { append_s: number; ratio: number; resync_published: boolean },
   fetched: { seconds: number; rows: number; responses: number },
   first: SyncFigures,
   second: SyncFigures,
+  publish: { seconds: number; mb: number },
   accuracy: Awaited<ReturnType<typeof benchAccuracy>> | null,
 ): void {
   const rate = (rows: number, s: number) => `${Math.round(rows / s).toLocaleString('en-US')} rows/s`;
@@ -196,9 +220,10 @@ function printTable(
       'second sync',
       `${second.seconds.toFixed(2)} s`,
       `${second.rows} rows written`,
-      '',
+      result.resync_published ? 'published' : 'publish skipped',
       `peak RSS ${second.peakRssMb.toFixed(0)} MB`,
     ],
+    ['publish', `${publish.seconds.toFixed(2)} s`, `${publish.mb.toFixed(0)} MB warehouse`, 'one forced publish', ''],
     [
       'raw fetch+parse',
       `${fetched.seconds.toFixed(2)} s`,

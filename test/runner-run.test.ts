@@ -1,4 +1,5 @@
 // runJob: one run of a job, recorded in the ledger with its outcome and the exit code `efsync run` uses.
+import { statSync } from 'node:fs';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/boundary.js';
@@ -11,6 +12,13 @@ import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig, waitingJob
 
 const NOW = Date.UTC(2026, 10, 21, 2, 0, 0);
 const clock = () => NOW;
+/** A job that writes nothing: the sync of a service with nothing new. */
+const idleJob = defineJob({
+  name: 'idle',
+  description: 'writes nothing',
+  schedule: null,
+  run: async () => ({ status: 'ok', rows: { test_marks: 0 }, failures: [] }),
+});
 
 describe('runJob', () => {
   it('records a successful run and publishes what the job wrote', async () => {
@@ -155,6 +163,46 @@ describe('runJob', () => {
     const crashed = (await publishedRuns(config)).find((r) => r.runId === 'C');
     expect(crashed).toMatchObject({ status: 'crashed', endedAt: NOW });
     expect(crashed?.errorSummary).toContain('pid 999999');
+  });
+
+  it('a run that changed nothing leaves the published snapshot as it is; the next that writes publishes every run', async () => {
+    const config = tempConfig();
+    const path = config.warehouse.path;
+    const first = await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    const snapshot = statSync(path).ino;
+    const quiet = [await runJob(idleJob, { config, log: quietLog, now: clock })];
+    quiet.push(await runJob(idleJob, { config, log: quietLog, now: clock }));
+    expect(quiet.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(statSync(path).ino).toBe(snapshot);
+    expect((await publishedRuns(config)).map((r) => r.runId)).toEqual([first.runId]);
+    const last = await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    expect(statSync(path).ino).not.toBe(snapshot);
+    expect((await publishedRuns(config)).map((r) => [r.runId, r.status]).sort()).toEqual(
+      [first, ...quiet, last].map((r) => [r.runId, 'ok']).sort(),
+    );
+  });
+
+  it('a run that changed nothing still publishes what an earlier run left unpublished (a crashed run)', async () => {
+    const config = tempConfig();
+    await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
+    await insertRun(wh, {
+      runId: 'C',
+      job: 'mark',
+      trigger: 'manual',
+      scheduledFor: null,
+      attempt: 1,
+      startedAt: NOW,
+      status: 'running',
+      errorSummary: null,
+      host: THIS_PROCESS.host,
+      pid: 999_999,
+    });
+    await wh.close();
+    const quiet = await runJob(idleJob, { config, log: quietLog, now: clock });
+    const published = new Map((await publishedRuns(config)).map((r) => [r.runId, r.status]));
+    expect(published.get('C')).toBe('crashed');
+    expect(published.get(quiet.runId)).toBe('ok');
   });
 
   it('never runs a schedule slot twice', async () => {

@@ -18,6 +18,7 @@ import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { UsageError } from '../boundary.js';
 import type { Job, JobOptions } from '../runner/job.js';
+import { snapshotHoldsAllBut } from '../runner/ledger.js';
 import { WriterLock } from '../warehouse/lock.js';
 import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
 import { commitToLake } from './commit.js';
@@ -32,6 +33,8 @@ export interface RunSink {
   prepareToPublish(): Promise<void>;
   /** Makes the run's writes visible to readers. */
   publish(): Promise<void>;
+  /** Whether readers already see all but runs that changed nothing, this one among them (then it need not publish). */
+  publishedHoldsAllBut(runId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,7 @@ export async function openSink(opts: OpenSinkOptions): Promise<RunSink> {
     warehouse,
     prepareToPublish: () => warehouse.prepareToPublish(),
     publish: () => warehouse.publish(),
+    publishedHoldsAllBut: (runId) => snapshotHoldsAllBut(warehouse, runId),
     close: () => warehouse.close(),
   };
 }
@@ -102,6 +106,9 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   return {
     warehouse: opened,
     prepareToPublish: async () => undefined,
+    // The lake commits every run: only the rows new to the lake (the run's ledger row among
+    // them), never a copy of what is there, so a run that changed nothing costs little.
+    publishedHoldsAllBut: async () => false,
     async publish() {
       const committed = await commitToLake(opened, { lake, who, shard: options.shard, runId: holder.runId });
       log.info(

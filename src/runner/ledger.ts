@@ -1,7 +1,7 @@
 // The run ledger: the `runs` and `run_failures` tables of 001_core.sql, as the runner writes and
 // reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
 import { hostname } from 'node:os';
-import { instant } from '../warehouse/sql.js';
+import { instant, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Failure } from './job.js';
 
@@ -108,6 +108,43 @@ export async function recordInterrupted(wh: Warehouse, runId: string, at: number
     `UPDATE runs SET status = 'interrupted', ended_at = ${instant('$2')}, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
     [runId, at, reason],
   );
+}
+
+/**
+ * Whether the published snapshot already holds everything the writer file does except runs that
+ * changed nothing (ended ok, no row written, no failure; `runId`, the run ending now, is one):
+ * the same newest migration, and every other run in it with the same status. A run that changed
+ * nothing then leaves the snapshot as it is (docs/warehouse.md, "When a run publishes"). Runs
+ * after an interrupted, failed or crashed one, or after skips were recorded, see a difference and
+ * publish. False when there is no snapshot or it cannot be read (a session holds it read-write).
+ */
+export async function snapshotHoldsAllBut(wh: Warehouse, runId: string): Promise<boolean> {
+  return wh.exclusive(async () => {
+    try {
+      await wh.run(`ATTACH ${quoteLiteral(wh.path)} AS efsync_snapshot (READ_ONLY)`);
+    } catch {
+      return false;
+    }
+    try {
+      const [row] = await wh.all<{ same_schema: boolean; unpublished: bigint }>(
+        `SELECT (SELECT max(version) FROM schema_migrations)
+                  = (SELECT max(version) FROM efsync_snapshot.schema_migrations) AS same_schema,
+                (SELECT count(*) FROM runs w
+                 WHERE w.run_id <> $1
+                   AND NOT EXISTS (SELECT 1 FROM efsync_snapshot.runs s WHERE s.run_id = w.run_id AND s.status = w.status)
+                   AND NOT (w.status = 'ok'
+                            AND NOT EXISTS (SELECT 1 FROM run_failures f WHERE f.run_id = w.run_id)
+                            AND coalesce(list_sum(map_values(w.rows_written::MAP(VARCHAR, BIGINT))), 0) = 0)
+                ) AS unpublished`,
+        [runId],
+      );
+      return row.same_schema === true && row.unpublished === 0n;
+    } catch {
+      return false;
+    } finally {
+      await wh.run('DETACH efsync_snapshot');
+    }
+  });
 }
 
 /**

@@ -177,7 +177,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       removeHook();
     }
     try {
-      await sink.prepareToPublish();
+      const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
+      if (publish) await sink.prepareToPublish();
       await insertFailures(warehouse, runId, ended.outcome.failures, now());
       await finishRun(warehouse, runId, {
         status: ended.status,
@@ -186,7 +187,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         errorSummary: ended.error,
         defaulted: ended.outcome.defaulted,
       });
-      await sink.publish();
+      if (publish) await sink.publish();
+      else log.info('the run changed nothing: the published snapshot stays as it is');
     } catch (error) {
       // Not recorded or not published (a full disk): the run failed, whatever the job did.
       const cause = (error as Error).message.split('\n')[0];
@@ -199,6 +201,18 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
   } finally {
     await sink.close();
   }
+}
+
+/**
+ * A run that ended ok with no row written and no failure changed nothing readers of the snapshot
+ * need: its runs row and the sync_state marks it advanced go out with the next publish.
+ */
+function changedAnything(ended: Ended): boolean {
+  return (
+    ended.status !== 'ok' ||
+    ended.outcome.failures.length > 0 ||
+    Object.values(ended.outcome.rows).some((count) => count > 0)
+  );
 }
 
 /** Best effort: the run's row says failed with the cause; if even that cannot be written, the next run marks it crashed. */

@@ -27,7 +27,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
@@ -35,7 +35,7 @@ import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { DiskFullError, explainDiskFull, freeBytes } from './disk.js';
 import { WriterLock, type LockHolder } from './lock.js';
-import { fsyncPath, openWriterFile, type Recovery } from './writer-file.js';
+import { cloneFile, fsyncPath, openWriterFile, type Recovery } from './writer-file.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
 export type { Recovery } from './writer-file.js';
@@ -142,7 +142,7 @@ export class Warehouse {
       const folder = mkdtempSync(join(tmpdir(), 'efsync-snapshot-'));
       const copy = join(folder, basename(path));
       try {
-        copyFileSync(path, copy);
+        cloneFile(path, copy);
         const { instance, connection } = await openDuckDB(copy, { readOnly: true });
         return new Warehouse(path, copy, instance, connection, undefined, null, () =>
           rmSync(folder, { recursive: true, force: true }),
@@ -223,8 +223,8 @@ export class Warehouse {
   }
 
   /**
-   * Makes what is committed so far visible to analysts: checkpoints the writer file, copies it
-   * beside the published file (read-only, mode 0444), fsyncs, and renames it over the published
+   * Makes what is committed so far visible to analysts: checkpoints the writer file, clones it
+   * (cloneFile) beside the published file (read-only, mode 0444), fsyncs, and renames it over the published
    * one. Readers holding the old file keep their snapshot; the next reader to open sees the new one.
    *
    * `<path>.wal` is a symlink to /dev/null from the first publish on. DuckDB replays whatever
@@ -243,7 +243,7 @@ export class Warehouse {
       try {
         const free = freeBytes(draft);
         if (free !== null && free < size) throw new DiskFullError(this.path, size, free);
-        copyFileSync(this.writerPath, draft);
+        cloneFile(this.writerPath, draft);
         chmodSync(draft, 0o444);
         fsyncPath(draft, 'r');
         faultPoint('publish-copy');

@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
+  constants,
   copyFileSync,
   existsSync,
   fsyncSync,
@@ -86,7 +87,7 @@ async function buildWriterFile(source: string | null, writerPath: string): Promi
   const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
   try {
     if (source !== null) {
-      copyFileSync(source, draft);
+      cloneFile(source, draft);
       chmodSync(draft, 0o644); // the published snapshot is read-only; the writer file is not
     }
     const built = await openDuckDB(draft);
@@ -135,6 +136,15 @@ function removeDrafts(publishedPath: string, writerPath: string): void {
   for (const name of readdirSync(dir)) {
     if (prefixes.some((prefix) => name.startsWith(prefix))) rmSync(join(dir, name), { force: true });
   }
+}
+
+/**
+ * The one way a warehouse file is copied (publish, a writer file built from the snapshot, a
+ * reader's private copy): a reflink where the filesystem has them (btrfs, XFS, ZFS 2.2+; a
+ * moment, whatever the size, and no space taken until either file changes), else a plain copy.
+ */
+export function cloneFile(from: string, to: string): void {
+  copyFileSync(from, to, constants.COPYFILE_FICLONE);
 }
 
 export function fsyncPath(path: string, flags: 'r' | 'r+'): void {
