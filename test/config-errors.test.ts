@@ -32,3 +32,26 @@ describe('config errors', () => {
     expect(message).toBe(`${file}:3:1: sinc: Unrecognized key: "sinc"`);
   });
 });
+
+describe('accuracy.events', () => {
+  it('reads threshold and ramp events with their defaults', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'efsync-config-')), 'efsync.yaml');
+    writeFileSync(
+      file,
+      'accuracy:\n  events:\n    - { name: high, kind: threshold, threshold: 80, unit: pct }\n    - { name: ramp, kind: ramp, threshold: 20, direction: both }\n',
+    );
+    expect(loadConfig(file, {}).accuracy.events).toEqual([
+      { name: 'high', kind: 'threshold', threshold: 80, unit: 'pct', direction: 'up', span: 3_600_000 },
+      { name: 'ramp', kind: 'ramp', threshold: 20, unit: 'kw', direction: 'both', span: 3_600_000 },
+    ]);
+  });
+
+  it('a wrong field of an event is reported at its line', () => {
+    const { file, message } = configError(
+      'accuracy:\n  events:\n    - name: high\n      kind: threshold\n      threshold: 80\n      direction: both\n',
+    );
+    expect(message).toMatch(
+      new RegExp(`^${file}:6:\\d+: accuracy\\.events\\.0\\.direction: direction both applies to ramps only`),
+    );
+  });
+});
