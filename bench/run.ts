@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchAccuracy } from './accuracy.js';
+import { benchIncremental, type IncrementalFigures } from './incremental.js';
 import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
@@ -59,6 +60,9 @@ try {
       say('raw data-chunk append of the same number of rows ...');
       const appendS = await benchAppend(first.rows);
       const ratio = first.seconds / (fetched.seconds + appendS);
+      if (!args['skip-accuracy']) say('accuracy: a first nightly run, the next one (incremental) and --full ...');
+      const incremental = args['skip-accuracy'] ? null : await benchIncremental(CLI, env, first.startedAt);
+      if (!args['skip-accuracy']) say(`accuracy metrics over ${Number(args.pairs).toLocaleString('en-US')} pairs ...`);
       const accuracy = args['skip-accuracy']
         ? null
         : await benchAccuracy(Number(args.pairs), join(work, 'accuracy.duckdb'));
@@ -76,8 +80,18 @@ try {
         publish_s: round(publish.seconds),
         warehouse_mb: Math.round(publish.mb),
         peak_rss_mb: Math.round(first.peakRssMb),
+        ...(incremental ? incrementalJson(incremental) : {}),
+        ...(accuracy
+          ? {
+              metrics_pairs: accuracy.pairs,
+              metrics_s: round(accuracy.score_s),
+              metrics_scan_s: round(accuracy.scan_s),
+              metrics_ratio: round(accuracy.ratio),
+            }
+          : {}),
       };
       printTable(result, fetched, first, second, publish, accuracy);
+      if (incremental) printIncremental(incremental);
       if (args.json) console.log(JSON.stringify(result));
     }
   } finally {
@@ -254,4 +268,42 @@ function printTable(
     );
   }
   for (const line of lines) console.log(line.map((cell, i) => cell.padEnd([16, 12, 26, 20, 0][i])).join(' '));
+}
+
+function incrementalJson(f: IncrementalFigures): Record<string, number> {
+  return {
+    accuracy_first_s: round(f.first.seconds),
+    accuracy_incremental_s: round(f.incremental.seconds),
+    accuracy_incremental_pairs_read: f.incremental.aligned,
+    accuracy_incremental_rss_mb: Math.round(f.incremental.peakRssMb),
+    accuracy_full_s: round(f.full.seconds),
+    accuracy_full_pairs: f.full.aligned,
+    accuracy_full_rss_mb: Math.round(f.full.peakRssMb),
+    accuracy_scan_s: round(f.scan_s),
+    accuracy_full_ratio: round(f.full_ratio),
+  };
+}
+
+/** The accuracy runs of the bench's warehouse: each its own process, seconds and peak RSS. */
+function printIncremental(f: IncrementalFigures): void {
+  const run = (name: string, r: IncrementalFigures['first'], note: string) => [
+    name,
+    `${r.seconds.toFixed(2)} s`,
+    `${r.aligned.toLocaleString('en-US')} of ${r.scored.toLocaleString('en-US')} pairs aligned`,
+    note,
+    `peak RSS ${r.peakRssMb.toFixed(0)} MB`,
+  ];
+  const lines = [
+    run('accuracy first', f.first, `${f.first.mode}, no ledger yet`),
+    run('accuracy next', f.incremental, `${f.incremental.mode}, a day later`),
+    run('accuracy --full', f.full, f.full.mode),
+    [
+      'ledger scan',
+      `${f.scan_s.toFixed(2)} s`,
+      'one DuckDB scan-aggregate',
+      `full / scan ${f.full_ratio.toFixed(1)}`,
+      '',
+    ],
+  ];
+  for (const line of lines) console.log(line.map((cell, i) => cell.padEnd([16, 12, 32, 24, 0][i])).join(' '));
 }

@@ -148,6 +148,13 @@ describe('incremental accuracy', () => {
     expect(ledger.pairsAligned).toBeGreaterThanOrEqual(changed);
     expect(ledger.pairsAligned).toBeLessThan(changed * 1.5);
     expect(ledger.pairsAligned).toBeLessThan(ledger.pairs / 2);
+
+    // other alignment settings: everything aligned again, and said why
+    const flaggedToo = await score(config, now, { includeFlagged: true });
+    expect(flaggedToo.run.result.ledger).toMatchObject({
+      mode: 'full',
+      reason: 'settings, sites, capacity or models changed',
+    });
   }, 180_000);
 
   it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {
