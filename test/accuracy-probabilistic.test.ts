@@ -5,8 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scorePairsFile, scoreWarehouse } from '../src/accuracy/score.js';
-import { addActuals, addModel, addOutput, addSite, openTestWarehouse } from './accuracy-fixture.js';
+import { scorePairsFile } from '../src/accuracy/score.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-probabilistic-'));
 const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
@@ -93,46 +92,5 @@ describe('Brier score per quantile level', () => {
     expect(empty.n).toBe(0);
     for (const f of ['bs_q25', 'rel_q25', 'res_q25', 'unc_q75', 'below_q75', 'qss_q25', 'crpss', 'crps_ref'])
       expect(empty.values[f], f).toBeNaN();
-  });
-
-  it('the warehouse scores the quantile models against day-ahead persistence', async () => {
-    const wh = await openTestWarehouse('accuracy-probabilistic');
-    try {
-      await addSite(wh, 'S1', 'solar', 100);
-      await addModel(wh, 'S1', 'm25', 'quantile_p25', 0.25);
-      await addModel(wh, 'S1', 'm75', 'quantile_p75', 0.75);
-      const asOf = '2026-03-02T00:00:00Z';
-      const times = ['2026-03-02T01:00:00Z', '2026-03-02T02:00:00Z', '2026-03-02T03:00:00Z'];
-      await addOutput(
-        wh,
-        'S1',
-        'm25',
-        'quantile_p25',
-        asOf,
-        times.map((t) => [t, 5]),
-      );
-      await addOutput(
-        wh,
-        'S1',
-        'm75',
-        'quantile_p75',
-        asOf,
-        times.map((t) => [t, 15]),
-      );
-      await addActuals(wh, 'S1', '2026-03-01T01:00:00Z', 60, Array(24).fill(10)); // the reference day
-      await addActuals(wh, 'S1', '2026-03-02T01:00:00Z', 60, [8, 20, 0]);
-      const { rows } = await scoreWarehouse(wh, {
-        ...options,
-        forecastLabel: 'ending',
-        actualLabel: 'ending',
-        maxMissingPct: 10,
-      });
-      const v = rows.find((r) => r.subject === 'quantiles' && r.group === 'total')!.values;
-      close(v.qss_q25, 1 - 14.75 / 3 / 3.5);
-      close(v.crps_ref, 22 / 3);
-      close(v.bs_q75, (0.75 ** 2 + 2 * 0.25 ** 2) / 3);
-    } finally {
-      await wh.close();
-    }
   });
 });

@@ -79,6 +79,10 @@ describe('quantile metrics', () => {
       expect(set.values.pinball_q25).toBeCloseTo((2.25 + 11.25) / 2, 12);
       expect(set.values.coverage).toBeCloseTo(50, 12);
       expect(set.values.mae).toBeUndefined(); // a quantile set has no single-value forecast
+      // against day-ahead persistence (1): pinball 6.75 against (5.25 + 14.25) / 2 at 25%; CRPS against |1 - o|
+      expect(set.values.qss_q25).toBeCloseTo(1 - 6.75 / 9.75, 12);
+      expect(set.values.crps_ref).toBeCloseTo((7 + 19) / 2, 12);
+      expect(set.values.bs_q75).toBeCloseTo((0.25 ** 2 + 0.75 ** 2) / 2, 12); // 8 at or below 15, 20 not
     } finally {
       await wh.close();
     }
