@@ -112,25 +112,30 @@ export interface SyncRequest {
 
 /** Syncs `req.resources` (in the order of RESOURCES) for `req.sites`, or all. */
 export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
-  return withMemoryLimit(req, () => syncResources(req));
+  // Without a memory limit DuckDB's buffer pool keeps caching the growing file (up to 80% of RAM),
+  // so the sync's memory grew with the number of sites. The WAL checkpoints automatically every
+  // 16 MB: ~45 checkpoints in a 1,000-site sync, most of its COMMIT time; at 256 MB a few, and
+  // the runner checkpoints once before it publishes. Steps after the sync get both settings back.
+  const memory = req.sync.memory_limit;
+  const checkpoints = () =>
+    withSetting(req.warehouse, 'checkpoint_threshold', SYNC_CHECKPOINT_THRESHOLD, () => syncResources(req));
+  return memory === null ? checkpoints() : withSetting(req.warehouse, 'memory_limit', memory, checkpoints);
 }
 
+/** How much WAL a sync lets grow before DuckDB checkpoints on its own (its default: 16 MB). */
+const SYNC_CHECKPOINT_THRESHOLD = '256MB';
+
 /**
- * Runs `fn` under config.sync.memory_limit, then restores DuckDB's setting. Without it DuckDB's
- * buffer pool keeps caching the growing file (up to 80% of RAM), so the sync's memory grew with
- * the number of sites; steps after the sync (accuracy) get the previous limit back.
+ * Runs `fn` with DuckDB's setting `name` at `value` (digits and a unit: memory_limit is checked
+ * by the config schema), then restores the setting it had.
  */
-async function withMemoryLimit<T>(req: SyncRequest, fn: () => Promise<T>): Promise<T> {
-  const limit = req.sync.memory_limit;
-  if (limit === null) return fn();
-  const [{ previous }] = await req.warehouse.all<{ previous: string }>(
-    "SELECT current_setting('memory_limit') AS previous",
-  );
-  await req.warehouse.run(`SET memory_limit = '${limit}'`); // checked by the config schema: digits and a unit
+async function withSetting<T>(warehouse: Warehouse, name: string, value: string, fn: () => Promise<T>): Promise<T> {
+  const [{ previous }] = await warehouse.all<{ previous: string }>(`SELECT current_setting('${name}') AS previous`);
+  await warehouse.run(`SET ${name} = '${value}'`);
   try {
     return await fn();
   } finally {
-    await req.warehouse.run(`SET memory_limit = '${previous}'`);
+    await warehouse.run(`SET ${name} = '${previous}'`);
   }
 }
 

@@ -129,13 +129,15 @@ export async function loadModelOutputs(
       capacity: output.capacity,
     }),
     columns: [
+      { type: DOUBLE, values: output.valid_time },
+      { type: DOUBLE, values: output.forecast },
+      { type: DOUBLE, values: output.capacity },
+    ],
+    shared: [
       { type: VARCHAR, values: { constant: output.model_id } },
       { type: VARCHAR, values: { constant: output.model_name } },
       { type: INTEGER, values: { constant: output.model_version } },
       { type: DOUBLE, values: { constant: output.as_of } },
-      { type: DOUBLE, values: output.valid_time },
-      { type: DOUBLE, values: output.forecast },
-      { type: DOUBLE, values: output.capacity },
     ],
   }));
   return loadSeries(warehouse, 'outputs', siteId, blocks, options);

@@ -1,5 +1,6 @@
 // The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms, the site
-// as site_no, its 1-based position in the batch's sorted site list `sites`) into the core tables.
+// as site_no, its 1-based position in the batch's sorted site list `sites`; a model output's
+// vintage once per block in stage_output_vintages, by block_no) into the core tables.
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
@@ -42,7 +43,7 @@ WITH staged AS (
   SELECT DISTINCT ON (model_id, as_of, valid_time)
     model_id, ${instant('as_of')} AS as_of, ${instant('valid_time')} AS valid_time,
     ${siteOf(sites)} AS site_id, model_name, model_version, forecast, capacity
-  FROM temp.stage_outputs
+  FROM temp.stage_outputs JOIN temp.stage_output_vintages USING (block_no)
 ),
 existing AS (
   SELECT model_id, as_of, valid_time FROM main.model_outputs
@@ -126,7 +127,7 @@ SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT ex
 
 /**
  * Upserts `count` sync states, six parameters each: site, resource, synced_to, last_as_of,
- * now (epoch ms), run id; returns the site_id of every row written. The cursor never moves back
+ * now (epoch ms), run id; returns the site_id and resource of every row written. The cursor never moves back
  * (a backfill of an older window keeps it), and a row is written only when it advances, so a
  * rerun of the same window writes nothing. One row per site and resource per statement.
  */
@@ -147,7 +148,7 @@ ON CONFLICT (site_id, resource) DO UPDATE SET
 WHERE excluded.synced_to > sync_state.synced_to
    OR excluded.last_as_of > sync_state.last_as_of
    OR (sync_state.last_as_of IS NULL AND excluded.last_as_of IS NOT NULL)
-RETURNING site_id`;
+RETURNING site_id, resource`;
 }
 
 /** The upsert of one sync state (see syncStateUpsertSql). */

@@ -1,9 +1,10 @@
 // Series loads (forecasts, model outputs, actuals): columns → DuckDB data chunks → TEMP staging →
-// anti-join merge, with GROUP COMMIT: loads that arrive while a merge runs wait and are merged
-// together in the next transaction. A batch holds whole sites only (a reader never sees half a
-// site), and if it fails, its sites are retried one transaction each so that only the site at
-// fault fails. Measured (bench/load.ts): merging 8 sites per transaction costs about half the CPU
-// of one site per transaction; 32 about a third.
+// anti-join merge, with GROUP COMMIT: loads of every kind that arrive while a merge runs wait and
+// are merged together in the next transaction, with one sync_state write for all of them. A
+// batch holds a site's load of a kind whole (a reader never sees half of it), and if it fails,
+// its loads are retried one transaction each so that only the load at fault fails. Measured
+// (bench/load.ts): merging 8 sites per transaction costs about half the CPU of one site per
+// transaction; 32 about a third; and each COMMIT costs a WAL sync, so kinds share one.
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import {
@@ -44,9 +45,10 @@ export type RowsWritten = Record<string, number>;
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
-/** A batch stops growing at this many rows or sites (memory stays bounded by these). */
-const MAX_BATCH_ROWS = 250_000;
-const MAX_BATCH_SITES = 64;
+/** A batch stops growing at this many rows or loads (memory stays bounded by these). */
+const MAX_BATCH_ROWS = 500_000;
+/** Loads of a batch: 64 sites' forecasts, outputs and actuals. */
+const MAX_BATCH_LOADS = 192;
 
 /**
  * A staged column: instants travel as DOUBLE epoch ms (exact for whole milliseconds, and no BigInt
@@ -62,13 +64,21 @@ export interface StageColumn {
 export interface StageBlock {
   rows: number;
   columns: StageColumn[];
+  /**
+   * What every row of the block shares (constants, in the order of the series' `shared` table):
+   * staged once per block and joined back by block_no, instead of repeated on every row.
+   */
+  shared?: StageColumn[];
 }
 
 export type SeriesKind = 'forecasts' | 'outputs' | 'actuals' | 'typed_actuals';
 
 interface Series {
   staging: string;
+  /** The staging table's columns; with `shared`, block_no INTEGER follows site_no. */
   definition: string;
+  /** The table of what each block's rows share: block_no INTEGER and these columns. */
+  shared?: { table: string; definition: string };
   /** Merges what is staged for `sites`; rows written per site. `options`: those of the batch's first load. */
   merge(warehouse: Warehouse, sites: string[], options: LoadOptions): Promise<Map<string, RowsWritten>>;
 }
@@ -81,9 +91,14 @@ const SERIES: Record<SeriesKind, Series> = {
     merge: (warehouse, sites) => insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts'),
   },
   outputs: {
+    // A model's vintage is a block: its model_id and model_name once, not on each of its rows
+    // (copying the two strings into every row was ~12% of the sync's main thread).
     staging: 'stage_outputs',
-    definition:
-      'site_no INTEGER, model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    shared: {
+      table: 'stage_output_vintages',
+      definition: 'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
+    },
     merge: (warehouse, sites) => insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'model_outputs'),
   },
   actuals: {
@@ -109,6 +124,42 @@ const SERIES: Record<SeriesKind, Series> = {
  */
 function numbered(block: StageBlock, siteNo: number): StageBlock {
   return { rows: block.rows, columns: [{ type: INTEGER, values: { constant: siteNo } }, ...block.columns] };
+}
+
+/**
+ * Stages a batch's blocks of one series: with a `shared` table, each block's shared values as one
+ * row of it, numbered, and that block_no on each of the block's rows.
+ */
+async function stage(
+  warehouse: Warehouse,
+  series: Series,
+  blocks: { block: StageBlock; siteNo: number }[],
+): Promise<void> {
+  // Replacing the tables is cheaper than deleting their rows (2 s of a 1,000-site sync).
+  await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`);
+  if (!series.shared)
+    return appendBlocks(
+      warehouse,
+      series.staging,
+      blocks.map(({ block, siteNo }) => numbered(block, siteNo)),
+    );
+  await warehouse.run(
+    `CREATE OR REPLACE TEMP TABLE ${series.shared.table} (block_no INTEGER, ${series.shared.definition})`,
+  );
+  const filled = blocks.filter(({ block }) => block.rows > 0);
+  const blockNo = (index: number): StageColumn => ({ type: INTEGER, values: { constant: index + 1 } });
+  await appendBlocks(
+    warehouse,
+    series.shared.table,
+    filled.map(({ block }, index) => ({ rows: 1, columns: [blockNo(index), ...(block.shared ?? [])] })),
+  );
+  await appendBlocks(
+    warehouse,
+    series.staging,
+    filled.map(({ block, siteNo }, index) =>
+      numbered({ rows: block.rows, columns: [blockNo(index), ...block.columns] }, siteNo),
+    ),
+  );
 }
 
 /**
@@ -174,6 +225,7 @@ async function flagChangedActuals(warehouse: Warehouse, quality: QualitySettings
 // ---------------------------------------------------------------- the queue
 
 interface Job {
+  kind: SeriesKind;
   siteId: string;
   rows: number;
   blocks: StageBlock[];
@@ -182,7 +234,8 @@ interface Job {
   reject(error: unknown): void;
 }
 
-const queues = new WeakMap<Warehouse, Map<SeriesKind, SeriesQueue>>();
+/** One queue per warehouse, for every series kind: a batch commits all the kinds that are ready. */
+const queues = new WeakMap<Warehouse, LoadQueue>();
 
 /** Loads one site's rows of one series; resolves once they are committed, with the rows written. */
 export function loadSeries(
@@ -192,31 +245,23 @@ export function loadSeries(
   blocks: StageBlock[],
   options: LoadOptions,
 ): Promise<RowsWritten> {
-  let byKind = queues.get(warehouse);
-  if (!byKind) {
-    byKind = new Map();
-    queues.set(warehouse, byKind);
-  }
-  let queue = byKind.get(kind);
+  let queue = queues.get(warehouse);
   if (!queue) {
-    queue = new SeriesQueue(warehouse, SERIES[kind]);
-    byKind.set(kind, queue);
+    queue = new LoadQueue(warehouse);
+    queues.set(warehouse, queue);
   }
-  return queue.submit(siteId, blocks, options);
+  return queue.submit({ kind, siteId, rows: blocks.reduce((sum, b) => sum + b.rows, 0), blocks, options });
 }
 
-class SeriesQueue {
+class LoadQueue {
   private waiting: Job[] = [];
   private draining = false;
 
-  constructor(
-    private readonly warehouse: Warehouse,
-    private readonly series: Series,
-  ) {}
+  constructor(private readonly warehouse: Warehouse) {}
 
-  submit(siteId: string, blocks: StageBlock[], options: LoadOptions): Promise<RowsWritten> {
+  submit(load: Omit<Job, 'resolve' | 'reject'>): Promise<RowsWritten> {
     return new Promise((resolve, reject) => {
-      const job: Job = { siteId, rows: blocks.reduce((sum, b) => sum + b.rows, 0), blocks, options, resolve, reject };
+      const job: Job = { ...load, resolve, reject };
       // A caller already holding the connection would deadlock waiting for a batch: merge it now.
       if (this.warehouse.holdsConnection()) {
         this.merge([job]).then((results) => resolve(results.get(job)!), reject);
@@ -236,16 +281,20 @@ class SeriesQueue {
     }
   }
 
-  /** The next batch: waiting jobs in arrival order, one per site, within the row and site caps. */
+  /**
+   * The next batch: every waiting load in arrival order, of any kind, within the row and load
+   * caps, so a batch grows with what is ready. One load per site and kind (a second waits).
+   */
   private take(): Job[] {
     const batch: Job[] = [];
-    const sites = new Set<string>();
+    const keys = new Set<string>();
     let rows = 0;
-    for (const job of [...this.waiting]) {
-      if (batch.length > 0 && (rows + job.rows > MAX_BATCH_ROWS || batch.length >= MAX_BATCH_SITES)) break;
-      if (sites.has(job.siteId)) continue; // the same site twice waits for the next batch
+    for (const job of this.waiting) {
+      if (batch.length > 0 && (rows + job.rows > MAX_BATCH_ROWS || batch.length >= MAX_BATCH_LOADS)) break;
+      const key = `${job.kind}\0${job.siteId}`;
+      if (keys.has(key)) continue;
       batch.push(job);
-      sites.add(job.siteId);
+      keys.add(key);
       rows += job.rows;
     }
     this.waiting = this.waiting.filter((job) => !batch.includes(job));
@@ -268,43 +317,45 @@ class SeriesQueue {
     }
   }
 
-  /** A fresh, empty staging table (replacing it is cheaper than deleting its rows: 2 s of a 1,000-site sync). */
-  private async prepareStaging(): Promise<void> {
-    const { warehouse, series } = this;
-    await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`);
-  }
-
-  /** Stages the batch and merges it, with each job's sync state, in one transaction. */
+  /**
+   * Stages the batch, each kind into its own (fresh) staging table, and merges every kind with
+   * every load's sync state in ONE transaction: one COMMIT and one sync_state write per batch.
+   */
   private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
-    const { warehouse, series } = this;
+    const { warehouse } = this;
     return warehouse.exclusive(async () => {
-      const sites = batch
-        .filter((job) => job.rows > 0)
-        .map((job) => job.siteId)
-        .sort();
-      await this.prepareStaging();
-      await appendBlocks(
-        warehouse,
-        series.staging,
-        batch.flatMap((job) => job.blocks.map((block) => numbered(block, sites.indexOf(job.siteId) + 1))),
-      );
+      const kinds = [...new Set(batch.map((job) => job.kind))].map((kind) => {
+        const jobs = batch.filter((job) => job.kind === kind);
+        const sites = jobs
+          .filter((job) => job.rows > 0)
+          .map((job) => job.siteId)
+          .sort();
+        return { series: SERIES[kind], jobs, sites };
+      });
+      for (const { series, jobs, sites } of kinds) {
+        const siteNo = (job: Job) => sites.indexOf(job.siteId) + 1;
+        await stage(
+          warehouse,
+          series,
+          jobs.flatMap((job) => job.blocks.map((block) => ({ block, siteNo: siteNo(job) }))),
+        );
+      }
       faultPoint('staging');
       return warehouse.transaction(async () => {
-        const perSite =
-          sites.length > 0 ? await series.merge(warehouse, sites, batch[0].options) : new Map<string, RowsWritten>();
-        const advanced = await writeSyncStates(
-          warehouse,
-          batch.flatMap((job) => {
-            const { syncState, now = Date.now() } = job.options;
-            return syncState ? [{ siteId: job.siteId, state: syncState, now }] : [];
-          }),
-        );
         const results = new Map<Job, RowsWritten>();
-        for (const job of batch) {
-          const rows = { ...perSite.get(job.siteId) };
-          if (advanced.has(job.siteId)) addInto(rows, { sync_state: 1 });
-          results.set(job, nonZero(rows));
+        for (const { series, jobs, sites } of kinds) {
+          const perSite = sites.length > 0 ? await series.merge(warehouse, sites, jobs[0].options) : new Map();
+          for (const job of jobs) results.set(job, { ...perSite.get(job.siteId) });
         }
+        const marked = batch.flatMap((job) => {
+          const { syncState, now = Date.now() } = job.options;
+          return syncState ? [{ job, siteId: job.siteId, state: syncState, now }] : [];
+        });
+        const advanced = await writeSyncStates(warehouse, marked);
+        for (const { job, siteId, state } of marked) {
+          if (advanced.has(stateKey(siteId, state.resource))) addInto(results.get(job)!, { sync_state: 1 });
+        }
+        for (const [job, rows] of results) results.set(job, nonZero(rows));
         return results;
       });
     });
@@ -382,9 +433,13 @@ export async function writeSyncState(
   return written > 0 ? { sync_state: written } : {};
 }
 
+function stateKey(siteId: string, resource: string): string {
+  return `${siteId}\0${resource}`;
+}
+
 /**
- * The sync states of a batch (one per site) in one statement: a statement per site cost ~7 ms
- * each, more than merging the site's rows. Returns the sites whose state advanced.
+ * The sync states of a batch (one per site and resource) in one statement: a statement per site
+ * cost ~7 ms each, more than merging the site's rows. Returns the stateKeys of those that advanced.
  */
 async function writeSyncStates(
   warehouse: Warehouse,
@@ -399,8 +454,8 @@ async function writeSyncStates(
     now,
     state.runId,
   ]);
-  const rows = await warehouse.all<{ site_id: string }>(syncStateUpsertSql(entries.length), params);
-  return new Set(rows.map((row) => row.site_id));
+  const rows = await warehouse.all<{ site_id: string; resource: string }>(syncStateUpsertSql(entries.length), params);
+  return new Set(rows.map((row) => stateKey(row.site_id, row.resource)));
 }
 
 function addInto(total: RowsWritten, part: RowsWritten): void {
