@@ -19,6 +19,7 @@ import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
+const DAY_MS = 24 * H;
 
 let dir: string;
 let warehouse: Warehouse;
@@ -266,6 +267,60 @@ describe('concurrent loads', () => {
       "SELECT revised_at FROM actuals WHERE site_id = 'c' AND revised_at IS NOT NULL",
     );
     expect(c.revised_at.getTime()).toBe(T0 + 2 * H);
+  });
+
+  it('loads of every kind at once: each call gets its own rows and its own sync state, and a rerun writes nothing', async () => {
+    const mark = (resource: string) => ({ now: T0, syncState: { resource, syncedTo: T0 + DAY_MS, runId: 'r1' } });
+    const loadAll = () =>
+      Promise.all(
+        ['a', 'b'].flatMap((site) => [
+          loadForecasts(
+            warehouse,
+            site,
+            vintage(T0, () => 1),
+            mark('forecasts'),
+          ),
+          loadModelOutputs(
+            warehouse,
+            site,
+            [
+              {
+                model_id: `${site}-m1`,
+                model_name: 'gbm',
+                model_version: 1,
+                as_of: T0,
+                valid_time: [T0 + H, T0 + 2 * H],
+                forecast: [1, 2],
+                capacity: [5, 5],
+              },
+            ],
+            mark('outputs'),
+          ),
+          loadActuals(
+            warehouse,
+            site,
+            { valid_time: [T0, T0 + H, T0 + 2 * H], value: [1, 2, 3] },
+            { ...mark('actuals'), quality: DEFAULT_QUALITY },
+          ),
+        ]),
+      );
+    expect(await loadAll()).toEqual(
+      ['a', 'b'].flatMap(() => [
+        { forecasts: 24, sync_state: 1 },
+        { model_outputs: 2, sync_state: 1 },
+        { actuals: 3, sync_state: 1 },
+      ]),
+    );
+    const outputs = await warehouse.all<{ site_id: string; model_id: string; model_name: string; n: bigint }>(
+      'SELECT site_id, model_id, model_name, count(*) AS n FROM model_outputs GROUP BY ALL ORDER BY ALL',
+    );
+    expect(outputs.map((o) => [o.site_id, o.model_id, o.model_name, Number(o.n)])).toEqual([
+      ['a', 'a-m1', 'gbm', 2],
+      ['b', 'b-m1', 'gbm', 2],
+    ]);
+    const states = await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM sync_state');
+    expect(Number(states[0].n)).toBe(6);
+    expect(await loadAll()).toEqual(Array.from({ length: 6 }, () => ({})));
   });
 });
 
