@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseEventOption, type EventDefinition } from '../src/accuracy/events.js';
-import { scorePairsFile } from '../src/accuracy/score.js';
+import { scorePairsFile, scoreWarehouse } from '../src/accuracy/score.js';
+import { addActuals, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { CLI } from './fixtures/runner-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-events-'));
@@ -190,5 +191,40 @@ describe('efsync accuracy --event', () => {
     expect(() => event('name=x,kind=spike,threshold=5')).toThrow(/field kind/);
     expect(() => event('name=x,kind=ramp')).toThrow(/field threshold/);
     expect(() => event('high')).toThrow(/not field=value/);
+  });
+});
+
+describe('ramp events in the warehouse', () => {
+  it('compare each point with the point an hour earlier of the same issued forecast', async () => {
+    const wh = await openTestWarehouse('accuracy-events');
+    try {
+      await addSite(wh, 'S1', 'solar', 100);
+      await addActuals(wh, 'S1', '2026-03-01T01:00:00Z', 60, Array(24).fill(1)); // the reference day
+      await addActuals(wh, 'S1', '2026-03-02T01:00:00Z', 60, [0, 20, 25, 50]); // changes 20, 5, 25
+      // issued 00:00: changes 15, 25, 5 -> hit, false alarm, miss
+      await addForecast(wh, 'S1', '2026-03-02T00:00:00Z', [
+        ['2026-03-02T01:00:00Z', 0],
+        ['2026-03-02T02:00:00Z', 15],
+        ['2026-03-02T03:00:00Z', 40],
+        ['2026-03-02T04:00:00Z', 45],
+      ]);
+      // issued 02:00: its first point has no earlier point of its own; then 30 -> hit
+      await addForecast(wh, 'S1', '2026-03-02T02:00:00Z', [
+        ['2026-03-02T03:00:00Z', 30],
+        ['2026-03-02T04:00:00Z', 60],
+      ]);
+      const { rows } = await scoreWarehouse(wh, {
+        ...options,
+        forecastLabel: 'ending',
+        actualLabel: 'ending',
+        maxMissingPct: 10,
+        events: [event('name=ramp,kind=ramp,threshold=10')],
+      });
+      const site = rows.find((r) => r.subject === 'forecast' && r.group === 'total')!;
+      expect(site.n).toBe(6);
+      expectClose(site.values, { tp_ramp: 2, fp_ramp: 1, tn_ramp: 0, fn_ramp: 1, pod_ramp: 2 / 3, far_ramp: 1 / 3 });
+    } finally {
+      await wh.close();
+    }
   });
 });
