@@ -4,6 +4,9 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import accuracyJob from '../jobs/accuracy.js';
+import { createLogger } from '../src/log.js';
+import { runJob } from '../src/runner/run.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
@@ -185,6 +188,26 @@ describe('incremental accuracy', () => {
         else expect(value, field).toEqual(expected);
       }
     }
+  }, 180_000);
+
+  it('the nightly job says which it ran and records the pairs aligned in the run ledger', async () => {
+    const dir = tempDir('efsync-accuracy-job-');
+    const config = testConfig({ dir, url: emu.url });
+    await syncAt(config, NOW);
+    const job = (now: number) =>
+      runJob(accuracyJob, { config, now: () => now, log: createLogger({ level: 'silent' }) });
+    const first = await job(NOW + MINUTE);
+    expect(first.summary.join('\n')).toMatch(/pairs: full \(no ledger yet\), (\d+) aligned, \1 scored/);
+    await syncAt(config, NOW + 2 * HOUR);
+    const next = await job(NOW + 2 * HOUR + MINUTE);
+    const line = /pairs: incremental, (\d+) aligned, (\d+) scored/.exec(next.summary.join('\n'));
+    expect(Number(line?.[1])).toBeGreaterThan(0);
+    expect(Number(line?.[1])).toBeLessThan(Number(line?.[2]));
+    const [ledger] = await query<{ rows: string }>(
+      config.warehouse.path,
+      `SELECT rows_written::VARCHAR AS rows FROM job_last_runs WHERE job = 'accuracy'`,
+    );
+    expect(JSON.parse(ledger.rows).accuracy_pairs).toBe(Number(line?.[1]));
   }, 180_000);
 });
 
