@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY, refreshCapacityWindows } from '../src/accuracy/quality.js';
-import { FLAGS, flagActuals, sunUpSql } from '../src/warehouse/flags.js';
+import { FLAGS, flagActuals, withSunUp } from '../src/warehouse/flags.js';
 import { runWarehouseAccuracy, scoreWarehouse, settingsFromConfig } from '../src/accuracy/score.js';
 import { Config } from '../src/config.js';
 import { sunVector } from '../src/emulator/solar.js';
@@ -247,7 +247,7 @@ describe('the sun in SQL', () => {
     ];
     for (const [lat, lon, ms] of cases) {
       const [{ up }] = await wh.all<{ up: number }>(
-        `SELECT ${sunUpSql(String(ms / 1000), String(lat), String(lon))} AS up`,
+        `SELECT sun_t AS up FROM ${withSunUp(`SELECT ${lat} AS latitude, ${lon} AS longitude`, { t: String(ms / 1000) })}`,
       );
       expect(up).toBeCloseTo(sunVector(ms, lat, lon).up, 9);
     }
