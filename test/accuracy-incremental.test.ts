@@ -7,6 +7,7 @@ import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import accuracyJob from '../jobs/accuracy.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
+import { Config } from '../src/config.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
@@ -15,6 +16,7 @@ import { Warehouse } from '../src/warehouse/warehouse.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
 import type { AccuracyRow } from '../src/accuracy/metrics.js';
 import { CLI } from './fixtures/runner-child.js';
+import { addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
 let emu: Emulator;
@@ -209,6 +211,55 @@ describe('incremental accuracy', () => {
     );
     expect(JSON.parse(ledger.rows).accuracy_pairs).toBe(Number(line?.[1]));
   }, 180_000);
+
+  it('hourly interval-ending forecasts over 15-minute actuals: a revised and a late actual re-align their intervals and the references that read them', async () => {
+    const wh = await openTestWarehouse('accuracy-incremental-hourly');
+    try {
+      await addSite(wh, 'S1', 'solar', 100);
+      const day = Date.parse('2026-03-02T00:00:00Z');
+      // four days of 15-minute interval-ending actuals, one missing; a forecast issued at 06:00 each day for the next 36 hours
+      await wh.run(`INSERT INTO actuals SELECT 'S1', make_timestamptz(${day * 1000} + i * 900000000),
+        50 + 40 * sin(i / 7.0), TIMESTAMPTZ '2026-03-07T00:00:00Z', NULL FROM range(1, 4 * 96 + 1) r(i) WHERE i <> 200`);
+      await wh.run(`INSERT INTO forecasts SELECT 'S1', 'gbm', 1, make_timestamptz(${day * 1000} + (d * 24 + 6) * 3600000000),
+        make_timestamptz(${day * 1000} + (d * 24 + 6 + h) * 3600000000), 45 + 40 * sin(h / 5.0), NULL
+        FROM range(0, 4) a(d), range(1, 37) b(h)`);
+      const config = { ...Config.parse({}), file: null };
+      const settings: AccuracySettings = {
+        ...settingsFromConfig(config.accuracy, { forecasts: 'ending', actuals: 'ending' }, config.capacity.dir),
+        groups: ['total', 'lead', 'hour'],
+        forecastIntervalMs: HOUR,
+        from: day,
+        to: day + 4 * DAY,
+      };
+      const ledgerRows = async () =>
+        (
+          await wh.all<{
+            row: string;
+          }>(`SELECT concat_ws('/', issue_time, valid_time, forecast, actual, reference, drop_reason) AS row
+            FROM accuracy_pairs ORDER BY row`)
+        ).map((r) => r.row);
+      const run = (runId: string, full = false) =>
+        runWarehouseAccuracy(wh, { ...settings, full }, { runId, now: Date.parse('2026-03-08T00:00:00Z') });
+      expect((await run('first')).result.ledger?.mode).toBe('full');
+      const before = await ledgerRows();
+      // revised at 2026-03-02 13:15 (its hour's interval and the next day's reference) and the missing 02:00 filled in
+      const later = { now: Date.parse('2026-03-07T12:00:00Z'), quality: DEFAULT_QUALITY };
+      await loadActuals(wh, 'S1', { valid_time: [day + 53 * 15 * MINUTE], value: [500] }, later);
+      await loadActuals(wh, 'S1', { valid_time: [day + 200 * 15 * MINUTE], value: [60] }, later);
+      const incremental = await run('incremental');
+      const afterIncremental = await ledgerRows();
+      expect(incremental.result.ledger?.mode).toBe('incremental');
+      expect((await run('full', true)).result.ledger?.mode).toBe('full');
+      expect(afterIncremental).toEqual(await ledgerRows());
+      const changed = afterIncremental.filter((row) => !before.includes(row)).length;
+      expect(changed).toBeGreaterThan(0);
+      expect(incremental.result.ledger!.pairsAligned).toBeGreaterThanOrEqual(changed);
+      expect(incremental.result.ledger!.pairsAligned).toBeLessThan(incremental.result.ledger!.pairs / 4);
+      expectSameMetrics(incremental.result.rows, (await run('again')).result.rows);
+    } finally {
+      await wh.close();
+    }
+  });
 });
 
 /** The CLI in a child process (the emulator in this one keeps answering), optionally killed at a fault point. */

@@ -186,7 +186,8 @@ export async function siteLevels(sql: SqlRunner, options: AlignOptions): Promise
  * Actuals resampled to each site's forecast intervals: the mean of the sub-points, labelled as
  * the forecast is, kept when no more than `maxMissingPct` of the expected sub-points are missing.
  */
-async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<void> {
+async function resampleActuals(sql: SqlRunner, options: AlignOptions, partial: boolean): Promise<void> {
+  if (partial) await neededHours(sql);
   const [bounds] = await sql.all<{ lo: bigint | null; hi: bigint | null }>(
     `SELECT min(epoch_us(least(issue_time, valid_time))) AS lo, max(epoch_us(valid_time)) AS hi FROM acc_points`,
   );
@@ -218,8 +219,27 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions): Promise<v
       LEFT JOIN actual_flags f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
       WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
         AND ${t} >= ${lo} AND ${t} < ${hi}
+        ${partial ? `AND EXISTS (SELECT 1 FROM acc_needed_hours n WHERE n.site_id = a.site_id AND n.hour = ${t} // ${us(HOUR)})` : ''}
       GROUP BY a.site_id, ${label}
       HAVING ${enough('count(a.value)')})`);
+}
+
+/**
+ * The UTC hours (epoch hours, per site) whose actuals the points of a partial alignment need: an
+ * interval labelled L holds actuals from L - f_len to L + f_len + a_len whatever the labels, for
+ * the point's own interval and for its reference's; a spare hour on each side. An interval the
+ * hours cover only in part is resampled wrongly, but no point of acc_points is labelled by it.
+ */
+async function neededHours(sql: SqlRunner): Promise<void> {
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_needed_hours AS
+    WITH labels AS (
+      SELECT site_id, valid_time AS t FROM acc_points
+      UNION
+      SELECT p.site_id, ${referenceTimeSql('p.valid_time', 'p.issue_time', 's.ref_period')}
+      FROM acc_points p JOIN acc_site s USING (site_id)
+    )
+    SELECT DISTINCT site_id, unnest(range((epoch_us(t) - m) // ${us(HOUR)}, (epoch_us(t) + m) // ${us(HOUR)} + 1)) AS hour
+    FROM labels JOIN (SELECT site_id, coalesce(f_len, 0) + coalesce(a_len, 0) + ${us(HOUR)} AS m FROM acc_site) USING (site_id)`);
 }
 
 async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
@@ -281,7 +301,7 @@ export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Pro
  */
 export async function alignPoints(sql: SqlRunner, options: AlignOptions, only?: string): Promise<void> {
   await collectPoints(sql, options, only);
-  await resampleActuals(sql, options);
+  await resampleActuals(sql, options, only !== undefined);
   await buildPairs(sql, options);
 }
 
@@ -293,6 +313,7 @@ export async function dropAlignment(sql: SqlRunner): Promise<void> {
     'acc_points',
     'acc_actual_iv',
     'acc_site_levels',
+    'acc_needed_hours',
     PAIRS_TABLE,
     QUANTILES_TABLE,
   ]) {
