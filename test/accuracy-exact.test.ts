@@ -106,6 +106,19 @@ describe('CRMSE', () => {
     expect(relative(v.crmse, 4.714045208870694e-4)).toBeLessThan(1e-9);
   });
 
+  it('keeps its digits under a bias of 1e9 times its spread (the centred pass)', async () => {
+    // errors 1e9, 1e9 + 1, 1e9 + 3: deviations -4/3, -1/3, 5/3, population std sqrt(42/27)
+    const v = await total(
+      'huge-bias.csv',
+      `valid_time,actual,forecast
+2026-03-01T01:00:00Z,0,1000000000
+2026-03-01T02:00:00Z,1,1000000002
+2026-03-01T03:00:00Z,2,1000000005
+`,
+    );
+    expect(relative(v.crmse, Math.sqrt(42 / 27))).toBeLessThan(1e-9);
+  });
+
   it('is zero, to rounding of the values, for a constant error', async () => {
     const lines = Array.from({ length: 7 }, (_, i) => `2026-03-01T0${i}:00:00Z,${i},${i + 999.7}`);
     const v = await total('constant.csv', `valid_time,actual,forecast\n${lines.join('\n')}\n`);

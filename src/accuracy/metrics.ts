@@ -178,11 +178,12 @@ const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.colu
  * plain sums over the scored rows (SFA's means and RMSEs) or a moment, so one ungrouped aggregate
  * (for group total) computes them all at a few times the cost of a scan. r, R², the standard
  * deviations (RED, std) and CRMSE use DuckDB's moments, which update a running mean; that still
- * loses about ε · |mean| / σ, 1e-8 relative for values near 1e9 that vary by a few units, so the
- * actuals and forecasts are first centred on their group's means (a pass of two averages before),
- * as numpy's two-pass variance does. Dropped rows only count: their values are NULL to the sums.
+ * loses up to about ε · |mean| / σ, 1e-8 relative for values near 1e9 that vary by a few units.
+ * With `centred` the actuals and forecasts are first centred on their group's means (a pass of
+ * two averages before, joined back), as numpy's two-pass variance does (see needsCentring).
+ * Dropped rows only count: their values are NULL to the sums.
  */
-function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
+function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions, centred: boolean): string {
   const deadband = options.deadbandPct > 0;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
   const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
@@ -194,14 +195,18 @@ WITH scored AS (
   SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
   FROM (${expandedSql(pairs, k.group, options)})
 ),
-centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),
+${
+  centred
+    ? `centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f, avg(f - o) AS centre_e FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),`
+    : ''
+}
 errors AS (
-  SELECT v.*, o - centre_o AS oc, f - centre_f AS fc,
+  SELECT v.*, ${centred ? 'o - centre_o AS oc, f - centre_f AS fc, f - o - centre_e AS ec' : 'o AS oc, f AS fc, f - o AS ec'},
     ${errorSql('f', 'o', options.deadbandPct)} AS e,
     CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
     CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
     ${deadband ? ', f - o AS e_plain' : ''}
-  FROM scored v JOIN centres m ON ${sameKeys}
+  FROM scored v ${centred ? `JOIN centres m ON ${sameKeys}` : ''}
 ),
 sums AS (
   SELECT ${keysFirst(k)} ${k.columns.includes('key_order') ? '' : 'min(key_order) AS key_order,'}
@@ -216,8 +221,9 @@ sums AS (
     ${deadband ? 'sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e * e) AS s_sq_plain'},
     corr(fc, oc) AS r, var_pop(oc) AS var_actual,
     -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
-    -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did.
-    stddev_pop(f - o) AS crmse,
+    -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did;
+    -- a bias beyond 1e4 times the spread is taken off first (the centred pass).
+    stddev_pop(ec) AS crmse, avg(f - o) AS mean_error,
     avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(oc) AS std_o, stddev_pop(fc) AS std_f,
     min(o) AS min_o, max(o) AS max_o, median(o) AS median_o, min(f) AS min_f, max(f) AS max_f, median(f) AS median_f
   FROM errors ${k.columns.length ? `GROUP BY ${byKeys(k)}` : 'HAVING count(*) > 0'}
@@ -239,7 +245,7 @@ metrics AS (
   FROM sums
 )
 SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
-  has_forecast, has_reference, mape_skipped, n_point, least(min_o, min_f) AS lo, greatest(max_o, max_f) AS hi,
+  has_forecast, has_reference, mape_skipped, n_point, mean_error, least(min_o, min_f) AS lo, greatest(max_o, max_f) AS hi,
   ${SUMMARY_STATS.flatMap((stat) => [`${stat}_o AS actual_${stat}`, `${stat}_f AS forecast_${stat}`]).join(', ')},
   mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse, red,
   CASE WHEN rmse = rmse_ref THEN 0.0
@@ -431,6 +437,17 @@ async function withPerfectHash<T>(sql: SqlRunner, fn: () => Promise<T>): Promise
   }
 }
 
+/**
+ * Whether a group's moments need the centred pass: a mean more than 1e4 standard deviations
+ * from 0 (of the actuals, the forecasts or the errors: a large bias), where the running moments' error, up to about ε · |mean| / σ,
+ * could exceed 1e-12 relative. Power data rarely is (mean and spread are alike), so the extra
+ * pass is only paid for large offsets; a constant series (σ 0) is exact either way.
+ */
+function needsCentring(r: PointRow): boolean {
+  const far = (mean: unknown, std: unknown) => num(std) > 0 && Math.abs(num(mean)) > 1e4 * num(std);
+  return far(r.actual_mean, r.actual_std) || far(r.forecast_mean, r.forecast_std) || far(r.mean_error, r.crmse);
+}
+
 /** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
 async function pointMetrics(
   sql: SqlRunner,
@@ -438,7 +455,8 @@ async function pointMetrics(
   k: GroupKeys,
   options: MetricOptions,
 ): Promise<AccuracyRow[]> {
-  const moments = await sql.all<PointRow>(momentsSql(pairs, k, options));
+  const plain = await sql.all<PointRow>(momentsSql(pairs, k, options, false));
+  const moments = plain.some(needsCentring) ? await sql.all<PointRow>(momentsSql(pairs, k, options, true)) : plain;
   const distribution = new Map<string, PointRow>();
   const scored = moments.filter((r) => num(r.n_point) > 0);
   if (options.distribution !== false && scored.length > 0) {
