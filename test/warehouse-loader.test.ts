@@ -344,6 +344,18 @@ describe('model outputs', () => {
     expect(await snapshot('model_outputs')).toBe(before);
     expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0 + 24 * H, 1)])).toEqual({ model_outputs: 3 });
   });
+
+  it('stores a vintage read twice in one load once', async () => {
+    const twice = [output('m1', T0, 1), output('m1', T0, 1), output('m2', T0, 1)];
+    expect(await loadModelOutputs(warehouse, 's1', twice)).toEqual({ model_outputs: 6 });
+    const rows = await warehouse.all<{ model_id: string; n: bigint }>(
+      'SELECT model_id, count(*) AS n FROM model_outputs GROUP BY ALL ORDER BY ALL',
+    );
+    expect(rows.map((r) => [r.model_id, Number(r.n)])).toEqual([
+      ['m1', 3],
+      ['m2', 3],
+    ]);
+  });
 });
 
 describe('actuals', () => {
