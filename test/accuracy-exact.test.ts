@@ -119,6 +119,17 @@ describe('CRMSE', () => {
     expect(relative(v.crmse, Math.sqrt(42 / 27))).toBeLessThan(1e-9);
   });
 
+  it('takes (f − mean f) − (o − mean o), as SFA, where f − o itself would round at 1e9', async () => {
+    const o = [0.1, 1.7, 3.3, 2.9];
+    const f = [1000000000.2, 1000000001.9, 1000000003.05, 1000000001.45];
+    const mean = (x: number[]) => x.reduce((a, b) => a + b) / x.length;
+    const d = f.map((fi, i) => fi - mean(f) - (o[i] - mean(o)));
+    const expected = Math.sqrt(mean(d.map((x) => x * x)));
+    const rows = o.map((oi, i) => `2026-03-01T0${i + 1}:00:00Z,${oi},${f[i]}`);
+    const v = await total('rounding-bias.csv', `valid_time,actual,forecast\n${rows.join('\n')}\n`);
+    expect(relative(v.crmse, expected)).toBeLessThan(1e-9);
+  });
+
   it('is zero, to rounding of the values, for a constant error', async () => {
     const lines = Array.from({ length: 7 }, (_, i) => `2026-03-01T0${i}:00:00Z,${i},${i + 999.7}`);
     const v = await total('constant.csv', `valid_time,actual,forecast\n${lines.join('\n')}\n`);

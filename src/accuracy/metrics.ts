@@ -197,11 +197,11 @@ WITH scored AS (
 ),
 ${
   centred
-    ? `centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f, avg(f - o) AS centre_e FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),`
+    ? `centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),`
     : ''
 }
 errors AS (
-  SELECT v.*, ${centred ? 'o - centre_o AS oc, f - centre_f AS fc, f - o - centre_e AS ec' : 'o AS oc, f AS fc, f - o AS ec'},
+  SELECT v.*, ${centred ? 'o - centre_o AS oc, f - centre_f AS fc, fc - oc AS ec' : 'o AS oc, f AS fc, f - o AS ec'},
     ${errorSql('f', 'o', options.deadbandPct)} AS e,
     CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
     CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
@@ -222,7 +222,8 @@ sums AS (
     corr(fc, oc) AS r, var_pop(oc) AS var_actual,
     -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
     -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did;
-    -- a bias beyond 1e4 times the spread is taken off first (the centred pass).
+    -- the centred pass takes (f − mean f) − (o − mean o), as SFA does, which also keeps the
+    -- digits f − o loses when f and o are far larger than the spread of their difference.
     stddev_pop(ec) AS crmse, avg(f - o) AS mean_error,
     avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(oc) AS std_o, stddev_pop(fc) AS std_f,
     min(o) AS min_o, max(o) AS max_o, median(o) AS median_o, min(f) AS min_f, max(f) AS max_f, median(f) AS median_f
@@ -438,14 +439,19 @@ async function withPerfectHash<T>(sql: SqlRunner, fn: () => Promise<T>): Promise
 }
 
 /**
- * Whether a group's moments need the centred pass: a mean more than 1e4 standard deviations
- * from 0 (of the actuals, the forecasts or the errors: a large bias), where the running moments' error, up to about ε · |mean| / σ,
+ * Whether a group's moments need the centred pass: a mean of the actuals or forecasts more than
+ * 1e4 of their standard deviations from 0, or a mean of actuals, forecasts or errors (a large
+ * bias) more than 1e4 times the errors' standard deviation (CRMSE), where the running moments' error, up to about ε · |mean| / σ,
  * could exceed 1e-12 relative. Power data rarely is (mean and spread are alike), so the extra
  * pass is only paid for large offsets; a constant series (σ 0) is exact either way.
  */
 function needsCentring(r: PointRow): boolean {
   const far = (mean: unknown, std: unknown) => num(std) > 0 && Math.abs(num(mean)) > 1e4 * num(std);
-  return far(r.actual_mean, r.actual_std) || far(r.forecast_mean, r.forecast_std) || far(r.mean_error, r.crmse);
+  return (
+    far(r.actual_mean, r.actual_std) ||
+    far(r.forecast_mean, r.forecast_std) ||
+    [r.actual_mean, r.forecast_mean, r.mean_error].some((mean) => far(mean, r.crmse))
+  );
 }
 
 /** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
