@@ -12,6 +12,7 @@ import {
 import { reportPath } from '../src/config.js';
 import { defineJob, type JobContext, type JobOutcome } from '../src/runner/job.js';
 import { DAY } from '../src/time.js';
+import { withDuckDBSettings } from '../src/warehouse/settings.js';
 
 /** Valid times scored when the run names no window: the last 30 days up to now. */
 const DEFAULT_WINDOW = 30 * DAY;
@@ -21,7 +22,10 @@ export async function scoreInRun(
   ctx: JobContext,
   settings: AccuracySettings,
 ): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
-  const run = await runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() });
+  const { memory_limit, threads } = ctx.config.accuracy;
+  const run = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, () =>
+    runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() }),
+  );
   const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
   return { run, outcome: { status: failures.length ? 'partial' : 'ok', rows: run.written, failures } };
 }

@@ -80,6 +80,16 @@ const WarehouseConfig = z
   })
   .prefault({});
 
+/** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
+const MemoryLimit = (byDefault: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB')
+    .nullable()
+    .prefault(byDefault);
+
+const Threads = z.int().min(1).max(256).nullable().prefault(2);
+
 const SyncConfig = z
   .strictObject({
     concurrency: z
@@ -102,14 +112,10 @@ const SyncConfig = z
       .describe(
         'The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type',
       ),
-    memory_limit: z
-      .string()
-      .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB')
-      .nullable()
-      .prefault('128MB')
-      .describe(
-        "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
-      ),
+    memory_limit: MemoryLimit('64MB').describe(
+      "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
+    ),
+    threads: Threads.describe("DuckDB's threads during a sync (each has buffers of its own); null: one per core"),
   })
   .prefault({});
 
@@ -155,6 +161,10 @@ export type EventDefinition = z.output<typeof EventDefinition>;
 const AccuracyConfig = z
   .strictObject({
     tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
+    memory_limit: MemoryLimit('1GB').describe(
+      "DuckDB's memory limit while scoring (past it DuckDB spills to disk); null: DuckDB's default, up to 80% of RAM",
+    ),
+    threads: Threads.describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
     report: z
       .string()
       .min(1)

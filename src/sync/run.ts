@@ -29,6 +29,7 @@ import { syncSites } from './sites.js';
 import { readMarks } from './state.js';
 import type { ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
 import type { Backfill, SyncMark } from './windows.js';
+import { withDuckDBSettings } from '../warehouse/settings.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
 const REQUESTS_PER_SITE = 4;
@@ -112,32 +113,20 @@ export interface SyncRequest {
 
 /** Syncs `req.resources` (in the order of RESOURCES) for `req.sites`, or all. */
 export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
-  // Without a memory limit DuckDB's buffer pool keeps caching the growing file (up to 80% of RAM),
-  // so the sync's memory grew with the number of sites. The WAL checkpoints automatically every
-  // 16 MB: ~45 checkpoints in a 1,000-site sync, most of its COMMIT time; at 256 MB a few, and
-  // the runner checkpoints once before it publishes. Steps after the sync get both settings back.
-  const memory = req.sync.memory_limit;
-  const checkpoints = () =>
-    withSetting(req.warehouse, 'checkpoint_threshold', SYNC_CHECKPOINT_THRESHOLD, () => syncResources(req));
-  return memory === null ? checkpoints() : withSetting(req.warehouse, 'memory_limit', memory, checkpoints);
+  // The WAL checkpoints automatically every 16 MB: ~45 checkpoints in a 1,000-site sync, most of
+  // its COMMIT time; at 256 MB a few, and the runner checkpoints once before it publishes. The
+  // memory limit and threads bound DuckDB (src/warehouse/settings.ts); steps after the sync get
+  // DuckDB's defaults back.
+  const { memory_limit, threads } = req.sync;
+  return withDuckDBSettings(
+    req.warehouse,
+    { memory_limit, threads, checkpoint_threshold: SYNC_CHECKPOINT_THRESHOLD },
+    () => syncResources(req),
+  );
 }
 
 /** How much WAL a sync lets grow before DuckDB checkpoints on its own (its default: 16 MB). */
 const SYNC_CHECKPOINT_THRESHOLD = '256MB';
-
-/**
- * Runs `fn` with DuckDB's setting `name` at `value` (digits and a unit: memory_limit is checked
- * by the config schema), then restores the setting it had.
- */
-async function withSetting<T>(warehouse: Warehouse, name: string, value: string, fn: () => Promise<T>): Promise<T> {
-  const [{ previous }] = await warehouse.all<{ previous: string }>(`SELECT current_setting('${name}') AS previous`);
-  await warehouse.run(`SET ${name} = '${value}'`);
-  try {
-    return await fn();
-  } finally {
-    await warehouse.run(`SET ${name} = '${previous}'`);
-  }
-}
 
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => req.resources.includes(r));
