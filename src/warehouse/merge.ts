@@ -138,33 +138,41 @@ SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT ex
 }
 
 /**
- * Upserts `count` sync states, six parameters each: site, resource, synced_to, last_as_of,
- * now (epoch ms), run id; returns the site_id and resource of every row written. The cursor never moves back
- * (a backfill of an older window keeps it), and a row is written only when it advances, so a
- * rerun of the same window writes nothing. One row per site and resource per statement.
+ * The sync states given as $1, a JSON array of [site_id, resource, synced_to, last_as_of,
+ * updated_at, run_id] rows (instants epoch ms): one parameter whatever their number, not six a
+ * row in a VALUES list.
  */
-export function syncStateUpsertSql(count: number): string {
-  const p = (row: number, i: number) => `$${row * 6 + i}`;
-  const tuples = Array.from(
-    { length: count },
-    (_, r) => `(${p(r, 1)}, ${p(r, 2)}, ${instant(p(r, 3))}, ${instant(p(r, 4))}, ${instant(p(r, 5))}, ${p(r, 6)})`,
-  );
-  return `
-INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
-VALUES ${tuples.join(', ')}
-ON CONFLICT (site_id, resource) DO UPDATE SET
-  synced_to = greatest(sync_state.synced_to, excluded.synced_to),
-  last_as_of = greatest(sync_state.last_as_of, excluded.last_as_of),
-  updated_at = excluded.updated_at,
-  run_id = excluded.run_id
-WHERE excluded.synced_to > sync_state.synced_to
-   OR excluded.last_as_of > sync_state.last_as_of
-   OR (sync_state.last_as_of IS NULL AND excluded.last_as_of IS NOT NULL)
-RETURNING site_id, resource`;
-}
+const INCOMING_STATES = `SELECT r->>0 AS site_id, r->>1 AS resource, ${instant('CAST(r->>2 AS DOUBLE)')} AS synced_to,
+  ${instant('CAST(r->>3 AS DOUBLE)')} AS last_as_of, ${instant('CAST(r->>4 AS DOUBLE)')} AS updated_at, r->>5 AS run_id
+FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
 
-/** The upsert of one sync state (see syncStateUpsertSql). */
-export const SYNC_STATE_UPSERT = syncStateUpsertSql(1);
+/**
+ * Moves the stored sync states of $1 forward (see INCOMING_STATES): the cursor never moves back
+ * (a backfill of an older window keeps it), and a row is written only when it advances, so a
+ * rerun of the same window writes nothing. Returns the site_id and resource of each row written.
+ * An UPDATE, then SYNC_STATE_INSERT for the new ones, instead of an upsert (INSERT ... ON
+ * CONFLICT): 48 states took 15-18 ms against 24-34 ms (the profile of issue #12: an UPDATE 2.6x
+ * cheaper).
+ */
+export const SYNC_STATE_ADVANCE = `
+UPDATE sync_state SET
+  synced_to = greatest(sync_state.synced_to, v.synced_to),
+  last_as_of = greatest(sync_state.last_as_of, v.last_as_of),
+  updated_at = v.updated_at,
+  run_id = v.run_id
+FROM (${INCOMING_STATES}) v
+WHERE sync_state.site_id = v.site_id AND sync_state.resource = v.resource
+  AND (v.synced_to > sync_state.synced_to
+    OR v.last_as_of > sync_state.last_as_of
+    OR (sync_state.last_as_of IS NULL AND v.last_as_of IS NOT NULL))
+RETURNING sync_state.site_id, sync_state.resource`;
+
+/** Inserts the sync states of $1 that are not stored yet; returns their site_id and resource. */
+export const SYNC_STATE_INSERT = `
+INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
+SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id
+FROM (${INCOMING_STATES}) v ANTI JOIN sync_state s USING (site_id, resource)
+RETURNING site_id, resource`;
 
 /** The last serving settings seen per model, for the models staged in temp.models_in; $1 is now. */
 export const SETTINGS_HISTORY_APPEND = `

@@ -8,8 +8,8 @@
 import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import {
-  SYNC_STATE_UPSERT,
-  syncStateUpsertSql,
+  SYNC_STATE_ADVANCE,
+  SYNC_STATE_INSERT,
   actualChangesSql,
   applyActualChangesSql,
   POWER_ACTUALS,
@@ -416,21 +416,15 @@ function setItems(vector: DuckDBVector, row: number, column: StageColumn, offset
 
 // ---------------------------------------------------------------- sync state and counts
 
+/** One sync state on its own (see writeSyncStates). */
 export async function writeSyncState(
   warehouse: Warehouse,
   siteId: string,
   state: SyncStateUpdate,
   now: number,
 ): Promise<RowsWritten> {
-  const written = await warehouse.changed(SYNC_STATE_UPSERT, [
-    siteId,
-    state.resource,
-    state.syncedTo,
-    state.lastAsOf ?? null,
-    now,
-    state.runId,
-  ]);
-  return written > 0 ? { sync_state: written } : {};
+  const written = await writeSyncStates(warehouse, [{ siteId, state, now }]);
+  return written.size > 0 ? { sync_state: written.size } : {};
 }
 
 function stateKey(siteId: string, resource: string): string {
@@ -438,24 +432,30 @@ function stateKey(siteId: string, resource: string): string {
 }
 
 /**
- * The sync states of a batch (one per site and resource) in one statement: a statement per site
- * cost ~7 ms each, more than merging the site's rows. Returns the stateKeys of those that advanced.
+ * The sync states of a batch (one per site and resource) in two statements whatever their
+ * number: a statement per site cost ~7 ms each, more than merging the site's rows. Returns the
+ * stateKeys of those that advanced.
  */
 async function writeSyncStates(
   warehouse: Warehouse,
   entries: { siteId: string; state: SyncStateUpdate; now: number }[],
 ): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
-  const params = entries.flatMap(({ siteId, state, now }) => [
-    siteId,
-    state.resource,
-    state.syncedTo,
-    state.lastAsOf ?? null,
-    now,
-    state.runId,
-  ]);
-  const rows = await warehouse.all<{ site_id: string; resource: string }>(syncStateUpsertSql(entries.length), params);
-  return new Set(rows.map((row) => stateKey(row.site_id, row.resource)));
+  const rows = JSON.stringify(
+    entries.map(({ siteId, state, now }) => [
+      siteId,
+      state.resource,
+      state.syncedTo,
+      state.lastAsOf ?? null,
+      now,
+      state.runId,
+    ]),
+  );
+  const written = [
+    ...(await warehouse.all<{ site_id: string; resource: string }>(SYNC_STATE_ADVANCE, [rows])),
+    ...(await warehouse.all<{ site_id: string; resource: string }>(SYNC_STATE_INSERT, [rows])),
+  ];
+  return new Set(written.map((row) => stateKey(row.site_id, row.resource)));
 }
 
 function addInto(total: RowsWritten, part: RowsWritten): void {
