@@ -141,6 +141,12 @@ describe('a flags column', () => {
     const all = await efsync('accuracy', '--pairs', pairs, '--by', 'total', '--json', '--include-flagged');
     const [kept] = JSON.parse(all.stdout) as Record<string, number>[];
     expect([kept.n, kept.dropped_flagged, kept.mae]).toEqual([4, 0, (1 + 1 + 84 + 2) / 4]);
+    // the report counts the flagged actuals by efsync's bits: 8 over_capacity; 34 = 2 stale + 32 clipping
+    const report = join(dir, 'flagged.html');
+    await efsync('accuracy', '--pairs', pairs, '--report', report);
+    expect(readFileSync(report, 'utf8')).toMatch(
+      /<th>site<\/th><th>stale<\/th><th>over_capacity<\/th><th>clipping<\/th><\/tr><\/thead><tbody><tr><td>all<\/td><td>1<\/td><td>1<\/td><td>1<\/td>/,
+    );
   });
 
   it('must hold integers', async () => {

@@ -8,8 +8,10 @@ import { createInterface } from 'node:readline';
 import { parseInstant } from '../time.js';
 import { InputFileError } from '../yaml.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
+import { FLAGS, type FlagName } from '../warehouse/flags.js';
 import { groupTimeSql } from './groups.js';
 import type { SqlRunner } from './metrics.js';
+import type { FlagCount } from './quality.js';
 
 export interface PairsColumns {
   /** Column names in the file's order. */
@@ -212,6 +214,27 @@ export function flatPairsSql(
     ${or(columns.capacity, 'capacity', 'DOUBLE')} AS capacity,
     CASE ${reasons} END AS drop_reason
   FROM ${table})`;
+}
+
+/**
+ * Actuals of a flat table flagged with each of efsync's bits, per site (`all` without a site
+ * column): each (site, valid time) once, however many models it was paired with. Bits of the
+ * user's own are not named, so not counted.
+ */
+export async function flatFlagCounts(sql: SqlRunner, table: string, columns: PairsColumns): Promise<FlagCount[]> {
+  if (!columns.flags) return [];
+  const bits = Object.entries(FLAGS)
+    .map(([name, bit]) => `(${bit}, ${quoteLiteral(name)})`)
+    .join(', ');
+  const rows = await sql.all<{ site: string; flag: FlagName; n: bigint }>(`
+    WITH flagged AS (
+      SELECT DISTINCT ${columns.site ? "coalesce(site, 'all')" : "'all'"} AS site, valid_time, flags
+      FROM ${table} WHERE coalesce(flags, 0) <> 0
+    )
+    SELECT f.site, q.name AS flag, count(*) AS n
+    FROM flagged f JOIN (VALUES ${bits}) q(bit, name) ON f.flags & q.bit <> 0
+    GROUP BY f.site, q.name, q.bit ORDER BY f.site, q.bit`);
+  return rows.map((r) => ({ site: r.site, flag: r.flag, count: Number(r.n) }));
 }
 
 /** The quantile relation (pid, level, q) of a flat table, or null when it has no quantile columns. */

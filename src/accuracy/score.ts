@@ -11,8 +11,15 @@ import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } fr
 import type { IntervalLabel } from '../warehouse/rows.js';
 import type { Group } from './groups.js';
 import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
-import { flatPairsSql, flatQuantilesSql, loadPairsCsv, validatePairsCsv, type PairsColumns } from './pairs.js';
-import { countFlags, qualitySettingsFromConfig, refreshCapacityWindows } from './quality.js';
+import {
+  flatFlagCounts,
+  flatPairsSql,
+  flatQuantilesSql,
+  loadPairsCsv,
+  validatePairsCsv,
+  type PairsColumns,
+} from './pairs.js';
+import { countFlags, type FlagCount, qualitySettingsFromConfig, refreshCapacityWindows } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 import { faultPoint } from '../fault.js';
@@ -24,6 +31,8 @@ export interface AccuracyResult {
   skipped: SkippedSite[];
   /** Forecast, actual and reference of the latest days per site, for the report's first plot. */
   series: SeriesPoint[];
+  /** For a pairs file's report: its flagged actuals per site and flag (its flags column). */
+  flags?: FlagCount[];
   /** How a warehouse run brought its pairs up to date (incremental.ts). */
   ledger?: LedgerRefresh;
 }
@@ -110,7 +119,8 @@ export async function scorePairsTable(
   const single = columns.model ? undefined : { subject: 'pairs', model: null };
   const rows = await computeMetrics(sql, 'acc_flat_pairs', quantiles ? 'acc_flat_quantiles' : null, options, single);
   const series = options.withSeries ? await reportSeries(sql, 'acc_flat_pairs') : [];
-  return { rows, skipped: [], series };
+  const flags = options.withSeries && columns.flags ? await flatFlagCounts(sql, table, columns) : undefined;
+  return { rows, skipped: [], series, flags };
 }
 
 /** Scores a CSV of pairs: checked line by line, loaded with DuckDB's reader into memory. */
@@ -276,6 +286,8 @@ export async function runPairsAccuracy(file: string, settings: AccuracySettings,
       rows: result.rows,
       series: result.series,
       generatedAt: now,
+      flags: result.flags,
+      includeFlagged: settings.includeFlagged === true,
       notes: reportNotes(settings, [], file),
     });
   }
