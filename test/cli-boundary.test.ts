@@ -80,6 +80,8 @@ const cases: Case[] = [
     ['emulator'],
     ['config', 'schema'],
     ['config', 'check'],
+    ['lake', 'views', '--out', 'v.duckdb'],
+    ['lake', 'compact'],
   ].map((command) => ({ name: `${command.join(' ')} --bogus`, args: () => [...command, '--bogus'], exit: EXIT.usage })),
   // a missing file
   ...[
@@ -107,6 +109,14 @@ const cases: Case[] = [
     args: () => ['accuracy', '--pairs', '/nonexistent/pairs.csv'],
     exit: EXIT.config,
   },
+  ...[
+    ['lake', 'views', '--out', '/tmp/never-written.duckdb'],
+    ['lake', 'compact'],
+  ].map((command) => ({
+    name: `${command.slice(0, 2).join(' ')} --lake (missing)`,
+    args: () => [...command, '--lake', '/nonexistent/lake'],
+    exit: EXIT.config,
+  })),
   { name: 'sql --db (missing)', args: () => ['sql', '--db', '/nonexistent/w.duckdb', 'SELECT 1'], exit: EXIT.config },
   {
     name: 'export --db (missing)',

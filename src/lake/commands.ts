@@ -1,9 +1,12 @@
 // `efsync lake views` and `efsync lake compact`: the readers' views file over a lake, and the
 // compaction of its small files. Outcomes and exit codes through the boundary (src/boundary.ts).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { command, UsageError, type Outcome } from '../boundary.js';
+import { command, ConfigError, UsageError, type Outcome } from '../boundary.js';
 import { loadConfig } from '../config.js';
 import { CONFIG_OPTION } from '../runner/commands.js';
+import { MANIFEST_DIR } from './layout.js';
 
 interface LakeFlags {
   lake?: string;
@@ -55,8 +58,18 @@ export function registerLakeCommands(program: Command): void {
     );
 }
 
+/**
+ * The lake these commands read: it must exist, since only a sync creates one (a mistyped path
+ * would otherwise give an empty views file, or a compactor's lock folder where no lake is).
+ */
 function lakeOf(flags: LakeFlags): string {
   const path = flags.lake ?? loadConfig(flags.config).lake;
   if (!path) throw new UsageError('no lake: pass --lake PATH or set lake in the config');
+  if (!existsSync(join(path, MANIFEST_DIR))) {
+    throw new ConfigError(
+      `no lake at ${path} (no ${MANIFEST_DIR} folder)`,
+      'check --lake (or lake in the config); a sync with --sink parquet creates the lake',
+    );
+  }
   return path;
 }
