@@ -34,4 +34,16 @@ describe('the built command', () => {
     );
     expect(JSON.parse(stdout)).toEqual([{ n: 4 }]);
   });
+
+  it('refuses a heap bound that is not a whole number of MB, naming the variable', async () => {
+    const failed = await run(process.execPath, [BIN, '--help'], {
+      cwd: ROOT,
+      env: { ...ENV, EFSYNC_HEAP_MB: '1.5GB' },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr).toContain('EFSYNC_HEAP_MB: a whole number of MB (0: no bound), not "1.5GB"');
+  });
 });
