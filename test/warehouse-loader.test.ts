@@ -121,6 +121,28 @@ describe('forecasts', () => {
     expect(row.first.getTime()).toBe(T0 + 123 + H);
   });
 
+  it('stores a read holding several vintages row by row, and a vintage read twice once', async () => {
+    const a = vintage(T0, () => 1);
+    const b = vintage(T0 + 6 * H, () => 2, 'other');
+    // a's first 12 hours, all of b, then a's last 12: three runs of one vintage each
+    const spliced = (x: ArrayLike<unknown>, y: ArrayLike<unknown>) => [
+      ...Array.from(x).slice(0, 12),
+      ...Array.from(y),
+      ...Array.from(x).slice(12),
+    ];
+    const mixed = Object.fromEntries(
+      Object.keys(a).map((key) => [key, spliced(a[key as keyof ForecastColumns], b[key as keyof ForecastColumns])]),
+    ) as unknown as ForecastColumns;
+    expect(await loadForecasts(warehouse, 's1', [mixed, a])).toEqual({ forecasts: 48 });
+    const rows = await warehouse.all<{ model_name: string; update_time: Date; n: bigint; total: number }>(
+      'SELECT model_name, update_time, count(*) AS n, sum(forecast) AS total FROM forecasts GROUP BY 1, 2 ORDER BY 2',
+    );
+    expect(rows.map((r) => [r.model_name, r.update_time.getTime(), Number(r.n), r.total])).toEqual([
+      ['ensemble', T0, 24, 24],
+      ['other', T0 + 6 * H, 24, 48],
+    ]);
+  });
+
   it('takes a parsed response as it is, extra fields and all', async () => {
     const response = { ...vintage(T0, () => 1), note: 'a field the service added' };
     expect(await loadForecasts(warehouse, 's1', response)).toEqual({ forecasts: 24 });

@@ -94,26 +94,58 @@ export async function loadForecasts(
   columns: ForecastColumns | readonly ForecastColumns[],
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const reads = Array.isArray(columns) ? columns : [columns as ForecastColumns];
-  const blocks = reads.map((read) => ({
-    rows: checkLengths(`forecasts of site ${siteId}`, {
+  const reads: readonly ForecastColumns[] = Array.isArray(columns) ? columns : [columns as ForecastColumns];
+  const blocks = reads.flatMap((read) => {
+    const rows = checkLengths(`forecasts of site ${siteId}`, {
       valid_time: read.valid_time,
       forecast: read.forecast,
       capacity: read.capacity,
       model_name: read.model_name,
       model_version: read.model_version,
       update_time: read.update_time,
-    }),
-    columns: [
-      { type: VARCHAR, values: read.model_name },
-      { type: INTEGER, values: read.model_version },
-      { type: DOUBLE, values: read.update_time },
-      { type: DOUBLE, values: read.valid_time },
-      { type: DOUBLE, values: read.forecast },
-      { type: DOUBLE, values: read.capacity },
-    ],
-  }));
+    });
+    return vintageRuns(read, rows).map(([start, end]) => ({
+      rows: end - start,
+      columns: [
+        { type: DOUBLE, values: part(read.valid_time, start, end, rows) },
+        { type: DOUBLE, values: part(read.forecast, start, end, rows) },
+        { type: DOUBLE, values: part(read.capacity, start, end, rows) },
+      ],
+      shared: [
+        { type: VARCHAR, values: { constant: read.model_name[start] } },
+        { type: INTEGER, values: { constant: read.model_version[start] } },
+        { type: DOUBLE, values: { constant: read.update_time[start] } },
+      ],
+    }));
+  });
   return loadSeries(warehouse, 'forecasts', siteId, blocks, options);
+}
+
+/**
+ * The runs [start, end) of a forecast read's rows that share one vintage (model_name,
+ * model_version, update_time): each is staged as a block with the vintage once, not on every row
+ * (a read is usually one vintage, so one run, and its columns are staged as they are).
+ */
+function vintageRuns(read: ForecastColumns, rows: number): [number, number][] {
+  const runs: [number, number][] = [];
+  let start = 0;
+  for (let i = 1; i <= rows; i++) {
+    if (
+      i === rows ||
+      read.model_name[i] !== read.model_name[start] ||
+      read.model_version[i] !== read.model_version[start] ||
+      read.update_time[i] !== read.update_time[start]
+    ) {
+      runs.push([start, i]);
+      start = i;
+    }
+  }
+  return runs;
+}
+
+/** Rows [start, end) of a column of `rows` values: the column itself when that is all of it. */
+function part<T>(column: Column<T>, start: number, end: number, rows: number): Column<T> {
+  return start === 0 && end === rows ? column : (Array.prototype.slice.call(column, start, end) as T[]);
 }
 
 export async function loadModelOutputs(

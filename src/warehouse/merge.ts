@@ -1,6 +1,7 @@
 // The merge SQL of the loader: staged rows (TEMP tables, instants as DOUBLE epoch ms, the site
-// as site_no, its 1-based position in the batch's sorted site list `sites`; a model output's
-// vintage once per block in stage_output_vintages, by block_no) into the core tables.
+// as site_no, its 1-based position in the batch's sorted site list `sites`; a forecast's or a
+// model output's vintage once per block in stage_forecast_vintages / stage_output_vintages, by
+// block_no) into the core tables.
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
@@ -17,16 +18,26 @@ export function sqlList(values: readonly string[]): string {
 }
 
 /**
- * The rows of the staged forecasts (or outputs) whose key is not stored yet, in the column order
- * of the target table, for an INSERT (series.ts counts them per site from its RETURNING).
+ * The rows of the staged forecasts whose key is not stored yet, in the column order of the target
+ * table, for an INSERT (series.ts counts them per site from its RETURNING). As for outputs below,
+ * duplicates are collapsed on small keys (a vintage number: the lowest block_no of its
+ * (model_name, model_version, update_time); the site_no; the valid time) and the vintage's
+ * columns joined back after.
  */
 export function freshForecastsSql(sites: string): string {
   return `
-WITH staged AS (
-  SELECT DISTINCT ON (site_no, model_name, model_version, update_time, valid_time)
-    ${siteOf(sites)} AS site_id, model_name, model_version, ${instant('update_time')} AS update_time,
-    ${instant('valid_time')} AS valid_time, forecast, capacity
-  FROM temp.stage_forecasts
+WITH vintages AS (
+  SELECT block_no, min(block_no) OVER (PARTITION BY model_name, model_version, update_time) AS vintage_no
+  FROM temp.stage_forecast_vintages
+),
+collapsed AS (
+  SELECT DISTINCT ON (v.vintage_no, f.site_no, f.valid_time) v.vintage_no, f.site_no, f.valid_time, f.forecast, f.capacity
+  FROM temp.stage_forecasts f JOIN vintages v USING (block_no)
+),
+staged AS (
+  SELECT ${siteOf(sites).replace('site_no', 'c.site_no')} AS site_id, v.model_name, v.model_version,
+    ${instant('v.update_time')} AS update_time, ${instant('c.valid_time')} AS valid_time, c.forecast, c.capacity
+  FROM collapsed c JOIN temp.stage_forecast_vintages v ON v.block_no = c.vintage_no
 ),
 existing AS (
   SELECT site_id, model_name, model_version, update_time, valid_time FROM main.forecasts

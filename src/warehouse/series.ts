@@ -85,9 +85,13 @@ interface Series {
 
 const SERIES: Record<SeriesKind, Series> = {
   forecasts: {
+    // A vintage (model_name, model_version, update_time) is a block, as for outputs below.
     staging: 'stage_forecasts',
-    definition:
-      'site_no INTEGER, model_name VARCHAR, model_version INTEGER, update_time DOUBLE, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    shared: {
+      table: 'stage_forecast_vintages',
+      definition: 'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
+    },
     merge: (warehouse, sites) => insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts'),
   },
   outputs: {
