@@ -150,23 +150,25 @@ export const modelFilterSql = (options: AlignOptions) =>
   options.models?.length ? `m.name IN (${inList(options.models)})` : 'TRUE';
 
 /**
- * The forecast points of every subject in the window. `only`, when given, is a condition on
- * `p` (site_id, issue_time, valid_time) and its site `s` (acc_site) that keeps some of them:
- * the incremental score aligns only what changed (incremental.ts).
+ * The forecast points of every subject in the window. `narrow`, when given, wraps their query
+ * (rows with site_id, issue_time, valid_time) in one that keeps some of them: the incremental
+ * score aligns only what changed (incremental.ts).
  */
-async function collectPoints(sql: SqlRunner, options: AlignOptions, only?: string): Promise<void> {
+async function collectPoints(
+  sql: SqlRunner,
+  options: AlignOptions,
+  narrow: (points: string) => string = (points) => points,
+): Promise<void> {
   const modelFilter = modelFilterSql(options);
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_points AS
-    SELECT p.* FROM (
-    SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
+    ${narrow(`SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
       f.update_time AS issue_time, f.valid_time, f.forecast, f.capacity AS service_capacity, CAST(NULL AS DOUBLE) AS level
     FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('f.valid_time', options)}
     UNION ALL
     SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
       o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
     FROM model_outputs o JOIN models m USING (model_id)
-    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}
-    ) p ${only ? `JOIN acc_site s USING (site_id) WHERE ${only}` : ''}`);
+    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`)}`);
 }
 
 /**
@@ -296,12 +298,16 @@ export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Pro
 
 /**
  * The pairs of the sites chosen (acc_site, from chooseSites and unusableSites, with their
- * quantile levels from siteLevels), all of them or only the points that satisfy `only` (see
+ * quantile levels from siteLevels), all of them or only the points `narrow` keeps (see
  * collectPoints).
  */
-export async function alignPoints(sql: SqlRunner, options: AlignOptions, only?: string): Promise<void> {
-  await collectPoints(sql, options, only);
-  await resampleActuals(sql, options, only !== undefined);
+export async function alignPoints(
+  sql: SqlRunner,
+  options: AlignOptions,
+  narrow?: (points: string) => string,
+): Promise<void> {
+  await collectPoints(sql, options, narrow);
+  await resampleActuals(sql, options, narrow !== undefined);
   await buildPairs(sql, options);
 }
 

@@ -171,18 +171,23 @@ async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
 }
 
 /**
- * The condition on a point `p` (site_id, issue_time, valid_time; its site `s` in acc_site) that
- * it must be aligned anew: outside the old window, of a changed vintage, or with its actual or
- * its reference actual in a changed hour. It holds for ledger rows and forecast rows alike.
+ * The rows of `rows` (a query of points or ledger pairs: site_id, issue_time, valid_time) that
+ * must be aligned anew: outside the old window, of a changed vintage, or with their actual or
+ * their reference actual in a changed hour. Left joins with a hit flag rather than EXISTS
+ * conditions: DuckDB ran the three ORed EXISTS 5-7 times slower than these hash joins (each
+ * right side is unique on its key, so no row is repeated).
  */
-function changedSql(old: LedgerState): string {
-  const hourOf = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
-  const inHours = (t: string) =>
-    `EXISTS (SELECT 1 FROM acc_dirty_hours d WHERE d.site_id = p.site_id AND d.hour = ${hourOf(t)})`;
-  return `(NOT (${inWindowSql('p.valid_time', old.from, old.to)})
-    OR EXISTS (SELECT 1 FROM acc_dirty_issues d WHERE d.site_id = p.site_id AND d.issue_time = p.issue_time)
-    OR ${inHours('p.valid_time')}
-    OR ${inHours(referenceTimeSql('p.valid_time', 'p.issue_time', 's.ref_period'))})`;
+function changedRowsSql(rows: string, old: LedgerState): string {
+  const hour = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
+  const hit = (table: string, key: string) => `(SELECT site_id, ${key}, true AS hit FROM ${table})`;
+  return `SELECT p.* EXCLUDE (valid_hour, reference_hour) FROM (
+      SELECT x.*, ${hour('x.valid_time')} AS valid_hour,
+        ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour
+      FROM (${rows}) x JOIN acc_site s USING (site_id)) p
+    LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = p.site_id AND i.issue_time = p.issue_time
+    LEFT JOIN ${hit('acc_dirty_hours', 'hour')} v ON v.site_id = p.site_id AND v.hour = p.valid_hour
+    LEFT JOIN ${hit('acc_dirty_hours', 'hour')} r ON r.site_id = p.site_id AND r.hour = p.reference_hour
+    WHERE NOT (${inWindowSql('p.valid_time', old.from, old.to)}) OR i.hit OR v.hit OR r.hit`;
 }
 
 /** Appends the aligned pairs (acc_pairs, acc_quantiles) to the ledger, pids from `base`; returns how many. */
@@ -194,11 +199,11 @@ async function appendAligned(wh: Warehouse, base: number): Promise<number> {
   return Number(n);
 }
 
-/** Drops the ledger's pairs outside this run's window and those `changed` says are stale. */
+/** Drops the ledger's pairs outside this run's window and those changedRowsSql says are stale. */
 async function dropStale(wh: Warehouse, options: AlignOptions, old: LedgerState): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
-    SELECT pid FROM ${LEDGER_PAIRS} p JOIN acc_site s USING (site_id)
-    WHERE NOT (${inWindowSql('p.valid_time', options.from, options.to)}) OR ${changedSql(old)}`);
+    SELECT pid FROM ${LEDGER_PAIRS} WHERE NOT (${inWindowSql('valid_time', options.from, options.to)})
+    UNION SELECT pid FROM (${changedRowsSql(`SELECT pid, site_id, issue_time, valid_time FROM ${LEDGER_PAIRS}`, old)})`);
   await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
   await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
 }
@@ -263,7 +268,7 @@ export async function refreshLedger(
       await countVintages(wh, options, old);
       await markChanges(wh, old);
       await dropStale(wh, options, old);
-      await alignPoints(wh, options, changedSql(old));
+      await alignPoints(wh, options, (points) => changedRowsSql(points, old));
       pairsAligned = await appendAligned(wh, old.nextPid);
     }
     await saveState(wh, options, fingerprint, meta);
