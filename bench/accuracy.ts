@@ -63,7 +63,7 @@ export interface AccuracyFigures {
   /** One plain scan-aggregate (MAE, MBE, RMSE) over the same table. */
   scan_s: number;
   ratio: number;
-  /** Every metric but KSI, OVER and CPI (`--no-distribution`): no histogram pass. */
+  /** Every metric but KSI, OVER and CPI (`--no-distribution`): no sort of the values. */
   moments_s: number;
   moments_ratio: number;
 }

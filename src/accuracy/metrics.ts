@@ -246,7 +246,7 @@ metrics AS (
   FROM sums
 )
 SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
-  has_forecast, has_reference, mape_skipped, n_point, mean_error, least(min_o, min_f) AS lo, greatest(max_o, max_f) AS hi,
+  has_forecast, has_reference, mape_skipped, n_point, mean_error,
   ${SUMMARY_STATS.flatMap((stat) => [`${stat}_o AS actual_${stat}`, `${stat}_f AS forecast_${stat}`]).join(', ')},
   mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse, red,
   CASE WHEN rmse = rmse_ref THEN 0.0
@@ -256,74 +256,37 @@ FROM metrics`;
 }
 
 /**
- * Bins per group for KSI and OVER. The ECDF difference is only needed at bin resolution: a bin
- * index of 16 bits lets DuckDB count with a perfect hash table (an array, in parallel) instead
- * of sorting all 2n values on one thread, which took 20-60x a scan over 10M pairs (the window
- * over one partition runs mostly on one thread).
+ * KSI and OVER of one group exactly as SFA computes them (kolmogorov_smirnov_integral, over):
+ * over the sorted union x of all scored actuals and forecasts, the sum of D(x_i) · (x_(i+1) − x_i),
+ * where D is |ECDF_o − ECDF_f| (right-continuous: the share of values <= x) for KSI, and its
+ * excess over Vc = 1.63/sqrt(n) for OVER. Each actual adds +1 and each forecast −1 to a running
+ * count c = n · (ECDF_o − ECDF_f), so D = |c| / n after a value. Tied values need no grouping:
+ * the running sum's RANGE frame (the default with ORDER BY) takes in the whole tie on each of its
+ * rows, and every row of a tie but one has dx = 0. A group whose values are all equal has no dx:
+ * 0, as SFA's empty sum.
  */
-export const DISTRIBUTION_BINS = 65536;
-
-/**
- * KSI and OVER of one group (SFA: integrals of |ECDF_o - ECDF_f| and of its excess over
- * 1.63/sqrt(n), over the union of values), from a histogram instead of a sort.
- *
- * The range [lo, hi] of all scored values is cut into DISTRIBUTION_BINS equal bins of width w;
- * each bin keeps its count and the sum of its values, actuals and forecasts apart. Between bins
- * the running count difference c (n times the ECDF difference) is exact. Inside a bin the
- * actuals are put at their mean and the forecasts at theirs: this keeps the integral of c over
- * the bin exact, so the integral of |c| is exact too wherever c cannot change sign in the bin
- * (|c| entering the bin exceeds the count that could bring it back to 0; likewise for OVER and
- * the level ±1.63 sqrt(n)), and in any bin whose values are all equal. Elsewhere the error of
- * a bin is at most w times its count / n; over all bins at most 2w = 2 (hi - lo) / 65536, about
- * 3e-5 of the range, and in practice far less (docs/accuracy.md, Speed).
- */
-function distributionSql(pairs: string, k: GroupKeys, options: MetricOptions, lo: number, hi: number): string {
-  // as DOUBLE: DuckDB would read the literals as DECIMAL, which overflows in products
-  const double = (x: number) => `CAST(${x} AS DOUBLE)`;
-  // hi falls half a bin below the end of the last bin, whatever the rounding
-  const perUnit = hi > lo ? (DISTRIBUTION_BINS - 0.5) / (hi - lo) : 0;
-  const scale = double(perUnit);
-  const width = double(perUnit > 0 ? 1 / perUnit : 0);
-  const low = double(lo);
-  const histogram = (value: string, side: string) => `
-    SELECT ${keysFirst(k)} floor((${value} - ${low}) * ${scale})::USMALLINT AS bin,
-      count(*) AS n_${side}, sum(${value} - ${low}) AS s_${side}
-    FROM scored GROUP BY ${byKeys(k, ['bin'])}`;
-  const window = `${partitionBy(k)} ORDER BY bin`;
-  // c over one piece of a bin: |c| / n for KSI, its excess over Vc for OVER
-  const ksi = (c: string) => `abs(${c}) / n`;
-  const over = (c: string) => `greatest(abs(${c}) / n - ${KS_CRITICAL} / sqrt(n), 0)`;
-  const integral = (f: (c: string) => string) => `sum(${f('c1')} * len1 + ${f('c2')} * len2 + ${f('c3')} * len3)`;
+function distributionSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
+  const keys = keysFirst(k);
+  const window = `${partitionBy(k)} ORDER BY x`;
+  const sameKeys = k.columns.map((c) => `s.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
+  const d = 'c / n';
+  const vc = `${KS_CRITICAL} / sqrt(n)`;
   return `
 WITH scored AS NOT MATERIALIZED (
   SELECT * FROM (${expandedSql(pairs, k.group, options)}) WHERE drop_reason IS NULL AND forecast IS NOT NULL
 ),
--- two histograms (one per side) rather than one of a union: each is one pass of a perfect hash
-bins AS (
-  SELECT ${[...k.columns, 'bin'].map((c) => `coalesce(o.${c}, f.${c}) AS ${c}`).join(', ')},
-    coalesce(n_o, 0) AS n_o, coalesce(n_f, 0) AS n_f, s_o, s_f
-  FROM (${histogram('actual', 'o')}) o FULL JOIN (${histogram('forecast', 'f')}) f
-    ON ${[...k.columns, 'bin'].map((c) => `o.${c} IS NOT DISTINCT FROM f.${c}`).join(' AND ')}
+points AS (
+  SELECT ${keys} actual AS x, 1 AS w FROM scored UNION ALL SELECT ${keys} forecast AS x, -1 AS w FROM scored
 ),
 steps AS (
-  SELECT ${keysFirst(k)} n_o, n_f, bin * ${width} AS start,
-    coalesce(lead(bin) OVER (${window}), bin + 1::INTEGER) * ${width} AS stop,
-    s_o / n_o AS at_o, s_f / n_f AS at_f,
-    coalesce(sum(n_o - n_f) OVER (${window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS c_in,
-    sum(n_o) OVER (${partitionBy(k)}) AS n
-  FROM bins
+  SELECT ${keys} abs(sum(w) OVER (${window})) AS c, lead(x) OVER (${window}) - x AS dx FROM points
 ),
-pieces AS (
-  -- c entering the bin, after the first of the two means, and after both, until the next bin
-  SELECT ${keysFirst(k)} n,
-    c_in AS c1, least(at_o, at_f) - start AS len1,
-    CASE WHEN at_o <= at_f THEN c_in + n_o ELSE c_in - n_f END AS c2,
-    greatest(at_o, at_f) - least(at_o, at_f) AS len2,
-    c_in + n_o - n_f AS c3, stop - greatest(at_o, at_f) AS len3
-  FROM steps
-)
-SELECT ${k.select}, ${integral(ksi)} AS ksi, ${integral(over)} AS over
-FROM pieces ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}`;
+-- n from its own aggregate: a count over the window's partition took a second pass as long as the sort
+sizes AS (SELECT ${keys} count(*) AS n FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),
+sized AS (SELECT s.*, m.n FROM steps s JOIN sizes m ON ${sameKeys})
+SELECT ${k.select}, coalesce(sum(${d} * dx), 0) AS ksi,
+  coalesce(sum(CASE WHEN ${d} > ${vc} THEN (${d} - ${vc}) * dx ELSE 0 END), 0) AS over
+FROM sized ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}`;
 }
 
 /** Piecewise-linear CDF from (level, value) nodes: the exact CRPS integral, in SQL. */
@@ -423,22 +386,6 @@ export async function computeMetrics(
 type PointRow = Keyed & Record<string, unknown>;
 
 /**
- * Runs `fn` with DuckDB allowed to count 16-bit bins in a perfect hash table (an array indexed by
- * the bin, 16 bits plus one for NULL): its default of 12 bits sends the histograms to the general
- * hash aggregate, about twice as slow. The connection's own setting is restored.
- */
-async function withPerfectHash<T>(sql: SqlRunner, fn: () => Promise<T>): Promise<T> {
-  const [{ bits }] = await sql.all<{ bits: unknown }>(`SELECT current_setting('perfect_ht_threshold') AS bits`);
-  const own = Number(bits);
-  await sql.run(`SET perfect_ht_threshold = ${Math.max(own, 17)}`);
-  try {
-    return await fn();
-  } finally {
-    await sql.run(`SET perfect_ht_threshold = ${own}`);
-  }
-}
-
-/**
  * Whether a group's moments need the centred pass: a mean of the actuals or forecasts more than
  * 1e4 of their standard deviations from 0, or a mean of actuals, forecasts or errors (a large
  * bias) more than 1e4 times the errors' standard deviation (CRMSE), where the running moments' error, up to about ε · |mean| / σ,
@@ -454,7 +401,7 @@ function needsCentring(r: PointRow): boolean {
   );
 }
 
-/** One group's point metrics: the moments pass, then KSI and OVER from the histogram pass. */
+/** One group's point metrics: the moments pass, then KSI and OVER from a sort of all values. */
 async function pointMetrics(
   sql: SqlRunner,
   pairs: string,
@@ -466,10 +413,7 @@ async function pointMetrics(
   const distribution = new Map<string, PointRow>();
   const scored = moments.filter((r) => num(r.n_point) > 0);
   if (options.distribution !== false && scored.length > 0) {
-    // one value range for all keys of the group: bins of one width, set by the widest range
-    const lo = Math.min(...scored.map((r) => num(r.lo)));
-    const hi = Math.max(...scored.map((r) => num(r.hi)));
-    const rows = await withPerfectHash(sql, () => sql.all<PointRow>(distributionSql(pairs, k, options, lo, hi)));
+    const rows = await sql.all<PointRow>(distributionSql(pairs, k, options));
     for (const r of rows) distribution.set(keyOf(r), r);
   }
   return moments.map((r) => {
