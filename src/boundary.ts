@@ -20,6 +20,7 @@
 import { CommanderError, type Command } from 'commander';
 import { ServiceError } from './api/errors.js';
 import { createLogger } from './log.js';
+import { interruptAll } from './warehouse/duckdb.js';
 import { WarehouseBusyError } from './warehouse/lock.js';
 import { InputFileError } from './yaml.js';
 
@@ -167,8 +168,14 @@ const secondSignalHooks = new Set<() => Promise<void>>();
 /** How long a second signal waits for the hooks (recording the run) before exiting anyway. */
 const SECOND_SIGNAL_GRACE_MS = 5_000;
 
+/** Exits 5 now: a DuckDB statement still running would otherwise hold process.exit() until it ends. */
+function exitInterrupted(): never {
+  interruptAll();
+  process.exit(EXIT.interrupted);
+}
+
 function onSignal(name: NodeJS.Signals): void {
-  if (!stopWanted) process.exit(EXIT.interrupted); // nothing runs that could finish cleanly
+  if (!stopWanted) exitInterrupted(); // nothing runs that could finish cleanly
   if (!stop.signal.aborted) {
     process.stderr.write(
       `efsync: ${name}: stopping after the site in flight (the run is recorded as interrupted); a second signal stops at once\n`,
@@ -179,7 +186,7 @@ function onSignal(name: NodeJS.Signals): void {
   process.stderr.write(`efsync: second ${name}: recording the run as interrupted, then exiting\n`);
   const hooks = [...secondSignalHooks].map((hook) => hook().catch(() => undefined));
   const grace = new Promise((resolve) => setTimeout(resolve, SECOND_SIGNAL_GRACE_MS).unref());
-  void Promise.race([Promise.all(hooks), grace]).then(() => process.exit(EXIT.interrupted));
+  void Promise.race([Promise.all(hooks), grace]).then(exitInterrupted);
 }
 
 /** Installed once, by src/cli.ts, before any command runs. */

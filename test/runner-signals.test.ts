@@ -65,6 +65,40 @@ describe('stopping a run', () => {
     expect(perSite.every((s) => s.n === 50)).toBe(true);
   });
 
+  it('a second SIGTERM during a long DuckDB statement interrupts it: exit 5, the run recorded as interrupted', async () => {
+    const config = tempConfig();
+    const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0', 'long']);
+    await child.line(/^long statement started/);
+    const stopping = new Promise((resolve) =>
+      child.process.stderr?.on('data', (chunk: string) => {
+        if (chunk.includes('stopping after the site in flight')) resolve(undefined);
+      }),
+    );
+    child.process.kill('SIGTERM');
+    await stopping;
+    child.process.kill('SIGTERM');
+    // Were the statement not interrupted, the process would run for minutes: stop it then.
+    const hung = setTimeout(() => child.process.kill('SIGKILL'), 60_000);
+    const { code } = await child.exit;
+    clearTimeout(hung);
+    expect(code).toBe(EXIT.interrupted);
+    expect((await runJob(tableJob('next'), { config, log: quietLog, lockWaitMs: 0 })).status).toBe('ok');
+    const stopped = (await publishedRuns(config)).find((r) => r.job === 'slow-sync');
+    expect(stopped).toMatchObject({ status: 'interrupted' });
+    const perSite = await publishedAll<{ site: number }>(config, 'SELECT DISTINCT site FROM slow_rows');
+    expect(perSite).toEqual([{ site: 0 }]);
+  }, 120_000);
+
+  it('SIGTERM to a command that writes nothing, during a long DuckDB statement: exit 5 at once', async () => {
+    const child = startChild(['--import', 'tsx', 'test/fixtures/long-statement.ts']);
+    await child.line(/^long statement started/);
+    child.process.kill('SIGTERM');
+    const hung = setTimeout(() => child.process.kill('SIGKILL'), 60_000);
+    const { code } = await child.exit;
+    clearTimeout(hung);
+    expect(code).toBe(EXIT.interrupted);
+  }, 120_000);
+
   it('a killed process: status names the dead writer, the next run records it as crashed', async () => {
     const config = tempConfig();
     await runJob(tableJob('first'), { config, log: quietLog });

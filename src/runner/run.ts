@@ -165,11 +165,13 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       ...THIS_PROCESS,
     });
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
-    // Stopped hard (a second signal), the site in flight rolls back when the process exits; the
+    // Stopped hard (a second signal): the statement in flight is interrupted (a long accuracy
+    // pass or merge would otherwise hold the exit for minutes) and its site rolls back; the
     // ledger says so at once, on a connection of its own, and the next run publishes it.
-    const removeHook = onSecondSignal(() =>
-      recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back'),
-    );
+    const removeHook = onSecondSignal(() => {
+      warehouse.interrupt();
+      return recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back');
+    });
     let ended: Ended;
     try {
       ended = await execute(job, warehouse, { ...opts, now }, runId, log);

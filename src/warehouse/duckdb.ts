@@ -1,6 +1,18 @@
 // Every DuckDB database efsync opens goes through here, so that every connection reads and
-// writes instants in UTC whatever the machine's time zone.
+// writes instants in UTC whatever the machine's time zone, and so that a signal can interrupt
+// whatever statement runs before the process exits.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+
+const open = new Set<DuckDBConnection>();
+
+/**
+ * Interrupts the statement running on every open connection (it fails and its transaction rolls
+ * back). process.exit() waits for a running DuckDB statement to end, which for an accuracy pass
+ * can be minutes: the signal handler calls this first (src/boundary.ts).
+ */
+export function interruptAll(): void {
+  for (const connection of open) connection.interrupt();
+}
 
 export interface DuckDBHandle {
   instance: DuckDBInstance;
@@ -29,10 +41,12 @@ export async function openDuckDB(path: string, options: { readOnly?: boolean } =
       connection.closeSync();
       throw error;
     }
+    open.add(connection);
     return {
       instance,
       connection,
       close() {
+        open.delete(connection);
         connection.closeSync();
         instance.closeSync();
       },
