@@ -67,9 +67,11 @@ export async function finishRun(
     defaulted?: Record<string, number>;
   },
 ): Promise<void> {
+  // A run a second signal recorded as interrupted stays so: the statements it interrupted fail
+  // the job in the moment before the process exits, and that is not the run's outcome.
   await wh.run(
     `UPDATE runs SET status = $2, ended_at = ${instant('$3')}, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
-     WHERE run_id = $1`,
+     WHERE run_id = $1 AND status <> 'interrupted'`,
     [
       runId,
       end.status,
