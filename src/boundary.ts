@@ -193,7 +193,10 @@ function exitInterrupted(): void {
 }
 
 function onSignal(name: NodeJS.Signals): void {
-  if (!stopWanted) return exitInterrupted(); // nothing runs that could finish cleanly
+  if (!stopWanted) {
+    exitInterrupted(); // nothing runs that could finish cleanly
+    return;
+  }
   if (!stop.signal.aborted) {
     process.stderr.write(
       `efsync: ${name}: stopping after the site in flight (the run is recorded as interrupted); a second signal stops at once\n`,
