@@ -75,11 +75,13 @@ describe('Brier score per quantile level', () => {
   });
 
   it('skill is 0 when forecast and reference score alike and -Infinity when only the reference is perfect', async () => {
-    // both quantiles at the reference's value: the same pinball and CRPS as the reference
+    // both quantiles at the reference's value: the same pinball as the reference; SFA's CRPS of
+    // the two equal quantiles (x 1 3 3 3, f 0 .1 .5 1, all at or above the actual) is
+    // 2 (1 + .9²)/2 = 1.81, below the reference's absolute error of 2
     const same = (await scorePairsFile(csv('same.csv', 'actual,q10,q50,reference', [[1, 3, 3, 3]]), 'ending', options))
       .rows[0];
     expect(same.values.qss_q50).toBe(0);
-    expect(same.values.crpss).toBe(0);
+    expect(same.values.crpss).toBeCloseTo(1 - 1.81 / 2, 12);
     const perfect = (await scorePairsFile(csv('perfect.csv', 'actual,q50,reference', [[1, 3, 1]]), 'ending', options))
       .rows[0];
     expect(perfect.values.qss_q50).toBe(-Infinity);

@@ -1,5 +1,6 @@
-// Quantile forecasts: pinball loss per level, CRPS integrated exactly over the piecewise-linear
-// CDF the quantiles define (and its 2 x mean pinball approximation), interval coverage.
+// Quantile forecasts: pinball loss per level, CRPS as SFA computes it (trapezoids over the
+// quantiles, with the actual's side nodes at probability 0 and 1; and its 2 x mean pinball
+// approximation), interval coverage.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,25 +29,27 @@ describe('quantile metrics', () => {
     const v = (await score('case.csv', CASE)).values;
     expect(v.pinball_q25).toBeCloseTo((2.25 + 11.25 + 1.25) / 3, 12); // (q - o)(0.25 - 1{o > q})
     expect(v.pinball_q75).toBeCloseTo((5.25 + 1.25 + 11.25) / 3, 12);
-    // actual 8: F rises 0.25 -> 0.4 on [5,8] and 0.4 -> 0.75 on [8,15]:
-    //   3 (0.25^2 + 0.25*0.4 + 0.4^2)/3 + 7 (0.6^2 + 0.6*0.25 + 0.25^2)/3 = 0.3225 + 1.335833
-    // actual 20: 10 (0.25^2 + 0.25*0.75 + 0.75^2)/3 + (20 - 15) = 2.708333 + 5; actual 0: the mirror image
-    const crps = [0.3225 + (7 * 0.5725) / 3, (10 * 0.8125) / 3 + 5, (10 * 0.8125) / 3 + 5];
-    expect(v.crps).toBeCloseTo(crps.reduce((a, b) => a + b) / 3, 12);
+    // SFA's nodes x, probabilities f and indicators 1{x >= o} (the last 0 when o is beyond q75):
+    //   actual 8:  x 5 5 15 15, f 0 .25 .75 1, 1{} 0 0 1 1: 10 (.25² + .25²)/2 = 0.625
+    //   actual 20: x 5 5 15 20, 1{} 0 0 0 0: 10 (.25² + .75²)/2 + 5 (.75² + 1)/2 = 3.125 + 3.90625
+    //   actual 0:  x 0 5 15 15, 1{} 1 1 1 1: 5 (1 + .75²)/2 + 10 (.75² + .25²)/2 = 3.90625 + 3.125
+    expect(v.crps).toBeCloseTo((0.625 + 7.03125 + 7.03125) / 3, 12);
     expect(v.crps_pinball).toBeCloseTo((2 * (v.pinball_q25 + v.pinball_q75)) / 2, 12); // 2 x mean over levels
     expect(v.coverage).toBeCloseTo(100 / 3, 12);
     expect(v.coverage_nominal).toBeCloseTo(50, 12);
   });
 
-  it('CRPS of equal quantiles is the absolute error, and crossing quantiles are sorted first', async () => {
+  it('CRPS of equal quantiles and of crossing quantiles, as SFA (trapezoids, quantiles in level order)', async () => {
     const equal = await score(
       'equal.csv',
       'valid_time,actual,q10,q90\n2026-03-01T01:00:00Z,8,5,5\n2026-03-01T02:00:00Z,2,5,5\n',
     );
-    expect(equal.values.crps).toBeCloseTo(3, 12);
-    const crossing = await score('crossing.csv', CASE.replace(/,5,15/g, ',15,5'));
-    const straight = await score('straight.csv', CASE);
-    expect(crossing.values.crps).toBeCloseTo(straight.values.crps, 12);
+    // actual 8: x 5 5 5 8, f 0 .1 .9 1, 1{} 0 0 0 0 → 3 (.9² + 1)/2; actual 2: x 2 5 5 5, 1{} 1 1 1 1 → 3 (1 + .9²)/2
+    expect(equal.values.crps).toBeCloseTo(2.715, 12);
+    // actual 8 under q25 = 15, q75 = 5: x 8 15 5 8, f 0 .25 .75 1, 1{} 1 1 0 0 (5 < 8: the last is 0):
+    //   7 (1 + .75²)/2 − 10 (.75² + .75²)/2 + 3 (.75² + 1)/2 = 5.46875 − 5.625 + 2.34375
+    const crossing = await score('crossing.csv', 'valid_time,actual,q25,q75\n2026-03-01T01:00:00Z,8,15,5\n');
+    expect(crossing.values.crps).toBeCloseTo(2.1875, 12);
   });
 
   it('scores the quantile models of a site as one set and drops a time where a level is missing', async () => {

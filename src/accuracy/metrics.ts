@@ -289,44 +289,40 @@ SELECT ${k.select}, coalesce(sum(${d} * dx), 0) AS ksi,
 FROM sized ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}`;
 }
 
-/** Piecewise-linear CDF from (level, value) nodes: the exact CRPS integral, in SQL. */
+/**
+ * CRPS as SFA computes it (continuous_ranked_probability_score): the nodes are the quantiles in
+ * level order, with min(o, q_1) at probability 0 before them and max(o, q_k) at 1 after them;
+ * (F − 1{x ≥ o})² is taken at each node (the last node's indicator is 0 when o lies beyond q_k)
+ * and integrated by the trapezoid rule. Crossing quantiles are used as they come, as SFA does.
+ */
 function crpsSql(): string {
-  // The CDF is 0 below the lowest quantile, linear between consecutive (q_i, p_i) nodes and 1
-  // from the highest quantile on (the tails carry the remaining p_1 and 1 - p_k as point masses).
-  // CRPS = integral (F(x) - 1{x >= o})^2 dx. On a segment where F runs linearly from a to b over
-  // a length L, integral F^2 = L (a^2 + ab + b^2) / 3; split the segment at o when o is inside it.
-  const g = (a: string, b: string, len: string) =>
-    `((${len}) * ((${a}) * (${a}) + (${a}) * (${b}) + (${b}) * (${b})) / 3)`;
-  const a = 'lv[i]',
-    b = 'lv[i + 1]',
-    x0 = 'qv[i]',
-    x1 = 'qv[i + 1]';
-  const c = `(${a} + (${b} - ${a}) * (o - ${x0}) / (${x1} - ${x0}))`;
-  const segment = `CASE WHEN o <= ${x0} THEN ${g(`${a} - 1`, `${b} - 1`, `${x1} - ${x0}`)}
-    WHEN o >= ${x1} THEN ${g(a, b, `${x1} - ${x0}`)}
-    ELSE ${g(a, c, `o - ${x0}`)} + ${g(`${c} - 1`, `${b} - 1`, `${x1} - o`)} END`;
+  const node = (j: string) => `((xs[${j}] >= o AND NOT (${j} = len(xs) AND qv[len(qv)] < o))::INTEGER)`;
+  const term = (j: string) => `(fs[${j}] - ${node(j)}) * (fs[${j}] - ${node(j)})`;
   return `CASE WHEN len(qv) < 2 THEN NULL ELSE
-    greatest(qv[1] - o, 0) + greatest(o - qv[len(qv)], 0)
-    + list_sum(list_transform(range(1, len(qv)), lambda i: ${segment})) END`;
+    list_sum(list_transform(range(1, len(xs)), lambda j: (xs[j + 1] - xs[j]) * (${term('j')} + ${term('j + 1')}) / 2)) END`;
 }
 
-/** Per scored pair with quantiles: exact CRPS, 2 x mean pinball, and interval coverage. */
+/** Per scored pair with quantiles: CRPS (as SFA), 2 x mean pinball, and interval coverage. */
 function quantilePairsSql(pairs: string, quantiles: string): string {
   return `
 WITH sets AS (
   SELECT p.pid, any_value(p.actual) AS o,
     list(q.level ORDER BY q.level) AS lv,
-    -- crossing quantiles are sorted (rearranged) before the CDF is built
-    list_sort(list(q.q)) AS qv,
+    list(q.q ORDER BY q.level) AS qv,
     2 * avg((q.q - p.actual) * (q.level - CASE WHEN p.actual > q.q THEN 1 ELSE 0 END)) AS crps_pinball
   FROM ${pairs} p JOIN ${quantiles} q USING (pid)
   WHERE p.drop_reason IS NULL
   GROUP BY p.pid
+),
+nodes AS (
+  SELECT *, list_concat([least(o, qv[1])], qv, [greatest(o, qv[len(qv)])]) AS xs,
+    list_concat([0.0], lv, [1.0]) AS fs
+  FROM sets
 )
 SELECT pid, ${crpsSql()} AS crps, crps_pinball,
-  CASE WHEN len(qv) < 2 THEN NULL WHEN o BETWEEN qv[1] AND qv[len(qv)] THEN 100.0 ELSE 0.0 END AS covered,
+  CASE WHEN len(qv) < 2 THEN NULL WHEN o BETWEEN list_min(qv) AND list_max(qv) THEN 100.0 ELSE 0.0 END AS covered,
   CASE WHEN len(qv) < 2 THEN NULL ELSE 100 * (lv[len(lv)] - lv[1]) END AS nominal
-FROM sets`;
+FROM nodes`;
 }
 
 function quantileMetricsSql(pairs: string, quantiles: string, options: MetricOptions): string {

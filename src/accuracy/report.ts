@@ -76,7 +76,7 @@ export const METRIC_MEANINGS: Record<string, string> = {
   over: 'OVER (kW): the part of KSI beyond what chance allows (1.63/sqrt(n)).',
   cpi: 'Combined performance index (kW): (KSI + OVER + 2 RMSE) / 4.',
   pinball: 'Pinball loss (kW) at one quantile level: how well that quantile is placed; lower is better.',
-  crps: 'Continuous ranked probability score (kW) of the distribution the quantiles describe; lower is better, equals MAE for a single-value forecast.',
+  crps: 'Continuous ranked probability score (kW) of the distribution the quantiles describe, by trapezoids over the quantiles as SFA; lower is better.',
   crps_pinball: 'CRPS approximated as twice the mean pinball loss over the levels.',
   qss: 'Quantile skill score at one level: 1 - pinball/pinball of the reference (persistence as a single value); above 0 is better than persistence.',
   below: 'Share of actuals (%) at or below the quantile: equals the level if the quantile is calibrated.',
