@@ -22,7 +22,9 @@ export function sqlList(values: readonly string[]): string {
  * table, for an INSERT (series.ts counts them per site from its RETURNING). As for outputs below,
  * duplicates are collapsed on small keys (a vintage number: the lowest block_no of its
  * (model_name, model_version, update_time); the site_no; the valid time) and the vintage's
- * columns joined back after.
+ * columns joined back after. The stored side is narrowed to the staged update times too: a nightly
+ * read's vintages are the newest, and older vintages overlapping its valid times cannot match
+ * (an incremental day of 100 sites: 1.1-1.4 s against 1.3-1.6 s, reruns 0.6-0.7 s against 0.8-0.9 s).
  */
 export function freshForecastsSql(sites: string): string {
   return `
@@ -43,6 +45,8 @@ existing AS (
   SELECT site_id, model_name, model_version, update_time, valid_time FROM main.forecasts
   WHERE site_id IN (${sites})
     AND valid_time BETWEEN (SELECT min(valid_time) FROM staged) AND (SELECT max(valid_time) FROM staged)
+    AND update_time BETWEEN (SELECT ${instant('min(update_time)')} FROM temp.stage_forecast_vintages)
+      AND (SELECT ${instant('max(update_time)')} FROM temp.stage_forecast_vintages)
 )
 SELECT s.site_id, s.model_name, s.model_version, s.update_time, s.valid_time, s.forecast, s.capacity
 FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, update_time, valid_time)`;
