@@ -19,9 +19,9 @@ vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
 let dir: string;
 let db: string;
 let malformed: Server;
-/** A config whose service refuses connections, and one whose service answers nonsense. */
-let unreachableConfig: string;
-let malformedConfig: string;
+/** The address of a service that refuses connections, and of one that answers nonsense. */
+const UNREACHABLE_URL = 'http://127.0.0.1:9';
+let malformedUrl: string;
 
 function serviceConfig(name: string, url: string): string {
   const file = join(dir, `${name}.yaml`);
@@ -45,8 +45,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"unexpected": "body"}'),
   );
   await new Promise<void>((resolve) => malformed.listen(0, '127.0.0.1', resolve));
-  malformedConfig = serviceConfig('malformed', `http://127.0.0.1:${(malformed.address() as AddressInfo).port}`);
-  unreachableConfig = serviceConfig('unreachable', 'http://127.0.0.1:9');
+  malformedUrl = `http://127.0.0.1:${(malformed.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
@@ -143,12 +142,13 @@ const cases: Case[] = [
   ...[['demo'], ['sync'], ['run', 'sync-sites'], ['capacity', 'plan'], ['capacity', 'apply']].flatMap((command) => [
     {
       name: `${command.join(' ')} (service unreachable)`,
-      args: () => [...command, '--config', unreachableConfig],
+      // each case its own warehouse: cases run at once, and a shared one would make them busy (exit 3)
+      args: () => [...command, '--config', serviceConfig(`unreachable-${command.join('-')}`, UNREACHABLE_URL)],
       exit: EXIT.service,
     },
     {
       name: `${command.join(' ')} (malformed answer)`,
-      args: () => [...command, '--config', malformedConfig],
+      args: () => [...command, '--config', serviceConfig(`malformed-${command.join('-')}`, malformedUrl)],
       exit: EXIT.service,
     },
   ]),
