@@ -6,8 +6,20 @@ import { EXIT } from '../src/boundary.js';
 import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { collectStatus } from '../src/runner/status.js';
-import { SLOW_RUN, startChild } from './fixtures/runner-child.js';
+import { type Child, SLOW_RUN, startChild } from './fixtures/runner-child.js';
 import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
+
+/** SIGTERM, then a second one once the first is handled (signals sent together arrive as one). */
+async function twoSignals(child: Child): Promise<void> {
+  const stopping = new Promise((resolve) =>
+    child.process.stderr?.on('data', (chunk: string) => {
+      if (chunk.includes('stopping after the site in flight')) resolve(undefined);
+    }),
+  );
+  child.process.kill('SIGTERM');
+  await stopping;
+  child.process.kill('SIGTERM');
+}
 
 describe('stopping a run', () => {
   it('SIGTERM mid-run: whole sites only, the run recorded as interrupted, exit 5', async () => {
@@ -38,15 +50,7 @@ describe('stopping a run', () => {
     const config = tempConfig();
     const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0']);
     await child.line(/^site 1 done/);
-    // The second signal once the first is handled (signals sent together arrive as one).
-    const stopping = new Promise((resolve) =>
-      child.process.stderr?.on('data', (chunk: string) => {
-        if (chunk.includes('stopping after the site in flight')) resolve(undefined);
-      }),
-    );
-    child.process.kill('SIGTERM');
-    await stopping;
-    child.process.kill('SIGTERM');
+    await twoSignals(child);
     const { code, stderr } = await child.exit;
     expect(code).toBe(EXIT.interrupted);
     expect(stderr).toContain('second SIGTERM: recording the run as interrupted, then exiting');
@@ -69,14 +73,7 @@ describe('stopping a run', () => {
     const config = tempConfig();
     const child = startChild([...SLOW_RUN, config.warehouse.path, '1000', '0', 'long']);
     await child.line(/^long statement started/);
-    const stopping = new Promise((resolve) =>
-      child.process.stderr?.on('data', (chunk: string) => {
-        if (chunk.includes('stopping after the site in flight')) resolve(undefined);
-      }),
-    );
-    child.process.kill('SIGTERM');
-    await stopping;
-    child.process.kill('SIGTERM');
+    await twoSignals(child);
     // Were the statement not interrupted, the process would run for minutes: stop it then.
     const hung = setTimeout(() => child.process.kill('SIGKILL'), 60_000);
     const { code } = await child.exit;
