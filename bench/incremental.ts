@@ -1,12 +1,6 @@
-// Incremental accuracy on the bench's warehouse (after its syncs): `efsync accuracy` over a window
-// ending a day ago (no ledger yet: a full alignment, as a first nightly run), then over the window
-// a day later (what the next nightly run sees: one day of valid times new to the window,
-// incremental), then the same window with --full; each in its own process, with its peak RSS, and
-// one plain DuckDB scan-aggregate over the ledger's pairs beside them. Figures only.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { DAY } from '../src/time.js';
+import { runMeasured } from './process.js';
 
 export interface AccuracyRun {
   seconds: number;
@@ -29,30 +23,12 @@ export interface IncrementalFigures {
 
 /** Runs `efsync accuracy` with `args` in its own process; the stderr line `pairs: ...` says what it did. */
 async function timedAccuracy(cli: string, env: NodeJS.ProcessEnv, args: string[]): Promise<AccuracyRun> {
-  const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, [cli, 'accuracy', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
-  let peakKb = 0;
-  const poll = setInterval(() => {
-    peakKb = Math.max(peakKb, highWaterKb(child.pid));
-  }, 100);
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  clearInterval(poll);
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const { code, seconds, peakRssMb, stderr } = await runMeasured(cli, ['accuracy', ...args], env, { keepStderr: true });
   // 1: scored, but a site was left out
   if (code !== 0 && code !== 1) throw new Error(`efsync accuracy exited with ${code}: ${stderr}`);
   const line = /pairs: (\w+)[^,]*, (\d+) aligned, (\d+) scored/.exec(stderr);
   if (!line) throw new Error(`efsync accuracy did not say what it aligned: ${stderr}`);
-  return { seconds, peakRssMb: peakKb / 1024, mode: line[1], aligned: Number(line[2]), scored: Number(line[3]) };
-}
-
-function highWaterKb(pid: number | undefined): number {
-  try {
-    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
+  return { seconds, peakRssMb, mode: line[1], aligned: Number(line[2]), scored: Number(line[3]) };
 }
 
 /** The plain scan the ratios are against: best of three over the ledger's scored pairs. */

@@ -1,0 +1,42 @@
+// The bench's child processes: an efsync command timed from spawn to exit, with the kernel's
+// high-water mark of its resident memory (VmHWM) as its peak RSS.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface Measured {
+  code: number | null;
+  seconds: number;
+  peakRssMb: number;
+  /** What the command wrote on stderr, when asked to keep it (else it goes to the bench's stderr). */
+  stderr: string;
+}
+
+export async function runMeasured(
+  cli: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  { keepStderr = false } = {},
+): Promise<Measured> {
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, [cli, ...args], {
+    env,
+    stdio: ['ignore', 'ignore', keepStderr ? 'pipe' : 'inherit'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    peakKb = Math.max(peakKb, highWaterKb(child.pid));
+  }, 100);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(poll);
+  return { code, seconds: Number(process.hrtime.bigint() - t0) / 1e9, peakRssMb: peakKb / 1024, stderr };
+}
+
+function highWaterKb(pid: number | undefined): number {
+  try {
+    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
