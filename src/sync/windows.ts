@@ -103,7 +103,7 @@ export function planModelVintages(
   mark: SyncMark | null,
   settings: WindowSettings,
   updates: readonly number[],
-  fires: ((from: number, to: number) => number[]) | null,
+  fires: ((from: number, to: number) => readonly number[]) | null,
   backfill?: Backfill,
 ): VintagePlan {
   const plan = planForecastUpdates(now, mark, settings, updates, backfill);
@@ -118,18 +118,43 @@ export function planModelVintages(
   return { reads: plan.reads.filter((read) => chosen.has(read.asOf as number)), mark: plan.mark };
 }
 
-/** The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not parse. */
-export function cronFires(schedule: string | undefined): ((from: number, to: number) => number[]) | null {
+/**
+ * The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not
+ * parse. Memoised per schedule and window: every site's models share a few schedules and, in one
+ * run, the same window, and walking a cron over a week cost ~1.4 s of a 200-site sync.
+ */
+export function cronFires(schedule: string | undefined): ((from: number, to: number) => readonly number[]) | null {
   if (!schedule) return null;
-  try {
-    CronExpressionParser.parse(schedule, { tz: 'UTC' });
-  } catch {
-    return null;
+  let known = schedules.get(schedule);
+  if (known === undefined) {
+    known = parses(schedule) ? new Map() : null;
+    if (schedules.size >= MEMO_SIZE) schedules.clear();
+    schedules.set(schedule, known);
   }
+  if (known === null) return null;
+  const windows = known;
   return (from, to) => {
+    const key = `${from}/${to}`;
+    const cached = windows.get(key);
+    if (cached) return cached;
     const cron = CronExpressionParser.parse(schedule, { currentDate: from - 1, endDate: to, tz: 'UTC' });
     const fires: number[] = [];
     while (cron.hasNext()) fires.push(cron.next().getTime());
+    if (windows.size >= MEMO_SIZE) windows.clear();
+    windows.set(key, fires);
     return fires;
   };
+}
+
+/** Schedules seen (null: does not parse), each with its fire times per window `from/to`; bounded. */
+const schedules = new Map<string, Map<string, readonly number[]> | null>();
+const MEMO_SIZE = 256;
+
+function parses(schedule: string): boolean {
+  try {
+    CronExpressionParser.parse(schedule, { tz: 'UTC' });
+    return true;
+  } catch {
+    return false;
+  }
 }
