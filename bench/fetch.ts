@@ -20,7 +20,12 @@ export interface RawFetchOptions {
   historyDays: number;
   connections?: number;
   inFlight?: number;
+  /** Sees every series body as it came (text), for bench/parse.ts to parse again. */
+  onSeriesBody?: (kind: SeriesKind, text: string) => void;
 }
+
+/** The columnar bodies: Get Site Forecast, Get Model Output, Get Site Actuals. */
+export type SeriesKind = 'forecast' | 'output' | 'actuals';
 
 export async function rawFetch(
   options: RawFetchOptions,
@@ -35,14 +40,16 @@ export async function rawFetch(
   const limit = pLimit(options.inFlight ?? 32);
   let rows = 0;
   let responses = 0;
-  const get = async (path: string, query: Record<string, string> = {}): Promise<any> => {
+  const get = async (path: string, query: Record<string, string> = {}, kind?: SeriesKind): Promise<any> => {
     const qs = new URLSearchParams(query).toString();
     const res = await pool.request({
       method: 'GET',
       path: `/platform/v2${path}${qs ? `?${qs}` : ''}`,
       headers: { authorization: options.apiKey },
     });
-    const body = JSON.parse(await res.body.text());
+    const text = await res.body.text();
+    if (kind) options.onSeriesBody?.(kind, text);
+    const body = JSON.parse(text);
     if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode}`);
     responses += 1;
     rows += Array.isArray(body?.valid_time) ? body.valid_time.length : Array.isArray(body) ? body.length : 1;
@@ -67,11 +74,11 @@ export async function rawFetch(
       const updates = ((await limit(() => get(`/sites/${id}/forecast/updates`))) as string[]).map((t) => Date.parse(t));
       const issued = planForecastUpdates(options.now, null, settings, updates).reads;
       await Promise.all([
-        ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf)))),
-        ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null)))),
+        ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf), 'forecast'))),
+        ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null), 'actuals'))),
         ...(models as { id: string; schedule?: { value: string } | null }[]).flatMap((m) =>
           planModelVintages(options.now, null, settings, updates, cronFires(m.schedule?.value)).reads.map((r) =>
-            limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf))),
+            limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf), 'output')),
           ),
         ),
       ]);

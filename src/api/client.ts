@@ -31,25 +31,26 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { formatInstant } from '../time.js';
+import { BodyIssue, readActualsSeries, readForecastSeries, readModelOutput } from './columns.js';
 import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
   Acknowledgement,
-  ActualsSeries,
   ActualTypes,
   CapacityTimeline,
   CreateSiteResponse,
   ErrorBody,
   FastApiErrorBody,
-  ForecastSeries,
   ForecastUpdates,
   ModelInput,
   ModelItem,
-  ModelOutput,
   SiteResponse,
+  type ActualsSeries,
   type ActualsUpload,
   type CapacityFreq,
   type CapacityUpload,
   type ErrorItem,
+  type ForecastSeries,
+  type ModelOutput,
   type SiteRequest,
   type TrainSiteModelsBody,
   type UpdateModelBody,
@@ -170,7 +171,16 @@ type RetryPolicy = 'idempotent' | 'unsent-only';
 
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
-interface Call<S extends z.ZodType> {
+/**
+ * How a body is checked: a zod schema, or a hand-written reader that throws a BodyIssue
+ * (columns.ts: the series bodies, the bulk of what a sync reads).
+ */
+type Schema = z.ZodType | ((json: unknown) => unknown);
+
+/** What a call returns: the schema's output, or the reader's. */
+type Parsed<S extends Schema> = S extends z.ZodType ? z.output<S> : S extends (json: unknown) => infer T ? T : never;
+
+interface Call<S extends Schema> {
   method: Method;
   /** The interface's path template, e.g. `/platform/v2/sites/{site_id}/forecast`. */
   template: string;
@@ -325,7 +335,7 @@ export class ServiceClient {
       method: 'GET',
       template: '/platform/v2/sites/{site_id}/forecast',
       path: sitePath(siteId, '/forecast') + query,
-      schema: ForecastSeries,
+      schema: readForecastSeries,
       siteId,
       modelId: options.modelId,
       policy: 'idempotent',
@@ -344,7 +354,7 @@ export class ServiceClient {
       method: 'GET',
       template: '/platform/v2/sites/{site_id}/actual',
       path: sitePath(siteId, '/actual') + query,
-      schema: ActualsSeries,
+      schema: readActualsSeries,
       siteId,
       policy: 'idempotent',
       signal: options.signal,
@@ -493,7 +503,7 @@ export class ServiceClient {
       method: 'GET',
       template: '/platform/v2/models/{model_id}/output',
       path: modelPath(modelId, '/output') + query,
-      schema: ModelOutput,
+      schema: readModelOutput,
       modelId,
       policy: 'idempotent',
       signal: options.signal,
@@ -521,7 +531,7 @@ export class ServiceClient {
 
   // ------------------------------------------------------------------ the request loop
 
-  private async call<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+  private async call<S extends Schema>(call: Call<S>): Promise<Parsed<S>> {
     const linked = linkSignals(this.signal, call.signal && listenable(call.signal));
     try {
       return await this.withRetries(call, linked.signal);
@@ -530,7 +540,7 @@ export class ServiceClient {
     }
   }
 
-  private async withRetries<S extends z.ZodType>(call: Call<S>, signal: AbortSignal | undefined): Promise<z.output<S>> {
+  private async withRetries<S extends Schema>(call: Call<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw this.abortedError(call, attempt - 1);
       try {
@@ -557,11 +567,11 @@ export class ServiceClient {
   }
 
   /** One request and its validation; every failure becomes a ServiceError. */
-  private async attempt<S extends z.ZodType>(
+  private async attempt<S extends Schema>(
     call: Call<S>,
     signal: AbortSignal | undefined,
     attempt: number,
-  ): Promise<z.output<S>> {
+  ): Promise<Parsed<S>> {
     const started = performance.now();
     let status: number | undefined;
     let text: string;
@@ -585,7 +595,7 @@ export class ServiceClient {
     return this.decode(call, status, text, attempt);
   }
 
-  private decode<S extends z.ZodType>(call: Call<S>, status: number, text: string, attempt: number): z.output<S> {
+  private decode<S extends Schema>(call: Call<S>, status: number, text: string, attempt: number): Parsed<S> {
     let json: unknown;
     try {
       // A write answered with no body at all (204, or an empty 200) succeeded with nothing to say.
@@ -601,9 +611,13 @@ export class ServiceClient {
         detail: `malformed response: not JSON (${text.length} bytes: ${(cause as Error).message})`,
       });
     }
-    const parsed = call.schema.safeParse(json);
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
+    let issue: BodyIssue;
+    try {
+      return check(call.schema, json);
+    } catch (error) {
+      if (!(error instanceof BodyIssue)) throw error;
+      issue = error;
+    }
     const fieldPath = formatPath(issue.path);
     throw this.error(call, {
       kind: 'malformed',
@@ -616,7 +630,7 @@ export class ServiceClient {
   }
 
   private httpError(
-    call: Call<z.ZodType>,
+    call: Call<Schema>,
     status: number,
     headers: Dispatcher.ResponseData['headers'],
     text: string,
@@ -643,7 +657,7 @@ export class ServiceClient {
 
   /** A failure below HTTP; `status` is known when the headers came and the body did not (cut off, or too slow). */
   private transportError(
-    call: Call<z.ZodType>,
+    call: Call<Schema>,
     cause: unknown,
     signal: AbortSignal | undefined,
     attempt: number,
@@ -671,12 +685,12 @@ export class ServiceClient {
     });
   }
 
-  private abortedError(call: Call<z.ZodType>, attempt: number): ServiceError {
+  private abortedError(call: Call<Schema>, attempt: number): ServiceError {
     return this.error(call, { kind: 'aborted', attempts: attempt, detail: 'aborted' });
   }
 
   /** Builds the error with the call's endpoint and ids, the key scrubbed from anything the service said. */
-  private error(call: Call<z.ZodType>, details: Omit<ServiceErrorDetails, 'endpoint'>): ServiceError {
+  private error(call: Call<Schema>, details: Omit<ServiceErrorDetails, 'endpoint'>): ServiceError {
     return new ServiceError({
       ...details,
       endpoint: `${call.method} ${call.template}`,
@@ -692,7 +706,7 @@ export class ServiceClient {
   }
 
   /** Retry-After when the service sent one (fails fast beyond retryAfterMax), else backoff with full jitter. */
-  private retryDelay(call: Call<z.ZodType>, error: ServiceError, attempt: number): number {
+  private retryDelay(call: Call<Schema>, error: ServiceError, attempt: number): number {
     if (error.retryAfterMs !== null) {
       if (error.retryAfterMs > this.retries.retryAfterMax) {
         throw this.error(call, {
@@ -714,7 +728,7 @@ export class ServiceClient {
   }
 
   private async pause(
-    call: Call<z.ZodType>,
+    call: Call<Schema>,
     delay: number,
     signal: AbortSignal | undefined,
     attempt: number,
@@ -726,13 +740,7 @@ export class ServiceClient {
     }
   }
 
-  private logRequest(
-    call: Call<z.ZodType>,
-    attempt: number,
-    status: number | null,
-    started: number,
-    code?: string,
-  ): void {
+  private logRequest(call: Call<Schema>, attempt: number, status: number | null, started: number, code?: string): void {
     if (!this.log?.isLevelEnabled('debug')) return;
     this.log.debug(
       { method: call.method, path: call.path, status, ms: Math.round(performance.now() - started), attempt, code },
@@ -841,6 +849,18 @@ function errorItems(text: string): ErrorItem[] {
   if (ours.success) return ours.data.errors;
   const fastApi = FastApiErrorBody.safeParse(json);
   return fastApi.success ? fastApi.data.detail : [];
+}
+
+/** The body checked by the call's schema or reader; its first problem thrown as a BodyIssue. */
+function check<S extends Schema>(schema: S, json: unknown): Parsed<S> {
+  if (typeof schema === 'function') return schema(json) as Parsed<S>;
+  const parsed = (schema as z.ZodType).safeParse(json);
+  if (parsed.success) return parsed.data as Parsed<S>;
+  const [first] = parsed.error.issues;
+  throw new BodyIssue(
+    first.path.map((part) => (typeof part === 'number' ? part : String(part))),
+    first.message,
+  );
 }
 
 /** Each item of a list answer parsed on its own: a malformed item is rejected with its path and reason. */
