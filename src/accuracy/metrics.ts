@@ -1,11 +1,11 @@
 // The metric SQL: every metric is computed by DuckDB over a relation of aligned pairs; only the
 // small table of results comes back to JavaScript. Definitions follow the Solar Forecast Arbiter
 // (metrics/deterministic.py, probabilistic.py); docs/accuracy.md says each in plain words.
-import { quoteLiteral } from '../warehouse/sql.js';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { EVENT_FIELDS, eventFields, eventPairsSql, type Contingency, type EventDefinition } from './events.js';
+import { EVENT_FIELDS, eventFields, type Contingency, type EventDefinition } from './events.js';
 import { groupSql, type Group, type GroupOptions } from './groups.js';
-import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric, type LevelSums } from './probabilistic.js';
+import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
+import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 
 /*
  * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
@@ -22,8 +22,6 @@ import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric, type LevelSum
  * Quantile forecasts live beside it as (pid, level DOUBLE in (0,1), q DOUBLE), complete for every
  * scored pid (an incomplete set is dropped with reason 'quantiles').
  */
-
-const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
 
 /** What the engine needs of a connection: Warehouse has it, and so does `connectionRunner`. */
 export interface SqlRunner {
@@ -98,255 +96,21 @@ const KS_CRITICAL = 1.63;
 /**
  * When the pairs relation holds one subject (a pairs file without a model column), its subject
  * and model are written into the results instead of grouped by: text keys in a GROUP BY over
- * millions of rows made the metrics pass about twice as slow as an ungrouped aggregate.
+ * millions of rows made the statistics pass about twice as slow as an ungrouped aggregate.
  */
 export interface SingleSubject {
   subject: string;
   model: string | null;
 }
 
-/** The pairs relation expanded once per group, with the group's key: what quantile metrics read. */
-function allGroupsSql(pairs: string, options: MetricOptions): string {
-  return options.groups
-    .map((group) => {
-      const g = groupSql(group, options);
-      return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, pid, actual, reference, drop_reason
-      FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
-    })
-    .join('\nUNION ALL\n');
-}
-
-const KEYS = 'subject, model, grp, key';
-
-/**
- * The pairs relation with one group's key and sort order; rows whose key is NULL are not in it.
- * Where the sort number gives the key, the key is left out (see GroupSql.keyFromOrder).
- */
-function expandedSql(pairs: string, group: Group, options: MetricOptions): string {
-  const g = groupSql(group, options);
-  if (g.keyFromOrder) {
-    return `SELECT * FROM (SELECT subject, model, ${g.order} AS key_order,
-        forecast, actual, reference, capacity, drop_reason FROM ${pairs})
-      WHERE key_order IS NOT NULL`;
-  }
-  return `SELECT subject, model, ${g.key} AS key, ${g.order} AS key_order,
-      forecast, actual, reference, capacity, drop_reason
-    FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
-}
-
-/** fx - obs, or 0 where |fx - obs| <= 1e-8 + deadband * |obs| (numpy.isclose, as SFA uses it). */
-function errorSql(fx: string, obs: string, deadbandPct: number): string {
-  if (deadbandPct <= 0) return `(${fx} - ${obs})`;
-  const tolerance = deadbandPct / 100;
-  return `(CASE WHEN abs(${fx} - ${obs}) <= 1e-8 + ${tolerance} * abs(${obs}) THEN 0.0 ELSE ${fx} - ${obs} END)`;
-}
-
-/** forecast / observed statistic: 1 when equal (0/0 too), +Infinity when only the observed one is 0 (SFA's _careful_ratio). */
-function carefulRatio(observed: string, forecast: string): string {
-  return `(CASE WHEN ${observed} = ${forecast} THEN 1.0 WHEN ${observed} = 0 THEN 'Infinity'::DOUBLE ELSE ${forecast} / ${observed} END)`;
-}
-
-/** The GROUP BY columns of one group's queries, and the result columns that name the row. */
-interface GroupKeys {
-  group: Group;
-  /** Grouped by: subject and model unless the relation holds one; the key (or its sort number) unless total. */
-  columns: string[];
-  /** subject, model, grp, key: each a column or a literal. */
-  select: string;
-}
-
-function groupKeys(group: Group, options: MetricOptions, single: SingleSubject | undefined): GroupKeys {
-  const { keyFromOrder } = groupSql(group, options);
-  const key = group === 'total' ? null : keyFromOrder ? 'key_order' : 'key';
-  const columns = [...(single ? [] : ['subject', 'model']), ...(key ? [key] : [])];
-  const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(v));
-  const select = [
-    single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : 'subject, model',
-    `${quoteLiteral(group)} AS grp`,
-    key === null ? `'all' AS key` : keyFromOrder ? `${keyFromOrder('key_order')} AS key` : 'key',
-  ].join(', ');
-  return { group, columns, select };
-}
-
-const byKeys = (k: GroupKeys, extra: string[] = []) => [...k.columns, ...extra].join(', ');
-/** The key columns, each followed by a comma, to start a select list (empty without keys). */
-const keysFirst = (k: GroupKeys) => k.columns.map((c) => `${c}, `).join('');
-const partitionBy = (k: GroupKeys) => (k.columns.length ? `PARTITION BY ${k.columns.join(', ')}` : '');
-
-/**
- * Deterministic metrics, summary statistics and counts of one group: every metric is a ratio of
- * plain sums over the scored rows (SFA's means and RMSEs) or a moment, so one ungrouped aggregate
- * (for group total) computes them all at a few times the cost of a scan. r, R², the standard
- * deviations (RED, std) and CRMSE use DuckDB's moments, which update a running mean; that still
- * loses up to about ε · |mean| / σ, 1e-8 relative for values near 1e9 that vary by a few units.
- * With `centred` the actuals and forecasts are first centred on their group's means (a pass of
- * two averages before, joined back), as numpy's two-pass variance does (see needsCentring).
- * Dropped rows only count: their values are NULL to the sums.
- */
-function momentsSql(pairs: string, k: GroupKeys, options: MetricOptions, centred: boolean): string {
-  const deadband = options.deadbandPct > 0;
-  const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
-  const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
-    ',\n    ',
-  );
-  const sameKeys = k.columns.map((c) => `v.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
-  return `
-WITH scored AS (
-  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
-  FROM (${expandedSql(pairs, k.group, options)})
-),
-${
-  centred
-    ? `centres AS (SELECT ${keysFirst(k)} avg(o) AS centre_o, avg(f) AS centre_f FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),`
-    : ''
-}
-errors AS (
-  SELECT v.*, ${centred ? 'o - centre_o AS oc, f - centre_f AS fc, fc - oc AS ec' : 'o AS oc, f AS fc, f - o AS ec'},
-    ${errorSql('f', 'o', options.deadbandPct)} AS e,
-    CASE WHEN capacity > 0 THEN e / capacity END AS e_norm,
-    CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
-    ${deadband ? ', f - o AS e_plain' : ''}
-  FROM scored v ${centred ? `JOIN centres m ON ${sameKeys}` : ''}
-),
-sums AS (
-  SELECT ${keysFirst(k)} ${k.columns.includes('key_order') ? '' : 'min(key_order) AS key_order,'}
-    count(*) - count(drop_reason) AS n, count(drop_reason) AS dropped,
-    ${dropCounts},
-    count(forecast) > 0 AS has_forecast, count(reference) > 0 AS has_reference,
-    count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
-    sum(CASE WHEN abs(o) > ${mapeFloor} THEN abs(e / o) END) AS s_ape,
-    count(CASE WHEN abs(o) <= ${mapeFloor} THEN e END) AS mape_skipped,
-    count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
-    count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
-    ${deadband ? 'sum(e_plain * e_plain) AS s_sq_plain' : 'sum(e * e) AS s_sq_plain'},
-    corr(fc, oc) AS r, var_pop(oc) AS var_actual,
-    -- CRMSE is the population standard deviation of the raw errors. DuckDB's stddev_pop updates
-    -- a running mean (Welford), so a large bias no longer cancels digits as E[e²] − E[e]² did;
-    -- the centred pass takes (f − mean f) − (o − mean o), as SFA does, which also keeps the
-    -- digits f − o loses when f and o are far larger than the spread of their difference.
-    stddev_pop(ec) AS crmse, avg(f - o) AS mean_error,
-    avg(o) AS mean_o, avg(f) AS mean_f, stddev_pop(oc) AS std_o, stddev_pop(fc) AS std_f,
-    min(o) AS min_o, max(o) AS max_o, median(o) AS median_o, min(f) AS min_f, max(f) AS max_f, median(f) AS median_f
-  FROM errors ${k.columns.length ? `GROUP BY ${byKeys(k)}` : 'HAVING count(*) > 0'}
-),
-metrics AS (
-  SELECT *,
-    s_abs / n_point AS mae,
-    s_e / n_point AS mbe,
-    sqrt(s_sq / n_point) AS rmse,
-    100 * s_ape / (n_point - mape_skipped) AS mape,
-    100 * s_norm / n_norm AS nmbe,
-    100 * s_abs_norm / n_norm AS nmae,
-    100 * sqrt(s_sq_norm / n_norm) AS nrmse,
-    sqrt(s_sq_ref / n_ref) AS rmse_ref,
-    sqrt(s_sq_plain / n_point) AS rmse_plain,
-    1 - s_sq_plain / (var_actual * n_point) AS r2,
-    -- SFA's relative Euclidean distance, its ratios kept finite where both sides are equal (0/0 too)
-    sqrt((${carefulRatio('mean_o', 'mean_f')} - 1) ** 2 + (${carefulRatio('std_o', 'std_f')} - 1) ** 2 + (r - 1) ** 2) AS red
-  FROM sums
-)
-SELECT ${k.select}, key_order, n, dropped, ${DROP_REASONS.map((r) => `dropped_${r}`).join(', ')},
-  has_forecast, has_reference, mape_skipped, n_point, mean_error,
-  ${SUMMARY_STATS.flatMap((stat) => [`${stat}_o AS actual_${stat}`, `${stat}_f AS forecast_${stat}`]).join(', ')},
-  mae, mbe, rmse, mape, nmbe, nmae, nrmse, rmse_ref, rmse_plain, r, r2, crmse, red,
-  CASE WHEN rmse = rmse_ref THEN 0.0
-       WHEN rmse_ref = 0 THEN -'Infinity'::DOUBLE
-       ELSE 1 - rmse / rmse_ref END AS skill
-FROM metrics`;
-}
-
-/**
- * KSI and OVER of one group exactly as SFA computes them (kolmogorov_smirnov_integral, over):
- * over the sorted union x of all scored actuals and forecasts, the sum of D(x_i) · (x_(i+1) − x_i),
- * where D is |ECDF_o − ECDF_f| (right-continuous: the share of values <= x) for KSI, and its
- * excess over Vc = 1.63/sqrt(n) for OVER. Each actual adds +1 and each forecast −1 to a running
- * count c = n · (ECDF_o − ECDF_f), so D = |c| / n after a value. Tied values need no grouping:
- * the running sum's RANGE frame (the default with ORDER BY) takes in the whole tie on each of its
- * rows, and every row of a tie but one has dx = 0. A group whose values are all equal has no dx:
- * 0, as SFA's empty sum.
- */
-function distributionSql(pairs: string, k: GroupKeys, options: MetricOptions): string {
-  const keys = keysFirst(k);
-  const window = `${partitionBy(k)} ORDER BY x`;
-  const sameKeys = k.columns.map((c) => `s.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
-  const d = 'c / n';
-  const vc = `${KS_CRITICAL} / sqrt(n)`;
-  return `
-WITH scored AS NOT MATERIALIZED (
-  SELECT * FROM (${expandedSql(pairs, k.group, options)}) WHERE drop_reason IS NULL AND forecast IS NOT NULL
-),
-points AS (
-  SELECT ${keys} actual AS x, 1 AS w FROM scored UNION ALL SELECT ${keys} forecast AS x, -1 AS w FROM scored
-),
-steps AS (
-  SELECT ${keys} abs(sum(w) OVER (${window})) AS c, lead(x) OVER (${window}) - x AS dx FROM points
-),
--- n from its own aggregate: a count over the window's partition took a second pass as long as the sort
-sizes AS (SELECT ${keys} count(*) AS n FROM scored ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}),
-sized AS (SELECT s.*, m.n FROM steps s JOIN sizes m ON ${sameKeys})
-SELECT ${k.select}, coalesce(sum(${d} * dx), 0) AS ksi,
-  coalesce(sum(CASE WHEN ${d} > ${vc} THEN (${d} - ${vc}) * dx ELSE 0 END), 0) AS over
-FROM sized ${k.columns.length ? `GROUP BY ${byKeys(k)}` : ''}`;
-}
-
-/**
- * CRPS as SFA computes it (continuous_ranked_probability_score): the nodes are the quantiles in
- * level order, with min(o, q_1) at probability 0 before them and max(o, q_k) at 1 after them;
- * (F − 1{x ≥ o})² is taken at each node (the last node's indicator is 0 when o lies beyond q_k)
- * and integrated by the trapezoid rule. Crossing quantiles are used as they come, as SFA does.
- */
-function crpsSql(): string {
-  const node = (j: string) => `((xs[${j}] >= o AND NOT (${j} = len(xs) AND qv[len(qv)] < o))::INTEGER)`;
-  const term = (j: string) => `(fs[${j}] - ${node(j)}) * (fs[${j}] - ${node(j)})`;
-  return `CASE WHEN len(qv) < 2 THEN NULL ELSE
-    list_sum(list_transform(range(1, len(xs)), lambda j: (xs[j + 1] - xs[j]) * (${term('j')} + ${term('j + 1')}) / 2)) END`;
-}
-
-/** Per scored pair with quantiles: CRPS (as SFA), 2 x mean pinball, and interval coverage. */
-function quantilePairsSql(pairs: string, quantiles: string): string {
-  return `
-WITH sets AS (
-  SELECT p.pid, any_value(p.actual) AS o,
-    list(q.level ORDER BY q.level) AS lv,
-    list(q.q ORDER BY q.level) AS qv,
-    2 * avg((q.q - p.actual) * (q.level - CASE WHEN p.actual > q.q THEN 1 ELSE 0 END)) AS crps_pinball
-  FROM ${pairs} p JOIN ${quantiles} q USING (pid)
-  WHERE p.drop_reason IS NULL
-  GROUP BY p.pid
-),
-nodes AS (
-  SELECT *, list_concat([least(o, qv[1])], qv, [greatest(o, qv[len(qv)])]) AS xs,
-    list_concat([0.0], lv, [1.0]) AS fs
-  FROM sets
-)
-SELECT pid, ${crpsSql()} AS crps, crps_pinball,
-  CASE WHEN len(qv) < 2 THEN NULL WHEN o BETWEEN list_min(qv) AND list_max(qv) THEN 100.0 ELSE 0.0 END AS covered,
-  CASE WHEN len(qv) < 2 THEN NULL ELSE 100 * (lv[len(lv)] - lv[1]) END AS nominal
-FROM nodes`;
-}
-
-function quantileMetricsSql(pairs: string, quantiles: string, options: MetricOptions): string {
-  return `
-WITH expanded AS (${allGroupsSql(pairs, options)}),
-per_pair AS (${quantilePairsSql(pairs, quantiles)})
-SELECT ${KEYS}, avg(crps) AS crps, avg(crps_pinball) AS crps_pinball,
-  -- the reference is a single value: the CRPS of its step CDF is its absolute error
-  avg(abs(reference - actual)) AS crps_ref, count(reference) > 0 AS has_reference,
-  avg(covered) AS coverage, avg(nominal) AS coverage_nominal
-FROM expanded JOIN per_pair USING (pid)
-GROUP BY ${KEYS}`;
-}
-
-/** Per group and level: pairs, actuals at or below the quantile, pinball of the quantile and of the reference. */
-function levelSumsSql(pairs: string, quantiles: string, options: MetricOptions): string {
-  const pinball = (fx: string) => `avg((${fx} - x.actual) * (q.level - CASE WHEN x.actual > ${fx} THEN 1 ELSE 0 END))`;
-  return `
-WITH expanded AS (${allGroupsSql(pairs, options)})
-SELECT ${KEYS}, q.level, count(*) AS n, count(*) FILTER (WHERE x.actual <= q.q) AS below,
-  ${pinball('q.q')} AS pinball, ${pinball('x.reference')} AS pinball_ref, count(x.reference) > 0 AS has_reference
-FROM expanded x JOIN ${quantiles} q USING (pid)
-WHERE x.drop_reason IS NULL
-GROUP BY ${KEYS}, q.level`;
+/** Where a group's statistics are: the merged-per-chunk statistics, the histogram, and the pairs they came from. */
+export interface StatsSource {
+  /** The long statistics relation (stats.ts), any number of chunks per group key. */
+  stats: string;
+  /** The histogram relation (stats.ts). */
+  histogram: string;
+  /** The pairs relation, read again only for a group far from 0 (see needsCentring). */
+  pairs: string;
 }
 
 type Keyed = { subject: string; model: string | null; grp: Group; key: string };
@@ -355,11 +119,16 @@ const keyOf = (r: Keyed) => JSON.stringify([r.subject, r.model, r.grp, r.key]);
 /** A metric value as a number: SQL NULL (an empty mean, say) becomes NaN, as numpy gives. */
 const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v));
 
+/** One group key's merged statistics by name. */
+interface GroupStats extends Keyed {
+  keyOrder: number;
+  stats: Map<string, number>;
+}
+
 /**
- * Scores the pairs relation `pairs` (and quantile relation `quantiles`, when given) in SQL and
- * returns one row per subject, model, group and key, sorted. Fields a subject cannot have (skill
- * without a reference, pinball without quantiles, point metrics for a quantile set) are absent.
- * `single` says the relation holds one subject and model (see SingleSubject).
+ * Scores the pairs relation `pairs` (and quantile relation `quantiles`, when given): its
+ * statistics in two temp tables (one chunk), then every metric from them. Returns one row per
+ * subject, model, group and key, sorted. `single` says the relation holds one subject and model.
  */
 export async function computeMetrics(
   sql: SqlRunner,
@@ -368,76 +137,236 @@ export async function computeMetrics(
   options: MetricOptions,
   single?: SingleSubject,
 ): Promise<AccuracyRow[]> {
-  const rows = new Map<string, AccuracyRow>();
-  for (const group of options.groups) {
-    for (const row of await pointMetrics(sql, pairs, groupKeys(group, options, single), options)) {
-      rows.set(keyOf({ ...row, grp: row.group }), row);
-    }
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_stats AS ${statsSql(pairs, quantiles, options, null, single)}`);
+  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_histogram AS ${histogramSql(pairs, options, single)}`);
+  try {
+    return await metricsFromStats(sql, { stats: 'acc_stats', histogram: 'acc_histogram', pairs }, options, single);
+  } finally {
+    await sql.run('DROP TABLE IF EXISTS acc_stats');
+    await sql.run('DROP TABLE IF EXISTS acc_histogram');
   }
-  if (quantiles) await addQuantileMetrics(sql, pairs, quantiles, options, rows);
-  if (options.events?.length) await addEventMetrics(sql, pairs, options, options.events, rows);
+}
+
+/** Every metric of every group key from stored statistics (stats.ts). */
+export async function metricsFromStats(
+  sql: SqlRunner,
+  source: StatsSource,
+  options: MetricOptions,
+  single?: SingleSubject,
+): Promise<AccuracyRow[]> {
+  const groups = new Map<string, GroupStats>();
+  for (const r of await sql.all<Keyed & { key_order: number; name: string; value: number | null }>(
+    mergedStatsSql(source.stats),
+  )) {
+    const id = keyOf(r);
+    let g = groups.get(id);
+    if (!g) {
+      g = { subject: r.subject, model: r.model, grp: r.grp, key: r.key, keyOrder: num(r.key_order), stats: new Map() };
+      groups.set(id, g);
+    }
+    g.stats.set(r.name, num(r.value));
+  }
+  const binned = new Map<string, Record<string, unknown>>();
+  for (const r of await sql.all<Keyed & Record<string, unknown>>(binnedSql(source.histogram, KS_CRITICAL))) {
+    binned.set(keyOf(r), r);
+  }
+  const points = [...groups.values()].filter((g) => g.stats.has('n'));
+  const centred = await centredMoments(sql, source.pairs, points.filter(needsCentring), options, single);
+  const rows = new Map<string, AccuracyRow>();
+  for (const g of points) rows.set(keyOf(g), pointRow(g, binned.get(keyOf(g)), centred.get(keyOf(g)), options));
+  addQuantileMetrics(groups, rows);
+  if (options.events?.length) addEventMetrics(groups, options.events, rows);
   return [...rows.values()].sort(compareRows(options.groups));
 }
 
-type PointRow = Keyed & Record<string, unknown>;
+/** The moments of a group: means, population variances and covariance of o and f, and of d = f − o. */
+interface Moments {
+  meanO: number;
+  meanF: number;
+  varO: number;
+  varF: number;
+  cov: number;
+  meanD: number;
+  varD: number;
+}
+
+/**
+ * Moments from the raw sums: E[x²] − E[x]², which loses about ε · (1 + mean² / variance) of the
+ * variance (summing adds a little more); a group where that could exceed about 1e-12 is
+ * centred instead (needsCentring). A series whose minimum is its maximum has variance 0 exactly.
+ */
+function rawMoments(s: Map<string, number>): Moments {
+  const get = (name: string) => s.get(name) ?? NaN;
+  const n = get('n_point');
+  const meanO = get('s_o') / get('n_o');
+  const meanF = get('s_f') / get('n_f');
+  const variance = (sq: number, mean: number, count: number, constant: boolean) =>
+    constant ? 0 : Math.max(0, sq / count - mean * mean);
+  const meanD = get('s_d') / n;
+  return {
+    meanO,
+    meanF,
+    varO: variance(get('s_oo'), meanO, get('n_o'), get('min_o') === get('max_o')),
+    varF: variance(get('s_ff'), meanF, get('n_f'), get('min_f') === get('max_f')),
+    cov: get('s_fo') / n - meanO * meanF,
+    meanD,
+    varD: variance(get('s_dd'), meanD, n, false),
+  };
+}
+
+/** How far from 0, in standard deviations, a group may lie before its raw moments lose digits. */
+const FAR = 10;
 
 /**
  * Whether a group's moments need the centred pass: a mean of the actuals or forecasts more than
- * 1e4 of their standard deviations from 0, or a mean of actuals, forecasts or errors (a large
- * bias) more than 1e4 times the errors' standard deviation (CRMSE), where the running moments' error, up to about ε · |mean| / σ,
- * could exceed 1e-12 relative. Power data rarely is (mean and spread are alike), so the extra
- * pass is only paid for large offsets; a constant series (σ 0) is exact either way.
+ * FAR of their standard deviations from 0, or a mean of actuals, forecasts or errors (a large
+ * bias) more than FAR times the errors' standard deviation (f − o itself rounds there). Power
+ * data rarely is (mean and spread are alike), so the extra pass over the pairs is only paid for
+ * large offsets; a constant series is exact either way.
  */
-function needsCentring(r: PointRow): boolean {
-  const far = (mean: unknown, std: unknown) => num(std) > 0 && Math.abs(num(mean)) > 1e4 * num(std);
+function needsCentring(g: GroupStats): boolean {
+  const m = rawMoments(g.stats);
+  const far = (mean: number, variance: number) => mean !== 0 && mean * mean > FAR * FAR * variance;
+  const constant = (x: string) => g.stats.get(`min_${x}`) === g.stats.get(`max_${x}`);
+  if ((g.stats.get('n_point') ?? 0) === 0)
+    return (g.stats.get('n_o') ?? 0) > 0 && !constant('o') && far(m.meanO, m.varO);
   return (
-    far(r.actual_mean, r.actual_std) ||
-    far(r.forecast_mean, r.forecast_std) ||
-    [r.actual_mean, r.forecast_mean, r.mean_error].some((mean) => far(mean, r.crmse))
+    (!constant('o') && far(m.meanO, m.varO)) ||
+    (!constant('f') && far(m.meanF, m.varF)) ||
+    [m.meanO, m.meanF, m.meanD].some((mean) => far(mean, m.varD))
   );
 }
 
-/** One group's point metrics: the moments pass, then KSI and OVER from a sort of all values. */
-async function pointMetrics(
+/**
+ * The moments of the given group keys from the pairs, centred on their group's means first
+ * (numpy's two-pass way): a pass of two averages, joined back, then the running moments of the
+ * centred values; (f − mean f) − (o − mean o) as SFA writes it for CRMSE.
+ */
+async function centredMoments(
   sql: SqlRunner,
   pairs: string,
-  k: GroupKeys,
+  far: GroupStats[],
   options: MetricOptions,
-): Promise<AccuracyRow[]> {
-  const plain = await sql.all<PointRow>(momentsSql(pairs, k, options, false));
-  const moments = plain.some(needsCentring) ? await sql.all<PointRow>(momentsSql(pairs, k, options, true)) : plain;
-  const distribution = new Map<string, PointRow>();
-  const scored = moments.filter((r) => num(r.n_point) > 0);
-  if (options.distribution !== false && scored.length > 0) {
-    const rows = await sql.all<PointRow>(distributionSql(pairs, k, options));
-    for (const r of rows) distribution.set(keyOf(r), r);
-  }
-  return moments.map((r) => {
-    const values: Record<string, number> = {};
-    for (const f of COUNT_FIELDS) values[f] = num(r[f]);
-    // a quantile set has no single-value forecast to summarise
-    for (const f of SUMMARY_FIELDS) if (r.has_forecast || f.startsWith('actual_')) values[f] = num(r[f]);
-    if (r.has_forecast) {
-      for (const m of POINT_METRICS) if (m in r) values[m] = num(r[m]);
-      if (options.distribution !== false) {
-        const d = distribution.get(keyOf(r));
-        values.ksi = num(d?.ksi);
-        values.over = num(d?.over);
-        // SFA's CPI; its RMSE ignores any deadband
-        values.cpi = (values.ksi + values.over + 2 * num(r.rmse_plain)) / 4;
-      }
+  single: SingleSubject | undefined,
+): Promise<Map<string, Moments>> {
+  const moments = new Map<string, Moments>();
+  for (const group of new Set(far.map((g) => g.grp))) {
+    const k = groupKeys(group, options, single);
+    const keys = k.columns.map((c) => `${c}, `).join('');
+    const by = k.columns.length ? `GROUP BY ${k.columns.join(', ')}` : '';
+    const same = k.columns.map((c) => `v.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
+    const rows = await sql.all<Keyed & Record<string, number | null>>(`
+WITH scored AS (
+  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
+  FROM (${expandedSql(pairs, group, options)})
+),
+centres AS (SELECT ${keys} avg(o) AS centre_o, avg(f) AS centre_f FROM scored ${by}),
+centred AS (SELECT v.*, o - centre_o AS oc, f - centre_f AS fc FROM scored v JOIN centres m ON ${same})
+SELECT ${k.select}, avg(o) AS mean_o, avg(f) AS mean_f, var_pop(oc) AS var_o, var_pop(fc) AS var_f,
+  covar_pop(fc, oc) AS cov, avg(f - o) AS mean_d, var_pop(fc - oc) AS var_d
+FROM centred ${by}`);
+    for (const r of rows) {
+      moments.set(keyOf(r), {
+        meanO: num(r.mean_o),
+        meanF: num(r.mean_f),
+        varO: num(r.var_o),
+        varF: num(r.var_f),
+        cov: num(r.cov),
+        meanD: num(r.mean_d),
+        varD: num(r.var_d),
+      });
     }
-    if (r.has_forecast && r.has_reference) for (const m of REFERENCE_METRICS) values[m] = num(r[m]);
-    return {
-      subject: r.subject,
-      model: r.model,
-      group: r.grp,
-      key: r.key,
-      keyOrder: num(r.key_order),
-      n: num(r.n),
-      values,
-    };
-  });
+  }
+  return moments;
+}
+
+/** The pairs relation with one group's key and sort order, for the centred pass. */
+function expandedSql(pairs: string, group: Group, options: MetricOptions): string {
+  const g = groupSql(group, options);
+  return `SELECT subject, model, ${g.key} AS key, ${g.order} AS key_order, forecast, actual, drop_reason
+    FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
+}
+
+/** forecast / observed statistic: 1 when equal (0/0 too), +Infinity when only the observed one is 0 (SFA's _careful_ratio). */
+function carefulRatio(observed: number, forecast: number): number {
+  if (observed === forecast) return 1;
+  if (observed === 0) return Infinity;
+  return forecast / observed;
+}
+
+/** A group key's point metrics, summary statistics and counts from its statistics. */
+function pointRow(
+  g: GroupStats,
+  binned: Record<string, unknown> | undefined,
+  centred: Moments | undefined,
+  options: MetricOptions,
+): AccuracyRow {
+  const s = (name: string) => g.stats.get(name) ?? NaN;
+  const n = s('n_point');
+  const m = centred ?? rawMoments(g.stats);
+  const hasForecast = s('c_forecast') > 0;
+  const stdO = Math.sqrt(m.varO);
+  const stdF = Math.sqrt(m.varF);
+  const r = m.varO === 0 || m.varF === 0 ? NaN : m.cov / (stdO * stdF);
+  const rmse = Math.sqrt(s('s_sq') / n);
+  const rmseRef = Math.sqrt(s('s_sq_ref') / s('n_ref'));
+  const metrics: Record<string, number> = {
+    mae: s('s_abs') / n,
+    mbe: s('s_e') / n,
+    rmse,
+    mape: (100 * s('s_ape')) / (n - s('mape_skipped')),
+    nmae: (100 * s('s_abs_norm')) / s('n_norm'),
+    nmbe: (100 * s('s_norm')) / s('n_norm'),
+    nrmse: 100 * Math.sqrt(s('s_sq_norm') / s('n_norm')),
+    r,
+    r2: 1 - s('s_dd') / (m.varO * n),
+    crmse: Math.sqrt(m.varD),
+    // SFA's relative Euclidean distance, its ratios kept finite where both sides are equal (0/0 too)
+    red: Math.sqrt((carefulRatio(m.meanO, m.meanF) - 1) ** 2 + (carefulRatio(stdO, stdF) - 1) ** 2 + (r - 1) ** 2),
+  };
+  const summary: Record<string, number> = {
+    actual_mean: m.meanO,
+    actual_min: s('min_o'),
+    actual_max: s('max_o'),
+    actual_median: num(binned?.median_o),
+    actual_std: stdO,
+    forecast_mean: m.meanF,
+    forecast_min: s('min_f'),
+    forecast_max: s('max_f'),
+    forecast_median: num(binned?.median_f),
+    forecast_std: stdF,
+  };
+  const values: Record<string, number> = {};
+  for (const f of COUNT_FIELDS) values[f] = s(f);
+  // a quantile set has no single-value forecast to summarise
+  for (const f of SUMMARY_FIELDS) if (hasForecast || f.startsWith('actual_')) values[f] = summary[f];
+  if (hasForecast) {
+    for (const f of POINT_METRICS) if (f in metrics) values[f] = metrics[f];
+    if (options.distribution !== false) {
+      values.ksi = num(binned?.ksi);
+      values.over = num(binned?.over);
+      // SFA's CPI; its RMSE ignores any deadband
+      values.cpi = (values.ksi + values.over + 2 * Math.sqrt(s('s_dd') / n)) / 4;
+    }
+    if (s('c_reference') > 0) {
+      values.skill = skillScore(rmse, rmseRef);
+      values.rmse_ref = rmseRef;
+    }
+  }
+  return { subject: g.subject, model: g.model, group: g.grp, key: g.key, keyOrder: g.keyOrder, n: s('n'), values };
+}
+
+/** `stat|suffix` statistics of a group key by suffix (a quantile level, an event name). */
+function bySuffix(g: GroupStats): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const [name, value] of g.stats) {
+    const at = name.indexOf('|');
+    if (at < 0) continue;
+    const suffix = name.slice(at + 1);
+    if (!out.has(suffix)) out.set(suffix, new Map());
+    out.get(suffix)!.set(name.slice(0, at), value);
+  }
+  return out;
 }
 
 /**
@@ -445,37 +374,38 @@ async function pointMetrics(
  * CRPSS, coverage) of every quantile subject's row. A group whose pairs were all dropped has no
  * sums: its fields are NaN, as for points. Skill scores only where the subject has a reference.
  */
-async function addQuantileMetrics(
-  sql: SqlRunner,
-  pairs: string,
-  quantiles: string,
-  options: MetricOptions,
-  rows: Map<string, AccuracyRow>,
-): Promise<void> {
-  type LevelRow = Keyed & { level: number; n: bigint; below: bigint; pinball: number; pinball_ref: number | null };
-  const levels = await sql.all<LevelRow & { has_reference: boolean }>(levelSumsSql(pairs, quantiles, options));
-  const summary = await sql.all<Keyed & Record<string, unknown>>(quantileMetricsSql(pairs, quantiles, options));
+function addQuantileMetrics(groups: Map<string, GroupStats>, rows: Map<string, AccuracyRow>): void {
   const subjectOf = (r: Pick<Keyed, 'subject' | 'model'>) => JSON.stringify([r.subject, r.model]);
-  const referenced = new Set(summary.filter((r) => r.has_reference).map(subjectOf));
-  const fields = (sums: LevelSums, subject: string) => levelFields(sums, referenced.has(subject));
+  const quantileGroups = [...groups.values()].filter((g) => g.stats.has('n_crps'));
+  const referenced = new Set(quantileGroups.filter((g) => (g.stats.get('n_crps_ref') ?? 0) > 0).map(subjectOf));
   // every field a subject has, to fill with NaN where a group has no pairs
   const known = new Map<string, Set<string>>();
-  for (const r of levels) {
-    const subject = subjectOf(r);
-    const values = fields(
-      { level: r.level, n: Number(r.n), below: Number(r.below), pinball: r.pinball, pinballRef: num(r.pinball_ref) },
-      subject,
-    );
-    const row = rows.get(keyOf(r));
-    if (row) Object.assign(row.values, values);
-    known.set(subject, new Set([...(known.get(subject) ?? []), ...Object.keys(values)]));
-  }
-  for (const r of summary) {
-    const row = rows.get(keyOf(r));
+  for (const g of quantileGroups) {
+    const row = rows.get(keyOf(g));
+    const subject = subjectOf(g);
+    const s = (name: string) => g.stats.get(name) ?? NaN;
+    for (const [suffix, level] of bySuffix(g)) {
+      const l = (name: string) => level.get(name) ?? NaN;
+      const values = levelFields(
+        {
+          level: Number(suffix),
+          n: l('n'),
+          below: l('below'),
+          pinball: l('s_pinball') / l('n'),
+          pinballRef: l('s_pinball_ref') / l('n_ref'),
+        },
+        referenced.has(subject),
+      );
+      if (row) Object.assign(row.values, values);
+      known.set(subject, new Set([...(known.get(subject) ?? []), ...Object.keys(values)]));
+    }
     if (!row) continue;
-    for (const m of ['crps', 'crps_pinball', 'coverage', 'coverage_nominal']) row.values[m] = num(r[m]);
-    if (r.has_reference) {
-      row.values.crps_ref = num(r.crps_ref);
+    row.values.crps = s('s_crps') / s('n_crps');
+    row.values.crps_pinball = s('s_crps_pinball') / s('n_crps_pinball');
+    row.values.coverage = s('s_covered') / s('n_covered');
+    row.values.coverage_nominal = s('s_nominal') / s('n_nominal');
+    if (s('n_crps_ref') > 0) {
+      row.values.crps_ref = s('s_crps_ref') / s('n_crps_ref');
       row.values.crpss = skillScore(row.values.crps, row.values.crps_ref);
     }
   }
@@ -490,47 +420,24 @@ async function addQuantileMetrics(
   }
 }
 
-/** Contingency counts of every event per group key, from the expanded groups and the event pairs. */
-function eventCountsSql(pairs: string, options: MetricOptions, events: EventDefinition[]): string {
-  return `
-WITH expanded AS (${allGroupsSql(pairs, options)}),
-judged AS (${eventPairsSql(pairs, events)})
-SELECT ${KEYS}, j.event,
-  count(*) FILTER (WHERE j.fe AND j.oe) AS tp, count(*) FILTER (WHERE j.fe AND NOT j.oe) AS fp,
-  count(*) FILTER (WHERE NOT j.fe AND NOT j.oe) AS tn, count(*) FILTER (WHERE NOT j.fe AND j.oe) AS fn
-FROM expanded x JOIN judged j USING (pid)
-GROUP BY ${KEYS}, j.event`;
-}
-
 /**
  * Event fields of every single-value subject's row; a group no pair of which could be judged
  * (all dropped, or no pair `span` earlier) has counts 0 and metrics NaN.
  */
-async function addEventMetrics(
-  sql: SqlRunner,
-  pairs: string,
-  options: MetricOptions,
+function addEventMetrics(
+  groups: Map<string, GroupStats>,
   events: EventDefinition[],
   rows: Map<string, AccuracyRow>,
-): Promise<void> {
-  const counts = new Map<string, Contingency>();
-  for (const r of await sql.all<Keyed & { event: string } & Record<keyof Contingency, bigint>>(
-    eventCountsSql(pairs, options, events),
-  )) {
-    counts.set(JSON.stringify([keyOf(r), r.event]), {
-      tp: Number(r.tp),
-      fp: Number(r.fp),
-      tn: Number(r.tn),
-      fn: Number(r.fn),
-    });
-  }
+): void {
   for (const row of rows.values()) {
     if (!('mae' in row.values)) continue; // a quantile set has no single value to judge
-    const key = keyOf({ ...row, grp: row.group });
+    const counts = bySuffix(groups.get(keyOf({ ...row, grp: row.group }))!);
     for (const e of events) {
+      const c = counts.get(e.name);
+      const count = (stat: keyof Contingency) => c?.get(stat) ?? 0;
       Object.assign(
         row.values,
-        eventFields(e.name, counts.get(JSON.stringify([key, e.name])) ?? { tp: 0, fp: 0, tn: 0, fn: 0 }),
+        eventFields(e.name, { tp: count('tp'), fp: count('fp'), tn: count('tn'), fn: count('fn') }),
       );
     }
   }

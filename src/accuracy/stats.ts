@@ -1,0 +1,293 @@
+// Per-group sufficient statistics: every metric of a group is computed from a few sums, counts,
+// minima and maxima over its pairs and from a histogram of its values on fixed logarithmic bins,
+// never from the pairs themselves. Sums add up and bins count, so the statistics of a group are
+// the merge of those of any split of its pairs: a pairs file is one split, the warehouse keeps
+// one per UTC day of valid time (stats-store.ts) so that a score reads only the days that changed.
+//
+// The statistics relation is long: (subject, model, grp, key, key_order, chunk, name, value), one
+// row per statistic; a name starting `min_` or `max_` merges by min or max, every other by sum.
+// Per-level and per-event statistics are named `<stat>|<level>` and `<stat>|<event>`.
+// The histogram relation is (subject, model, grp, key, key_order, bin, n_o, n_f): scored actuals
+// and forecasts per bin (see BIN_SCALE).
+import { quoteLiteral } from '../warehouse/sql.js';
+import { eventPairsSql } from './events.js';
+import { groupSql, type Group } from './groups.js';
+import type { MetricOptions, SingleSubject } from './metrics.js';
+
+export const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
+
+/**
+ * Bins per unit of ln|x|: a value x ≠ 0 falls in bin round(ln|x| · BIN_SCALE) (signed, offset so
+ * that the bin number grows with x; 0 is a bin of its own) and counts as the bin's value
+ * sign(x) · exp(bin / BIN_SCALE). That moves no value by more than BIN_ERROR of itself, in
+ * order, so KSI and OVER from the bins lie within BIN_ERROR · (mean |actual| + mean |forecast|)
+ * of SFA's exact values, and a median within BIN_ERROR of the middle values (docs/accuracy.md).
+ */
+export const BIN_SCALE = 1000;
+/** The largest relative move of a value to its bin's value: exp(1 / (2 · BIN_SCALE)) − 1. */
+export const BIN_ERROR = Math.expm1(1 / (2 * BIN_SCALE));
+/** Above every |round(ln|x| · BIN_SCALE)| of a finite double (|ln x| < 746), so bins keep their sign. */
+const BIN_OFFSET = 1_000_000;
+
+/** The bin of a value (NULL for NULL). */
+export function binSql(x: string): string {
+  return `CAST(sign(${x}) * (round(ln(abs(${x}) + CASE WHEN ${x} = 0 THEN 1 ELSE 0 END) * ${BIN_SCALE}) + ${BIN_OFFSET}) AS INTEGER)`;
+}
+
+/** The value a bin stands for. */
+export function binValueSql(bin: string): string {
+  return `(sign(${bin}) * exp((abs(${bin}) - ${BIN_OFFSET}) / ${BIN_SCALE}.0))`;
+}
+
+/** How a group's queries split and name it: its GROUP BY columns and the columns naming a row. */
+export interface GroupKeys {
+  group: Group;
+  /** Grouped by: subject and model unless the relation holds one; the key (or its sort number) unless total. */
+  columns: string[];
+  /** subject, model, grp, key, key_order: each a column or a literal. */
+  select: string;
+}
+
+/**
+ * The pairs relation with one group's key and sort order; rows whose key is NULL are not in it.
+ * Where the sort number gives the key, the key is left out (see GroupSql.keyFromOrder).
+ */
+function expandedSql(pairs: string, group: Group, options: MetricOptions, chunk: string | null): string {
+  const g = groupSql(group, options);
+  const columns = `subject, model, ${chunk ?? '0'} AS chunk, forecast, actual, reference, capacity, drop_reason, pid`;
+  if (g.keyFromOrder) {
+    return `SELECT * FROM (SELECT ${columns}, ${g.order} AS key_order FROM ${pairs}) WHERE key_order IS NOT NULL`;
+  }
+  return `SELECT ${columns}, ${g.key} AS key, ${g.order} AS key_order FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
+}
+
+export function groupKeys(group: Group, options: MetricOptions, single: SingleSubject | undefined): GroupKeys {
+  const { keyFromOrder } = groupSql(group, options);
+  const key = group === 'total' ? null : keyFromOrder ? 'key_order' : 'key';
+  const columns = [...(single ? [] : ['subject', 'model']), ...(key ? [key] : [])];
+  const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(v));
+  const select = [
+    single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : 'subject, model',
+    `${quoteLiteral(group)} AS grp`,
+    key === null ? `'all' AS key` : keyFromOrder ? `${keyFromOrder('key_order')} AS key` : 'key',
+    key === 'key_order' ? 'key_order' : 'min(key_order) AS key_order',
+  ].join(', ');
+  return { group, columns, select };
+}
+
+const groupBy = (k: GroupKeys, extra: string[]) => {
+  const columns = [...k.columns, ...extra];
+  return columns.length ? `GROUP BY ${columns.join(', ')}` : '';
+};
+
+/** fx - obs, or 0 where |fx - obs| <= 1e-8 + deadband * |obs| (numpy.isclose, as SFA uses it). */
+function errorSql(fx: string, obs: string, deadbandPct: number): string {
+  if (deadbandPct <= 0) return `(${fx} - ${obs})`;
+  const tolerance = deadbandPct / 100;
+  return `(CASE WHEN abs(${fx} - ${obs}) <= 1e-8 + ${tolerance} * abs(${obs}) THEN 0.0 ELSE ${fx} - ${obs} END)`;
+}
+
+/** Long rows of a wide select: every column but the keys becomes (name, value). */
+function longSql(wide: string): string {
+  return `SELECT subject, model, grp, key, key_order, chunk, name, CAST(value AS DOUBLE) AS value FROM (
+    UNPIVOT (${wide}) ON COLUMNS(* EXCLUDE (subject, model, grp, key, key_order, chunk)) INTO NAME name VALUE value)`;
+}
+
+/**
+ * The point statistics of one group: counts, the sums every deterministic metric is a ratio of,
+ * the raw moments of actuals, forecasts and their differences (sum, sum of squares, cross
+ * product), minima and maxima. Dropped rows only count: their values are NULL to the sums.
+ */
+function pointStatsSql(pairs: string, k: GroupKeys, options: MetricOptions, chunk: string | null): string {
+  const deadband = options.deadbandPct > 0;
+  const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
+  const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
+    ', ',
+  );
+  return longSql(`
+WITH scored AS (
+  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
+  FROM (${expandedSql(pairs, k.group, options, chunk)})
+),
+errors AS (
+  SELECT *, ${errorSql('f', 'o', options.deadbandPct)} AS e, f - o AS d,
+    CASE WHEN capacity > 0 THEN ${errorSql('f', 'o', options.deadbandPct)} / capacity END AS e_norm,
+    CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
+  FROM scored
+)
+SELECT ${k.select}, ${chunk === null ? '0 AS chunk' : 'chunk'},
+  count(*) - count(drop_reason) AS n, count(drop_reason) AS dropped, ${dropCounts},
+  count(forecast) AS c_forecast, count(reference) AS c_reference,
+  count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
+  sum(CASE WHEN abs(o) > ${mapeFloor} THEN abs(e / o) END) AS s_ape,
+  count(CASE WHEN abs(o) <= ${mapeFloor} THEN e END) AS mape_skipped,
+  count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
+  count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
+  ${deadband ? 'sum(d) AS s_d, sum(d * d) AS s_dd' : 'sum(e) AS s_d, sum(e * e) AS s_dd'},
+  count(o) AS n_o, sum(o) AS s_o, sum(o * o) AS s_oo, count(f) AS n_f, sum(f) AS s_f, sum(f * f) AS s_ff, sum(f * o) AS s_fo,
+  min(o) AS min_o, max(o) AS max_o, min(f) AS min_f, max(f) AS max_f
+FROM errors ${groupBy(k, chunk === null ? [] : ['chunk'])}`);
+}
+
+/** The pairs relation once per group, with the group's key, sort number and chunk. */
+function allGroupsSql(pairs: string, options: MetricOptions, chunk: string | null): string {
+  return options.groups
+    .map((group) => {
+      const g = groupSql(group, options);
+      return `SELECT subject, model, '${group}' AS grp, ${g.key} AS key, ${g.order} AS key_order, ${chunk ?? '0'} AS chunk,
+        pid, actual, reference, drop_reason FROM ${pairs} WHERE ${g.key} IS NOT NULL`;
+    })
+    .join('\nUNION ALL\n');
+}
+
+const KEYS = 'subject, model, grp, key, key_order, chunk';
+
+/**
+ * CRPS as SFA computes it (continuous_ranked_probability_score): the nodes are the quantiles in
+ * level order, with min(o, q_1) at probability 0 before them and max(o, q_k) at 1 after them;
+ * (F − 1{x ≥ o})² is taken at each node (the last node's indicator is 0 when o lies beyond q_k)
+ * and integrated by the trapezoid rule. Crossing quantiles are used as they come, as SFA does.
+ */
+function crpsSql(): string {
+  const node = (j: string) => `((xs[${j}] >= o AND NOT (${j} = len(xs) AND qv[len(qv)] < o))::INTEGER)`;
+  const term = (j: string) => `(fs[${j}] - ${node(j)}) * (fs[${j}] - ${node(j)})`;
+  return `CASE WHEN len(qv) < 2 THEN NULL ELSE
+    list_sum(list_transform(range(1, len(xs)), lambda j: (xs[j + 1] - xs[j]) * (${term('j')} + ${term('j + 1')}) / 2)) END`;
+}
+
+/** Per scored pair with quantiles: CRPS (as SFA), 2 x mean pinball, and interval coverage. */
+function quantilePairsSql(pairs: string, quantiles: string): string {
+  return `
+WITH sets AS (
+  SELECT p.pid, any_value(p.actual) AS o,
+    list(q.level ORDER BY q.level) AS lv,
+    list(q.q ORDER BY q.level) AS qv,
+    2 * avg((q.q - p.actual) * (q.level - CASE WHEN p.actual > q.q THEN 1 ELSE 0 END)) AS crps_pinball
+  FROM ${pairs} p JOIN ${quantiles} q USING (pid)
+  WHERE p.drop_reason IS NULL
+  GROUP BY p.pid
+),
+nodes AS (
+  SELECT *, list_concat([least(o, qv[1])], qv, [greatest(o, qv[len(qv)])]) AS xs,
+    list_concat([0.0], lv, [1.0]) AS fs
+  FROM sets
+)
+SELECT pid, ${crpsSql()} AS crps, crps_pinball,
+  CASE WHEN len(qv) < 2 THEN NULL WHEN o BETWEEN list_min(qv) AND list_max(qv) THEN 100.0 ELSE 0.0 END AS covered,
+  CASE WHEN len(qv) < 2 THEN NULL ELSE 100 * (lv[len(lv)] - lv[1]) END AS nominal
+FROM nodes`;
+}
+
+/** Sums of the quantile sets' per-pair scores (CRPS, coverage) and, per level, the pinball sums. */
+function quantileStatsSql(pairs: string, quantiles: string, options: MetricOptions, chunk: string | null): string {
+  const sums = (x: string) => `count(${x}) AS n_${x}, sum(${x}) AS s_${x}`;
+  const set = longSql(`
+WITH expanded AS (${allGroupsSql(pairs, options, chunk)}),
+per_pair AS (${quantilePairsSql(pairs, quantiles)})
+SELECT ${KEYS}, ${sums('crps')}, ${sums('crps_pinball')}, ${sums('covered')}, ${sums('nominal')},
+  -- the reference is a single value: the CRPS of its step CDF is its absolute error
+  count(reference) AS n_crps_ref, sum(abs(reference - actual)) AS s_crps_ref
+FROM expanded JOIN per_pair USING (pid)
+GROUP BY ${KEYS}`);
+  const pinball = (fx: string) => `(${fx} - x.actual) * (q.level - CASE WHEN x.actual > ${fx} THEN 1 ELSE 0 END)`;
+  const keys = KEYS.split(', ')
+    .map((c) => `x.${c}`)
+    .join(', ');
+  const stats = ['n', 'below', 's_pinball', 'n_ref', 's_pinball_ref'];
+  const level = `
+WITH expanded AS (${allGroupsSql(pairs, options, chunk)}),
+sums AS (
+  SELECT ${keys}, CAST(q.level AS VARCHAR) AS level, count(*) AS n, count(*) FILTER (WHERE x.actual <= q.q) AS below,
+    sum(${pinball('q.q')}) AS s_pinball, count(x.reference) AS n_ref, sum(${pinball('x.reference')}) AS s_pinball_ref
+  FROM expanded x JOIN ${quantiles} q USING (pid)
+  WHERE x.drop_reason IS NULL
+  GROUP BY ${keys}, q.level
+)
+SELECT ${KEYS}, unnest([${stats.map((s) => `'${s}|' || level`).join(', ')}]) AS name,
+  unnest([${stats.map((s) => `CAST(${s} AS DOUBLE)`).join(', ')}]) AS value
+FROM sums`;
+  return `SELECT * FROM (${set})\nUNION ALL\nSELECT * FROM (${level})`;
+}
+
+/** Contingency counts of every event per group key and chunk. */
+function eventStatsSql(pairs: string, options: MetricOptions, chunk: string | null): string {
+  const events = options.events ?? [];
+  return `
+WITH expanded AS (${allGroupsSql(pairs, options, chunk)}),
+judged AS (${eventPairsSql(pairs, events)}),
+counts AS (
+  SELECT ${KEYS}, j.event,
+    count(*) FILTER (WHERE j.fe AND j.oe) AS tp, count(*) FILTER (WHERE j.fe AND NOT j.oe) AS fp,
+    count(*) FILTER (WHERE NOT j.fe AND NOT j.oe) AS tn, count(*) FILTER (WHERE NOT j.fe AND j.oe) AS fn
+  FROM expanded x JOIN judged j USING (pid)
+  GROUP BY ${KEYS}, j.event
+)
+SELECT ${KEYS}, stat || '|' || event AS name, CAST(value AS DOUBLE) AS value
+FROM (UNPIVOT counts ON tp, fp, tn, fn INTO NAME stat VALUE value)`;
+}
+
+/**
+ * Every statistic of every group of `pairs` (and `quantiles`), per chunk (`chunk` an expression
+ * over the pairs, e.g. the UTC day of the valid time; null for one chunk, 0).
+ */
+export function statsSql(
+  pairs: string,
+  quantiles: string | null,
+  options: MetricOptions,
+  chunk: string | null,
+  single?: SingleSubject,
+): string {
+  const parts = options.groups.map((group) => pointStatsSql(pairs, groupKeys(group, options, single), options, chunk));
+  if (quantiles) parts.push(quantileStatsSql(pairs, quantiles, options, chunk));
+  if (options.events?.length) parts.push(eventStatsSql(pairs, options, chunk));
+  return parts.map((part) => `SELECT * FROM (${part})`).join('\nUNION ALL\n');
+}
+
+/** The histogram of every group: scored actuals and forecasts per bin (no chunk: bins are merged as counts). */
+export function histogramSql(pairs: string, options: MetricOptions, single?: SingleSubject): string {
+  return options.groups
+    .map((group) => {
+      const k = groupKeys(group, options, single);
+      const scored = `(${expandedSql(pairs, group, options, null)}) WHERE drop_reason IS NULL`;
+      return `SELECT ${k.select}, bin, sum(n_o) AS n_o, sum(n_f) AS n_f FROM (
+        SELECT *, ${binSql('actual')} AS bin, 1 AS n_o, 0 AS n_f FROM ${scored}
+        UNION ALL
+        SELECT *, ${binSql('forecast')} AS bin, 0 AS n_o, 1 AS n_f FROM ${scored} AND forecast IS NOT NULL)
+      ${groupBy(k, ['bin'])}`;
+    })
+    .join('\nUNION ALL\n');
+}
+
+/** Statistics merged over chunks: one row per group key and name. */
+export function mergedStatsSql(stats: string): string {
+  return `SELECT subject, model, grp, key, min(key_order) AS key_order, name,
+    CASE WHEN starts_with(name, 'min_') THEN min(value) WHEN starts_with(name, 'max_') THEN max(value) ELSE sum(value) END AS value
+  FROM ${stats} GROUP BY subject, model, grp, key, name`;
+}
+
+/**
+ * KSI, OVER (over the pairs with a forecast, n of them) and the medians of actuals and
+ * forecasts of every group key from its bins: the running count of actuals minus forecasts
+ * over the bins in order gives n · |ECDF_o − ECDF_f| between one bin's value and the next.
+ */
+export function binnedSql(histogram: string, ksCritical: number): string {
+  const keys = 'subject, model, grp, key';
+  const middle = (count: string, total: string) =>
+    `(min(x) FILTER (WHERE ${count} >= (${total} + 1) // 2) + min(x) FILTER (WHERE ${count} >= ${total} // 2 + 1)) / 2`;
+  return `
+WITH bins AS (SELECT ${keys}, bin, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${histogram} GROUP BY ${keys}, bin),
+steps AS (
+  SELECT *, ${binValueSql('bin')} AS x,
+    sum(n_o) OVER w AS cum_o, sum(n_f) OVER w AS cum_f,
+    sum(n_o) OVER (PARTITION BY ${keys}) AS total_o, sum(n_f) OVER (PARTITION BY ${keys}) AS total_f,
+    ${binValueSql('lead(bin) OVER w')} - ${binValueSql('bin')} AS dx
+  FROM bins WINDOW w AS (PARTITION BY ${keys} ORDER BY bin)
+),
+d AS (SELECT *, abs(cum_o - cum_f) / total_f AS dist, ${ksCritical} / sqrt(total_f) AS vc FROM steps)
+SELECT ${keys},
+  CASE WHEN max(total_f) > 0 THEN coalesce(sum(dist * dx), 0) END AS ksi,
+  CASE WHEN max(total_f) > 0 THEN coalesce(sum(CASE WHEN dist > vc THEN (dist - vc) * dx ELSE 0 END), 0) END AS over,
+  ${middle('cum_o', 'total_o')} AS median_o,
+  ${middle('cum_f', 'total_f')} AS median_f
+FROM d GROUP BY ${keys}`;
+}
