@@ -103,6 +103,10 @@ describe('incremental accuracy', () => {
     // nothing changed: nothing aligned, the same scores
     const again = await score(config, NOW + MINUTE);
     expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, pairs: all });
+    // and no day's statistics read again: the metrics come from the stored ones
+    const days = first.run.result.ledger!.stats!.of;
+    expect(first.run.result.ledger!.stats).toEqual({ mode: 'full', days, of: days });
+    expect(again.run.result.ledger!.stats).toEqual({ mode: 'incremental', days: 0, of: days });
     expectSameMetrics(again.run.result.rows, first.run.result.rows);
 
     // six hours later: new vintages and actuals; then two actuals of yesterday revised, one of
@@ -133,9 +137,11 @@ describe('incremental accuracy', () => {
     const incremental = await score(config, now);
     const ledger = incremental.run.result.ledger!;
     expect(ledger.mode).toBe('incremental');
+    expect(ledger.stats?.mode).toBe('incremental');
     expect(incremental.stored).toEqual({ mode: 'incremental', pairs_aligned: BigInt(ledger.pairsAligned) });
     const full = await score(config, now, { full: true });
     expect(full.run.result.ledger).toMatchObject({ mode: 'full', reason: '--full', pairs: ledger.pairs });
+    expect(full.run.result.ledger!.stats).toMatchObject({ mode: 'full', of: ledger.stats!.of });
 
     // the ledger is the full alignment, row for row; every metric the same to 1e-9
     expect(incremental.ledger).toEqual(full.ledger);
@@ -205,6 +211,10 @@ describe('incremental accuracy', () => {
     const line = /pairs: incremental, (\d+) aligned, (\d+) scored/.exec(next.summary.join('\n'));
     expect(Number(line?.[1])).toBeGreaterThan(0);
     expect(Number(line?.[1])).toBeLessThan(Number(line?.[2]));
+    // the statistics of the days that changed read again, not the window's
+    const stats = /statistics: incremental, (\d+) of (\d+) days read/.exec(next.summary.join('\n'));
+    expect(Number(stats?.[1])).toBeGreaterThan(0);
+    expect(Number(stats?.[1])).toBeLessThan(Number(stats?.[2]));
     const [ledger] = await query<{ rows: string }>(
       config.warehouse.path,
       `SELECT rows_written::VARCHAR AS rows FROM job_last_runs WHERE job = 'accuracy'`,

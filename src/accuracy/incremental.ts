@@ -28,6 +28,17 @@ export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
 
 export type LedgerMode = 'full' | 'incremental';
 
+/**
+ * Told of the pairs a refresh removes from the ledger and adds to it, inside its transaction
+ * (stats-store.ts keeps the per-group statistics in step so).
+ */
+export interface LedgerListener {
+  /** The ledger's pairs whose pids are in acc_stale are about to be deleted. */
+  removing(): Promise<void>;
+  /** Every new pair is in: pids from `fromPid` on; `rebuilt` when the whole ledger was aligned anew. */
+  added(fromPid: number, rebuilt: boolean): Promise<void>;
+}
+
 export interface LedgerRefresh {
   mode: LedgerMode;
   /** Why a full alignment ran (null for incremental). */
@@ -39,6 +50,8 @@ export interface LedgerRefresh {
   /** Whether the ledger holds quantile sets. */
   quantiles: boolean;
   skipped: SkippedSite[];
+  /** How the per-group statistics followed (stats-store.ts): days computed again from the ledger, of how many. */
+  stats?: { mode: LedgerMode; days: number; of: number };
 }
 
 interface LedgerState {
@@ -200,10 +213,16 @@ async function appendAligned(wh: Warehouse, base: number): Promise<number> {
 }
 
 /** Drops the ledger's pairs outside this run's window and those changedRowsSql says are stale. */
-async function dropStale(wh: Warehouse, options: AlignOptions, old: LedgerState): Promise<void> {
+async function dropStale(
+  wh: Warehouse,
+  options: AlignOptions,
+  old: LedgerState,
+  listener: LedgerListener | undefined,
+): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
     SELECT pid FROM ${LEDGER_PAIRS} WHERE NOT (${inWindowSql('valid_time', options.from, options.to)})
     UNION SELECT pid FROM (${changedRowsSql(`SELECT pid, site_id, issue_time, valid_time FROM ${LEDGER_PAIRS}`, old)})`);
+  await listener?.removing();
   await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
   await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
 }
@@ -242,7 +261,7 @@ async function saveState(
 export async function refreshLedger(
   wh: Warehouse,
   options: AlignOptions,
-  meta: { runId: string; now: number; full?: boolean },
+  meta: { runId: string; now: number; full?: boolean; listener?: LedgerListener },
 ): Promise<LedgerRefresh> {
   return wh.transaction(async () => {
     await chooseSites(wh, options);
@@ -267,10 +286,11 @@ export async function refreshLedger(
     } else {
       await countVintages(wh, options, old);
       await markChanges(wh, old);
-      await dropStale(wh, options, old);
+      await dropStale(wh, options, old, meta.listener);
       await alignPoints(wh, options, (points) => changedRowsSql(points, old));
       pairsAligned = await appendAligned(wh, old.nextPid);
     }
+    await meta.listener?.added(reason === null ? old!.nextPid : 0, reason !== null);
     await saveState(wh, options, fingerprint, meta);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
@@ -293,8 +313,14 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
   }
 }
 
-/** `pairs: incremental, 1234 aligned, 56789 scored` (or `full (--full), ...`): what the command and the job report. */
+/**
+ * `pairs: incremental, 1234 aligned, 56789 scored; statistics: incremental, 2 of 7 days read` (or
+ * `full (--full), ...`): what the command and the job report.
+ */
 export function ledgerLine(ledger: LedgerRefresh): string {
   const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : 'incremental';
-  return `pairs: ${mode}, ${ledger.pairsAligned} aligned, ${ledger.pairs} scored`;
+  const stats = ledger.stats
+    ? `; statistics: ${ledger.stats.mode}, ${ledger.stats.days} of ${ledger.stats.of} days read`
+    : '';
+  return `pairs: ${mode}, ${ledger.pairsAligned} aligned, ${ledger.pairs} scored${stats}`;
 }

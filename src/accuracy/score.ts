@@ -10,7 +10,15 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import type { Group } from './groups.js';
-import { computeMetrics, connectionRunner, type AccuracyRow, type MetricOptions, type SqlRunner } from './metrics.js';
+import {
+  computeMetrics,
+  connectionRunner,
+  metricsFromStats,
+  type AccuracyRow,
+  type MetricOptions,
+  type SqlRunner,
+} from './metrics.js';
+import { statsKeeper } from './stats-store.js';
 import {
   flatFlagCounts,
   flatPairsSql,
@@ -68,9 +76,19 @@ export async function scoreWithLedger(
   meta: { runId: string; now: number },
 ): Promise<AccuracyResult> {
   try {
-    const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full });
+    const stats = statsKeeper(warehouse, options, {
+      ...meta,
+      ledgerPairs: LEDGER_PAIRS,
+      ledgerQuantiles: LEDGER_QUANTILES,
+    });
+    const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full, listener: stats.listener });
     faultPoint('accuracy-ledger');
-    const rows = await computeMetrics(warehouse, LEDGER_PAIRS, ledger.quantiles ? LEDGER_QUANTILES : null, options);
+    ledger.stats = stats.result();
+    const rows = await metricsFromStats(
+      warehouse,
+      { stats: 'accuracy_stats', histogram: 'accuracy_histograms', pairs: LEDGER_PAIRS },
+      options,
+    );
     const series = options.withSeries ? await namedBySite(warehouse, await reportSeries(warehouse, LEDGER_PAIRS)) : [];
     return { rows, skipped: ledger.skipped, series, ledger };
   } finally {

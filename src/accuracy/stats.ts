@@ -23,7 +23,7 @@ export const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quan
  * order, so KSI and OVER from the bins lie within BIN_ERROR · (mean |actual| + mean |forecast|)
  * of SFA's exact values, and a median within BIN_ERROR of the middle values (docs/accuracy.md).
  */
-export const BIN_SCALE = 1000;
+export const BIN_SCALE = 250;
 /** The largest relative move of a value to its bin's value: exp(1 / (2 · BIN_SCALE)) − 1. */
 export const BIN_ERROR = Math.expm1(1 / (2 * BIN_SCALE));
 /** Above every |round(ln|x| · BIN_SCALE)| of a finite double (|ln x| < 746), so bins keep their sign. */
@@ -272,18 +272,26 @@ export function mergedStatsSql(stats: string): string {
  */
 export function binnedSql(histogram: string, ksCritical: number): string {
   const keys = 'subject, model, grp, key';
+  const same = keys
+    .split(', ')
+    .map((c) => `s.${c} IS NOT DISTINCT FROM t.${c}`)
+    .join(' AND ');
   const middle = (count: string, total: string) =>
     `(min(x) FILTER (WHERE ${count} >= (${total} + 1) // 2) + min(x) FILTER (WHERE ${count} >= ${total} // 2 + 1)) / 2`;
   return `
-WITH bins AS (SELECT ${keys}, bin, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${histogram} GROUP BY ${keys}, bin),
+WITH bins AS (
+  SELECT ${keys}, bin, ${binValueSql('bin')} AS x, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${histogram} GROUP BY ${keys}, bin
+),
+-- the totals by a join, not a second window: that would sort the bins again
+totals AS (SELECT ${keys}, sum(n_o) AS total_o, sum(n_f) AS total_f FROM bins GROUP BY ${keys}),
 steps AS (
-  SELECT *, ${binValueSql('bin')} AS x,
-    sum(n_o) OVER w AS cum_o, sum(n_f) OVER w AS cum_f,
-    sum(n_o) OVER (PARTITION BY ${keys}) AS total_o, sum(n_f) OVER (PARTITION BY ${keys}) AS total_f,
-    ${binValueSql('lead(bin) OVER w')} - ${binValueSql('bin')} AS dx
+  SELECT *, sum(n_o) OVER w AS cum_o, sum(n_f) OVER w AS cum_f, lead(x) OVER w - x AS dx
   FROM bins WINDOW w AS (PARTITION BY ${keys} ORDER BY bin)
 ),
-d AS (SELECT *, abs(cum_o - cum_f) / total_f AS dist, ${ksCritical} / sqrt(total_f) AS vc FROM steps)
+d AS (
+  SELECT s.*, t.total_o, t.total_f, abs(cum_o - cum_f) / t.total_f AS dist, ${ksCritical} / sqrt(t.total_f) AS vc
+  FROM steps s JOIN totals t ON ${same}
+)
 SELECT ${keys},
   CASE WHEN max(total_f) > 0 THEN coalesce(sum(dist * dx), 0) END AS ksi,
   CASE WHEN max(total_f) > 0 THEN coalesce(sum(CASE WHEN dist > vc THEN (dist - vc) * dx ELSE 0 END), 0) END AS over,

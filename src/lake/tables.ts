@@ -80,7 +80,8 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 
 /**
  * Warehouse tables that are not data and have no place in the lake: the migration record, and the
- * accuracy ledger (a warehouse's own working state; a scratch warehouse without it scores in full).
+ * accuracy ledger and its per-group statistics (a warehouse's own working state; a scratch
+ * warehouse without them scores in full).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -89,6 +90,9 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_pair_quantiles',
   'accuracy_ledger_vintages',
   'accuracy_ledger_flags',
+  'accuracy_stats_state',
+  'accuracy_stats',
+  'accuracy_histograms',
 ];
 
 /**
