@@ -143,6 +143,19 @@ describe('forecasts', () => {
     ]);
   });
 
+  it('stores a valid time a read repeats once, and the same vintage of two sites for each', async () => {
+    const a = vintage(T0, () => 1);
+    const repeated = Object.fromEntries(
+      Object.entries(a).map(([key, column]) => [key, [...Array.from(column as ArrayLike<unknown>), column[23]]]),
+    ) as unknown as ForecastColumns;
+    const [first, second] = await Promise.all([
+      loadForecasts(warehouse, 's1', repeated),
+      loadForecasts(warehouse, 's2', a),
+    ]);
+    expect([first, second]).toEqual([{ forecasts: 24 }, { forecasts: 24 }]);
+    expect(await loadForecasts(warehouse, 's1', repeated)).toEqual({});
+  });
+
   it('takes a parsed response as it is, extra fields and all', async () => {
     const response = { ...vintage(T0, () => 1), note: 'a field the service added' };
     expect(await loadForecasts(warehouse, 's1', response)).toEqual({ forecasts: 24 });
@@ -365,6 +378,27 @@ describe('model outputs', () => {
     expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0, 5), output('m2', T0, 5)])).toEqual({});
     expect(await snapshot('model_outputs')).toBe(before);
     expect(await loadModelOutputs(warehouse, 's1', [output('m1', T0 + 24 * H, 1)])).toEqual({ model_outputs: 3 });
+  });
+
+  it('stores a valid time a vintage repeats once', async () => {
+    const once = output('m1', T0, 1);
+    const repeated = { ...once, valid_time: [...once.valid_time, once.valid_time[0]], forecast: [1, 1, null, 7] };
+    const withCapacity = { ...repeated, capacity: [500, 500, 500, 500] };
+    expect(await loadModelOutputs(warehouse, 's1', [withCapacity])).toEqual({ model_outputs: 3 });
+    expect(await loadModelOutputs(warehouse, 's1', [withCapacity])).toEqual({});
+  });
+
+  it('stores a vintage read in two parts whole, and a rerun of it, in parts or whole, writes nothing', async () => {
+    const whole = output('m1', T0, 1);
+    const part = (from: number, to: number) => ({
+      ...whole,
+      valid_time: whole.valid_time.slice(from, to),
+      forecast: whole.forecast.slice(from, to),
+      capacity: whole.capacity.slice(from, to),
+    });
+    expect(await loadModelOutputs(warehouse, 's1', [part(0, 2), part(2, 3)])).toEqual({ model_outputs: 3 });
+    expect(await loadModelOutputs(warehouse, 's1', [part(2, 3), part(0, 2)])).toEqual({});
+    expect(await loadModelOutputs(warehouse, 's1', [whole])).toEqual({});
   });
 
   it('stores a vintage read twice in one load once', async () => {

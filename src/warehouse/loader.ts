@@ -95,7 +95,7 @@ export async function loadForecasts(
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
   const reads: readonly ForecastColumns[] = Array.isArray(columns) ? columns : [columns as ForecastColumns];
-  const blocks = reads.flatMap((read) => {
+  const runs = reads.flatMap((read) => {
     const rows = checkLengths(`forecasts of site ${siteId}`, {
       valid_time: read.valid_time,
       forecast: read.forecast,
@@ -104,21 +104,64 @@ export async function loadForecasts(
       model_version: read.model_version,
       update_time: read.update_time,
     });
-    return vintageRuns(read, rows).map(([start, end]) => ({
-      rows: end - start,
+    return vintageRuns(read, rows).map(([start, end]) => ({ read, start, end, rows }));
+  });
+  const blocks = onceEach(runs).map(({ read, start, end, rows, keep }) => {
+    const column = <T>(values: Column<T>) => (keep ? keep.map((i) => values[i]) : part(values, start, end, rows));
+    return {
+      rows: keep ? keep.length : end - start,
       columns: [
-        { type: DOUBLE, values: part(read.valid_time, start, end, rows) },
-        { type: DOUBLE, values: part(read.forecast, start, end, rows) },
-        { type: DOUBLE, values: part(read.capacity, start, end, rows) },
+        { type: DOUBLE, values: column(read.valid_time) },
+        { type: DOUBLE, values: column(read.forecast) },
+        { type: DOUBLE, values: column(read.capacity) },
       ],
       shared: [
         { type: VARCHAR, values: { constant: read.model_name[start] } },
         { type: INTEGER, values: { constant: read.model_version[start] } },
         { type: DOUBLE, values: { constant: read.update_time[start] } },
       ],
-    }));
+    };
   });
   return loadSeries(warehouse, 'forecasts', siteId, blocks, options);
+}
+
+interface VintageRun {
+  read: ForecastColumns;
+  start: number;
+  end: number;
+  rows: number;
+  /** The rows of the run to stage, when not all of them: those of valid times a run before had not. */
+  keep?: number[];
+}
+
+/**
+ * The runs of a site's reads with each (vintage, valid time) once: a vintage that several reads
+ * return (a daily model's vintage is in every 3-hourly read of its day) is staged whole the first
+ * time and, after that, only for valid times not staged yet; a run left empty is dropped. The
+ * merge then takes the site's blocks as they are instead of collapsing every staged row by key
+ * (series.ts, stage). Runs of a vintage seen once are not looked into.
+ */
+function onceEach(runs: VintageRun[]): VintageRun[] {
+  const keyOf = ({ read, start }: VintageRun) =>
+    `${read.model_name[start]}\0${read.model_version[start]}\0${read.update_time[start]}`;
+  const count = new Map<string, number>();
+  for (const run of runs) count.set(keyOf(run), (count.get(keyOf(run)) ?? 0) + 1);
+  const staged = new Map<string, Set<number>>();
+  return runs.flatMap((run) => {
+    const key = keyOf(run);
+    if (count.get(key) === 1) return [run];
+    let times = staged.get(key);
+    if (!times) staged.set(key, (times = new Set()));
+    const keep: number[] = [];
+    for (let i = run.start; i < run.end; i++) {
+      const time = run.read.valid_time[i];
+      if (!times.has(time)) {
+        times.add(time);
+        keep.push(i);
+      }
+    }
+    return keep.length === 0 ? [] : [{ ...run, keep }];
+  });
 }
 
 /**
