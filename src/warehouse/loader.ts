@@ -150,8 +150,8 @@ function onceEach(runs: VintageRun[]): VintageRun[] {
   return runs.flatMap((run) => {
     const key = keyOf(run);
     if (count.get(key) === 1) return [run];
-    let times = staged.get(key);
-    if (!times) staged.set(key, (times = new Set()));
+    const times = staged.get(key) ?? new Set<number>();
+    staged.set(key, times);
     const keep: number[] = [];
     for (let i = run.start; i < run.end; i++) {
       const time = run.read.valid_time[i];
