@@ -100,6 +100,13 @@ const SyncConfig = z
       .describe(
         'Sites synced at once (16 measured fastest for its memory: 8 took 40% longer, 32 10% less time for 15% more memory)',
       ),
+    rows_in_memory: z
+      .int()
+      .min(1)
+      .prefault(200_000)
+      .describe(
+        'Series rows the sites in flight hold fetched and not yet committed; a site starts only while they fit (a site above it goes alone)',
+      ),
     lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
     initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
     horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),

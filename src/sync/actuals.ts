@@ -25,7 +25,7 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
         end: plan.window.end,
         ...(type === POWER ? {} : { type }),
       });
-      return { data: series, mark: plan.mark };
+      return { data: series, rows: series.valid_time.length, mark: plan.mark };
     },
     load: (env, site, fetched) =>
       type === POWER

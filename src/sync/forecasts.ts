@@ -25,6 +25,7 @@ export const forecastsSync: ResourceSync<ForecastSeries[]> = {
     );
     return {
       data: series,
+      rows: series.reduce((sum, read) => sum + read.valid_time.length, 0),
       mark: plan.mark,
       defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
     };

@@ -55,8 +55,10 @@ export const outputsSync: ResourceSync<Vintage[]> = {
     );
     const outputs = reads.flatMap((read) => ('output' in read ? [read.output] : []));
     const rejected = reads.flatMap((read) => ('rejected' in read ? [read.rejected] : []));
+    const vintages = outputs.filter((output): output is Vintage => output.as_of !== null);
     return {
-      data: outputs.filter((output): output is Vintage => output.as_of !== null),
+      data: vintages,
+      rows: vintages.reduce((sum, output) => sum + output.valid_time.length, 0),
       // A rejected vintage is read again next run: the sync state stays where it was.
       mark:
         rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,

@@ -27,7 +27,8 @@ import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
 import { syncSites } from './sites.js';
 import { readMarks } from './state.js';
-import type { ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
+import type { Fetched, ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
+import { RowBudget, type SiteRows } from './budget.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
 
@@ -166,16 +167,22 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const limit = pLimit(req.sync.concurrency);
   if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], limit, tally);
   req.progress.start(sites.length, 'sync');
+  const budget = new RowBudget(req.sync.rows_in_memory, steps.length);
   await Promise.all(
     sites.map((site) =>
       limit(async () => {
         const task = tasks.get(site.site_id)!;
         tasks.delete(site.site_id); // its models go with it once the site is done
-        if (req.signal.aborted) {
-          tally.notStarted += 1;
-          return;
+        const held = await budget.admit();
+        try {
+          if (req.signal.aborted) {
+            tally.notStarted += 1;
+            return;
+          }
+          await syncOneSite(req, env, task, steps, marks, tally, held);
+        } finally {
+          held.done();
         }
-        await syncOneSite(req, env, task, steps, marks, tally);
         req.progress.tick();
       }),
     ),
@@ -293,14 +300,20 @@ async function syncOneSite(
   steps: SeriesStep[],
   marks: Marks,
   tally: Tally,
+  held: SiteRows,
 ): Promise<void> {
   const siteRows: RowCounts = {};
   await Promise.all(
     steps.map(async ({ resource, state, type, sync: step }) => {
-      if (req.signal.aborted) return;
+      let fetched: Fetched<unknown> | null = null;
       try {
+        if (req.signal.aborted) return;
         const fetchStart = performance.now();
-        const fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
+        try {
+          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
+        } finally {
+          held.fetched(fetched?.rows ?? 0);
+        }
         tally.fetchMs += performance.now() - fetchStart;
         for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
@@ -321,6 +334,8 @@ async function syncOneSite(
           error,
           type !== null && type !== POWER ? `${type} series` : undefined,
         );
+      } finally {
+        held.released(fetched?.rows ?? 0);
       }
     }),
   );

@@ -41,6 +41,8 @@ export interface SiteTask {
 /** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */
 export interface Fetched<T> {
   data: T;
+  /** Rows in `data`: what the site holds in memory until they are loaded (src/sync/budget.ts). */
+  rows: number;
   mark: SyncMark | null;
   /** Items that failed alone (a malformed vintage): recorded as failures, the rest is loaded. */
   rejected?: Failure[];

@@ -1,0 +1,76 @@
+// The rows a sync holds: sites are admitted by the rows they hold, fetched and not yet committed.
+import { describe, expect, it } from 'vitest';
+import { RowBudget } from '../src/sync/budget.js';
+import { emulator, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+
+/** Whether `promise` has settled once pending callbacks have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('RowBudget', () => {
+  it('the first site goes alone until its rows are known; then sites start while they fit', async () => {
+    const budget = new RowBudget(100, 2);
+    const first = await budget.admit();
+    const second = budget.admit();
+    expect(await settled(second)).toBe(false);
+    first.fetched(20);
+    expect(await settled(second)).toBe(false); // one step of two: the site's rows are not known yet
+    first.fetched(10);
+    // 30 held, and a site not fetched yet counts as the most any site fetched (30): 60 fit, 90 fit, 120 do not.
+    expect(await settled(second)).toBe(true);
+    const third = await budget.admit();
+    const fourth = budget.admit();
+    expect(budget.held()).toBe(90);
+    expect(await settled(fourth)).toBe(false);
+    first.released(30); // the first site's rows are committed
+    expect(await settled(fourth)).toBe(true);
+    first.done();
+    (await second).done();
+    third.done();
+    (await fourth).done();
+    expect(budget.held()).toBe(0);
+  });
+
+  it('a site above the whole budget still goes, alone', async () => {
+    const budget = new RowBudget(10, 1);
+    const big = await budget.admit();
+    big.fetched(500);
+    const next = budget.admit();
+    expect(await settled(next)).toBe(false);
+    big.released(500);
+    big.done();
+    expect(await settled(next)).toBe(true);
+  });
+
+  it('a site that ends (failed, or stopped) releases what it still held', async () => {
+    const budget = new RowBudget(50, 1);
+    const site = await budget.admit();
+    site.fetched(40);
+    expect(budget.held()).toBe(40);
+    site.done();
+    expect(budget.held()).toBe(0);
+  });
+});
+
+describe('a sync held to a few rows in memory', () => {
+  it('stores exactly what a sync with the default budget stores, a site at a time', async () => {
+    const emu = await emulator({ sites: 3 });
+    try {
+      const stored = [];
+      for (const rows_in_memory of [200_000, 1]) {
+        const config = testConfig({ dir: tempDir(), url: emu.url, sync: { rows_in_memory } });
+        const result = await runSync(config);
+        expect(result.exitCode).toBe(0);
+        stored.push(await tableHashes(config.warehouse.path));
+      }
+      expect(stored[1]).toEqual(stored[0]);
+      expect(stored[0].forecasts).not.toMatch(/^0 rows/);
+    } finally {
+      await emu.close();
+    }
+  }, 120_000);
+});
