@@ -216,24 +216,31 @@ function rawMoments(s: Map<string, number>): Moments {
 
 /** How far from 0, in standard deviations, a group may lie before its raw moments lose digits. */
 const FAR = 10;
+/**
+ * How far actuals and forecasts may lie from 0 in standard deviations of their difference before
+ * f − o itself loses digits (about ε · |o| / σ of each difference): where it could exceed 1e-12.
+ */
+const FAR_DIFFERENCE = 1e4;
 
 /**
- * Whether a group's moments need the centred pass: a mean of the actuals or forecasts more than
- * FAR of their standard deviations from 0, or a mean of actuals, forecasts or errors (a large
- * bias) more than FAR times the errors' standard deviation (f − o itself rounds there). Power
- * data rarely is (mean and spread are alike), so the extra pass over the pairs is only paid for
- * large offsets; a constant series is exact either way.
+ * Whether a group's moments need the centred pass: a mean of the actuals, forecasts or errors
+ * more than FAR of their own standard deviations from 0 (the raw sums lose digits), or actuals or
+ * forecasts more than FAR_DIFFERENCE standard deviations of the errors (f − o itself rounds
+ * there). Power data is neither, so the extra pass over the pairs is only paid for large offsets;
+ * a constant series is exact either way.
  */
 function needsCentring(g: GroupStats): boolean {
   const m = rawMoments(g.stats);
-  const far = (mean: number, variance: number) => mean !== 0 && mean * mean > FAR * FAR * variance;
+  const far = (mean: number, variance: number, limit: number) => mean !== 0 && mean * mean > limit * limit * variance;
   const constant = (x: string) => g.stats.get(`min_${x}`) === g.stats.get(`max_${x}`);
-  if ((g.stats.get('n_point') ?? 0) === 0)
-    return (g.stats.get('n_o') ?? 0) > 0 && !constant('o') && far(m.meanO, m.varO);
+  if ((g.stats.get('n_point') ?? 0) === 0) {
+    return (g.stats.get('n_o') ?? 0) > 0 && !constant('o') && far(m.meanO, m.varO, FAR);
+  }
   return (
-    (!constant('o') && far(m.meanO, m.varO)) ||
-    (!constant('f') && far(m.meanF, m.varF)) ||
-    [m.meanO, m.meanF, m.meanD].some((mean) => far(mean, m.varD))
+    (!constant('o') && far(m.meanO, m.varO, FAR)) ||
+    (!constant('f') && far(m.meanF, m.varF, FAR)) ||
+    far(m.meanD, m.varD, FAR) ||
+    [m.meanO, m.meanF].some((mean) => far(mean, m.varD, FAR_DIFFERENCE))
   );
 }
 
