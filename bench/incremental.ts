@@ -8,6 +8,9 @@ export interface AccuracyRun {
   mode: string;
   aligned: number;
   scored: number;
+  /** Days whose per-group statistics were read from the ledger again, of how many. */
+  statsDays: number;
+  statsOf: number;
 }
 
 export interface IncrementalFigures {
@@ -26,9 +29,17 @@ async function timedAccuracy(cli: string, env: NodeJS.ProcessEnv, args: string[]
   const { code, seconds, peakRssMb, stderr } = await runMeasured(cli, ['accuracy', ...args], env, { keepStderr: true });
   // 1: scored, but a site was left out
   if (code !== 0 && code !== 1) throw new Error(`efsync accuracy exited with ${code}: ${stderr}`);
-  const line = /pairs: (\w+)[^,]*, (\d+) aligned, (\d+) scored/.exec(stderr);
+  const line = /pairs: (\w+)[^,]*, (\d+) aligned, (\d+) scored; statistics: \w+, (\d+) of (\d+) days read/.exec(stderr);
   if (!line) throw new Error(`efsync accuracy did not say what it aligned: ${stderr}`);
-  return { seconds, peakRssMb, mode: line[1], aligned: Number(line[2]), scored: Number(line[3]) };
+  return {
+    seconds,
+    peakRssMb,
+    mode: line[1],
+    aligned: Number(line[2]),
+    scored: Number(line[3]),
+    statsDays: Number(line[4]),
+    statsOf: Number(line[5]),
+  };
 }
 
 /** The plain scan the ratios are against: best of three over the ledger's scored pairs. */

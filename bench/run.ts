@@ -259,6 +259,8 @@ function incrementalJson(f: IncrementalFigures): Record<string, number> {
     accuracy_first_s: round(f.first.seconds),
     accuracy_incremental_s: round(f.incremental.seconds),
     accuracy_incremental_pairs_read: f.incremental.aligned,
+    accuracy_incremental_stats_days: f.incremental.statsDays,
+    accuracy_stats_days: f.incremental.statsOf,
     accuracy_incremental_rss_mb: Math.round(f.incremental.peakRssMb),
     accuracy_full_s: round(f.full.seconds),
     accuracy_full_pairs: f.full.aligned,
@@ -274,7 +276,7 @@ function printIncremental(f: IncrementalFigures): void {
     name,
     `${r.seconds.toFixed(2)} s`,
     `${r.aligned.toLocaleString('en-US')} of ${r.scored.toLocaleString('en-US')} pairs aligned`,
-    note,
+    `${note}; ${r.statsDays} of ${r.statsOf} days summed`,
     `peak RSS ${r.peakRssMb.toFixed(0)} MB`,
   ];
   const lines = [
@@ -289,5 +291,5 @@ function printIncremental(f: IncrementalFigures): void {
       '',
     ],
   ];
-  for (const line of lines) console.log(line.map((cell, i) => cell.padEnd([16, 12, 32, 24, 0][i])).join(' '));
+  for (const line of lines) console.log(line.map((cell, i) => cell.padEnd([16, 12, 32, 44, 0][i])).join(' '));
 }
