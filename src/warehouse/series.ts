@@ -85,9 +85,9 @@ interface Series {
   shared?: { table: string; definition: string; key: { columns: readonly number[]; site: boolean } };
   /**
    * Merges what is staged for `sites`; rows written per site. `options`: those of the batch's
-   * first load; `alone`: with `shared`, blocks 1..alone need no collapsing (see stage).
+   * first load; `staged`: what stage found of the staged blocks.
    */
-  merge(warehouse: Warehouse, sites: string[], options: LoadOptions, alone: number): Promise<Map<string, RowsWritten>>;
+  merge(warehouse: Warehouse, sites: string[], options: LoadOptions, staged: Staged): Promise<Map<string, RowsWritten>>;
 }
 
 const SERIES: Record<SeriesKind, Series> = {
@@ -100,8 +100,8 @@ const SERIES: Record<SeriesKind, Series> = {
       definition: 'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
       key: { columns: [0, 1, 2], site: true },
     },
-    merge: (warehouse, sites, _options, alone) =>
-      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites), alone), 'forecasts'),
+    merge: (warehouse, sites, _options, staged) =>
+      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites), staged.alone), 'forecasts', staged),
   },
   outputs: {
     // A model's vintage is a block: its model_id and model_name once, not on each of its rows
@@ -113,22 +113,30 @@ const SERIES: Record<SeriesKind, Series> = {
       definition: 'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
       key: { columns: [0, 3], site: false },
     },
-    merge: (warehouse, sites, _options, alone) =>
-      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites), alone), 'model_outputs'),
+    merge: (warehouse, sites, _options, staged) =>
+      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites), staged.alone), 'model_outputs', staged),
   },
   actuals: {
     staging: 'stage_actuals',
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
     merge: async (warehouse, sites, options) => {
-      const written = await mergeActuals(warehouse, sites, POWER_ACTUALS);
-      if (written.size > 0 && options.quality) await flagChangedActuals(warehouse, options.quality, options.now);
+      const { written, from } = await mergeActuals(warehouse, sites, POWER_ACTUALS);
+      // The flags of the sites whose actuals changed, from the earliest changed valid time on
+      // (flags.ts reaches back far enough for runs that began earlier).
+      if (written.size > 0 && options.quality) {
+        await flagActuals(warehouse, options.quality, {
+          sites: [...written.keys()],
+          fromMs: from,
+          now: options.now ?? Date.now(),
+        });
+      }
       return written;
     },
   },
   typed_actuals: {
     staging: 'stage_typed_actuals',
     definition: 'site_no INTEGER, type VARCHAR, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
-    merge: (warehouse, sites) => mergeActuals(warehouse, sites, TYPED_ACTUALS),
+    merge: async (warehouse, sites) => (await mergeActuals(warehouse, sites, TYPED_ACTUALS)).written,
   },
 };
 
@@ -139,6 +147,13 @@ const SERIES: Record<SeriesKind, Series> = {
  */
 function numbered(block: StageBlock, siteNo: number): StageBlock {
   return { rows: block.rows, columns: [{ type: INTEGER, values: { constant: siteNo } }, ...block.columns] };
+}
+
+/** What was staged of a series: blocks 1..alone need no collapsing (see stage); rows per site_no (index 0: site_no 1). */
+interface Staged {
+  alone: number;
+  blocks: number;
+  rowsBySite: number[];
 }
 
 /**
@@ -154,7 +169,11 @@ async function stage(
   warehouse: Warehouse,
   series: Series,
   blocks: { block: StageBlock; siteNo: number }[],
-): Promise<number> {
+): Promise<Staged> {
+  const rowsBySite: number[] = [];
+  for (const { block, siteNo } of blocks) {
+    if (block.rows > 0) rowsBySite[siteNo - 1] = (rowsBySite[siteNo - 1] ?? 0) + block.rows;
+  }
   // Replacing the tables is cheaper than deleting their rows (2 s of a 1,000-site sync).
   await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`);
   if (!series.shared) {
@@ -163,7 +182,7 @@ async function stage(
       series.staging,
       blocks.map(({ block, siteNo }) => numbered(block, siteNo)),
     );
-    return 0;
+    return { alone: 0, blocks: blocks.length, rowsBySite };
   }
   await warehouse.run(
     `CREATE OR REPLACE TEMP TABLE ${series.shared.table} (block_no INTEGER, ${series.shared.definition})`,
@@ -185,7 +204,7 @@ async function stage(
       numbered({ rows: block.rows, columns: [blockNo(index), ...block.columns] }, siteNo),
     ),
   );
-  return alone;
+  return { alone, blocks: filled.length, rowsBySite };
 }
 
 /** The blocks alone (see stage) first, then the others; and how many are alone. */
@@ -238,17 +257,25 @@ function rising(column: StageColumn | undefined): boolean {
 }
 
 /**
- * Writes the fresh rows into `table` and counts them per site. Several sites: the INSERT returns
- * each written row's site as its 1-based position in `sites` (a small integer, cheap to read
- * back) and the counts are taken here; DuckDB cannot aggregate over RETURNING in SQL, and
- * materialising the fresh rows in a TEMP table to count them cost ~6 s of a 1,000-site sync.
+ * Writes the fresh rows into `table` and counts them per site. When no key repeats in what was
+ * staged (every block alone) and `table` holds no row of the batch's sites yet (their first
+ * sync), every staged row is fresh: the counts are the staged rows. Else, several sites: the
+ * INSERT returns each written row's site as its 1-based position in `sites` (a small integer,
+ * cheap to read back) and the counts are taken here; DuckDB cannot aggregate over RETURNING in
+ * SQL, and materialising the fresh rows in a TEMP table to count them cost ~6 s of a 1,000-site
+ * sync. (Returning and reading back a first sync's millions of positions was ~10% of its merges.)
  */
 async function insertFresh(
   warehouse: Warehouse,
   sites: string[],
   freshSql: string,
   table: string,
+  staged: Staged,
 ): Promise<Map<string, RowsWritten>> {
+  if (staged.alone === staged.blocks && !(await holdsAny(warehouse, table, sites))) {
+    await warehouse.run(`INSERT INTO main.${table} ${freshSql}`);
+    return new Map(sites.map((site, index) => [site, { [table]: staged.rowsBySite[index] ?? 0 }]));
+  }
   if (sites.length === 1) {
     const inserted = await warehouse.changed(`INSERT INTO main.${table} ${freshSql}`);
     return new Map([[sites[0], { [table]: inserted }]]);
@@ -265,15 +292,25 @@ async function insertFresh(
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
 }
 
+/** Whether `table` holds any row of `sites` (a lookup DuckDB answers from the row groups' min/max). */
+async function holdsAny(warehouse: Warehouse, table: string, sites: string[]): Promise<boolean> {
+  const [row] = await warehouse.all<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM main.${table} WHERE site_id IN (${sqlList(sites)})) AS found`,
+  );
+  return row.found;
+}
+
+/** Merges the staged actuals; rows written per site, and the earliest valid time that changed (epoch ms). */
 async function mergeActuals(
   warehouse: Warehouse,
   sites: string[],
   target: ActualsTarget,
-): Promise<Map<string, RowsWritten>> {
+): Promise<{ written: Map<string, RowsWritten>; from: number }> {
   const list = sqlList(sites);
   await warehouse.run(actualChangesSql(list, target));
-  const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
-    SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted
+  const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number; from: number }>(`
+    SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted,
+      epoch_ms(min(valid_time))::DOUBLE AS from
     FROM temp.${target.changes} GROUP BY site_id`);
   const apply = applyActualChangesSql(list, target);
   if (counts.some((c) => c.revised > 0)) {
@@ -281,20 +318,15 @@ async function mergeActuals(
     await warehouse.run(apply.update);
   }
   if (counts.some((c) => c.inserted > 0)) await warehouse.run(apply.insert);
-  return new Map(
-    counts.map((c) => [c.site_id, nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised })]),
-  );
-}
-
-/**
- * The data-quality flags of the sites whose power actuals changed, from the earliest changed
- * valid time on (flags.ts reaches back far enough for runs that began earlier).
- */
-async function flagChangedActuals(warehouse: Warehouse, quality: QualitySettings, now = Date.now()): Promise<void> {
-  const [{ sites, from }] = await warehouse.all<{ sites: string[]; from: number }>(
-    `SELECT list(DISTINCT site_id) AS sites, epoch_ms(min(valid_time)) AS from FROM temp.${POWER_ACTUALS.changes}`,
-  );
-  await flagActuals(warehouse, quality, { sites, fromMs: Number(from), now });
+  return {
+    written: new Map(
+      counts.map((c) => [
+        c.site_id,
+        nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised }),
+      ]),
+    ),
+    from: Math.min(...counts.map((c) => c.from)),
+  };
 }
 
 // ---------------------------------------------------------------- the queue
@@ -407,18 +439,18 @@ class LoadQueue {
           .sort();
         return { series: SERIES[kind], jobs, sites };
       });
-      const alone = new Map<Series, number>();
+      const staged = new Map<Series, Staged>();
       for (const { series, jobs, sites } of kinds) {
         const siteNo = (job: Job) => sites.indexOf(job.siteId) + 1;
         const blocks = jobs.flatMap((job) => job.blocks.map((block) => ({ block, siteNo: siteNo(job) })));
-        alone.set(series, await stage(warehouse, series, blocks));
+        staged.set(series, await stage(warehouse, series, blocks));
       }
       faultPoint('staging');
       return warehouse.transaction(async () => {
         const results = new Map<Job, RowsWritten>();
         for (const { series, jobs, sites } of kinds) {
           const perSite =
-            sites.length > 0 ? await series.merge(warehouse, sites, jobs[0].options, alone.get(series)!) : new Map();
+            sites.length > 0 ? await series.merge(warehouse, sites, jobs[0].options, staged.get(series)!) : new Map();
           for (const job of jobs) results.set(job, { ...perSite.get(job.siteId) });
         }
         const marked = batch.flatMap((job) => {
