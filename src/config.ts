@@ -172,6 +172,14 @@ const AccuracyConfig = z
       "DuckDB's memory limit while scoring (past it DuckDB spills to disk); null: DuckDB's default, up to 80% of RAM",
     ),
     threads: Threads.describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
+    batch_points: z
+      .number()
+      .int()
+      .min(1)
+      .prefault(100_000)
+      .describe(
+        'Forecast points aligned at a time, whole sites per batch: what bounds the memory of aligning; larger batches read the forecast tables fewer times',
+      ),
     report: z
       .string()
       .min(1)

@@ -91,3 +91,32 @@ describe('warehouse alignment', () => {
     expect(total.values.skill).toBeCloseTo(1 - Math.sqrt(17 / 2) / Math.sqrt(661 / 2), 12);
   });
 });
+
+describe('capacity timeline with a gap and an overlap', () => {
+  it('takes the latest segment begun at each time while it lasts, else the nameplate', async () => {
+    const other = await openTestWarehouse('accuracy-align-capacity');
+    try {
+      await addSite(other, 'S2', 'solar', 50);
+      // 100 kW until 01:30; nothing from then to 02:15; 400 kW from 02:15 to 04:00, overtaken by 200 kW from 02:30
+      await addCapacity(other, 'S2', [
+        [null, '2026-03-02T01:30:00Z', 100],
+        ['2026-03-02T02:15:00Z', '2026-03-02T04:00:00Z', 400],
+        ['2026-03-02T02:30:00Z', null, 200],
+      ]);
+      await addForecast(other, 'S2', '2026-03-01T23:00:00Z', [
+        ['2026-03-02T01:00:00Z', 20],
+        ['2026-03-02T02:00:00Z', 20],
+        ['2026-03-02T03:00:00Z', 20],
+      ]);
+      await addActuals(other, 'S2', '2026-03-01T00:15:00Z', 15, Array(12).fill(5));
+      await addActuals(other, 'S2', '2026-03-02T00:15:00Z', 15, Array(12).fill(10));
+      const { rows } = await scoreWarehouse(other, base);
+      const total = rows.find((r) => r.subject === 'forecast' && r.group === 'total')!;
+      expect(total.n).toBe(3);
+      // an error of 10 kW against 100 kW (01:00 ending), the 50 kW nameplate (02:00) and 200 kW (03:00)
+      expect(total.values.nmae).toBeCloseTo((10 + 20 + 5) / 3, 12);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -34,6 +34,8 @@ export interface AlignOptions {
   maxMissingPct: number;
   /** Score flagged actuals too (actual_flags); by default they count as missing. */
   includeFlagged?: boolean;
+  /** The ledger's refresh aligns whole sites of about this many points at a time; all at once when absent. */
+  batchPoints?: number;
 }
 
 export interface SkippedSite {
@@ -163,12 +165,12 @@ async function collectPoints(
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_points AS
     ${narrow(`SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
       f.update_time AS issue_time, f.valid_time, f.forecast, f.capacity AS service_capacity, CAST(NULL AS DOUBLE) AS level
-    FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('f.valid_time', options)}
+    FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('f.valid_time', options)}
     UNION ALL
     SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
       o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
     FROM model_outputs o JOIN models m USING (model_id)
-    WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`)}`);
+    WHERE o.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`)}`);
 }
 
 /**
@@ -217,7 +219,7 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions, partial: b
       SELECT a.site_id, make_timestamptz(${label}) AS label_time,
         CASE WHEN ${enough(`count(a.value) FILTER (WHERE ${kept})`)} THEN avg(a.value) FILTER (WHERE ${kept}) END AS actual,
         NOT (${enough(`count(a.value) FILTER (WHERE ${kept})`)}) AS flagged_out
-      FROM actuals a JOIN acc_site s USING (site_id)
+      FROM actuals a JOIN acc_batch s USING (site_id)
       LEFT JOIN actual_flags f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
       WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
         AND ${t} >= ${lo} AND ${t} < ${hi}
@@ -238,10 +240,25 @@ async function neededHours(sql: SqlRunner): Promise<void> {
       SELECT site_id, valid_time AS t FROM acc_points
       UNION
       SELECT p.site_id, ${referenceTimeSql('p.valid_time', 'p.issue_time', 's.ref_period')}
-      FROM acc_points p JOIN acc_site s USING (site_id)
+      FROM acc_points p JOIN acc_batch s USING (site_id)
     )
     SELECT DISTINCT site_id, unnest(range((epoch_us(t) - m) // ${us(HOUR)}, (epoch_us(t) + m) // ${us(HOUR)} + 1)) AS hour
-    FROM labels JOIN (SELECT site_id, coalesce(f_len, 0) + coalesce(a_len, 0) + ${us(HOUR)} AS m FROM acc_site) USING (site_id)`);
+    FROM labels JOIN (SELECT site_id, coalesce(f_len, 0) + coalesce(a_len, 0) + ${us(HOUR)} AS m FROM acc_batch) USING (site_id)`);
+}
+
+/**
+ * The chosen sites' capacity segments, each cut short where the next one starts: a time lies
+ * in at most one, the latest segment starting at or before it, and is given its value while
+ * the segment lasts (after its end, the service's capacity or the nameplate). As a range join
+ * on the site its build side is these few rows; the ASOF join it replaces sorted every point
+ * and ran out of memory under a memory limit inside a transaction.
+ */
+function capacitySegmentsSql(): string {
+  const from = "coalesce(valid_from, '-infinity'::TIMESTAMPTZ)";
+  const next = `lead(${from}) OVER (PARTITION BY site_id ORDER BY ${from}, segment_index)`;
+  return `SELECT site_id, ${from} AS valid_from,
+      least(coalesce(valid_to, 'infinity'::TIMESTAMPTZ), coalesce(${next}, 'infinity'::TIMESTAMPTZ)) AS until, value_kw
+    FROM site_capacity WHERE site_id IN (SELECT site_id FROM acc_batch)`;
 }
 
 async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
@@ -260,16 +277,12 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
     numbered AS (
       SELECT row_number() OVER () AS pid, n.*, ${groupTime} AS group_time, s.nameplate_kw,
         ${referenceTimeSql('n.valid_time', 'n.issue_time', 's.ref_period')} AS reference_time
-      FROM points n JOIN acc_site s USING (site_id)
+      FROM points n JOIN acc_batch s USING (site_id)
     ),
-    capacity AS (
-      SELECT site_id, coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from, valid_to, value_kw
-      FROM site_capacity WHERE site_id IN (SELECT site_id FROM acc_site)
-    )
+    capacity AS (${capacitySegmentsSql()})
     SELECT n.pid, n.subject, n.model, n.site_id, n.served_model, n.issue_time, n.valid_time, n.group_time, n.reference_time,
       n.forecast, a.actual, r.actual AS reference,
-      coalesce(CASE WHEN c.valid_to IS NULL OR n.group_time < c.valid_to THEN c.value_kw END,
-               n.service_capacity, n.nameplate_kw) AS capacity,
+      coalesce(c.value_kw, n.service_capacity, n.nameplate_kw) AS capacity,
       CASE WHEN a.flagged_out THEN 'flagged'
            WHEN a.actual IS NULL THEN 'actual'
            WHEN n.subject <> 'quantiles' AND n.forecast IS NULL THEN 'forecast'
@@ -278,7 +291,7 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
     FROM numbered n
     LEFT JOIN acc_actual_iv a ON a.site_id = n.site_id AND a.label_time = n.valid_time
     LEFT JOIN acc_actual_iv r ON r.site_id = n.site_id AND r.label_time = n.reference_time
-    ASOF LEFT JOIN capacity c ON c.site_id = n.site_id AND n.group_time >= c.valid_from`);
+    LEFT JOIN capacity c ON c.site_id = n.site_id AND n.group_time >= c.valid_from AND n.group_time < c.until`);
   await sql.run(`CREATE OR REPLACE TEMP TABLE ${QUANTILES_TABLE} AS
     SELECT p.pid, q.level, q.forecast AS q
     FROM ${PAIRS_TABLE} p JOIN acc_points q
@@ -286,19 +299,20 @@ async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> 
     WHERE p.subject = 'quantiles'`);
 }
 
-/** Builds the pairs and quantile relations of the warehouse's data in temp tables. */
+/** Builds the pairs and quantile relations of the warehouse's data in temp tables, all sites at once. */
 export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Promise<Aligned> {
   await chooseSites(sql, options);
   const skipped = await unusableSites(sql, options);
   await siteLevels(sql, options);
+  await sql.run('CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site');
   await alignPoints(sql, options);
   const [{ count }] = await sql.all<{ count: bigint }>(`SELECT count(*) AS count FROM ${QUANTILES_TABLE}`);
   return { pairs: PAIRS_TABLE, quantiles: Number(count) > 0 ? QUANTILES_TABLE : null, skipped };
 }
 
 /**
- * The pairs of the sites chosen (acc_site, from chooseSites and unusableSites, with their
- * quantile levels from siteLevels), all of them or only the points `narrow` keeps (see
+ * The pairs of the sites in acc_batch (rows of acc_site, from chooseSites and unusableSites, with
+ * their quantile levels from siteLevels), all of them or only the points `narrow` keeps (see
  * collectPoints).
  */
 export async function alignPoints(
@@ -316,6 +330,7 @@ export async function dropAlignment(sql: SqlRunner): Promise<void> {
   for (const table of [
     'acc_chosen',
     'acc_site',
+    'acc_batch',
     'acc_points',
     'acc_actual_iv',
     'acc_site_levels',

@@ -196,35 +196,77 @@ function changedRowsSql(rows: string, old: LedgerState): string {
   return `SELECT p.* EXCLUDE (valid_hour, reference_hour) FROM (
       SELECT x.*, ${hour('x.valid_time')} AS valid_hour,
         ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour
-      FROM (${rows}) x JOIN acc_site s USING (site_id)) p
+      FROM (${rows}) x JOIN acc_batch s USING (site_id)) p
     LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = p.site_id AND i.issue_time = p.issue_time
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} v ON v.site_id = p.site_id AND v.hour = p.valid_hour
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} r ON r.site_id = p.site_id AND r.hour = p.reference_hour
     WHERE NOT (${inWindowSql('p.valid_time', old.from, old.to)}) OR i.hit OR v.hit OR r.hit`;
 }
 
-/** Appends the aligned pairs (acc_pairs, acc_quantiles) to the ledger, pids from `base`; returns how many. */
-async function appendAligned(wh: Warehouse, base: number): Promise<number> {
-  await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
+/** The staged changes of a refresh: new pairs and quantiles, and the pids of the ledger's stale pairs. */
+async function createStaging(wh: Warehouse): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_new_pairs AS FROM ${LEDGER_PAIRS} LIMIT 0`);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_new_quantiles AS FROM ${LEDGER_QUANTILES} LIMIT 0`);
+  await wh.run('CREATE OR REPLACE TEMP TABLE acc_stale (pid BIGINT)');
+}
+
+/** Stages the batch's aligned pairs (acc_pairs, acc_quantiles), pids from `base`; returns how many. */
+async function stageAligned(wh: Warehouse, base: number): Promise<number> {
+  await wh.run(`INSERT INTO acc_new_pairs SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
     valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
-  await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
+  await wh.run(`INSERT INTO acc_new_quantiles SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
   const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
   return Number(n);
 }
 
-/** Drops the ledger's pairs outside this run's window and those changedRowsSql says are stale. */
-async function dropStale(
+/** Stages the pids of the batch's ledger pairs outside this run's window and those changedRowsSql says are stale. */
+async function stageStale(wh: Warehouse, options: AlignOptions, old: LedgerState): Promise<void> {
+  await wh.run(`INSERT INTO acc_stale
+    SELECT pid FROM ${LEDGER_PAIRS}
+    WHERE site_id IN (SELECT site_id FROM acc_batch) AND NOT (${inWindowSql('valid_time', options.from, options.to)})
+    UNION SELECT pid FROM (${changedRowsSql(`SELECT pid, site_id, issue_time, valid_time FROM ${LEDGER_PAIRS}`, old)})`);
+}
+
+/**
+ * Applies the staged changes to the ledger, telling `listener`: the stale pairs replaced by the
+ * new ones (`old`, the state the incremental refresh started from), else all of it replaced.
+ */
+async function applyStaged(
   wh: Warehouse,
-  options: AlignOptions,
-  old: LedgerState,
+  old: LedgerState | null,
   listener: LedgerListener | undefined,
 ): Promise<void> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
-    SELECT pid FROM ${LEDGER_PAIRS} WHERE NOT (${inWindowSql('valid_time', options.from, options.to)})
-    UNION SELECT pid FROM (${changedRowsSql(`SELECT pid, site_id, issue_time, valid_time FROM ${LEDGER_PAIRS}`, old)})`);
-  await listener?.removing();
-  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
-  await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
+  if (old) await listener?.removing();
+  const stale = old ? 'WHERE pid IN (SELECT pid FROM acc_stale)' : '';
+  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} ${stale}`);
+  await wh.run(`DELETE FROM ${LEDGER_PAIRS} ${stale}`);
+  await wh.run(`INSERT INTO ${LEDGER_PAIRS} FROM acc_new_pairs`);
+  await wh.run(`INSERT INTO ${LEDGER_QUANTILES} FROM acc_new_quantiles`);
+  await listener?.added(old?.nextPid ?? 0, old === null);
+}
+
+/**
+ * Numbers the chosen sites into batches of about `batchPoints` points each in this run's window
+ * (acc_vintages), in site order, as acc_site_batch; returns the batch numbers. A site with more
+ * points than that is a batch of its own; without `batchPoints`, every site is in one batch.
+ * Every statement of an alignment holds at most one batch of points (its temp tables and the
+ * build sides of its joins), so the memory of aligning does not grow with the warehouse; each
+ * batch reads the forecast tables once more, for its sites.
+ */
+async function planBatches(wh: Warehouse, batchPoints: number | undefined): Promise<number[]> {
+  const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
+    SELECT site_id, ${running} AS batch FROM (
+      SELECT s.site_id, coalesce(sum(v.points), 0) AS points
+      FROM acc_site s LEFT JOIN acc_vintages v USING (site_id) GROUP BY s.site_id)`);
+  const rows = await wh.all<{ batch: bigint }>('SELECT DISTINCT batch FROM acc_site_batch ORDER BY batch');
+  return rows.map((r) => Number(r.batch));
+}
+
+/** The sites of one batch, as acc_batch: what alignPoints and dropStale work on. */
+async function useBatch(wh: Warehouse, batch: number): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS
+    SELECT s.* FROM acc_site s JOIN acc_site_batch b USING (site_id) WHERE b.batch = ${batch}`);
 }
 
 /** The snapshots the next run compares with, and the state row. */
@@ -256,41 +298,45 @@ async function saveState(
 /**
  * Brings the ledger up to date with the warehouse for `options`: incrementally when its state
  * was written with the same fingerprint, else (or when `full`) by aligning every pair again.
- * One transaction: a run killed midway leaves the ledger as the last run left it.
+ * The pairs are aligned batch by batch into temp tables, each statement committed on its own
+ * (inside a transaction DuckDB keeps a replaced temp table until the commit, so a transaction
+ * over every batch held all of theirs), then the ledger and its state are written in one transaction: a
+ * run killed before it ends leaves the ledger as the last run left it.
  */
 export async function refreshLedger(
   wh: Warehouse,
   options: AlignOptions,
   meta: { runId: string; now: number; full?: boolean; listener?: LedgerListener },
 ): Promise<LedgerRefresh> {
-  return wh.transaction(async () => {
-    await chooseSites(wh, options);
-    const skipped = await unusableSites(wh, options);
-    await siteLevels(wh, options);
-    const fingerprint = await fingerprintOf(wh, options);
-    const old = await readState(wh);
-    const reason = meta.full
-      ? '--full'
-      : old === null
-        ? 'no ledger yet'
-        : old.fingerprint !== fingerprint
-          ? 'settings, sites, capacity or models changed'
-          : null;
-    let pairsAligned: number;
-    if (reason !== null || old === null) {
-      await countVintages(wh, options, null);
-      await wh.run(`DELETE FROM ${LEDGER_QUANTILES}`);
-      await wh.run(`DELETE FROM ${LEDGER_PAIRS}`);
-      await alignPoints(wh, options);
-      pairsAligned = await appendAligned(wh, 0);
+  await chooseSites(wh, options);
+  const skipped = await unusableSites(wh, options);
+  await siteLevels(wh, options);
+  const fingerprint = await fingerprintOf(wh, options);
+  const old = await readState(wh);
+  const reason = meta.full
+    ? '--full'
+    : old === null
+      ? 'no ledger yet'
+      : old.fingerprint !== fingerprint
+        ? 'settings, sites, capacity or models changed'
+        : null;
+  const incremental = reason === null ? old : null;
+  await countVintages(wh, options, incremental);
+  if (incremental) await markChanges(wh, incremental);
+  await createStaging(wh);
+  let pairsAligned = 0;
+  for (const batch of await planBatches(wh, options.batchPoints)) {
+    await useBatch(wh, batch);
+    if (incremental) {
+      await stageStale(wh, options, incremental);
+      await alignPoints(wh, options, (points) => changedRowsSql(points, incremental));
     } else {
-      await countVintages(wh, options, old);
-      await markChanges(wh, old);
-      await dropStale(wh, options, old, meta.listener);
-      await alignPoints(wh, options, (points) => changedRowsSql(points, old));
-      pairsAligned = await appendAligned(wh, old.nextPid);
+      await alignPoints(wh, options);
     }
-    await meta.listener?.added(reason === null ? old!.nextPid : 0, reason !== null);
+    pairsAligned += await stageAligned(wh, (incremental?.nextPid ?? 0) + pairsAligned);
+  }
+  return wh.transaction(async () => {
+    await applyStaged(wh, incremental, meta.listener);
     await saveState(wh, options, fingerprint, meta);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
@@ -308,7 +354,16 @@ export async function refreshLedger(
 
 /** Drops the temp tables of a refresh (the alignment's are dropped by dropAlignment). */
 export async function dropRefresh(wh: Warehouse): Promise<void> {
-  for (const table of ['acc_vintages', 'acc_dirty_issues', 'acc_changed_actuals', 'acc_dirty_hours', 'acc_stale']) {
+  for (const table of [
+    'acc_vintages',
+    'acc_dirty_issues',
+    'acc_changed_actuals',
+    'acc_dirty_hours',
+    'acc_stale',
+    'acc_site_batch',
+    'acc_new_pairs',
+    'acc_new_quantiles',
+  ]) {
     await wh.run(`DROP TABLE IF EXISTS ${table}`);
   }
 }

@@ -188,6 +188,7 @@ export function settingsFromConfig(
     leadBuckets: accuracy.lead_buckets,
     deadbandPct: accuracy.deadband_pct,
     maxMissingPct: accuracy.max_missing_pct,
+    batchPoints: accuracy.batch_points,
     mapeMinActualPct: accuracy.mape_min_actual_pct,
     events: accuracy.events,
     forecastLabel: labels.forecasts,
