@@ -3,8 +3,9 @@
 // (metrics/deterministic.py, probabilistic.py); docs/accuracy.md says each in plain words.
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { EVENT_FIELDS, eventFields, type Contingency, type EventDefinition } from './events.js';
-import { groupSql, type Group, type GroupOptions } from './groups.js';
+import { groupSql, type Group } from './groups.js';
 import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
+import type { MetricOptions, SingleSubject } from './options.js';
 import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 
 /*
@@ -38,18 +39,6 @@ export function connectionRunner(connection: DuckDBConnection): SqlRunner {
       await connection.run(sql, params);
     },
   };
-}
-
-export interface MetricOptions extends GroupOptions {
-  groups: Group[];
-  /** Errors within this percentage of the actual count as zero (SFA's deadband); 0 for none. */
-  deadbandPct: number;
-  /** MAPE skips actuals at or below this percentage of capacity (or exactly zero without capacity). */
-  mapeMinActualPct: number;
-  /** Compute KSI, OVER and CPI (default true): they sort every value, the rest is one pass. */
-  distribution?: boolean;
-  /** Threshold and ramp events scored by the event metrics (none when absent). */
-  events?: EventDefinition[];
 }
 
 /** One result row: a subject (and model) in one group key, with its metric values by name. */
@@ -92,16 +81,6 @@ export const QUANTILE_METRICS = ['crps', 'crps_pinball', 'crps_ref', 'crpss', 'c
 
 /** SFA's Vc: the critical value of the Kolmogorov-Smirnov test at the 99% level, 1.63/sqrt(n). */
 const KS_CRITICAL = 1.63;
-
-/**
- * When the pairs relation holds one subject (a pairs file without a model column), its subject
- * and model are written into the results instead of grouped by: text keys in a GROUP BY over
- * millions of rows made the statistics pass about twice as slow as an ungrouped aggregate.
- */
-export interface SingleSubject {
-  subject: string;
-  model: string | null;
-}
 
 /** Where a group's statistics are: the merged-per-chunk statistics, the histogram, and the pairs they came from. */
 export interface StatsSource {

@@ -10,14 +10,8 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import type { Group } from './groups.js';
-import {
-  computeMetrics,
-  connectionRunner,
-  metricsFromStats,
-  type AccuracyRow,
-  type MetricOptions,
-  type SqlRunner,
-} from './metrics.js';
+import { computeMetrics, connectionRunner, metricsFromStats, type AccuracyRow, type SqlRunner } from './metrics.js';
+import type { MetricOptions } from './options.js';
 import { statsKeeper } from './stats-store.js';
 import {
   flatFlagCounts,

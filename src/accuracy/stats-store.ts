@@ -10,7 +10,7 @@ import { instantLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { DAY } from '../time.js';
 import type { LedgerListener } from './incremental.js';
-import type { MetricOptions } from './metrics.js';
+import type { MetricOptions } from './options.js';
 import { BIN_SCALE, histogramSql, statsSql } from './stats.js';
 
 const STATS = 'accuracy_stats';

@@ -12,7 +12,7 @@
 import { quoteLiteral } from '../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
-import type { MetricOptions, SingleSubject } from './metrics.js';
+import type { MetricOptions, SingleSubject } from './options.js';
 
 export const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
 

@@ -46,6 +46,11 @@ CREATE TABLE accuracy_histograms (
   n_f BIGINT NOT NULL
 );
 COMMENT ON TABLE accuracy_histograms IS 'Scored actuals and forecasts of the ledger per group key and logarithmic bin (src/accuracy/stats.ts): KSI, OVER and the medians';
+COMMENT ON COLUMN accuracy_histograms.subject IS 'forecast, model or quantiles';
+COMMENT ON COLUMN accuracy_histograms.model IS 'Model name for subject model';
+COMMENT ON COLUMN accuracy_histograms.grp IS 'Group: total, lead, hour, ...';
+COMMENT ON COLUMN accuracy_histograms.key IS 'Group key';
+COMMENT ON COLUMN accuracy_histograms.key_order IS 'Sort number of the key';
 COMMENT ON COLUMN accuracy_histograms.bin IS 'sign(x) * (round(ln|x| * 250) + 1000000); 0 for 0';
 COMMENT ON COLUMN accuracy_histograms.n_o IS 'Scored actuals in the bin';
 COMMENT ON COLUMN accuracy_histograms.n_f IS 'Scored forecasts in the bin';
