@@ -28,12 +28,16 @@ export interface SyncEnv {
   log: Logger;
 }
 
+/** A model as the outputs step reads it. */
+export type ModelRef = Pick<SiteModel, 'id' | 'schedule'>;
+
 /** One site being synced; its models are listed once and shared by the models and outputs steps. */
 export interface SiteTask {
   siteId: string;
   /** The site's models that parsed; the malformed ones in `rejected`. */
   modelListing(): Promise<Listing<SiteModel>>;
-  models(): Promise<SiteModel[]>;
+  /** What the outputs step reads of each model (the same listing, fetched once). */
+  models(): Promise<ModelRef[]>;
   /** The issue times of the site's forecast (Get Site Forecast Updates), read once per run and shared by forecasts and outputs. */
   updates(): Promise<number[]>;
 }
