@@ -272,6 +272,7 @@ function printTable(
 function incrementalJson(f: IncrementalFigures): Record<string, number> {
   return {
     accuracy_first_s: round(f.first.seconds),
+    accuracy_first_rss_mb: Math.round(f.first.peakRssMb),
     accuracy_incremental_s: round(f.incremental.seconds),
     accuracy_incremental_pairs_read: f.incremental.aligned,
     accuracy_incremental_stats_days: f.incremental.statsDays,
