@@ -24,7 +24,8 @@ function fingerprintOf(options: MetricOptions): string {
   return JSON.stringify({
     v: 1,
     bins: BIN_SCALE,
-    groups: options.groups,
+    // the statistics of a group do not depend on the order groups are asked in
+    groups: [...options.groups].sort(),
     tz: options.tz,
     leadBuckets: options.leadBuckets,
     deadbandPct: options.deadbandPct,
