@@ -49,7 +49,7 @@ function shard(
   configFile: string,
   spec: string,
   killAfterSites?: number,
-): Promise<{ code: number | null; signal: string | null; landed: number }> {
+): Promise<{ code: number | null; signal: string | null; landed: number; problems: string[] }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -59,12 +59,15 @@ function shard(
       },
     );
     let landed = 0;
+    // Warnings, errors and anything not a log line (a crash's stack), to say why a shard did not exit 0.
+    const problems: string[] = [];
     createInterface({ input: child.stderr }).on('line', (line) => {
       if (line.includes('"msg":"site synced"')) landed += 1;
+      if (!line.startsWith('{"level":') || /^\{"level":[456]0/.test(line)) problems.push(`${spec}: ${line}`);
       if (killAfterSites !== undefined && landed >= killAfterSites) child.kill('SIGKILL');
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, landed }));
+    child.on('exit', (code, signal) => resolve({ code, signal, landed, problems }));
   });
 }
 
@@ -91,7 +94,11 @@ describe('shard processes writing one lake', () => {
     const runs = await Promise.all(
       ['0/4', '1/4', '2/4', '3/4'].map((spec) => shard(configFile, spec, spec === '1/4' ? 1 : undefined)),
     );
-    expect(runs.map((r) => r.code)).toEqual([0, null, 0, 0]);
+    const problems = runs.flatMap((r) => (r.code === 0 ? [] : r.problems)).join('\n');
+    expect(
+      runs.map((r) => r.code),
+      problems,
+    ).toEqual([0, null, 0, 0]);
     expect(runs[1].signal).toBe('SIGKILL');
     expect(
       readManifests(lake)
@@ -111,7 +118,7 @@ describe('shard processes writing one lake', () => {
     expect(partial.forecasts).not.toEqual(expected.forecasts);
 
     const rerun = await shard(configFile, '1/4');
-    expect(rerun.code).toBe(0);
+    expect(rerun.code, rerun.problems.join('\n')).toBe(0);
     expect(existsSync(stray)).toBe(false);
     expect(await tableHashes(views, TABLES)).toEqual(expected);
 
