@@ -2,6 +2,7 @@
 // (`read_ipc`) and R (`arrow::read_feather`). @duckdb/node-api has no Arrow interface, so the
 // result is streamed chunk by chunk into Arrow record batches: memory holds one chunk at a time.
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { JSDuckDBValueConverter, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import {
@@ -60,8 +61,14 @@ export async function exportArrow(connection: DuckDBConnection, query: string, p
   const names = result.columnNames();
   const types = result.columnTypes().map(arrowType);
   const temporary = `${path}.tmp-${process.pid}`;
+  const file = createWriteStream(temporary);
+  // An unwritable path fails here, before any row is read.
+  await once(file, 'open');
   const writer = new RecordBatchFileWriter();
-  const written = pipeline(writer.toNodeStream(), createWriteStream(temporary));
+  const written = pipeline(writer.toNodeStream(), file);
+  // A write that fails later (a full disk) rejects this while rows are still being read; the
+  // `await written` below reports it, and the process must not die of an unhandled rejection first.
+  written.catch(() => {});
   let rows = 0;
   try {
     for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
