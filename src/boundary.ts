@@ -143,13 +143,15 @@ export function describeError(error: unknown, flags: Record<string, unknown> = {
   return message;
 }
 
-/** The flag whose value is the path, a folder of it, or a file in it: `--db /x/w.duckdb`. */
+/** The flag whose value is the path, a folder of it, a file in it or beside it: `--db /x/w.duckdb`. */
 function flagNaming(path: string, flags: Record<string, unknown>): string | null {
   for (const [name, value] of Object.entries(flags)) {
     if (typeof value !== 'string' || value === '') continue;
     if (
       path === value ||
       path.startsWith(`${value}/`) ||
+      // a file written beside it first (`<out>.tmp-PID`), then renamed to it
+      path.startsWith(`${value}.`) ||
       value.startsWith(`${path}/`) ||
       value.startsWith(`${path}.`)
     ) {

@@ -196,6 +196,10 @@ describe('every command, every way in which it can fail', () => {
     expect(plain.stderr).toContain(
       `efsync sync: /dev/null/efsync: cannot mkdir: a part of the path is not a folder (ENOTDIR); check --db ${UNWRITABLE_DB}`,
     );
+    const out = '/dev/null/x/runs.arrow';
+    const exported = await startChild([...CLI, 'export', '--db', db, '--table', 'runs', '--out', out], ENV).exit;
+    expect(exported.code).toBe(EXIT.config);
+    expect(exported.stderr).toContain(`; check --out ${out}`);
     const debug = await startChild([...CLI, 'sync', '--db', UNWRITABLE_DB, '--debug'], ENV).exit;
     expect(debug.code).toBe(EXIT.config);
     expect(debug.stderr).toMatch(/^\s+at .+/m);
