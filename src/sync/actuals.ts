@@ -1,7 +1,9 @@
 // Actuals: the newest value per site, series type and valid time; the loader keeps every
 // revision. Power (the default type) goes to `actuals`, any other type configured in
-// sync.actual_types to `actuals_by_type`, each type with its own sync state.
+// sync.actual_types to `actuals_by_type`, each type with its own sync state. A read that finds
+// what the last one stored (its digest, src/sync/digest.ts) loads nothing: only its state moves.
 import type { ActualsSeries } from '../api/schemas.js';
+import { actualsDigest } from './digest.js';
 import { loadActuals, loadTypedActuals } from '../warehouse/loader.js';
 import { actualColumns } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
@@ -25,7 +27,17 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
         end: plan.window.end,
         ...(type === POWER ? {} : { type }),
       });
-      return { data: series, rows: series.valid_time.length, mark: plan.mark };
+      if (!plan.mark) return { data: series, rows: series.valid_time.length, mark: null };
+      // The last read stored these same values from this same start, and nothing after them.
+      const columns = actualColumns(series);
+      const unchanged = mark?.digest != null && mark.digest === actualsDigest(plan.window.start, columns);
+      // What the next run will re-read of it: its window starts where this mark says (at any clock).
+      const next = planActuals(env.now, plan.mark, env.settings).window.start;
+      return {
+        data: series,
+        rows: unchanged ? 0 : series.valid_time.length,
+        mark: { ...plan.mark, digest: actualsDigest(next, columns) },
+      };
     },
     load: (env, site, fetched) =>
       type === POWER

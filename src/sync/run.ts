@@ -18,7 +18,13 @@ import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import type { Failure, JobOutcome } from '../runner/job.js';
 import type { QualitySettings } from '../warehouse/flags.js';
-import { loadModels, saveIntervalLabels } from '../warehouse/loader.js';
+import {
+  forgetDigests,
+  loadModels,
+  saveIntervalLabels,
+  saveSyncStates,
+  type SyncStateUpdate,
+} from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
@@ -27,7 +33,15 @@ import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
 import { syncSites } from './sites.js';
 import { readMarks } from './state.js';
-import type { Fetched, ModelRef, ResourceSync, RowCounts, SiteTask, SyncEnv } from './types.js';
+import {
+  syncStateOf,
+  type Fetched,
+  type ModelRef,
+  type ResourceSync,
+  type RowCounts,
+  type SiteTask,
+  type SyncEnv,
+} from './types.js';
 import { RowBudget, type SiteRows } from './budget.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
@@ -84,6 +98,12 @@ interface Tally {
   notStarted: number;
   /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
   marksAdvanced: number;
+  /**
+   * The sync states of the site resources that read nothing to write, written together once the
+   * series are done: a transaction per batch of them was most of a no-change resync (one lost
+   * to a crash only makes the next run read that window again).
+   */
+  quiet: { siteId: string; state: SyncStateUpdate }[];
   /** Milliseconds summed over the sites in flight (they overlap): fetching, and loading with its waits. */
   fetchMs: number;
   loadMs: number;
@@ -137,6 +157,12 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const steps = seriesSteps(series, req.sync.actual_types);
   const marks: Marks = new Map();
   for (const step of steps) marks.set(step.state, await readMarks(req.warehouse, step.state));
+  // A backfill rewrites actuals without moving their sync state: the next run compares with nothing.
+  if (env.backfill)
+    await forgetDigests(
+      req.warehouse,
+      steps.filter((step) => step.resource === 'actuals').map((step) => step.state),
+    );
   const tally: Tally = {
     rows: {},
     failures: [],
@@ -144,6 +170,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     succeeded: 0,
     notStarted: 0,
     marksAdvanced: 0,
+    quiet: [],
     fetchMs: 0,
     loadMs: 0,
   };
@@ -174,6 +201,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     ),
   );
   req.progress.stop();
+  tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
   const wallMs = performance.now() - started;
 
   if (tally.notStarted > 0)
@@ -331,6 +359,11 @@ async function syncOneSite(
         tally.fetchMs += performance.now() - fetchStart;
         for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
+        if (fetched.rows === 0) {
+          if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, state, fetched.mark) });
+          tally.succeeded += 1;
+          return;
+        }
         // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
         const loadStart = performance.now();
         const rows = await step.load(env, task, fetched);

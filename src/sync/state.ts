@@ -4,8 +4,13 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SyncMark } from './windows.js';
 
 export async function readMarks(warehouse: Warehouse, resource: string): Promise<Map<string, SyncMark>> {
-  const rows = await warehouse.all<{ site_id: string; synced_to: bigint; last_as_of: bigint | null }>(
-    `SELECT site_id, epoch_ms(synced_to) AS synced_to, epoch_ms(last_as_of) AS last_as_of
+  const rows = await warehouse.all<{
+    site_id: string;
+    synced_to: bigint;
+    last_as_of: bigint | null;
+    digest: string | null;
+  }>(
+    `SELECT site_id, epoch_ms(synced_to) AS synced_to, epoch_ms(last_as_of) AS last_as_of, digest
        FROM sync_state WHERE resource = $1`,
     [resource],
   );
@@ -15,6 +20,7 @@ export async function readMarks(warehouse: Warehouse, resource: string): Promise
       {
         syncedTo: Number(row.synced_to),
         lastAsOf: row.last_as_of === null ? null : Number(row.last_as_of),
+        digest: row.digest,
       },
     ]),
   );

@@ -4,7 +4,7 @@ import type { Listing, ServiceClient } from '../api/client.js';
 import type { QualitySettings } from '../warehouse/flags.js';
 import type { Logger } from '../log.js';
 import type { Failure } from '../runner/job.js';
-import type { LoadOptions } from '../warehouse/loader.js';
+import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { SiteModel } from './normalize.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
@@ -45,7 +45,11 @@ export interface SiteTask {
 /** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */
 export interface Fetched<T> {
   data: T;
-  /** Rows in `data`: what the site holds in memory until they are loaded (src/sync/budget.ts). */
+  /**
+   * Rows in `data` to load: what the site holds in memory until they are (src/sync/budget.ts).
+   * 0: nothing to load (none read, or what was read is stored already): only the sync state is
+   * written, with the other quiet ones once the run's series are done.
+   */
   rows: number;
   mark: SyncMark | null;
   /** Items that failed alone (a malformed vintage): recorded as failures, the rest is loaded. */
@@ -62,8 +66,10 @@ export interface ResourceSync<T> {
 
 /** The loader's options: the run's clock, and the new sync state written with the data. */
 export function loadOptions(env: SyncEnv, resource: string, mark: SyncMark | null): LoadOptions {
-  return {
-    now: env.now,
-    ...(mark ? { syncState: { resource, syncedTo: mark.syncedTo, lastAsOf: mark.lastAsOf, runId: env.runId } } : {}),
-  };
+  return { now: env.now, ...(mark ? { syncState: syncStateOf(env, resource, mark) } : {}) };
+}
+
+/** The sync state of `resource` (a sync_state key) to record for `mark`. */
+export function syncStateOf(env: SyncEnv, resource: string, mark: SyncMark): SyncStateUpdate {
+  return { resource, syncedTo: mark.syncedTo, lastAsOf: mark.lastAsOf, runId: env.runId, digest: mark.digest ?? null };
 }

@@ -16,6 +16,8 @@ export interface WindowSettings {
 export interface SyncMark {
   syncedTo: number;
   lastAsOf: number | null;
+  /** Actuals: what the last read found from syncedTo - lookback on (src/sync/digest.ts); null or absent: nothing to compare. */
+  digest?: string | null;
 }
 
 /** A historical window asked for with --from/--to (epoch ms). */

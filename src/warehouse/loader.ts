@@ -29,9 +29,11 @@
  *   loadTypedActuals(warehouse, siteId, type, columns: ActualColumns, options?) → RowsWritten
  *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
  *     `actuals_by_type` and `actual_revisions_by_type`.
- *   saveSyncState(warehouse, siteId, state: SyncStateUpdate, options?)         → RowsWritten
- *     The sync_state upsert on its own (the load functions do it inside their transaction when
- *     given `options.syncState`, which is what a sync should use).
+ *   saveSyncStates(warehouse, states: { siteId, state: SyncStateUpdate }[], options?) → RowsWritten
+ *     Sync states on their own, all in one transaction: for site resources that had nothing to
+ *     write (a load with rows does it inside its own transaction when given `options.syncState`).
+ *   forgetDigests(warehouse, resources: string[])                              → void
+ *     Clears the digests of those sync_state resources: their next read merges in full.
  *
  * options: { now?: number (default Date.now(); stamps synced_at, first_seen_at, replaced_at, ...),
  *            syncState?: SyncStateUpdate (written in the same transaction as the data) }
@@ -55,8 +57,8 @@ import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
 import type { QualitySettings } from './flags.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
-import { instant } from './sql.js';
-import { loadSeries, writeSyncState, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
+import { instant, quoteLiteral } from './sql.js';
+import { loadSeries, writeSyncStates, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
 export type { LoadOptions, RowsWritten, SyncStateUpdate } from './series.js';
@@ -266,13 +268,36 @@ export async function loadTypedActuals(
 
 // ---------------------------------------------------------------- sync state
 
-export async function saveSyncState(
+/**
+ * Sync states with no data, in one transaction whatever their number: a sync writes those of the
+ * site resources that read nothing new once, after its series, instead of one transaction per
+ * batch of them (a state written late, or lost to a crash, only makes the next run read again).
+ */
+export async function saveSyncStates(
   warehouse: Warehouse,
-  siteId: string,
-  state: SyncStateUpdate,
+  states: readonly { siteId: string; state: SyncStateUpdate }[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
-  return warehouse.transaction(() => writeSyncState(warehouse, siteId, state, options.now ?? Date.now()));
+  if (states.length === 0) return {};
+  const now = options.now ?? Date.now();
+  const advanced = await warehouse.transaction(() =>
+    writeSyncStates(
+      warehouse,
+      states.map(({ siteId, state }) => ({ siteId, state, now })),
+    ),
+  );
+  return advanced.size > 0 ? { sync_state: advanced.size } : {};
+}
+
+/**
+ * Clears the stored digests of `resources` (sync_state keys): a load that writes no sync state (a
+ * backfill) may change rows a digest describes, and the next read must then merge in full.
+ */
+export async function forgetDigests(warehouse: Warehouse, resources: readonly string[]): Promise<void> {
+  if (resources.length === 0) return;
+  await warehouse.run(
+    `UPDATE sync_state SET digest = NULL WHERE digest IS NOT NULL AND resource IN (${resources.map(quoteLiteral).join(', ')})`,
+  );
 }
 
 // ---------------------------------------------------------------- sites and models

@@ -168,11 +168,12 @@ SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT ex
 
 /**
  * The sync states given as $1, a JSON array of [site_id, resource, synced_to, last_as_of,
- * updated_at, run_id] rows (instants epoch ms): one parameter whatever their number, not six a
+ * updated_at, run_id, digest] rows (instants epoch ms): one parameter whatever their number, not six a
  * row in a VALUES list.
  */
 const INCOMING_STATES = `SELECT r->>0 AS site_id, r->>1 AS resource, ${instant('CAST(r->>2 AS DOUBLE)')} AS synced_to,
-  ${instant('CAST(r->>3 AS DOUBLE)')} AS last_as_of, ${instant('CAST(r->>4 AS DOUBLE)')} AS updated_at, r->>5 AS run_id
+  ${instant('CAST(r->>3 AS DOUBLE)')} AS last_as_of, ${instant('CAST(r->>4 AS DOUBLE)')} AS updated_at, r->>5 AS run_id,
+  r->>6 AS digest
 FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
 
 /**
@@ -188,18 +189,20 @@ UPDATE sync_state SET
   synced_to = greatest(sync_state.synced_to, v.synced_to),
   last_as_of = greatest(sync_state.last_as_of, v.last_as_of),
   updated_at = v.updated_at,
-  run_id = v.run_id
+  run_id = v.run_id,
+  digest = v.digest
 FROM (${INCOMING_STATES}) v
 WHERE sync_state.site_id = v.site_id AND sync_state.resource = v.resource
   AND (v.synced_to > sync_state.synced_to
     OR v.last_as_of > sync_state.last_as_of
-    OR (sync_state.last_as_of IS NULL AND v.last_as_of IS NOT NULL))
+    OR (sync_state.last_as_of IS NULL AND v.last_as_of IS NOT NULL)
+    OR v.digest IS DISTINCT FROM sync_state.digest)
 RETURNING sync_state.site_id, sync_state.resource`;
 
 /** Inserts the sync states of $1 that are not stored yet; returns their site_id and resource. */
 export const SYNC_STATE_INSERT = `
-INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id)
-SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id
+INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id, digest)
+SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id, v.digest
 FROM (${INCOMING_STATES}) v ANTI JOIN sync_state s USING (site_id, resource)
 RETURNING site_id, resource`;
 

@@ -38,6 +38,8 @@ export interface SyncStateUpdate {
   /** Newest as_of vintage read, for resources read by vintage. */
   lastAsOf?: number | null;
   runId: string;
+  /** What the read found, for the next run to compare (actuals); replaces the stored one. */
+  digest?: string | null;
 }
 
 /** Rows inserted plus rows updated, per table; tables with 0 are left out. */
@@ -522,17 +524,6 @@ function setItems(vector: DuckDBVector, row: number, column: StageColumn, offset
 
 // ---------------------------------------------------------------- sync state and counts
 
-/** One sync state on its own (see writeSyncStates). */
-export async function writeSyncState(
-  warehouse: Warehouse,
-  siteId: string,
-  state: SyncStateUpdate,
-  now: number,
-): Promise<RowsWritten> {
-  const written = await writeSyncStates(warehouse, [{ siteId, state, now }]);
-  return written.size > 0 ? { sync_state: written.size } : {};
-}
-
 function stateKey(siteId: string, resource: string): string {
   return `${siteId}\0${resource}`;
 }
@@ -542,7 +533,7 @@ function stateKey(siteId: string, resource: string): string {
  * number: a statement per site cost ~7 ms each, more than merging the site's rows. Returns the
  * stateKeys of those that advanced.
  */
-async function writeSyncStates(
+export async function writeSyncStates(
   warehouse: Warehouse,
   entries: { siteId: string; state: SyncStateUpdate; now: number }[],
 ): Promise<Set<string>> {
@@ -555,6 +546,7 @@ async function writeSyncStates(
       state.lastAsOf ?? null,
       now,
       state.runId,
+      state.digest ?? null,
     ]),
   );
   const written = [
