@@ -1,7 +1,8 @@
 // A resync that finds what the last run stored writes no data: each actuals read is compared with
 // what the last one found (its digest, kept with the sync state), and the sync state of every
 // site resource that read nothing new moves in one statement after the series. A value changed
-// on the service in between is still written, also when the run that read it was killed first.
+// on the service in between is still written, also when the run that read it was killed first;
+// a model added in between is stored with its type (the filtered model lists are asked for it).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +125,34 @@ describe('a value changed on the service between two syncs', () => {
     expect(rerun.status).toBe('ok');
     expect(rerun.rows).toEqual({ actuals: 1, actual_revisions: 1 });
     expect(await stored(site, validTime)).toEqual({ value: 4321, revisions: [4321] });
+  });
+});
+
+describe('a model added on the service between two syncs', () => {
+  it('is stored with its type, which the service lists it under', async () => {
+    const site = sites.find((s) => s.type === 'load');
+    expect(site).toBeDefined();
+    const { site_id, name, latitude, longitude, settings } = site!;
+    await client.updateSite(site_id, {
+      type: 'load',
+      name,
+      latitude,
+      longitude,
+      settings: { ...settings, quantileModels: [0.5] },
+    });
+    const resync = await syncAt(NOW + 5 * MINUTE);
+    expect(resync.status).toBe('ok');
+    expect(resync.rows.models).toBe(1);
+    const models = await query<{ name: string; model_type: string; quantile: number | null }>(
+      db,
+      'SELECT name, model_type, quantile FROM models WHERE site_id = $1 ORDER BY name',
+      [site_id],
+    );
+    expect(models).toEqual([
+      { name: 'ai', model_type: 'ai', quantile: null },
+      { name: 'physical', model_type: 'physical', quantile: null },
+      { name: 'quantile_p50', model_type: 'ai', quantile: 0.5 },
+    ]);
   });
 });
 

@@ -28,11 +28,11 @@ import {
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { actualsState, actualsSync, POWER } from './actuals.js';
 import { forecastsSync } from './forecasts.js';
-import { fetchModels } from './models.js';
+import { fetchModels, type KnownModels } from './models.js';
 import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
 import { syncSites } from './sites.js';
-import { readMarks } from './state.js';
+import { knownModels, readMarks } from './state.js';
 import {
   syncStateOf,
   type Fetched,
@@ -287,12 +287,17 @@ async function syncModels(
   tally: Tally,
 ): Promise<void> {
   for (let start = 0; start < tasks.length && !req.signal.aborted; start += MODEL_SITES_PER_LOAD) {
+    const batch = tasks.slice(start, start + MODEL_SITES_PER_LOAD);
+    const known = await knownModels(
+      req.warehouse,
+      batch.map((task) => task.siteId),
+    );
     const fetchStart = performance.now();
     const fetched = await Promise.all(
-      tasks.slice(start, start + MODEL_SITES_PER_LOAD).map((task) =>
+      batch.map((task) =>
         limit(async () => {
           try {
-            const listing = await task.modelListing();
+            const listing = await task.modelListing(known.get(task.siteId));
             rejectItems(req, tally, 'models', task.siteId, listing.rejected);
             countDefaulted(
               tally,
@@ -491,8 +496,8 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
 function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let models: Promise<ModelRef[]> | undefined;
   let updates: Promise<number[]> | undefined;
-  const modelListing = () => {
-    const listing = fetchModels(env.client, siteId);
+  const modelListing = (known?: KnownModels) => {
+    const listing = fetchModels(env.client, siteId, known);
     models ??= listing.then((all) => all.map(({ id, schedule }) => ({ id, schedule })));
     return listing;
   };

@@ -1,6 +1,9 @@
-// How far each site has synced a resource (sync_state), read once at the start of a run.
-// The loader (src/warehouse/loader.ts) writes it, in the same transaction as the data.
+// How far each site has synced a resource (sync_state), read once at the start of a run, and
+// the models the warehouse knows of some sites. The loader (src/warehouse/loader.ts) writes them,
+// sync_state in the same transaction as the data.
+import { sqlList } from '../warehouse/merge.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
+import type { KnownModels } from './models.js';
 import type { SyncMark } from './windows.js';
 
 export async function readMarks(warehouse: Warehouse, resource: string): Promise<Map<string, SyncMark>> {
@@ -24,4 +27,22 @@ export async function readMarks(warehouse: Warehouse, resource: string): Promise
       },
     ]),
   );
+}
+
+/** The stored label and type of each model of `siteIds`, per site (a site with none is absent). */
+export async function knownModels(warehouse: Warehouse, siteIds: readonly string[]): Promise<Map<string, KnownModels>> {
+  if (siteIds.length === 0) return new Map();
+  const rows = await warehouse.all<{
+    site_id: string;
+    model_id: string;
+    label: string;
+    model_type: 'ai' | 'physical' | null;
+  }>(`SELECT site_id, model_id, label, model_type FROM models WHERE site_id IN (${sqlList(siteIds)})`);
+  const sites = new Map<string, Map<string, { label: string; modelType: 'ai' | 'physical' | null }>>();
+  for (const row of rows) {
+    const models = sites.get(row.site_id) ?? new Map();
+    models.set(row.model_id, { label: row.label, modelType: row.model_type });
+    sites.set(row.site_id, models);
+  }
+  return sites;
 }

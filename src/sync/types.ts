@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { Failure } from '../runner/job.js';
 import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
+import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
@@ -34,8 +35,8 @@ export type ModelRef = Pick<SiteModel, 'id' | 'schedule'>;
 /** One site being synced; its models are listed once and shared by the models and outputs steps. */
 export interface SiteTask {
   siteId: string;
-  /** The site's models that parsed; the malformed ones in `rejected`. */
-  modelListing(): Promise<Listing<SiteModel>>;
+  /** The site's models that parsed; the malformed ones in `rejected`. `known`: what the warehouse holds of them. */
+  modelListing(known?: KnownModels): Promise<Listing<SiteModel>>;
   /** What the outputs step reads of each model (the same listing, fetched once). */
   models(): Promise<ModelRef[]>;
   /** The issue times of the site's forecast (Get Site Forecast Updates), read once per run and shared by forecasts and outputs. */
