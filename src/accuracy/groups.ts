@@ -22,6 +22,7 @@ export interface GroupOptions {
 export interface GroupSql {
   group: Group;
   key: string;
+  /** The key's sort number; a constant where keyFromOrder is absent (total, site, model). */
   order: string;
   /**
    * The key from the sort number, where one gives the other: scoring groups by the number and

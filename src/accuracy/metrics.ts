@@ -98,6 +98,18 @@ const keyOf = (r: Keyed) => JSON.stringify([r.subject, r.model, r.grp, r.key]);
 /** A metric value as a number: SQL NULL (an empty mean, say) becomes NaN, as numpy gives. */
 const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v));
 
+/**
+ * Statistics the SQL leaves out because another one is the same (stats.ts): every scored pair
+ * has its actual, and without a deadband f − o is the error itself.
+ */
+const SAME_AS: Record<string, string> = { n_o: 'n', s_d: 's_e', s_dd: 's_sq' };
+
+/** A statistic by name; NaN where a group has none (the sum of nothing), 0 for a drop count. */
+function statOf(stats: Map<string, number>, name: string): number {
+  const value = stats.get(name) ?? (name in SAME_AS ? stats.get(SAME_AS[name]) : undefined);
+  return value ?? (COUNT_FIELDS.includes(name) ? 0 : NaN);
+}
+
 /** One group key's merged statistics by name. */
 interface GroupStats extends Keyed {
   keyOrder: number;
@@ -175,7 +187,7 @@ interface Moments {
  * centred instead (needsCentring). A series whose minimum is its maximum has variance 0 exactly.
  */
 function rawMoments(s: Map<string, number>): Moments {
-  const get = (name: string) => s.get(name) ?? NaN;
+  const get = (name: string) => statOf(s, name);
   const n = get('n_point');
   const meanO = get('s_o') / get('n_o');
   const meanF = get('s_f') / get('n_f');
@@ -213,7 +225,7 @@ function needsCentring(g: GroupStats): boolean {
   const far = (mean: number, variance: number, limit: number) => mean !== 0 && mean * mean > limit * limit * variance;
   const constant = (x: string) => g.stats.get(`min_${x}`) === g.stats.get(`max_${x}`);
   if ((g.stats.get('n_point') ?? 0) === 0) {
-    return (g.stats.get('n_o') ?? 0) > 0 && !constant('o') && far(m.meanO, m.varO, FAR);
+    return (g.stats.get('n') ?? 0) > 0 && !constant('o') && far(m.meanO, m.varO, FAR);
   }
   return (
     (!constant('o') && far(m.meanO, m.varO, FAR)) ||
@@ -287,7 +299,7 @@ function pointRow(
   centred: Moments | undefined,
   options: MetricOptions,
 ): AccuracyRow {
-  const s = (name: string) => g.stats.get(name) ?? NaN;
+  const s = (name: string) => statOf(g.stats, name);
   const n = s('n_point');
   const m = centred ?? rawMoments(g.stats);
   const hasForecast = s('c_forecast') > 0;

@@ -11,7 +11,7 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { DAY } from '../time.js';
 import type { LedgerListener } from './incremental.js';
 import type { MetricOptions } from './options.js';
-import { BIN_SCALE, histogramSql, statsSql } from './stats.js';
+import { BIN_SCALE, histogramSql, STATS_VERSION, statsSql } from './stats.js';
 
 const STATS = 'accuracy_stats';
 const HISTOGRAMS = 'accuracy_histograms';
@@ -22,7 +22,7 @@ const DAY_SQL = `epoch_us(valid_time) // ${DAY_US}`;
 /** What the statistics depend on besides the pairs: a change computes them again from the whole ledger. */
 function fingerprintOf(options: MetricOptions): string {
   return JSON.stringify({
-    v: 1,
+    v: STATS_VERSION,
     bins: BIN_SCALE,
     // the statistics of a group do not depend on the order groups are asked in
     groups: [...options.groups].sort(),

@@ -14,6 +14,13 @@ import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
 import type { MetricOptions, SingleSubject } from './options.js';
 
+/**
+ * The layout of the statistics (which are computed, under which names): stored statistics of
+ * another version are computed again from the whole ledger (stats-store.ts). 2: no n_o, and
+ * s_d, s_dd only with a deadband; drop counts only where a group key has dropped pairs.
+ */
+export const STATS_VERSION = 2;
+
 export const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
 
 /**
@@ -67,7 +74,7 @@ function expandedSql(pairs: string, group: Group, options: MetricOptions, chunk:
 }
 
 export function groupKeys(group: Group, options: MetricOptions, single: SingleSubject | undefined): GroupKeys {
-  const { keyFromOrder } = groupSql(group, options);
+  const { keyFromOrder, order } = groupSql(group, options);
   const key = group === 'total' ? null : keyFromOrder ? 'key_order' : 'key';
   const columns = [...(single ? [] : ['subject', 'model']), ...(key ? [key] : [])];
   const literal = (v: string | null) => (v === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(v));
@@ -75,7 +82,8 @@ export function groupKeys(group: Group, options: MetricOptions, single: SingleSu
     single ? `${literal(single.subject)} AS subject, ${literal(single.model)} AS model` : 'subject, model',
     `${quoteLiteral(group)} AS grp`,
     key === null ? `'all' AS key` : keyFromOrder ? `${keyFromOrder('key_order')} AS key` : 'key',
-    key === 'key_order' ? 'key_order' : 'min(key_order) AS key_order',
+    // a key the sort number does not give sorts by a constant (groups.ts): no min() over every pair
+    key === 'key_order' ? 'key_order' : `CAST(${order} AS DOUBLE) AS key_order`,
   ].join(', ');
   return { group, columns, select };
 }
@@ -101,37 +109,42 @@ function longSql(wide: string): string {
 /**
  * The point statistics of one group: counts, the sums every deterministic metric is a ratio of,
  * the raw moments of actuals, forecasts and their differences (sum, sum of squares, cross
- * product), minima and maxima. Dropped rows only count: their values are NULL to the sums.
+ * product), minima and maxima, over the scored pairs only (filtered once, rather than a CASE
+ * over the drop reason in every aggregate); the dropped pairs are counted in a second aggregate
+ * over them alone, which DuckDB skips outright where the columns' statistics show none. Every
+ * aggregate over millions of pairs costs about as much as a plain scan's three, so there are as
+ * few as the metrics need: no n_o (every scored pair has its actual: n), and without a deadband
+ * no s_d, s_dd (they are s_e, s_sq; metrics.ts reads them so).
  */
 function pointStatsSql(pairs: string, k: GroupKeys, options: MetricOptions, chunk: string | null): string {
   const deadband = options.deadbandPct > 0;
   const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
-  const dropCounts = DROP_REASONS.map((r) => `count(CASE WHEN drop_reason = '${r}' THEN 1 END) AS dropped_${r}`).join(
-    ', ',
-  );
-  return longSql(`
-WITH scored AS (
-  SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
-  FROM (${expandedSql(pairs, k.group, options, chunk)})
-),
-errors AS (
-  SELECT *, ${errorSql('f', 'o', options.deadbandPct)} AS e, f - o AS d,
-    CASE WHEN capacity > 0 THEN ${errorSql('f', 'o', options.deadbandPct)} / capacity END AS e_norm,
-    CASE WHEN f IS NOT NULL THEN ${errorSql('reference', 'o', options.deadbandPct)} END AS e_ref
-  FROM scored
+  const expanded = expandedSql(pairs, k.group, options, chunk);
+  const select = `${k.select}, ${chunk === null ? '0 AS chunk' : 'chunk'}`;
+  const by = groupBy(k, chunk === null ? [] : ['chunk']);
+  const dropCounts = DROP_REASONS.map((r) => `count(*) FILTER (WHERE drop_reason = '${r}') AS dropped_${r}`).join(', ');
+  const scored = longSql(`
+WITH errors AS (
+  SELECT *, ${errorSql('forecast', 'actual', options.deadbandPct)} AS e,
+    CASE WHEN capacity > 0 THEN ${errorSql('forecast', 'actual', options.deadbandPct)} / capacity END AS e_norm,
+    CASE WHEN forecast IS NOT NULL THEN ${errorSql('reference', 'actual', options.deadbandPct)} END AS e_ref
+  FROM (${expanded}) WHERE drop_reason IS NULL
 )
-SELECT ${k.select}, ${chunk === null ? '0 AS chunk' : 'chunk'},
-  count(*) - count(drop_reason) AS n, count(drop_reason) AS dropped, ${dropCounts},
-  count(forecast) AS c_forecast, count(reference) AS c_reference,
+SELECT ${select}, count(*) AS n, count(forecast) AS c_forecast, count(reference) AS c_reference,
   count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
-  sum(CASE WHEN abs(o) > ${mapeFloor} THEN abs(e / o) END) AS s_ape,
-  count(CASE WHEN abs(o) <= ${mapeFloor} THEN e END) AS mape_skipped,
+  sum(CASE WHEN abs(actual) > ${mapeFloor} THEN abs(e / actual) END) AS s_ape,
+  count(CASE WHEN abs(actual) <= ${mapeFloor} THEN e END) AS mape_skipped,
   count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
   count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
-  ${deadband ? 'sum(d) AS s_d, sum(d * d) AS s_dd' : 'sum(e) AS s_d, sum(e * e) AS s_dd'},
-  count(o) AS n_o, sum(o) AS s_o, sum(o * o) AS s_oo, count(f) AS n_f, sum(f) AS s_f, sum(f * f) AS s_ff, sum(f * o) AS s_fo,
-  min(o) AS min_o, max(o) AS max_o, min(f) AS min_f, max(f) AS max_f
-FROM errors ${groupBy(k, chunk === null ? [] : ['chunk'])}`);
+  ${deadband ? 'sum(forecast - actual) AS s_d, sum((forecast - actual) * (forecast - actual)) AS s_dd,' : ''}
+  sum(actual) AS s_o, sum(actual * actual) AS s_oo, count(forecast) AS n_f, sum(forecast) AS s_f,
+  sum(forecast * forecast) AS s_ff, sum(forecast * actual) AS s_fo,
+  min(actual) AS min_o, max(actual) AS max_o, min(forecast) AS min_f, max(forecast) AS max_f
+FROM errors ${by}`);
+  const dropped = longSql(`
+SELECT ${select}, 0 AS n, count(*) AS dropped, ${dropCounts}, count(forecast) AS c_forecast, count(reference) AS c_reference
+FROM (${expanded}) WHERE drop_reason IS NOT NULL ${by}`);
+  return `SELECT * FROM (${scored})\nUNION ALL\nSELECT * FROM (${dropped})`;
 }
 
 /** The pairs relation once per group, with the group's key, sort number and chunk. */
