@@ -7,6 +7,7 @@ export type FaultPoint =
   | 'migration' // a migration committed in the draft, before the draft's checkpoint
   | 'staging' // a batch of series rows appended to its staging table, not merged yet
   | 'commit' // a transaction committed to the WAL, before the next checkpoint
+  | 'flags' // actuals committed with their data-quality flags pending, the flags not computed yet
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
@@ -17,6 +18,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'migration',
   'staging',
   'commit',
+  'flags',
   'checkpoint',
   'publish-copy',
   'publish-rename',

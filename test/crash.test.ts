@@ -19,6 +19,9 @@ let emu: Emulator;
 let emulatorNow = NOW;
 /** Table hashes of a clean sync at NOW: on a new warehouse, and on one synced at EARLIER before. */
 const clean = { new: {} as Record<string, string>, existing: {} as Record<string, string> };
+/** The data-quality flags a clean sync at NOW leaves (actual_flags without checked_at), by kind. */
+const cleanFlags = { new: [] as unknown[], existing: [] as unknown[] };
+const FLAGS_SQL = 'SELECT site_id, valid_time::VARCHAR AS t, flags FROM actual_flags ORDER BY site_id, valid_time';
 /** A warehouse synced at EARLIER (published and writer file), copied for each existing-warehouse case. */
 let base: string;
 /** How long a clean sync at NOW takes in a child process (ms), for the random kill times. */
@@ -31,6 +34,8 @@ beforeAll(async () => {
   const fresh = tempDir('efsync-crash-');
   await syncAt(NOW, testConfig({ dir: fresh, url: emu.url }));
   clean.new = await tableHashes(join(fresh, 'warehouse.duckdb'));
+  cleanFlags.new = await query(join(fresh, 'warehouse.duckdb'), FLAGS_SQL);
+  expect(cleanFlags.new.length).toBeGreaterThan(0);
 
   base = tempDir('efsync-crash-base-');
   await syncAt(EARLIER, testConfig({ dir: base, url: emu.url }));
@@ -38,6 +43,7 @@ beforeAll(async () => {
   copyWarehouse(base, again);
   await syncAt(NOW, testConfig({ dir: again, url: emu.url }));
   clean.existing = await tableHashes(join(again, 'warehouse.duckdb'));
+  cleanFlags.existing = await query(join(again, 'warehouse.duckdb'), FLAGS_SQL);
   expect(clean.existing).not.toEqual(await tableHashes(join(base, 'warehouse.duckdb')));
 
   const timed = tempDir('efsync-crash-');
@@ -84,13 +90,18 @@ function syncChild(
   });
 }
 
-/** The rerun after a kill: exit 0, the data of a clean run, no run left `running`, no draft left. */
+/**
+ * The rerun after a kill: exit 0, the data and data-quality flags of a clean run (none left
+ * pending), no run left `running`, no draft left.
+ */
 async function rerunMatchesClean(dir: string, kind: Kind): Promise<void> {
   emulatorNow = NOW;
   const rerun = await runSync(testConfig({ dir, url: emu.url }));
   expect(rerun.exitCode, rerun.error ?? '').toBe(0);
   const path = join(dir, 'warehouse.duckdb');
   expect(await tableHashes(path)).toEqual(clean[kind]);
+  expect(await query(path, FLAGS_SQL)).toEqual(cleanFlags[kind]);
+  expect(await query(path, 'SELECT * FROM actual_flags_pending')).toEqual([]);
   const runs = await query<{ status: string }>(path, 'SELECT status FROM runs ORDER BY started_at');
   expect(runs.map((r) => r.status)).not.toContain('running');
   expect(runs.at(-1)?.status).toBe('ok');
@@ -112,11 +123,12 @@ const NAMED: Record<Kind, string[]> = {
     'staging',
     'commit',
     'commit:4',
+    'flags',
     'checkpoint',
     'publish-copy',
     'publish-rename',
   ],
-  existing: ['open', 'staging', 'commit', 'commit:4', 'checkpoint', 'publish-copy', 'publish-rename'],
+  existing: ['open', 'staging', 'commit', 'commit:4', 'flags', 'checkpoint', 'publish-copy', 'publish-rename'],
 };
 
 describe.each(['new', 'existing'] as const)(

@@ -79,12 +79,14 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 ];
 
 /**
- * Warehouse tables that are not data and have no place in the lake: the migration record, and the
- * accuracy ledger and its per-group statistics (a warehouse's own working state; a scratch
- * warehouse without them scores in full).
+ * Warehouse tables that are not data and have no place in the lake: the migration record, the
+ * flags a sync has still to compute (empty when it ends), and the accuracy ledger and its
+ * per-group statistics (a warehouse's own working state; a scratch warehouse without them scores
+ * in full).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
+  'actual_flags_pending',
   'accuracy_ledger_state',
   'accuracy_pairs',
   'accuracy_pair_quantiles',

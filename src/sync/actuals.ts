@@ -41,10 +41,7 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
     },
     load: (env, site, fetched) =>
       type === POWER
-        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), {
-            ...loadOptions(env, state, fetched.mark),
-            quality: env.quality,
-          })
+        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), loadOptions(env, state, fetched.mark))
         : loadTypedActuals(
             env.warehouse,
             site.siteId,

@@ -17,7 +17,7 @@ import { inShard, type Shard } from '../lake/shard.js';
 import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import type { Failure, JobOutcome } from '../runner/job.js';
-import type { QualitySettings } from '../warehouse/flags.js';
+import { flagPending, type QualitySettings } from '../warehouse/flags.js';
 import {
   forgetDigests,
   loadModels,
@@ -128,7 +128,7 @@ export interface SyncRequest {
   backfill?: Backfill | undefined;
   sync: Config['sync'];
   intervalLabels: Config['service']['interval_label'];
-  /** Thresholds of the data-quality flags computed on every load of (power) actuals. */
+  /** Thresholds of the data-quality flags, computed once after the series for the (power) actuals that changed. */
   quality: QualitySettings;
 }
 
@@ -202,6 +202,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   );
   req.progress.stop();
   tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
+  await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
 
   if (tally.notStarted > 0)
@@ -226,6 +227,24 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     defaulted: tally.defaulted,
     summary: summaryLines(sites.length, ordered, tally, wallMs),
   };
+}
+
+/**
+ * The data-quality flags of every site whose actuals changed, this run or a run killed before
+ * its flags (actual_flags_pending), computed at once after the series: per batch of loads they
+ * cost two statements of ~45 ms each, whatever the batch. A failure leaves them pending for the
+ * next sync and fails the actuals.
+ */
+async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void> {
+  const loadStart = performance.now();
+  try {
+    await flagPending(req.warehouse, req.quality, { now: req.now });
+  } catch (error) {
+    const reason = `data-quality flags: ${error instanceof Error ? error.message : String(error)}`;
+    tally.failures.push({ resource: 'actuals', reason });
+    req.log.warn({ resource: 'actuals', err: reason }, 'the flags stay pending for the next sync');
+  }
+  tally.loadMs += performance.now() - loadStart;
 }
 
 /**
@@ -458,7 +477,6 @@ function syncEnv(req: SyncRequest): SyncEnv {
     settings: { lookback: sync.lookback, initialHistory: sync.initial_history, horizon: sync.horizon },
     ...(req.backfill ? { backfill: req.backfill } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
-    quality: req.quality,
     log: req.log,
   };
 }

@@ -1,7 +1,6 @@
 // What every resource module of the sync gets and gives: the run's environment in, a fetch
 // phase (the service) and a load phase (the warehouse) out, so a run can say where time goes.
 import type { Listing, ServiceClient } from '../api/client.js';
-import type { QualitySettings } from '../warehouse/flags.js';
 import type { Logger } from '../log.js';
 import type { Failure } from '../runner/job.js';
 import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
@@ -24,8 +23,6 @@ export interface SyncEnv {
   backfill?: Backfill;
   /** Requests of one resource of one site that may run at once. */
   requestsPerSite: number;
-  /** Thresholds of the data-quality flags computed on every load of (power) actuals. */
-  quality: QualitySettings;
   log: Logger;
 }
 

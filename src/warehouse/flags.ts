@@ -1,13 +1,16 @@
 // Data-quality flags on actuals, in the spirit of the Solar Forecast Arbiter's validation toolkit
 // (validation/validator.py): a bitmask per suspect value in `actual_flags` (migration 006 names
 // every bit in `quality_flags`), computed in SQL over the warehouse, one DELETE and one INSERT per
-// batch of sites. Derived data of the warehouse: the loader recomputes them in the transaction
-// that changes actuals (so revised values are flagged anew), and the accuracy step before every
+// batch of sites. Derived data of the warehouse: a load that changes actuals records the site and
+// the earliest changed valid time in `actual_flags_pending`, in its own transaction, and
+// flagPending computes the flags of what is pending (the sync once after its series, a loader
+// call given thresholds in its own transaction); the accuracy step recomputes them before every
 // score, with the thresholds it is given (src/accuracy/quality.ts reads them from the config).
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { instantLiteral, quoteLiteral } from './sql.js';
 import type { Warehouse } from './warehouse.js';
+import { faultPoint } from '../fault.js';
 
 /** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */
 export const FLAGS = {
@@ -194,4 +197,54 @@ FROM ${withSunUp('SELECT * FROM spans', {
     mid: `((${start} + ${end}) / 2) / 1e6`,
     end: `(${end}) / 1e6`,
   })}`;
+}
+
+/**
+ * Sites whose pending flags are computed in one DELETE and INSERT (and one transaction): the two
+ * statements cost ~45 ms whatever their size, so the sync computes them for many sites at once
+ * rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of 8);
+ * 250 sites' week of actuals is ~170,000 values, well within sync.memory_limit.
+ */
+const PENDING_SITES_PER_STATEMENT = 250;
+
+/**
+ * Records, in the caller's transaction, that the flags of the sites in `changes` (a table with
+ * site_id and valid_time: the actuals a load changed) are to be computed from the earliest
+ * valid time that changed.
+ */
+export async function markFlagsPending(sql: Pick<Warehouse, 'run'>, changes: string): Promise<void> {
+  await sql.run(`INSERT INTO actual_flags_pending SELECT site_id, min(valid_time) FROM ${changes} GROUP BY site_id`);
+}
+
+/**
+ * Computes the pending flags (of `sites`, or of every site pending) and deletes their pending
+ * rows in the same transaction, PENDING_SITES_PER_STATEMENT sites at a time (inside a caller's
+ * transaction, all in it). From each group's earliest pending time on: flagging more than
+ * changed is harmless. Returns the sites flagged.
+ */
+export async function flagPending(
+  warehouse: Warehouse,
+  settings: QualitySettings,
+  options: { now: number; sites?: readonly string[] },
+): Promise<number> {
+  const only = options.sites ? `WHERE site_id IN (${options.sites.map(quoteLiteral).join(', ')})` : '';
+  if (options.sites?.length === 0) return 0;
+  const pending = await warehouse.all<{ site_id: string; from: number }>(
+    `SELECT site_id, epoch_ms(min(from_time))::DOUBLE AS from FROM actual_flags_pending ${only}
+     GROUP BY site_id ORDER BY site_id`,
+  );
+  if (pending.length > 0) faultPoint('flags');
+  for (let start = 0; start < pending.length; start += PENDING_SITES_PER_STATEMENT) {
+    const group = pending.slice(start, start + PENDING_SITES_PER_STATEMENT);
+    const sites = group.map((site) => site.site_id);
+    await warehouse.transaction(async () => {
+      await flagActuals(warehouse, settings, {
+        sites,
+        fromMs: Math.min(...group.map((site) => site.from)),
+        now: options.now,
+      });
+      await warehouse.run(`DELETE FROM actual_flags_pending WHERE site_id IN (${sites.map(quoteLiteral).join(', ')})`);
+    });
+  }
+  return pending.length;
 }

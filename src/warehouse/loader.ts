@@ -21,11 +21,13 @@
  *     without being concatenated first.
  *   loadModelOutputs(warehouse, siteId, outputs: ModelOutputColumns[], options?) → RowsWritten
  *     Inserts new (model_id, as_of, valid_time); all the given outputs of the site in one transaction.
- *   loadActuals(warehouse, siteId, columns: ActualColumns, options & { quality }) → RowsWritten
+ *   loadActuals(warehouse, siteId, columns: ActualColumns, options & { quality? }) → RowsWritten
  *     Inserts new (site_id, valid_time) with first_seen_at = now; where a value changed
  *     (IS DISTINCT FROM) writes an `actual_revisions` row (old, new, replaced_at = now) and updates
  *     value and revised_at. Unchanged points write nothing. The data-quality flags of what changed
- *     are recomputed in the same transaction (flags.ts), with the thresholds given.
+ *     are marked pending (actual_flags_pending) in the same transaction, and computed there too
+ *     when thresholds are given (`quality`); without, flagPending (flags.ts) computes them later,
+ *     as the sync does once after its series.
  *   loadTypedActuals(warehouse, siteId, type, columns: ActualColumns, options?) → RowsWritten
  *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
  *     `actuals_by_type` and `actual_revisions_by_type`.
@@ -224,7 +226,7 @@ export async function loadActuals(
   warehouse: Warehouse,
   siteId: string,
   columns: ActualColumns,
-  options: LoadOptions & { quality: QualitySettings },
+  options: LoadOptions = {},
 ): Promise<RowsWritten> {
   const rows = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
   const block = {

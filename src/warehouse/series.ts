@@ -19,7 +19,7 @@ import {
   freshOutputsSql,
   sqlList,
 } from './merge.js';
-import { flagActuals, type QualitySettings } from './flags.js';
+import { flagPending, markFlagsPending, type QualitySettings } from './flags.js';
 import type { Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
@@ -27,7 +27,7 @@ export interface LoadOptions {
   now?: number;
   /** Written in the same transaction as the data. */
   syncState?: SyncStateUpdate;
-  /** Thresholds of the data-quality flags computed after a load of (power) actuals; loadActuals requires them. */
+  /** Thresholds of the data-quality flags, to compute those of a load of (power) actuals in its transaction; without, they stay pending (flags.ts, flagPending). */
   quality?: QualitySettings;
 }
 
@@ -122,15 +122,15 @@ const SERIES: Record<SeriesKind, Series> = {
     staging: 'stage_actuals',
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
     merge: async (warehouse, sites, options) => {
-      const { written, from } = await mergeActuals(warehouse, sites, POWER_ACTUALS);
-      // The flags of the sites whose actuals changed, from the earliest changed valid time on
-      // (flags.ts reaches back far enough for runs that began earlier).
-      if (written.size > 0 && options.quality) {
-        await flagActuals(warehouse, options.quality, {
-          sites: [...written.keys()],
-          fromMs: from,
-          now: options.now ?? Date.now(),
-        });
+      const written = await mergeActuals(warehouse, sites, POWER_ACTUALS);
+      // The flags of the sites whose actuals changed are pending from the earliest changed valid
+      // time on (flags.ts reaches back far enough for runs that began earlier): computed here
+      // when the load was given thresholds, else by the sync once after its series.
+      if (written.size > 0) {
+        await markFlagsPending(warehouse, `temp.${POWER_ACTUALS.changes}`);
+        if (options.quality) {
+          await flagPending(warehouse, options.quality, { sites: [...written.keys()], now: options.now ?? Date.now() });
+        }
       }
       return written;
     },
@@ -138,7 +138,7 @@ const SERIES: Record<SeriesKind, Series> = {
   typed_actuals: {
     staging: 'stage_typed_actuals',
     definition: 'site_no INTEGER, type VARCHAR, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
-    merge: async (warehouse, sites) => (await mergeActuals(warehouse, sites, TYPED_ACTUALS)).written,
+    merge: (warehouse, sites) => mergeActuals(warehouse, sites, TYPED_ACTUALS),
   },
 };
 
@@ -302,17 +302,16 @@ async function holdsAny(warehouse: Warehouse, table: string, sites: string[]): P
   return row.found;
 }
 
-/** Merges the staged actuals; rows written per site, and the earliest valid time that changed (epoch ms). */
+/** Merges the staged actuals (what changed stays in temp.<target.changes>); rows written per site. */
 async function mergeActuals(
   warehouse: Warehouse,
   sites: string[],
   target: ActualsTarget,
-): Promise<{ written: Map<string, RowsWritten>; from: number }> {
+): Promise<Map<string, RowsWritten>> {
   const list = sqlList(sites);
   await warehouse.run(actualChangesSql(list, target));
-  const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number; from: number }>(`
-    SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted,
-      epoch_ms(min(valid_time))::DOUBLE AS from
+  const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
+    SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted
     FROM temp.${target.changes} GROUP BY site_id`);
   const apply = applyActualChangesSql(list, target);
   if (counts.some((c) => c.revised > 0)) {
@@ -320,15 +319,9 @@ async function mergeActuals(
     await warehouse.run(apply.update);
   }
   if (counts.some((c) => c.inserted > 0)) await warehouse.run(apply.insert);
-  return {
-    written: new Map(
-      counts.map((c) => [
-        c.site_id,
-        nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised }),
-      ]),
-    ),
-    from: Math.min(...counts.map((c) => c.from)),
-  };
+  return new Map(
+    counts.map((c) => [c.site_id, nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised })]),
+  );
 }
 
 // ---------------------------------------------------------------- the queue

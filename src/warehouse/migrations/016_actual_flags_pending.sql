@@ -1,0 +1,13 @@
+-- The actuals whose data-quality flags are still to be computed (docs/sync.md, "Data-quality
+-- flags"): a load of actuals records here, in its own transaction, each site whose values changed
+-- and from when; the sync computes the flags of every such site once, after its series, and
+-- deletes the rows in the transaction that writes the flags. A run killed in between leaves the
+-- rows, and the next sync computes those flags.
+
+CREATE TABLE actual_flags_pending (
+  site_id VARCHAR NOT NULL,
+  from_time TIMESTAMPTZ NOT NULL
+);
+COMMENT ON TABLE actual_flags_pending IS 'Sites whose actuals changed since their flags (actual_flags) were computed: one row per load, deleted when the flags are written';
+COMMENT ON COLUMN actual_flags_pending.site_id IS 'The site whose actuals changed';
+COMMENT ON COLUMN actual_flags_pending.from_time IS 'The earliest valid time that changed in that load; the flags are computed again from there on';
