@@ -272,6 +272,39 @@ describe('incremental accuracy', () => {
       await wh.close();
     }
   });
+
+  it('statistics kept by an older version of efsync are computed again from the whole ledger', async () => {
+    const wh = await openTestWarehouse('accuracy-incremental-stats-version');
+    try {
+      await addSite(wh, 'S1', 'solar', 100);
+      const day = Date.parse('2026-03-02T00:00:00Z');
+      await wh.run(`INSERT INTO actuals SELECT 'S1', make_timestamptz(${day * 1000} + i * 3600000000),
+        50 + 40 * sin(i / 7.0), TIMESTAMPTZ '2026-03-07T00:00:00Z', NULL FROM range(0, 4 * 24) r(i)`);
+      await wh.run(`INSERT INTO forecasts SELECT 'S1', 'gbm', 1, make_timestamptz(${day * 1000} + (d * 24 + 6) * 3600000000),
+        make_timestamptz(${day * 1000} + (d * 24 + 6 + h) * 3600000000), 45 + 40 * sin(h / 5.0), NULL
+        FROM range(0, 4) a(d), range(1, 37) b(h)`);
+      const config = { ...Config.parse({}), file: null };
+      const settings: AccuracySettings = {
+        ...settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir),
+        groups: ['total', 'hour'],
+        from: day,
+        to: day + 4 * DAY,
+      };
+      const run = (runId: string, full = false) =>
+        runWarehouseAccuracy(wh, { ...settings, full }, { runId, now: Date.parse('2026-03-08T00:00:00Z') });
+      await run('first');
+      // as an older efsync left them: another layout's version, and a bin of its numbering
+      await wh.run(`UPDATE accuracy_stats_state SET fingerprint = regexp_replace(fingerprint, '"v":\\d+', '"v":1')`);
+      await wh.run(`INSERT INTO accuracy_histograms VALUES ('forecast', NULL, 'total', 'all', 0, 1001000, 5, 0)`);
+      const next = await run('next');
+      expect(next.result.ledger?.stats?.mode).toBe('full');
+      const [stale] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM accuracy_histograms WHERE bin = 1001000');
+      expect(Number(stale.n)).toBe(0);
+      expectSameMetrics(next.result.rows, (await run('full', true)).result.rows);
+    } finally {
+      await wh.close();
+    }
+  });
 });
 
 /** The CLI in a child process (the emulator in this one keeps answering), optionally killed at a fault point. */
