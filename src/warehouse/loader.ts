@@ -396,12 +396,14 @@ const MODEL_STATES: RefTable = {
   ],
 };
 
-const REF_TABLES = [SITES, SITE_ASSETS, SITE_CAPACITY, MODELS, MODEL_STATES];
-
-async function ensureRefStaging(warehouse: Warehouse): Promise<void> {
-  for (const { table } of REF_TABLES) {
-    await warehouse.run(`CREATE TEMP TABLE IF NOT EXISTS ${table}_in AS SELECT * FROM main.${table} LIMIT 0`);
-    await warehouse.run(`DELETE FROM temp.${table}_in`);
+/**
+ * Empty staging tables temp.<table>_in for the given tables, shaped as theirs: one statement
+ * each (a create if missing and a delete for every one of the five cost ~10 statements a load,
+ * ~40 of the ~125 of a 1,000-site resync).
+ */
+async function freshRefStaging(warehouse: Warehouse, specs: readonly RefTable[]): Promise<void> {
+  for (const { table } of specs) {
+    await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${table}_in AS SELECT * FROM main.${table} LIMIT 0`);
   }
 }
 
@@ -464,7 +466,7 @@ export async function loadSites(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await ensureRefStaging(warehouse);
+    await freshRefStaging(warehouse, [SITES, SITE_ASSETS, SITE_CAPACITY]);
     await stageRows(
       warehouse,
       SITES,
@@ -526,7 +528,7 @@ export async function loadModels(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await ensureRefStaging(warehouse);
+    await freshRefStaging(warehouse, [MODELS, MODEL_STATES]);
     await stageRows(
       warehouse,
       MODELS,
