@@ -106,6 +106,8 @@ const SAME_AS: Record<string, string> = { n_o: 'n', s_d: 's_e', s_dd: 's_sq' };
 
 /** A statistic by name; NaN where a group has none (the sum of nothing), 0 for a drop count. */
 function statOf(stats: Map<string, number>, name: string): number {
+  // the pairs with a forecast whose actual is at or below the MAPE floor
+  if (name === 'mape_skipped') return (stats.get('n_point') ?? 0) - (stats.get('n_ape') ?? 0);
   const value = stats.get(name) ?? (name in SAME_AS ? stats.get(SAME_AS[name]) : undefined);
   return value ?? (COUNT_FIELDS.includes(name) ? 0 : NaN);
 }

@@ -18,9 +18,10 @@ import type { MetricOptions, SingleSubject } from './options.js';
  * The layout of the statistics (which are computed, under which names): stored statistics of
  * another version are computed again from the whole ledger (stats-store.ts). 2: no n_o, and
  * s_d, s_dd only with a deadband; drop counts only where a group key has dropped pairs. 3: the
- * histograms' bins numbered without an offset for positive values (binSql).
+ * histograms' bins numbered without an offset for positive values (binSql). 4: n_ape, not
+ * mape_skipped.
  */
-export const STATS_VERSION = 3;
+export const STATS_VERSION = 4;
 
 export const DROP_REASONS = ['actual', 'flagged', 'forecast', 'reference', 'quantiles'] as const;
 
@@ -118,8 +119,9 @@ function longSql(wide: string): string {
  * over the drop reason in every aggregate); the dropped pairs are counted in a second aggregate
  * over them alone, which DuckDB skips outright where the columns' statistics show none. Every
  * aggregate over millions of pairs costs about as much as a plain scan's three, so there are as
- * few as the metrics need: no n_o (every scored pair has its actual: n), and without a deadband
- * no s_d, s_dd (they are s_e, s_sq; metrics.ts reads them so).
+ * few as the metrics need: no n_o (every scored pair has its actual: n), without a deadband no
+ * s_d, s_dd (they are s_e, s_sq; metrics.ts reads them so), and the pairs MAPE skips counted as
+ * n_point − n_ape (a CASE over every pair less).
  */
 function pointStatsSql(pairs: string, k: GroupKeys, options: MetricOptions, chunk: string | null): string {
   const deadband = options.deadbandPct > 0;
@@ -131,14 +133,14 @@ function pointStatsSql(pairs: string, k: GroupKeys, options: MetricOptions, chun
   const scored = longSql(`
 WITH errors AS (
   SELECT *, ${errorSql('forecast', 'actual', options.deadbandPct)} AS e,
+    CASE WHEN abs(actual) > ${mapeFloor} THEN abs(${errorSql('forecast', 'actual', options.deadbandPct)} / actual) END AS ape,
     CASE WHEN capacity > 0 THEN ${errorSql('forecast', 'actual', options.deadbandPct)} / capacity END AS e_norm,
     CASE WHEN forecast IS NOT NULL THEN ${errorSql('reference', 'actual', options.deadbandPct)} END AS e_ref
   FROM (${expanded}) WHERE drop_reason IS NULL
 )
 SELECT ${select}, count(*) AS n, count(forecast) AS c_forecast, count(reference) AS c_reference,
   count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
-  sum(CASE WHEN abs(actual) > ${mapeFloor} THEN abs(e / actual) END) AS s_ape,
-  count(CASE WHEN abs(actual) <= ${mapeFloor} THEN e END) AS mape_skipped,
+  count(ape) AS n_ape, sum(ape) AS s_ape,
   count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
   count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
   ${deadband ? 'sum(forecast - actual) AS s_d, sum((forecast - actual) * (forecast - actual)) AS s_dd,' : ''}
