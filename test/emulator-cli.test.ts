@@ -44,6 +44,42 @@ describe('efsync emulator', () => {
     expect(result.stderr).toContain('--api-key');
   });
 
+  it('holds its clock at --now: the actuals end at the last quarter hour before it', async () => {
+    const child = spawn(
+      process.execPath,
+      [...CLI, 'emulator', '--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', () => reject(new Error('the emulator exited before printing its URL')));
+      });
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
+      const headers = { authorization: 'k' };
+      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
+      const range = 'start_date=2026-03-01T08:00:00Z&end_date=2026-03-02T00:00:00Z';
+      const actuals = (await (
+        await fetch(`${url}/platform/v2/sites/${site.id}/actual?${range}`, { headers })
+      ).json()) as {
+        valid_time: string[];
+      };
+      expect(actuals.valid_time.at(-1)).toBe('2026-03-01T10:00:00Z');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses a --now that is not an instant, naming the flag', () => {
+    const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--now', 'yesterday'], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--now');
+  });
+
   it('refuses a fault rate outside 0..1', () => {
     const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
       encoding: 'utf8',

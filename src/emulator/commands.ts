@@ -1,6 +1,7 @@
 // `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
 import { command, stopSignal, UsageError, type Outcome } from '../boundary.js';
+import { parseInstant } from '../time.js';
 import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
 import { startEmulator } from './server.js';
 
@@ -16,6 +17,7 @@ interface EmulatorFlags {
   state?: string;
   historyDays: string;
   profile: string;
+  now?: string;
 }
 
 export function registerEmulatorCommands(program: Command): void {
@@ -32,6 +34,7 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--slow-ms <ms>', 'delay of a slow-response fault', '3000')
     .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
     .option('--history-days <n>', 'days of history before today', '14')
+    .option('--now <instant>', "the emulator's clock held at this instant (ISO 8601), so its data does not move")
     .option(
       '--profile <name>',
       "rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages' shapes)",
@@ -73,7 +76,19 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
     historyDays: integer('--history-days', flags.historyDays, 0, 366),
     profile: profileOf(flags.profile),
     ...(flags.state ? { statePath: flags.state } : {}),
+    ...(flags.now !== undefined ? { now: heldClock(flags.now) } : {}),
   };
+}
+
+/** A clock that stays at `text`: no quarter hour ends and no vintage is issued while it serves. */
+function heldClock(text: string): () => number {
+  let at: number;
+  try {
+    at = parseInstant(text);
+  } catch (error) {
+    throw new UsageError(`--now: ${(error as Error).message}`);
+  }
+  return () => at;
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {
