@@ -25,6 +25,7 @@ import {
   writeConfigFile,
 } from './sync-support.js';
 
+/** The emulator's clock, moved by each test: every sync here runs before the quarter hour ending at NOW + 5 minutes. */
 let clock = NOW;
 let emu: Emulator;
 let client: ServiceClient;
@@ -128,6 +129,24 @@ describe('a value changed on the service between two syncs', () => {
   });
 });
 
+describe('a value deleted on the service, then issued again', () => {
+  it('is kept while deleted, and the value issued again is stored', async () => {
+    const site = sites[2].site_id;
+    const validTime = NOW - 3 * HOUR - 10 * MINUTE;
+    const old = await stored(site, validTime);
+    expect(old.value).not.toBeNull();
+    await client.deleteSiteActuals(site, { start: validTime, end: validTime });
+    // The warehouse keeps what it stored: a read without the value writes nothing.
+    expect((await syncAt(NOW + 4 * MINUTE + 20_000)).rows).toEqual({});
+    expect((await stored(site, validTime)).value).toBe(old.value);
+
+    await changeOnService(site, validTime, 777);
+    const resync = await syncAt(NOW + 4 * MINUTE + 40_000);
+    expect(resync.rows).toEqual({ actuals: 1, actual_revisions: 1 });
+    expect(await stored(site, validTime)).toEqual({ value: 777, revisions: [777] });
+  });
+});
+
 describe('a model added on the service between two syncs', () => {
   it('is stored with its type, which the service lists it under', async () => {
     const site = sites.find((s) => s.type === 'load');
@@ -140,7 +159,7 @@ describe('a model added on the service between two syncs', () => {
       longitude,
       settings: { ...settings, quantileModels: [0.5] },
     });
-    const resync = await syncAt(NOW + 5 * MINUTE);
+    const resync = await syncAt(NOW + 4 * MINUTE + 50_000);
     expect(resync.status).toBe('ok');
     expect(resync.rows.models).toBe(1);
     const models = await query<{ name: string; model_type: string; quantile: number | null }>(
