@@ -11,6 +11,7 @@ export type FaultPoint =
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
+  | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
   | 'accuracy-ledger'; // the accuracy ledger committed, its scores not computed or stored yet
 
 const FAULT_POINTS: readonly FaultPoint[] = [
@@ -22,6 +23,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'checkpoint',
   'publish-copy',
   'publish-rename',
+  'accuracy-batch',
   'accuracy-ledger',
 ];
 

@@ -2,6 +2,7 @@
 // new flag, the incremental score aligns only the new and changed pairs, its ledger holds exactly
 // the pairs a full alignment makes, and every metric equals the full rescore's.
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import accuracyJob from '../jobs/accuracy.js';
@@ -187,17 +188,36 @@ describe('incremental accuracy', () => {
     const full = await accuracy('--full');
     expect(full.code).toBe(0);
     expect(full.stderr).toMatch(/pairs: full \(--full\)/);
-    const rows = (text: string) => JSON.parse(text) as Record<string, unknown>[];
-    const [a, b] = [rows(next.stdout), rows(full.stdout)];
-    expect(a.length).toBe(b.length);
-    for (const [i, row] of a.entries()) {
-      for (const [field, value] of Object.entries(row)) {
-        const expected = b[i][field];
-        if (typeof value === 'number' && typeof expected === 'number')
-          expect(Math.abs(value - expected), field).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
-        else expect(value, field).toEqual(expected);
-      }
-    }
+    expectSameJson(next.stdout, full.stdout);
+  }, 180_000);
+
+  it('a run killed between two batches of its ledger leaves one the next run aligns in full, as --full does', async () => {
+    const dir = tempDir('efsync-accuracy-killed-batch-');
+    const config = testConfig({ dir, url: emu.url });
+    await syncAt(config, NOW);
+    const configFile = writeConfigFile(dir, { dir, url: emu.url });
+    // every site a batch of its own
+    const written = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(configFile, JSON.stringify({ ...written, accuracy: { batch_points: 1 } }));
+    const window = ['--from', new Date(NOW - 2 * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
+    const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
+
+    expect((await accuracy()).code).toBe(0);
+    await syncAt(config, NOW + 3 * HOUR);
+    // the first site's pairs replaced and committed, the others' not yet
+    const killed = await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-batch');
+    expect(killed.signal).toBe('SIGKILL');
+    const next = await accuracy();
+    expect(next.code).toBe(0);
+    expect(next.stderr).toMatch(
+      /pairs: full \(the last run did not finish\), \d+ aligned, \d+ scored; statistics: full/,
+    );
+    const again = await accuracy();
+    expect(again.stderr).toMatch(/pairs: incremental, 0 aligned/);
+    const full = await accuracy('--full');
+    expect(full.code).toBe(0);
+    expectSameJson(next.stdout, full.stdout);
+    expectSameJson(again.stdout, full.stdout);
   }, 180_000);
 
   it('the nightly job says which it ran and records the pairs aligned in the run ledger', async () => {
@@ -306,6 +326,21 @@ describe('incremental accuracy', () => {
     }
   });
 });
+
+/** Two `--json` outputs: the same rows, every number within 1e-9 relative. */
+function expectSameJson(actual: string, expected: string): void {
+  const rows = (text: string) => JSON.parse(text) as Record<string, unknown>[];
+  const [a, b] = [rows(actual), rows(expected)];
+  expect(a.length).toBe(b.length);
+  for (const [i, row] of a.entries()) {
+    for (const [field, value] of Object.entries(row)) {
+      const other = b[i][field];
+      if (typeof value === 'number' && typeof other === 'number')
+        expect(Math.abs(value - other), field).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(other)));
+      else expect(value, field).toEqual(other);
+    }
+  }
+}
 
 /** The CLI in a child process (the emulator in this one keeps answering), optionally killed at a fault point. */
 function efsync(

@@ -22,6 +22,7 @@ import {
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
+import { faultPoint } from '../fault.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
@@ -29,14 +30,19 @@ export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
 export type LedgerMode = 'full' | 'incremental';
 
 /**
- * Told of the pairs a refresh removes from the ledger and adds to it, inside its transaction
- * (stats-store.ts keeps the per-group statistics in step so).
+ * Told of the pairs a refresh removes from the ledger and adds to it, each batch inside its
+ * transaction (stats-store.ts keeps the per-group statistics in step so).
  */
 export interface LedgerListener {
-  /** The ledger's pairs whose pids are in acc_stale are about to be deleted. */
+  /**
+   * The ledger is about to change for the first time in this run (inside the first batch's
+   * transaction); `rebuilt` when every pair is aligned anew.
+   */
+  starting(rebuilt: boolean): Promise<void>;
+  /** The batch's ledger pairs in acc_stale (their rows) are about to be deleted. */
   removing(): Promise<void>;
-  /** Every new pair is in: pids from `fromPid` on; `rebuilt` when the whole ledger was aligned anew. */
-  added(fromPid: number, rebuilt: boolean): Promise<void>;
+  /** Every batch is in (inside the transaction that writes the ledger's state): the new pairs are those from `fromPid` on. */
+  done(fromPid: number): Promise<void>;
 }
 
 export interface LedgerRefresh {
@@ -59,7 +65,6 @@ interface LedgerState {
   from: number | null;
   to: number | null;
   actualsSeenTo: number;
-  nextPid: number;
 }
 
 const HOUR_US = 3_600_000_000;
@@ -107,15 +112,13 @@ async function readState(wh: Warehouse): Promise<LedgerState | null> {
     window_from: Date | null;
     window_to: Date | null;
     actuals_seen_to: Date;
-    next_pid: bigint;
-  }>('SELECT fingerprint, window_from, window_to, actuals_seen_to, next_pid FROM accuracy_ledger_state');
+  }>('SELECT fingerprint, window_from, window_to, actuals_seen_to FROM accuracy_ledger_state');
   if (!row) return null;
   return {
     fingerprint: row.fingerprint,
     from: ms(row.window_from),
     to: ms(row.window_to),
     actualsSeenTo: row.actuals_seen_to.getTime(),
-    nextPid: Number(row.next_pid),
   };
 }
 
@@ -203,46 +206,53 @@ function changedRowsSql(rows: string, old: LedgerState): string {
     WHERE NOT (${inWindowSql('p.valid_time', old.from, old.to)}) OR i.hit OR v.hit OR r.hit`;
 }
 
-/** The staged changes of a refresh: new pairs and quantiles, and the pids of the ledger's stale pairs. */
-async function createStaging(wh: Warehouse): Promise<void> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_new_pairs AS FROM ${LEDGER_PAIRS} LIMIT 0`);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_new_quantiles AS FROM ${LEDGER_QUANTILES} LIMIT 0`);
-  await wh.run('CREATE OR REPLACE TEMP TABLE acc_stale (pid BIGINT)');
-}
-
-/** Stages the batch's aligned pairs (acc_pairs, acc_quantiles), pids from `base`; returns how many. */
-async function stageAligned(wh: Warehouse, base: number): Promise<number> {
-  await wh.run(`INSERT INTO acc_new_pairs SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
-    valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
-  await wh.run(`INSERT INTO acc_new_quantiles SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
-  const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
-  return Number(n);
-}
-
-/** Stages the pids of the batch's ledger pairs outside this run's window and those changedRowsSql says are stale. */
-async function stageStale(wh: Warehouse, options: AlignOptions, old: LedgerState): Promise<void> {
-  await wh.run(`INSERT INTO acc_stale
-    SELECT pid FROM ${LEDGER_PAIRS}
-    WHERE site_id IN (SELECT site_id FROM acc_batch) AND NOT (${inWindowSql('valid_time', options.from, options.to)})
-    UNION SELECT pid FROM (${changedRowsSql(`SELECT pid, site_id, issue_time, valid_time FROM ${LEDGER_PAIRS}`, old)})`);
+/**
+ * The batch's ledger pairs that give way, as acc_stale (their rows, for the statistics to take
+ * out): for a full alignment all of the batch's sites'; else those outside this run's window and
+ * those changedRowsSql says are stale.
+ */
+async function markStale(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
+  const ofBatch = 'site_id IN (SELECT site_id FROM acc_batch)';
+  const stale = old
+    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindowSql('valid_time', options.from, options.to)})
+      UNION SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS}`, old)})`
+    : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
 }
 
 /**
- * Applies the staged changes to the ledger, telling `listener`: the stale pairs replaced by the
- * new ones (`old`, the state the incremental refresh started from), else all of it replaced.
+ * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
+ * from `base`) in one transaction, telling `listener`; returns how many were aligned. The first
+ * batch also takes away the ledger's state (and the listener its own), so that a run killed
+ * between batches leaves a ledger the next run knows to align again in full.
  */
-async function applyStaged(
+async function applyBatch(
   wh: Warehouse,
-  old: LedgerState | null,
+  base: number,
+  first: { rebuilt: boolean } | null,
   listener: LedgerListener | undefined,
-): Promise<void> {
-  if (old) await listener?.removing();
-  const stale = old ? 'WHERE pid IN (SELECT pid FROM acc_stale)' : '';
-  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} ${stale}`);
-  await wh.run(`DELETE FROM ${LEDGER_PAIRS} ${stale}`);
-  await wh.run(`INSERT INTO ${LEDGER_PAIRS} FROM acc_new_pairs`);
-  await wh.run(`INSERT INTO ${LEDGER_QUANTILES} FROM acc_new_quantiles`);
-  await listener?.added(old?.nextPid ?? 0, old === null);
+): Promise<number> {
+  return wh.transaction(async () => {
+    if (first) {
+      await wh.run('DELETE FROM accuracy_ledger_state');
+      await listener?.starting(first.rebuilt);
+    }
+    await listener?.removing();
+    await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
+    await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
+    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
+      valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
+    await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
+    const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
+    return Number(n);
+  });
+}
+
+/** Removes the pairs of sites no longer chosen (a full alignment with fewer sites). */
+async function dropUnchosen(wh: Warehouse): Promise<void> {
+  const gone = `SELECT pid FROM ${LEDGER_PAIRS} WHERE site_id NOT IN (SELECT site_id FROM acc_site)`;
+  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (${gone})`);
+  await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (${gone})`);
 }
 
 /**
@@ -298,10 +308,12 @@ async function saveState(
 /**
  * Brings the ledger up to date with the warehouse for `options`: incrementally when its state
  * was written with the same fingerprint, else (or when `full`) by aligning every pair again.
- * The pairs are aligned batch by batch into temp tables, each statement committed on its own
- * (inside a transaction DuckDB keeps a replaced temp table until the commit, so a transaction
- * over every batch held all of theirs), then the ledger and its state are written in one transaction: a
- * run killed before it ends leaves the ledger as the last run left it.
+ * The pairs are aligned and written a batch of sites at a time, each batch in a transaction of
+ * its own, so that no statement or transaction holds more than a batch of pairs (inside one
+ * transaction DuckDB keeps every replaced temp table and every deleted row's version until the
+ * commit: a delete spread over the whole ledger ran out of memory at 128MB). The first batch
+ * removes the ledger's state and the last transaction writes it anew: a run killed in between
+ * leaves a ledger that the next run aligns in full.
  */
 export async function refreshLedger(
   wh: Warehouse,
@@ -316,27 +328,29 @@ export async function refreshLedger(
   const reason = meta.full
     ? '--full'
     : old === null
-      ? 'no ledger yet'
+      ? (await ledgerHasPairs(wh))
+        ? 'the last run did not finish'
+        : 'no ledger yet'
       : old.fingerprint !== fingerprint
         ? 'settings, sites, capacity or models changed'
         : null;
   const incremental = reason === null ? old : null;
   await countVintages(wh, options, incremental);
   if (incremental) await markChanges(wh, incremental);
-  await createStaging(wh);
+  // pids stay unique while old and new pairs sit side by side between batches
+  const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
   let pairsAligned = 0;
-  for (const batch of await planBatches(wh, options.batchPoints)) {
+  for (const [i, batch] of (await planBatches(wh, options.batchPoints)).entries()) {
     await useBatch(wh, batch);
-    if (incremental) {
-      await stageStale(wh, options, incremental);
-      await alignPoints(wh, options, (points) => changedRowsSql(points, incremental));
-    } else {
-      await alignPoints(wh, options);
-    }
-    pairsAligned += await stageAligned(wh, (incremental?.nextPid ?? 0) + pairsAligned);
+    await markStale(wh, options, incremental);
+    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
+    const first = i === 0 ? { rebuilt: incremental === null } : null;
+    pairsAligned += await applyBatch(wh, Number(base) + pairsAligned, first, meta.listener);
+    faultPoint('accuracy-batch');
   }
   return wh.transaction(async () => {
-    await applyStaged(wh, incremental, meta.listener);
+    if (!incremental) await dropUnchosen(wh);
+    await meta.listener?.done(Number(base));
     await saveState(wh, options, fingerprint, meta);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
@@ -352,6 +366,11 @@ export async function refreshLedger(
   });
 }
 
+async function ledgerHasPairs(wh: Warehouse): Promise<boolean> {
+  const [{ any }] = await wh.all<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${LEDGER_PAIRS}) AS any`);
+  return any;
+}
+
 /** Drops the temp tables of a refresh (the alignment's are dropped by dropAlignment). */
 export async function dropRefresh(wh: Warehouse): Promise<void> {
   for (const table of [
@@ -361,8 +380,6 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
     'acc_dirty_hours',
     'acc_stale',
     'acc_site_batch',
-    'acc_new_pairs',
-    'acc_new_quantiles',
   ]) {
     await wh.run(`DROP TABLE IF EXISTS ${table}`);
   }

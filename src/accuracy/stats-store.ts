@@ -53,7 +53,13 @@ export interface StatsRefresh {
 
 /**
  * Keeps the statistics in step with the ledger: `listener` is given to refreshLedger, which calls
- * it inside its transaction; `refresh` says afterwards what it did.
+ * it batch by batch, each in the batch's transaction; `refresh` says afterwards what it did.
+ *
+ * While the batches run, the pairs they remove are kept aside (acc_removed); once every batch is
+ * in, the histograms take the bins of the added pairs less those of the removed ones, and the
+ * statistics of the days either touched are computed again from the ledger, one day to a
+ * statement. The first batch removes the statistics' state, so that a run killed in between
+ * leaves them to be computed anew.
  */
 export function statsKeeper(
   wh: Warehouse,
@@ -61,62 +67,69 @@ export function statsKeeper(
   meta: { runId: string; now: number; ledgerPairs: string; ledgerQuantiles: string },
 ): { listener: LedgerListener; result: () => StatsRefresh } {
   const fingerprint = fingerprintOf(options);
-  let current: boolean | null = null;
+  /** Whether this run updates them from what changed; else they are computed anew from the ledger. */
+  let incremental = false;
   let result: StatsRefresh = { mode: 'full', days: 0, of: 0 };
-  const isCurrent = async () => {
-    if (current === null) {
-      const [row] = await wh.all<{ fingerprint: string }>('SELECT fingerprint FROM accuracy_stats_state');
-      current = row?.fingerprint === fingerprint;
-      await wh.run('CREATE OR REPLACE TEMP TABLE acc_stats_days (chunk BIGINT)');
-      await wh.run(`CREATE OR REPLACE TEMP TABLE acc_histogram_delta AS SELECT * FROM ${HISTOGRAMS} LIMIT 0`);
-    }
-    return current;
-  };
-  /** Notes the days of `pairs` and adds their bins to the delta, negated when they are removed. */
-  const note = async (pairs: string, sign: 1 | -1) => {
-    await wh.run(`INSERT INTO acc_stats_days SELECT DISTINCT ${DAY_SQL} FROM ${pairs}`);
-    await wh.run(`INSERT INTO acc_histogram_delta SELECT subject, model, grp, key, key_order, bin,
-      ${sign} * n_o, ${sign} * n_f FROM (${histogramSql(pairs, options)})`);
-  };
   const listener: LedgerListener = {
-    async removing() {
-      if (await isCurrent()) {
-        await note(`(SELECT * FROM ${meta.ledgerPairs} WHERE pid IN (SELECT pid FROM acc_stale))`, -1);
-      }
+    async starting(rebuilt) {
+      const [row] = await wh.all<{ fingerprint: string }>('SELECT fingerprint FROM accuracy_stats_state');
+      incremental = !rebuilt && row?.fingerprint === fingerprint;
+      await wh.run('DELETE FROM accuracy_stats_state');
+      if (incremental) await wh.run(`CREATE OR REPLACE TEMP TABLE acc_removed AS FROM ${meta.ledgerPairs} LIMIT 0`);
     },
-    async added(fromPid, rebuilt) {
+    async removing() {
+      if (incremental) await wh.run('INSERT INTO acc_removed FROM acc_stale');
+    },
+    async done(fromPid) {
       let days: number;
-      const full = rebuilt || !(await isCurrent());
-      if (full) {
-        await rebuild(wh, options, meta);
+      if (incremental) {
+        days = await applyChanges(wh, options, meta, `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`);
       } else {
-        await note(`(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`, 1);
-        await mergeHistograms(wh);
-        days = await recomputeDays(wh, options, meta);
+        await wh.run(`DELETE FROM ${HISTOGRAMS}`);
+        await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options)}`);
+        await wh.run(`DELETE FROM ${STATS}`);
+        await computeDays(wh, options, meta, `SELECT DISTINCT ${DAY_SQL} AS chunk FROM ${meta.ledgerPairs}`);
       }
       const [{ of }] = await wh.all<{ of: bigint }>(`SELECT count(DISTINCT chunk) AS of FROM ${STATS}`);
-      result = { mode: full ? 'full' : 'incremental', days: full ? Number(of) : days!, of: Number(of) };
+      result = { mode: incremental ? 'incremental' : 'full', days: incremental ? days! : Number(of), of: Number(of) };
       await wh.run('DELETE FROM accuracy_stats_state');
       await wh.run(`INSERT INTO accuracy_stats_state VALUES ($1, $2, ${instantLiteral(meta.now)})`, [
         fingerprint,
         meta.runId,
       ]);
-      for (const table of ['acc_stats_days', 'acc_histogram_delta']) await wh.run(`DROP TABLE IF EXISTS ${table}`);
+      await wh.run('DROP TABLE IF EXISTS acc_removed');
     },
   };
   return { listener, result: () => result };
 }
 
-/** Every day's statistics and the histograms from the whole ledger. */
-async function rebuild(
+/**
+ * The histograms plus the bins of the `added` pairs less those of the removed ones (acc_removed),
+ * and the statistics of the days either falls in computed again; returns how many days.
+ */
+async function applyChanges(
   wh: Warehouse,
   options: MetricOptions,
   meta: { ledgerPairs: string; ledgerQuantiles: string },
-): Promise<void> {
-  await wh.run(`DELETE FROM ${STATS}`);
-  await wh.run(`INSERT INTO ${STATS} ${statsSql(meta.ledgerPairs, await quantilesOf(wh, meta), options, DAY_SQL)}`);
-  await wh.run(`DELETE FROM ${HISTOGRAMS}`);
-  await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options)}`);
+  added: string,
+): Promise<number> {
+  const bins = (pairs: string, sign: number) =>
+    `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f FROM (${histogramSql(pairs, options)})`;
+  await sumHistograms(
+    wh,
+    `(SELECT * FROM ${HISTOGRAMS} UNION ALL ${bins('acc_removed', -1)} UNION ALL ${bins(added, 1)})`,
+    HISTOGRAMS,
+  );
+  const reach = rampDays(options);
+  // the days that lost or gained a pair, and the days after them a ramp reaches into
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
+    SELECT DISTINCT ${DAY_SQL} + unnest(range(0, ${reach + 1})) AS chunk
+    FROM (SELECT valid_time FROM acc_removed UNION ALL SELECT valid_time FROM ${added})`);
+  await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
+  await computeDays(wh, options, meta, 'SELECT chunk FROM acc_stats_redo');
+  const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
+  await wh.run('DROP TABLE acc_stats_redo');
+  return Number(days);
 }
 
 /** The ledger's quantile relation, or null when it holds no quantile sets. */
@@ -125,43 +138,35 @@ async function quantilesOf(wh: Warehouse, meta: { ledgerQuantiles: string }): Pr
   return any ? meta.ledgerQuantiles : null;
 }
 
-/** The histograms plus the delta, bins left empty dropped. */
-async function mergeHistograms(wh: Warehouse): Promise<void> {
+/** The histogram rows of `from` summed per bin into `to` (which it replaces), bins left empty dropped. */
+async function sumHistograms(wh: Warehouse, from: string, to: string): Promise<void> {
   const keys = 'subject, model, grp, key, bin';
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_histogram_merged AS
-    SELECT ${keys}, min(key_order) AS key_order, sum(n_o) AS n_o, sum(n_f) AS n_f
-    FROM (SELECT * FROM ${HISTOGRAMS} UNION ALL SELECT * FROM acc_histogram_delta)
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_histogram_summed AS
+    SELECT ${keys}, min(key_order) AS key_order, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${from}
     GROUP BY ${keys} HAVING sum(n_o) <> 0 OR sum(n_f) <> 0`);
-  await wh.run(`DELETE FROM ${HISTOGRAMS}`);
-  await wh.run(
-    `INSERT INTO ${HISTOGRAMS} SELECT subject, model, grp, key, key_order, bin, n_o, n_f FROM acc_histogram_merged`,
-  );
-  await wh.run('DROP TABLE acc_histogram_merged');
+  await wh.run(`DELETE FROM ${to}`);
+  await wh.run(`INSERT INTO ${to} SELECT subject, model, grp, key, key_order, bin, n_o, n_f FROM acc_histogram_summed`);
+  await wh.run('DROP TABLE acc_histogram_summed');
 }
 
 /**
- * The statistics of the days that lost or gained a pair computed again from the ledger (and of
- * the days after them a ramp reaches into), reading only those days' pairs and the days before
- * them a ramp reaches back to; returns how many days.
+ * The statistics of every day in `days` (a query of chunks) computed from the ledger, one day to
+ * a statement (reading that day's pairs and the days before it a ramp reaches back to), so that
+ * no statement holds more than a day's pairs whatever the window.
  */
-async function recomputeDays(
+async function computeDays(
   wh: Warehouse,
   options: MetricOptions,
   meta: { ledgerPairs: string; ledgerQuantiles: string },
-): Promise<number> {
+  days: string,
+): Promise<void> {
   const reach = rampDays(options);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
-    SELECT DISTINCT chunk + unnest(range(0, ${reach + 1})) AS chunk FROM acc_stats_days`);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_read AS
-    SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) AS chunk FROM acc_stats_redo`);
-  const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE ${DAY_SQL} IN (SELECT chunk FROM acc_stats_read))`;
-  const quantiles = (await quantilesOf(wh, meta))
-    ? `(SELECT * FROM ${meta.ledgerQuantiles} WHERE pid IN (SELECT pid FROM ${pairs}))`
-    : null;
-  await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
-  await wh.run(`INSERT INTO ${STATS} SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL)})
-    WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
-  const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
-  for (const table of ['acc_stats_redo', 'acc_stats_read']) await wh.run(`DROP TABLE ${table}`);
-  return Number(days);
+  const quantiles = await quantilesOf(wh, meta);
+  for (const { chunk } of await wh.all<{ chunk: bigint }>(`SELECT chunk FROM (${days}) ORDER BY chunk`)) {
+    const day = Number(chunk);
+    const pairs = `(SELECT * FROM ${meta.ledgerPairs}
+      WHERE valid_time >= ${instantLiteral((day - reach) * DAY)} AND valid_time < ${instantLiteral((day + 1) * DAY)})`;
+    await wh.run(`INSERT INTO ${STATS} SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL)})
+      WHERE chunk = ${day}`);
+  }
 }
