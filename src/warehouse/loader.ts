@@ -57,7 +57,6 @@
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
-import type { QualitySettings } from './flags.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
 import { instant, quoteLiteral } from './sql.js';
 import { loadSeries, writeSyncStates, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
