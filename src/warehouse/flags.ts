@@ -203,9 +203,10 @@ FROM ${withSunUp('SELECT * FROM spans', {
  * Sites whose pending flags are computed in one DELETE and INSERT (and one transaction): the two
  * statements cost ~45 ms whatever their size, so the sync computes them for many sites at once
  * rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of 8);
- * 250 sites' week of actuals is ~170,000 values, well within sync.memory_limit.
+ * 100 sites' nine days of actuals (the margins) are ~86,000 values: at sync.memory_limit 40MB the
+ * flags of 200 sites at once ran out of memory, so the default 64MB keeps a wide margin.
  */
-const PENDING_SITES_PER_STATEMENT = 250;
+const PENDING_SITES_PER_STATEMENT = 100;
 
 /**
  * Records, in the caller's transaction, that the flags of the sites in `changes` (a table with
