@@ -53,7 +53,8 @@ export function parseGroups(text: string): Group[] {
  * Arbiter does by shifting ending labels back by a nanosecond before grouping.
  */
 export function groupTimeSql(validTime: string, label: IntervalLabel): string {
-  return label === 'ending' ? `(${validTime} - INTERVAL 1 MICROSECOND)` : validTime;
+  // from the epoch, not `- INTERVAL 1 MICROSECOND`, which DuckDB does by calendar: 2.3x the CPU
+  return label === 'ending' ? `make_timestamptz(epoch_us(${validTime}) - 1)` : validTime;
 }
 
 /** `0-6h`, `6-12h`, ..., `72h+`; leads before the issue time (hindcasts) are `<0h`. */
