@@ -183,10 +183,6 @@ export class Warehouse {
   }
 
   /**
-   * Runs one statement on a connection of its own, committed at once, outside the queue: for the
-   * last words of a process stopped hard while a transaction holds the main connection.
-   */
-  /**
    * Stops the statement running on the connection now: it fails with DuckDB's "INTERRUPT Error"
    * and its transaction rolls back. For a second signal, which must not wait for a long statement.
    */
@@ -194,6 +190,10 @@ export class Warehouse {
     this.connection.interrupt();
   }
 
+  /**
+   * Runs one statement on a connection of its own, committed at once, outside the queue: for the
+   * last words of a process stopped hard while a transaction holds the main connection.
+   */
   async runAside(sql: string, params?: SqlParams): Promise<void> {
     const connection = await this.instance.connect();
     try {
