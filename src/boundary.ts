@@ -166,6 +166,8 @@ function flagNaming(path: string, flags: Record<string, unknown>): string | null
 
 const stop = new AbortController();
 let stopWanted = false;
+/** What the first signal does, as the command that asked for `stopSignal()` words it. */
+let stopping = '';
 const secondSignalHooks = new Set<() => Promise<void>>();
 /** How long a second signal waits for the hooks (recording the run) before exiting anyway. */
 const SECOND_SIGNAL_GRACE_MS = 5_000;
@@ -200,9 +202,7 @@ function onSignal(name: NodeJS.Signals): void {
     return;
   }
   if (!stop.signal.aborted) {
-    process.stderr.write(
-      `efsync: ${name}: stopping after the site in flight (the run is recorded as interrupted); a second signal stops at once\n`,
-    );
+    process.stderr.write(`efsync: ${name}: ${stopping}; a second signal stops at once\n`);
     stop.abort(new Error(name));
     return;
   }
@@ -218,9 +218,13 @@ export function installSignalHandler(): void {
   process.on('SIGTERM', onSignal);
 }
 
-/** The process-wide stop: aborted by the first SIGINT/SIGTERM (its reason `Error('SIGTERM')`). */
-export function stopSignal(): AbortSignal {
+/**
+ * The process-wide stop: aborted by the first SIGINT/SIGTERM (its reason `Error('SIGTERM')`);
+ * `what` is what the command then does, for the line the signal prints ("stopping after …").
+ */
+export function stopSignal(what: string): AbortSignal {
   stopWanted = true;
+  stopping = what;
   return stop.signal;
 }
 

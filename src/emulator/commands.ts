@@ -46,7 +46,7 @@ export function registerEmulatorCommands(program: Command): void {
 /** Serves until SIGINT or SIGTERM, then saves its state (with --state) and exits 0. */
 async function emulatorCommand(flags: EmulatorFlags): Promise<Outcome> {
   const options = optionsFrom(flags);
-  const stop = stopSignal();
+  const stop = stopSignal('closing');
   const emulator = await startEmulator(options);
   process.stdout.write(`efsync emulator listening on ${emulator.url}\n`);
   await new Promise<void>((resolve) => {

@@ -13,6 +13,9 @@ import type { Job, JobOptions } from './job.js';
 import { loadJobs } from './registry.js';
 import type { RunResult } from './run.js';
 
+/** What SIGINT/SIGTERM does to a run, the daemon's included. */
+const STOPPING_RUN = 'stopping after the site in flight (the run is recorded as interrupted)';
+
 export interface CommonFlags extends SinkFlags {
   db?: string;
   config?: string;
@@ -185,7 +188,7 @@ export async function runCommandJob(
     options,
     trigger: 'manual',
     log,
-    signal: stopSignal(),
+    signal: stopSignal(STOPPING_RUN),
     progress: terminalProgress(),
     timeoutMs,
     lockWaitMs,
@@ -210,7 +213,13 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
   const { runDaemon, jobSchedules } = await import('./schedule.js');
   jobSchedules(config, registry);
   const log = createLogger({ level: config.log.level });
-  await runDaemon({ config, registry, log, signal: stopSignal(), print: (line) => process.stdout.write(`${line}\n`) });
+  await runDaemon({
+    config,
+    registry,
+    log,
+    signal: stopSignal(STOPPING_RUN),
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
   return 'ok';
 }
 
