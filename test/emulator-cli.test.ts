@@ -8,31 +8,39 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './fixtures/runner-child.js';
 
+/**
+ * Runs `efsync emulator` with `args`, waits for the URL it prints, runs `use` against it, then
+ * stops it with SIGTERM; resolves to its exit code.
+ */
+async function withEmulatorChild(args: string[], use: (url: string) => Promise<void>): Promise<number | null> {
+  const child = spawn(process.execPath, [...CLI, 'emulator', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', resolve);
+      child.once('exit', () => reject(new Error('the emulator exited before printing its URL')));
+    });
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
+    expect(url, line).toBeDefined();
+    await use(url as string);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return exited;
+}
+
 describe('efsync emulator', () => {
   it('prints its URL, serves the sites of a key, and saves its state on SIGTERM', async () => {
     const statePath = join(mkdtempSync(join(tmpdir(), 'efsync-emulator-cli-')), 'state.json');
-    const child = spawn(
-      process.execPath,
-      [...CLI, 'emulator', '--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', () => reject(new Error('the emulator exited before printing its URL')));
-      });
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
-      expect(url, line).toBeDefined();
+    const args = ['--api-key', 'k', '--api-key', 'k2', '--sites', '3', '--port', '0', '--state', statePath];
+    const code = await withEmulatorChild(args, async (url) => {
       const response = await fetch(`${url}/platform/v2/sites`, { headers: { authorization: 'k' } });
       expect(response.status).toBe(200);
       const sites = (await response.json()) as any[];
       expect(sites.map((s) => s.type).sort()).toEqual(['load', 'solar', 'wind']);
       expect((await fetch(`${url}/platform/v2/sites`, { headers: { authorization: 'nope' } })).status).toBe(401);
-    } finally {
-      child.kill('SIGTERM');
-    }
-    expect(await exited).toBe(0);
+    });
+    expect(code).toBe(0);
     expect(existsSync(statePath)).toBe(true);
   });
 
@@ -45,18 +53,8 @@ describe('efsync emulator', () => {
   });
 
   it('holds its clock at --now: the actuals end at the last quarter hour before it', async () => {
-    const child = spawn(
-      process.execPath,
-      [...CLI, 'emulator', '--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', () => reject(new Error('the emulator exited before printing its URL')));
-      });
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
+    const args = ['--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'];
+    const code = await withEmulatorChild(args, async (url) => {
       const headers = { authorization: 'k' };
       const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
       const range = 'start_date=2026-03-01T08:00:00Z&end_date=2026-03-02T00:00:00Z';
@@ -66,10 +64,8 @@ describe('efsync emulator', () => {
         valid_time: string[];
       };
       expect(actuals.valid_time.at(-1)).toBe('2026-03-01T10:00:00Z');
-    } finally {
-      child.kill('SIGTERM');
-    }
-    expect(await exited).toBe(0);
+    });
+    expect(code).toBe(0);
   });
 
   it('refuses a --now that is not an instant, naming the flag', () => {
