@@ -273,7 +273,7 @@ async function planBatches(wh: Warehouse, batchPoints: number | undefined): Prom
   return rows.map((r) => Number(r.batch));
 }
 
-/** The sites of one batch, as acc_batch: what alignPoints and dropStale work on. */
+/** The sites of one batch, as acc_batch: what markStale and alignPoints work on. */
 async function useBatch(wh: Warehouse, batch: number): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS
     SELECT s.* FROM acc_site s JOIN acc_site_batch b USING (site_id) WHERE b.batch = ${batch}`);
