@@ -7,7 +7,7 @@ import { readCapacityDir } from '../capacity/files.js';
 import { Config } from '../config.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import type { FlagName, QualitySettings } from '../warehouse/flags.js';
-import { instant, instantLiteral, quoteLiteral } from '../warehouse/sql.js';
+import { instant, instantLiteral, quoteLiteral, sqlList } from '../warehouse/sql.js';
 import type { SqlRunner } from './metrics.js';
 
 export function qualitySettingsFromConfig(
@@ -72,8 +72,7 @@ export async function countFlags(
   scope: { sites?: readonly string[]; fromMs?: number; toMs?: number },
 ): Promise<FlagCount[]> {
   const where = ['TRUE'];
-  if (scope.sites)
-    where.push(scope.sites.length ? `f.site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'FALSE');
+  if (scope.sites) where.push(scope.sites.length ? `f.site_id IN (${sqlList(scope.sites)})` : 'FALSE');
   if (scope.fromMs !== undefined) where.push(`f.valid_time >= ${instantLiteral(scope.fromMs)}`);
   if (scope.toMs !== undefined) where.push(`f.valid_time < ${instantLiteral(scope.toMs)}`);
   const rows = await sql.all<{ site: string; flag: FlagName; n: bigint }>(`

@@ -1,6 +1,6 @@
 // The two ways in: score the warehouse (alignment, then metrics), or score a table or CSV file
 // of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
-import { quoteLiteral } from '../warehouse/sql.js';
+import { sqlList } from '../warehouse/sql.js';
 import { UsageError } from '../boundary.js';
 import type { Config } from '../config.js';
 import { formatInstant } from '../time.js';
@@ -277,7 +277,7 @@ export async function runWarehouseAccuracy(
 /** The ids of the sites named by id or name (all sites when none are named). */
 async function chosenSiteIds(sql: SqlRunner, sites: string[] | undefined): Promise<string[] | undefined> {
   if (!sites?.length) return undefined;
-  const list = sites.map(quoteLiteral).join(', ');
+  const list = sqlList(sites);
   const rows = await sql.all<{ site_id: string }>(
     `SELECT site_id FROM sites WHERE site_id IN (${list}) OR name IN (${list})`,
   );

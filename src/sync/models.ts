@@ -5,8 +5,14 @@ import type { Listing, ServiceClient } from '../api/client.js';
 import type { ModelItem } from '../api/schemas.js';
 import type { SiteModel } from './normalize.js';
 
-/** What the warehouse holds of a site's models: each model's label and type, by model id. */
-export type KnownModels = ReadonlyMap<string, { label: string; modelType: 'ai' | 'physical' | null }>;
+/** What the warehouse holds of a model: its label and type. */
+export interface KnownModel {
+  label: string;
+  modelType: 'ai' | 'physical' | null;
+}
+
+/** What the warehouse holds of a site's models, by model id. */
+export type KnownModels = ReadonlyMap<string, KnownModel>;
 
 /**
  * The site's models with serving_active, each classified ai or physical by listing the site's

@@ -1,9 +1,9 @@
 // How far each site has synced a resource (sync_state), read once at the start of a run, and
 // the models the warehouse knows of some sites. The loader (src/warehouse/loader.ts) writes them,
 // sync_state in the same transaction as the data.
-import { sqlList } from '../warehouse/merge.js';
+import { sqlList } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import type { KnownModels } from './models.js';
+import type { KnownModel, KnownModels } from './models.js';
 import type { SyncMark } from './windows.js';
 
 export async function readMarks(warehouse: Warehouse, resource: string): Promise<Map<string, SyncMark>> {
@@ -38,7 +38,7 @@ export async function knownModels(warehouse: Warehouse, siteIds: readonly string
     label: string;
     model_type: 'ai' | 'physical' | null;
   }>(`SELECT site_id, model_id, label, model_type FROM models WHERE site_id IN (${sqlList(siteIds)})`);
-  const sites = new Map<string, Map<string, { label: string; modelType: 'ai' | 'physical' | null }>>();
+  const sites = new Map<string, Map<string, KnownModel>>();
   for (const row of rows) {
     const models = sites.get(row.site_id) ?? new Map();
     models.set(row.model_id, { label: row.label, modelType: row.model_type });

@@ -8,7 +8,7 @@
 // score, with the thresholds it is given (src/accuracy/quality.ts reads them from the config).
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
-import { instantLiteral, quoteLiteral } from './sql.js';
+import { instantLiteral, sqlList } from './sql.js';
 import type { Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
 
@@ -109,8 +109,7 @@ export async function flagActuals(
 ): Promise<void> {
   if (scope.sites && scope.sites.length === 0) return;
   const margin = Math.max(settings.staleSpanMs, DAY);
-  const siteFilter = (alias: string) =>
-    scope.sites ? `${alias}site_id IN (${scope.sites.map(quoteLiteral).join(', ')})` : 'TRUE';
+  const siteFilter = (alias: string) => (scope.sites ? `${alias}site_id IN (${sqlList(scope.sites)})` : 'TRUE');
   const ts = instantLiteral;
   const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
   const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
@@ -228,8 +227,8 @@ export async function flagPending(
   settings: QualitySettings,
   options: { now: number; sites?: readonly string[] },
 ): Promise<number> {
-  const only = options.sites ? `WHERE site_id IN (${options.sites.map(quoteLiteral).join(', ')})` : '';
   if (options.sites?.length === 0) return 0;
+  const only = options.sites ? `WHERE site_id IN (${sqlList(options.sites)})` : '';
   const pending = await warehouse.all<{ site_id: string; from: number }>(
     `SELECT site_id, epoch_ms(min(from_time))::DOUBLE AS from FROM actual_flags_pending ${only}
      GROUP BY site_id ORDER BY site_id`,
@@ -244,7 +243,7 @@ export async function flagPending(
         fromMs: Math.min(...group.map((site) => site.from)),
         now: options.now,
       });
-      await warehouse.run(`DELETE FROM actual_flags_pending WHERE site_id IN (${sites.map(quoteLiteral).join(', ')})`);
+      await warehouse.run(`DELETE FROM actual_flags_pending WHERE site_id IN (${sqlList(sites)})`);
     });
   }
   return pending.length;

@@ -58,7 +58,7 @@
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
-import { instant, quoteLiteral } from './sql.js';
+import { instant, sqlList } from './sql.js';
 import { loadSeries, writeSyncStates, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -297,7 +297,7 @@ export async function saveSyncStates(
 export async function forgetDigests(warehouse: Warehouse, resources: readonly string[]): Promise<void> {
   if (resources.length === 0) return;
   await warehouse.run(
-    `UPDATE sync_state SET digest = NULL WHERE digest IS NOT NULL AND resource IN (${resources.map(quoteLiteral).join(', ')})`,
+    `UPDATE sync_state SET digest = NULL WHERE digest IS NOT NULL AND resource IN (${sqlList(resources)})`,
   );
 }
 

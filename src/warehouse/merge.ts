@@ -5,16 +5,11 @@
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in, and duplicates
 // within one staged batch are collapsed first.
-import { instant, quoteLiteral } from './sql.js';
+import { instant } from './sql.js';
 
 /** The site id of a staged row, from its site_no and the batch's `sites` (an sqlList). */
 function siteOf(sites: string): string {
   return `[${sites}][site_no]`;
-}
-
-/** A SQL list of string literals: constant filters let DuckDB skip row groups by their min/max. */
-export function sqlList(values: readonly string[]): string {
-  return values.map(quoteLiteral).join(', ');
 }
 
 /**

@@ -17,8 +17,8 @@ import {
   type ActualsTarget,
   freshForecastsSql,
   freshOutputsSql,
-  sqlList,
 } from './merge.js';
+import { sqlList } from './sql.js';
 import { flagPending, markFlagsPending, type QualitySettings } from './flags.js';
 import type { Warehouse } from './warehouse.js';
 

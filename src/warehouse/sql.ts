@@ -17,6 +17,11 @@ export function quoteLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
+/** A SQL list of string literals: constant filters let DuckDB skip row groups by their min/max. */
+export function sqlList(values: readonly string[]): string {
+  return values.map(quoteLiteral).join(', ');
+}
+
 /**
  * SQL turning an epoch-ms expression (a parameter such as `$3`, a DOUBLE column, or a number
  * written by instantLiteral) into a TIMESTAMPTZ; NULL stays NULL.
