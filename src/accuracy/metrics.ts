@@ -131,7 +131,12 @@ export async function computeMetrics(
   single?: SingleSubject,
 ): Promise<AccuracyRow[]> {
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_stats AS ${statsSql(pairs, quantiles, options, null, single)}`);
-  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_histogram AS ${histogramSql(pairs, options, single)}`);
+  const [{ dropped }] = await sql.all<{ dropped: bigint }>(
+    `SELECT count(*) AS dropped FROM acc_stats WHERE name = 'dropped' AND value > 0`,
+  );
+  await sql.run(
+    `CREATE OR REPLACE TEMP TABLE acc_histogram AS ${histogramSql(pairs, options, single, dropped === 0n)}`,
+  );
   try {
     return await metricsFromStats(sql, { stats: 'acc_stats', histogram: 'acc_histogram', pairs }, options, single);
   } finally {

@@ -272,12 +272,14 @@ export function statsSql(
  * The histogram of every group: scored actuals and forecasts per bin (no chunk: bins are merged
  * as counts). Actuals and forecasts are binned and counted by two aggregates, whose few rows are
  * then added per bin: one aggregate over both, their rows stacked, cost a sixth more.
+ * `allScored` says the statistics found no dropped pair: then the drop reason is not read, which
+ * over a pairs file is a CASE over three value columns (about 0.4x a scan per aggregate).
  */
-export function histogramSql(pairs: string, options: MetricOptions, single?: SingleSubject): string {
+export function histogramSql(pairs: string, options: MetricOptions, single?: SingleSubject, allScored = false): string {
   return options.groups
     .map((group) => {
       const k = groupKeys(group, options, single);
-      const scored = `(${expandedSql(pairs, group, options, null)}) WHERE drop_reason IS NULL`;
+      const scored = `(${expandedSql(pairs, group, options, null)}) WHERE ${allScored ? 'TRUE' : 'drop_reason IS NULL'}`;
       const columns = k.columns.map((c) => `${c}, `).join('');
       const counts = (x: string, filter: string) =>
         `SELECT ${columns}${binSql(x)} AS bin, count(*) AS n FROM ${scored}${filter} ${groupBy(k, ['bin'])}`;
