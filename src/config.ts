@@ -168,8 +168,8 @@ export type EventDefinition = z.output<typeof EventDefinition>;
 const AccuracyConfig = z
   .strictObject({
     tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
-    memory_limit: MemoryLimit('128MB').describe(
-      "DuckDB's memory limit while scoring (past it DuckDB spills to disk; 96MB ran out at 1,000 sites); null: DuckDB's default, up to 80% of RAM",
+    memory_limit: MemoryLimit('96MB').describe(
+      "DuckDB's memory limit while scoring (past it DuckDB spills to disk; 64MB ran out at 1,000 sites); null: DuckDB's default, up to 80% of RAM",
     ),
     threads: Threads.describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
     batch_points: z
@@ -178,7 +178,7 @@ const AccuracyConfig = z
       .min(1)
       .prefault(100_000)
       .describe(
-        'Forecast points aligned at a time, whole sites per batch: what bounds the memory of aligning; larger batches read the forecast tables fewer times',
+        'Forecast points aligned at a time, whole sites per batch (and four times as many pairs per statement of statistics): what bounds the memory of scoring; larger batches read the tables fewer times',
       ),
     report: z
       .string()

@@ -41,8 +41,13 @@ export interface LedgerListener {
   starting(rebuilt: boolean): Promise<void>;
   /** The batch's ledger pairs in acc_stale (their rows) are about to be deleted. */
   removing(): Promise<void>;
-  /** Every batch is in (inside the transaction that writes the ledger's state): the new pairs are those from `fromPid` on. */
+  /**
+   * Every batch is in, outside any transaction (the listener runs its own: the ledger has no
+   * state until the last one): the new pairs are those from `fromPid` on.
+   */
   done(fromPid: number): Promise<void>;
+  /** Inside the transaction that writes the ledger's state, last: the listener writes its own. */
+  saving(): Promise<void>;
 }
 
 export interface LedgerRefresh {
@@ -348,9 +353,10 @@ export async function refreshLedger(
     pairsAligned += await applyBatch(wh, Number(base) + pairsAligned, first, meta.listener);
     faultPoint('accuracy-batch');
   }
+  if (!incremental) await wh.transaction(() => dropUnchosen(wh));
+  await meta.listener?.done(Number(base));
   return wh.transaction(async () => {
-    if (!incremental) await dropUnchosen(wh);
-    await meta.listener?.done(Number(base));
+    await meta.listener?.saving();
     await saveState(wh, options, fingerprint, meta);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,

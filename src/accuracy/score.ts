@@ -74,6 +74,7 @@ export async function scoreWithLedger(
       ...meta,
       ledgerPairs: LEDGER_PAIRS,
       ledgerQuantiles: LEDGER_QUANTILES,
+      batchPoints: options.batchPoints,
     });
     const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full, listener: stats.listener });
     faultPoint('accuracy-ledger');

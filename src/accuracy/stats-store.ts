@@ -1,21 +1,28 @@
 // The warehouse's per-group statistics (migration 014): the statistics of the ledger's pairs per
 // UTC day of valid time (accuracy_stats) and their histograms (accuracy_histograms), kept up to
-// date as the ledger changes, in its transaction, so that a score reads the pairs of the days
-// that changed and not the rest (docs/accuracy.md, "Incremental scoring").
+// date as the ledger changes, so that a score reads the pairs of the days that changed and not
+// the rest (docs/accuracy.md, "Incremental scoring").
 //
 // A day's statistics are computed again from the ledger whenever one of its pairs is removed or
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
-import { instantLiteral } from '../warehouse/sql.js';
+import { instantLiteral, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { DAY } from '../time.js';
 import type { LedgerListener } from './incremental.js';
 import type { MetricOptions } from './options.js';
-import { BIN_SCALE, histogramSql, STATS_VERSION, statsSql } from './stats.js';
+import { BIN_SCALE, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
 
 const STATS = 'accuracy_stats';
 const HISTOGRAMS = 'accuracy_histograms';
 const DAY_US = DAY * 1000;
+/**
+ * A slice of the statistics (computeDays) holds this many pairs per point of
+ * accuracy.batch_points: a pair costs a statement of statistics far less memory than a point
+ * costs one of alignment. At 1,000 sites and 96MB, slices of 400,000 pairs ran and slices of
+ * 1,000,000 ran out of memory.
+ */
+const SLICE_PAIRS_PER_BATCH_POINT = 4;
 /** The chunk of a pair: the UTC day of its valid time. */
 const DAY_SQL = `epoch_us(valid_time) // ${DAY_US}`;
 
@@ -57,16 +64,21 @@ export interface StatsRefresh {
  *
  * While the batches run, the pairs they remove are kept aside (acc_removed); once every batch is
  * in, the histograms take the bins of the added pairs less those of the removed ones, and the
- * statistics of the days either touched are computed again from the ledger, one day to a
- * statement. The first batch removes the statistics' state, so that a run killed in between
- * leaves them to be computed anew.
+ * statistics of the days either touched are computed again from the ledger, a slice of sites to
+ * a statement (computeDays), in transactions of their own. The first batch removes the
+ * statistics' state and the ledger's last transaction writes it (`saving`), so that a run killed
+ * in between leaves them to be computed anew.
  */
 export function statsKeeper(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { runId: string; now: number; ledgerPairs: string; ledgerQuantiles: string },
+  meta: { runId: string; now: number; ledgerPairs: string; ledgerQuantiles: string; batchPoints?: number },
 ): { listener: LedgerListener; result: () => StatsRefresh } {
   const fingerprint = fingerprintOf(options);
+  const sliced = {
+    ...meta,
+    slicePairs: meta.batchPoints === undefined ? undefined : meta.batchPoints * SLICE_PAIRS_PER_BATCH_POINT,
+  };
   /** Whether this run updates them from what changed; else they are computed anew from the ledger. */
   let incremental = false;
   let result: StatsRefresh = { mode: 'full', days: 0, of: 0 };
@@ -83,21 +95,25 @@ export function statsKeeper(
     async done(fromPid) {
       let days: number;
       if (incremental) {
-        days = await applyChanges(wh, options, meta, `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`);
+        days = await applyChanges(wh, options, sliced, `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`);
       } else {
-        await wh.run(`DELETE FROM ${HISTOGRAMS}`);
-        await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options)}`);
-        await wh.run(`DELETE FROM ${STATS}`);
-        await computeDays(wh, options, meta, `SELECT DISTINCT ${DAY_SQL} AS chunk FROM ${meta.ledgerPairs}`);
+        await wh.transaction(async () => {
+          await wh.run(`DELETE FROM ${HISTOGRAMS}`);
+          await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options)}`);
+          await wh.run(`DELETE FROM ${STATS}`);
+        });
+        await computeDays(wh, options, sliced, null);
       }
       const [{ of }] = await wh.all<{ of: bigint }>(`SELECT count(DISTINCT chunk) AS of FROM ${STATS}`);
       result = { mode: incremental ? 'incremental' : 'full', days: incremental ? days! : Number(of), of: Number(of) };
+      await wh.run('DROP TABLE IF EXISTS acc_removed');
+    },
+    async saving() {
       await wh.run('DELETE FROM accuracy_stats_state');
       await wh.run(`INSERT INTO accuracy_stats_state VALUES ($1, $2, ${instantLiteral(meta.now)})`, [
         fingerprint,
         meta.runId,
       ]);
-      await wh.run('DROP TABLE IF EXISTS acc_removed');
     },
   };
   return { listener, result: () => result };
@@ -110,22 +126,24 @@ export function statsKeeper(
 async function applyChanges(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string },
+  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number },
   added: string,
 ): Promise<number> {
   const bins = (pairs: string, sign: number) =>
     `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f FROM (${histogramSql(pairs, options)})`;
-  await sumHistograms(
-    wh,
-    `(SELECT * FROM ${HISTOGRAMS} UNION ALL ${bins('acc_removed', -1)} UNION ALL ${bins(added, 1)})`,
-    HISTOGRAMS,
-  );
   const reach = rampDays(options);
-  // the days that lost or gained a pair, and the days after them a ramp reaches into
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
-    SELECT DISTINCT ${DAY_SQL} + unnest(range(0, ${reach + 1})) AS chunk
-    FROM (SELECT valid_time FROM acc_removed UNION ALL SELECT valid_time FROM ${added})`);
-  await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
+  await wh.transaction(async () => {
+    await sumHistograms(
+      wh,
+      `(SELECT * FROM ${HISTOGRAMS} UNION ALL ${bins('acc_removed', -1)} UNION ALL ${bins(added, 1)})`,
+      HISTOGRAMS,
+    );
+    // the days that lost or gained a pair, and the days after them a ramp reaches into
+    await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
+      SELECT DISTINCT ${DAY_SQL} + unnest(range(0, ${reach + 1})) AS chunk
+      FROM (SELECT valid_time FROM acc_removed UNION ALL SELECT valid_time FROM ${added})`);
+    await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
+  });
   await computeDays(wh, options, meta, 'SELECT chunk FROM acc_stats_redo');
   const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
   await wh.run('DROP TABLE acc_stats_redo');
@@ -150,23 +168,50 @@ async function sumHistograms(wh: Warehouse, from: string, to: string): Promise<v
 }
 
 /**
- * The statistics of every day in `days` (a query of chunks) computed from the ledger, one day to
- * a statement (reading that day's pairs and the days before it a ramp reaches back to), so that
- * no statement holds more than a day's pairs whatever the window.
+ * The statistics of every day in `days` (a query of chunks; null: every day of the ledger)
+ * computed from the ledger a slice of sites at a time: a slice holds about `slicePairs` of the
+ * pairs of those days, whole sites in site order (all sites without it), and its statement reads
+ * those sites' pairs of those days and of the days before them a ramp reaches back to, so no
+ * statement holds more than a slice whatever the window and the number of sites (one day of 1,000
+ * sites at once ran out of memory at 96MB). Each slice's rows go to a temp table, committed
+ * statement by statement (DuckDB keeps what a transaction writes in memory until it commits, and
+ * every slice's rows in one transaction ran out of memory at 128MB; committed, a temp table
+ * spills to disk), and are merged per day (mergedStatsSql) into one row per statistic.
  */
 async function computeDays(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string },
-  days: string,
+  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number },
+  days: string | null,
 ): Promise<void> {
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
-  for (const { chunk } of await wh.all<{ chunk: bigint }>(`SELECT chunk FROM (${days}) ORDER BY chunk`)) {
-    const day = Number(chunk);
-    const pairs = `(SELECT * FROM ${meta.ledgerPairs}
-      WHERE valid_time >= ${instantLiteral((day - reach) * DAY)} AND valid_time < ${instantLiteral((day + 1) * DAY)})`;
-    await wh.run(`INSERT INTO ${STATS} SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL)})
-      WHERE chunk = ${day}`);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_sliced AS FROM ${STATS} LIMIT 0`);
+  for (const { lo, hi, first, last } of await planSlices(wh, meta, days)) {
+    const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
+      AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)})`;
+    await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL)})
+      ${days === null ? '' : `WHERE chunk IN (${days})`}`);
   }
+  await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);
+  await wh.run('DROP TABLE acc_stats_sliced');
+}
+
+/**
+ * The slices of sites for the statistics of `days` (null: every day): consecutive sites (by id)
+ * that hold about `slicePairs` pairs of those days together (a site with more is a slice of its
+ * own), each as its first and last site id and the first and last day they have pairs in; from one
+ * pass over the ledger.
+ */
+async function planSlices(
+  wh: Warehouse,
+  meta: { ledgerPairs: string; slicePairs?: number },
+  days: string | null,
+): Promise<{ lo: string; hi: string; first: bigint; last: bigint }[]> {
+  const slice = meta.slicePairs === undefined ? '0' : `(sum(n) OVER (ORDER BY site_id) - n) // ${meta.slicePairs}`;
+  return wh.all(`SELECT min(site_id) AS lo, max(site_id) AS hi, min(first) AS first, max(last) AS last FROM (
+      SELECT *, ${slice} AS slice FROM (
+        SELECT site_id, count(*) AS n, min(${DAY_SQL}) AS first, max(${DAY_SQL}) AS last FROM ${meta.ledgerPairs}
+        ${days === null ? '' : `WHERE ${DAY_SQL} IN (${days})`} GROUP BY site_id))
+    GROUP BY slice ORDER BY lo`);
 }
