@@ -5,7 +5,7 @@ import { UsageError } from '../boundary.js';
 import type { Config } from '../config.js';
 import { formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
-import { flagActuals, type QualitySettings } from '../warehouse/flags.js';
+import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
@@ -223,10 +223,8 @@ export async function runWarehouseAccuracy(
   const groups = groupsFor(settings);
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
   const sites = await chosenSiteIds(warehouse, settings.sites);
-  await warehouse.transaction(async () => {
-    await refreshCapacityWindows(warehouse, settings.capacityDir);
-    await flagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
-  });
+  await warehouse.transaction(() => refreshCapacityWindows(warehouse, settings.capacityDir));
+  await reflagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
   const result = await scoreWithLedger(
     warehouse,
     { ...settings, groups, withSeries: settings.reportPath !== null },

@@ -208,6 +208,26 @@ FROM ${withSunUp('SELECT * FROM spans', {
 const PENDING_SITES_PER_STATEMENT = 100;
 
 /**
+ * Recomputes the flags of `scope` (every site with actuals or flags when it names none),
+ * PENDING_SITES_PER_STATEMENT sites to a transaction, so that neither a statement nor a
+ * transaction grows with the number of sites. A run killed part way leaves some sites flagged
+ * anew and the rest as they were, both whole; the next run recomputes them all again.
+ */
+export async function reflagActuals(warehouse: Warehouse, settings: QualitySettings, scope: FlagScope): Promise<void> {
+  const sites =
+    scope.sites ??
+    (
+      await warehouse.all<{ site_id: string }>(
+        'SELECT site_id FROM actuals UNION SELECT site_id FROM actual_flags ORDER BY site_id',
+      )
+    ).map((row) => row.site_id);
+  for (let start = 0; start < sites.length; start += PENDING_SITES_PER_STATEMENT) {
+    const slice = sites.slice(start, start + PENDING_SITES_PER_STATEMENT);
+    await warehouse.transaction(() => flagActuals(warehouse, settings, { ...scope, sites: slice }));
+  }
+}
+
+/**
  * Records, in the caller's transaction, that the flags of the sites in `changes` (a table with
  * site_id and valid_time: the actuals a load changed) are to be computed from the earliest
  * valid time that changed.
