@@ -117,11 +117,15 @@ function manifestName(entry: ManifestEntry): string {
   return `${at}-${entry.kind}-${entry.shard?.replace('/', 'of') ?? 'lake'}-${entry.run_id}.json`;
 }
 
-/** The commit point: the entry under a temporary name, fsynced, renamed into place, directory fsynced. */
+/**
+ * The commit point: the entry under a temporary name, fsynced, renamed into place, directory
+ * fsynced. The temporary name is the process's own: shards starting at once all write the same
+ * init entry, and with one shared draft name one shard renamed it away while another fsynced it.
+ */
 export function writeManifest(lake: string, entry: ManifestEntry): string {
   const dir = join(lakePath(lake), MANIFEST_DIR);
   const name = manifestName(entry);
-  const draft = join(dir, `.tmp-${name}`);
+  const draft = join(dir, `.tmp-${process.pid}-${name}`);
   writeFileSync(draft, `${JSON.stringify(entry)}\n`);
   fsyncFile(draft);
   renameSync(draft, join(dir, name));
