@@ -205,11 +205,23 @@ FROM ${withSunUp('SELECT * FROM spans', {
  * 100 sites' nine days of actuals (the margins) are ~86,000 values: at sync.memory_limit 40MB the
  * flags of 200 sites at once ran out of memory, so the default 64MB keeps a wide margin.
  */
-const PENDING_SITES_PER_STATEMENT = 100;
+const SITES_PER_STATEMENT = 100;
+
+/** Runs `fn` in a transaction of its own for each run of SITES_PER_STATEMENT of `items`, in order. */
+async function inSiteSlices<T>(
+  warehouse: Warehouse,
+  items: readonly T[],
+  fn: (slice: T[]) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; start < items.length; start += SITES_PER_STATEMENT) {
+    const slice = items.slice(start, start + SITES_PER_STATEMENT);
+    await warehouse.transaction(() => fn(slice));
+  }
+}
 
 /**
  * Recomputes the flags of `scope` (every site with actuals or flags when it names none),
- * PENDING_SITES_PER_STATEMENT sites to a transaction, so that neither a statement nor a
+ * SITES_PER_STATEMENT sites to a transaction, so that neither a statement nor a
  * transaction grows with the number of sites. A run killed part way leaves some sites flagged
  * anew and the rest as they were, both whole; the next run recomputes them all again.
  */
@@ -221,10 +233,7 @@ export async function reflagActuals(warehouse: Warehouse, settings: QualitySetti
         'SELECT site_id FROM actuals UNION SELECT site_id FROM actual_flags ORDER BY site_id',
       )
     ).map((row) => row.site_id);
-  for (let start = 0; start < sites.length; start += PENDING_SITES_PER_STATEMENT) {
-    const slice = sites.slice(start, start + PENDING_SITES_PER_STATEMENT);
-    await warehouse.transaction(() => flagActuals(warehouse, settings, { ...scope, sites: slice }));
-  }
+  await inSiteSlices(warehouse, sites, (slice) => flagActuals(warehouse, settings, { ...scope, sites: slice }));
 }
 
 /**
@@ -238,7 +247,7 @@ export async function markFlagsPending(sql: Pick<Warehouse, 'run'>, changes: str
 
 /**
  * Computes the pending flags (of `sites`, or of every site pending) and deletes their pending
- * rows in the same transaction, PENDING_SITES_PER_STATEMENT sites at a time (inside a caller's
+ * rows in the same transaction, SITES_PER_STATEMENT sites at a time (inside a caller's
  * transaction, all in it). From each group's earliest pending time on: flagging more than
  * changed is harmless. Returns the sites flagged.
  */
@@ -254,17 +263,14 @@ export async function flagPending(
      GROUP BY site_id ORDER BY site_id`,
   );
   if (pending.length > 0) faultPoint('flags');
-  for (let start = 0; start < pending.length; start += PENDING_SITES_PER_STATEMENT) {
-    const group = pending.slice(start, start + PENDING_SITES_PER_STATEMENT);
+  await inSiteSlices(warehouse, pending, async (group) => {
     const sites = group.map((site) => site.site_id);
-    await warehouse.transaction(async () => {
-      await flagActuals(warehouse, settings, {
-        sites,
-        fromMs: Math.min(...group.map((site) => site.from)),
-        now: options.now,
-      });
-      await warehouse.run(`DELETE FROM actual_flags_pending WHERE site_id IN (${sqlList(sites)})`);
+    await flagActuals(warehouse, settings, {
+      sites,
+      fromMs: Math.min(...group.map((site) => site.from)),
+      now: options.now,
     });
-  }
+    await warehouse.run(`DELETE FROM actual_flags_pending WHERE site_id IN (${sqlList(sites)})`);
+  });
   return pending.length;
 }
