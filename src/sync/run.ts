@@ -256,6 +256,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
 async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void> {
   const loadStart = performance.now();
   try {
+    await req.warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '${FLAGS_FLUSH_THRESHOLD}'`);
     await flagPending(req.warehouse, req.quality, { now: req.now });
   } catch (error) {
     const reason = `data-quality flags: ${error instanceof Error ? error.message : String(error)}`;
@@ -264,6 +265,15 @@ async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void>
   }
   tally.loadMs += performance.now() - loadStart;
 }
+
+/**
+ * The flags' windows and as-of joins need ~45 MB for 100 sites, freed as each slice ends; with
+ * the series' threshold (SYNC_FLUSH_THRESHOLD) jemalloc kept those pages, and the flags of 1,000
+ * sites added ~95 MB to a sync's peak RSS (~45 MB when it purges before every allocation). So
+ * the flags, last in a sync (syncAll resets the setting after them), purge before every
+ * allocation: 4.6 s instead of 1.6 s for the flags of 1,000 sites of 7 days.
+ */
+const FLAGS_FLUSH_THRESHOLD = '0MB';
 
 /**
  * Lists the sites, records the malformed ones, loads the selected ones (the sites resource) and
