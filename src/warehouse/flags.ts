@@ -95,6 +95,9 @@ export interface FlagScope {
   now: number;
 }
 
+/** How far a run of stale or clipped values is looked for before the flags recomputed (see flagActuals). */
+const marginMs = (settings: QualitySettings) => Math.max(settings.staleSpanMs, DAY);
+
 /**
  * Recomputes the flags of `scope` (its sites, from its time on) in one DELETE and one INSERT.
  * A run of stale or clipped values can reach back past `fromMs`: the values are read from
@@ -108,19 +111,25 @@ export async function flagActuals(
   scope: FlagScope,
 ): Promise<void> {
   if (scope.sites && scope.sites.length === 0) return;
-  const margin = Math.max(settings.staleSpanMs, DAY);
+  const margin = marginMs(settings);
   const siteFilter = (alias: string) => (scope.sites ? `${alias}site_id IN (${sqlList(scope.sites)})` : 'TRUE');
   const ts = instantLiteral;
   const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
   const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
   await sql.run(`DELETE FROM actual_flags WHERE ${siteFilter('')} AND ${writeFrom}`);
   await sql.run(`INSERT INTO actual_flags
-    SELECT site_id, valid_time, flags, ${ts(scope.now)} FROM (${flagsSql(settings, `${siteFilter('a.')} AND ${readFrom}`)})
+    SELECT site_id, valid_time, flags, ${ts(scope.now)} FROM (${flagsSql(settings, siteFilter(''), `${siteFilter('a.')} AND ${readFrom}`)})
     WHERE flags <> 0 AND ${writeFrom}`);
 }
 
-/** Every actual that `filter` (over actuals `a`) selects, with its flags. */
-function flagsSql(s: QualitySettings, filter: string): string {
+/**
+ * Every actual of the sites `sites` selects (over sites) that `actuals` selects (over actuals
+ * `a`), with its flags. Each window holds every row it reads, sorted, so there are three (the
+ * value before; the runs so far and the interval length; each plateau whole), the capacity and
+ * outages are found by hash joins, the rows carry the site as its number in the slice, and the
+ * site's own columns are joined in at the end.
+ */
+export function flagsSql(s: QualitySettings, sites: string, actuals: string): string {
   const t = 'epoch_us(valid_time)';
   const { start, end } = intervalUs(s.label, t, 'coalesce(len_us, 0)');
   const generating = `type IN ('solar', 'wind')`;
@@ -152,46 +161,51 @@ function flagsSql(s: QualitySettings, filter: string): string {
     bit('outage', 'in_outage'),
   ];
   // the instant inside the interval: what the capacity timeline and outage windows apply at
-  const inside = s.label === 'ending' ? '(a.valid_time - INTERVAL 1 MICROSECOND)' : 'a.valid_time';
+  const at = s.label === 'ending' ? '(a.valid_time - INTERVAL 1 MICROSECOND)' : 'a.valid_time';
+  // Each capacity segment (and outage window) until the next one of its site starts: where an
+  // as-of join on the start would pick it. Those spans do not overlap, so a hash join on the site
+  // finds at most one per actual, without sorting the actuals as an as-of join does.
+  const spans = (table: string, from: string, to: string, value: string) =>
+    `SELECT s.site_no, ${from} AS valid_from, least(${to}, coalesce(lead(${from}) OVER (PARTITION BY t.site_id ORDER BY ${from}), 'infinity'::TIMESTAMPTZ)) AS valid_to${value}
+  FROM ${table} t JOIN sited s USING (site_id)`;
   return `
-WITH base AS (
-  SELECT a.site_id, a.valid_time, a.value, ${inside} AS inside, s.type, s.latitude, s.longitude, s.nameplate_kw,
-    lag(a.value) OVER w AS prev, epoch_us(a.valid_time) - lag(epoch_us(a.valid_time)) OVER w AS step_us
-  FROM actuals a JOIN sites s USING (site_id)
-  WHERE ${filter}
-  WINDOW w AS (PARTITION BY a.site_id ORDER BY a.valid_time)
+WITH sited AS (
+  SELECT row_number() OVER (ORDER BY site_id)::INTEGER AS site_no, site_id, type, latitude, longitude, nameplate_kw
+  FROM sites WHERE ${sites}
 ),
-steps AS (SELECT site_id, mode(step_us) AS len_us FROM base WHERE step_us > 0 GROUP BY site_id),
-capacity AS (
-  SELECT site_id, coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from, valid_to, value_kw FROM site_capacity
-),
+capacity AS (${spans('site_capacity', "coalesce(t.valid_from, '-infinity'::TIMESTAMPTZ)", "coalesce(t.valid_to, 'infinity'::TIMESTAMPTZ)", ', t.value_kw')}),
+outages AS (${spans('capacity_windows', 't.valid_from', 't.valid_to', '')}),
 placed AS (
-  SELECT b.*, st.len_us,
-    coalesce(CASE WHEN c.valid_to IS NULL OR b.inside < c.valid_to THEN c.value_kw END, b.nameplate_kw) AS capacity
-  FROM base b LEFT JOIN steps st USING (site_id)
-  ASOF LEFT JOIN capacity c ON c.site_id = b.site_id AND b.inside >= c.valid_from
+  SELECT s.site_no, a.valid_time, a.value, coalesce(c.value_kw, s.nameplate_kw) AS capacity, o.site_no IS NOT NULL AS in_outage
+  FROM actuals a JOIN sited s USING (site_id)
+  LEFT JOIN capacity c ON c.site_no = s.site_no AND ${at} >= c.valid_from AND ${at} < c.valid_to
+  LEFT JOIN outages o ON o.site_no = s.site_no AND ${at} >= o.valid_from AND ${at} < o.valid_to
+  WHERE ${actuals}
 ),
-windowed AS (
-  SELECT p.*, coalesce(p.inside < w.valid_to, FALSE) AS in_outage
-  FROM placed p ASOF LEFT JOIN capacity_windows w ON w.site_id = p.site_id AND p.inside >= w.valid_from
+stepped AS (
+  SELECT *, lag(value) OVER w AS prev, epoch_us(valid_time) - lag(epoch_us(valid_time)) OVER w AS step_us
+  FROM placed
+  WINDOW w AS (PARTITION BY site_no ORDER BY valid_time)
 ),
+-- a stale run starts where a value differs from the one before, so its start is the latest such
+-- valid time so far; a plateau is numbered by the values that broke one so far
 runs AS (
-  SELECT *,
-    sum(CASE WHEN ${same} THEN 0 ELSE 1 END) OVER w AS stale_run,
-    sum(CASE WHEN ${near} THEN 0 ELSE 1 END) OVER w AS plateau
-  FROM windowed
-  WINDOW w AS (PARTITION BY site_id ORDER BY valid_time ROWS UNBOUNDED PRECEDING)
+  SELECT site_no, valid_time, value, capacity, in_outage,
+    max(CASE WHEN ${same} THEN NULL ELSE valid_time END) OVER w AS run_start,
+    sum(CASE WHEN ${near} THEN 0 ELSE 1 END) OVER w AS plateau,
+    mode(step_us) FILTER (WHERE step_us > 0) OVER whole AS len_us
+  FROM stepped
+  WINDOW w AS (PARTITION BY site_no ORDER BY valid_time ROWS UNBOUNDED PRECEDING),
+    whole AS (PARTITION BY site_no ORDER BY valid_time ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ),
-spans AS (
-  SELECT *,
-    min(valid_time) OVER (PARTITION BY site_id, stale_run) AS run_start,
-    count(value) OVER (PARTITION BY site_id, plateau) AS plateau_n,
-    min(value) OVER (PARTITION BY site_id, plateau) AS plateau_lo,
-    max(value) OVER (PARTITION BY site_id, plateau) AS plateau_hi
+plateaus AS (
+  SELECT *, count(value) OVER p AS plateau_n, min(value) OVER p AS plateau_lo, max(value) OVER p AS plateau_hi
   FROM runs
-)
+  WINDOW p AS (PARTITION BY site_no, plateau)
+),
+judged AS (SELECT p.*, s.site_id, s.type, s.latitude, s.longitude FROM plateaus p JOIN sited s USING (site_no))
 SELECT site_id, valid_time, ${flags.join('\n    | ')} AS flags
-FROM ${withSunUp('SELECT * FROM spans', {
+FROM ${withSunUp('SELECT * FROM judged', {
     start: `(${start}) / 1e6`,
     mid: `((${start} + ${end}) / 2) / 1e6`,
     end: `(${end}) / 1e6`,
@@ -199,41 +213,96 @@ FROM ${withSunUp('SELECT * FROM spans', {
 }
 
 /**
- * Sites whose pending flags are computed in one DELETE and INSERT (and one transaction): the two
- * statements cost ~45 ms whatever their size, so the sync computes them for many sites at once
- * rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of 8);
- * 100 sites' nine days of actuals (the margins) are ~86,000 values: at sync.memory_limit 40MB the
- * flags of 200 sites at once ran out of memory, so the default 64MB keeps a wide margin.
+ * The bounds of one flags statement (one DELETE and INSERT, in a transaction of its own). The two
+ * statements cost ~45 ms whatever their size, so the sync computes the flags of many sites at
+ * once rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of
+ * 8). Their windows hold every value they read and blocks per site, so a statement takes at
+ * most SITES_PER_STATEMENT sites and VALUES_PER_STATEMENT values (a site with more goes alone):
+ * the flags of 74 sites' 14 days (68,000 values) needed more than 40MB of DuckDB's memory, those
+ * of 40 sites (37,000) less; a 300-site first sync of 14 days flagged within 48MB in slices of
+ * 40,000 values (2026-11-24), and ran out of memory at 40MB (see inSlices).
  */
 const SITES_PER_STATEMENT = 100;
+const VALUES_PER_STATEMENT = 40_000;
 
-/** Runs `fn` in a transaction of its own for each run of SITES_PER_STATEMENT of `items`, in order. */
-async function inSiteSlices<T>(
-  warehouse: Warehouse,
-  items: readonly T[],
-  fn: (slice: T[]) => Promise<void>,
-): Promise<void> {
-  for (let start = 0; start < items.length; start += SITES_PER_STATEMENT) {
-    const slice = items.slice(start, start + SITES_PER_STATEMENT);
-    await warehouse.transaction(() => fn(slice));
-  }
+/** A site whose flags are to be computed, with the actuals that reads. */
+interface SiteValues {
+  site_id: string;
+  values: number;
 }
 
 /**
- * Recomputes the flags of `scope` (every site with actuals or flags when it names none),
- * SITES_PER_STATEMENT sites to a transaction, so that neither a statement nor a
- * transaction grows with the number of sites. A run killed part way leaves some sites flagged
+ * Runs `fn` in a transaction of its own for each slice of `sites`, in order, within the bounds
+ * above. A slice that runs out of DuckDB's memory (a lower sync.memory_limit, a longer history
+ * than measured) is rolled back and done again in halves, down to a site alone; inside a
+ * caller's transaction the error is the caller's.
+ */
+async function inSlices<T extends SiteValues>(
+  warehouse: Warehouse,
+  sites: readonly T[],
+  fn: (slice: T[]) => Promise<void>,
+): Promise<void> {
+  for (const slice of slicesOf(sites)) await halvedOutOfMemory(warehouse, slice, fn);
+}
+
+function slicesOf<T extends SiteValues>(sites: readonly T[]): T[][] {
+  const slices: T[][] = [];
+  let values = 0;
+  for (const site of sites) {
+    const last = slices.at(-1);
+    if (!last || last.length === SITES_PER_STATEMENT || values + site.values > VALUES_PER_STATEMENT) {
+      slices.push([site]);
+      values = site.values;
+    } else {
+      last.push(site);
+      values += site.values;
+    }
+  }
+  return slices;
+}
+
+async function halvedOutOfMemory<T>(
+  warehouse: Warehouse,
+  slice: T[],
+  fn: (slice: T[]) => Promise<void>,
+): Promise<void> {
+  try {
+    await warehouse.transaction(() => fn(slice));
+  } catch (error) {
+    if (slice.length < 2 || warehouse.insideTransaction || !isOutOfMemory(error)) throw error;
+    const half = Math.ceil(slice.length / 2);
+    await halvedOutOfMemory(warehouse, slice.slice(0, half), fn);
+    await halvedOutOfMemory(warehouse, slice.slice(half), fn);
+  }
+}
+
+const isOutOfMemory = (error: unknown) => error instanceof Error && error.message.startsWith('Out of Memory Error');
+
+/** `sites` (a query of site_id and from_time) with the actuals each reads: from 2 · margin before from_time. */
+function siteValuesSql(sites: string, settings: QualitySettings): string {
+  return `SELECT s.site_id, epoch_ms(s.from_time)::DOUBLE AS from, count(a.site_id)::DOUBLE AS values
+    FROM (${sites}) s LEFT JOIN actuals a
+      ON a.site_id = s.site_id AND (s.from_time IS NULL OR a.valid_time >= s.from_time - to_milliseconds(${2 * marginMs(settings)}))
+    GROUP BY s.site_id, s.from_time`;
+}
+
+/**
+ * Recomputes the flags of `scope` (every site with actuals or flags when it names none), a
+ * slice of sites to a transaction (inSlices), so that neither a statement nor a transaction
+ * grows with the number of sites or the values they read. A run killed part way leaves some sites flagged
  * anew and the rest as they were, both whole; the next run recomputes them all again.
  */
 export async function reflagActuals(warehouse: Warehouse, settings: QualitySettings, scope: FlagScope): Promise<void> {
-  const sites =
-    scope.sites ??
-    (
-      await warehouse.all<{ site_id: string }>(
-        'SELECT site_id FROM actuals UNION SELECT site_id FROM actual_flags ORDER BY site_id',
-      )
-    ).map((row) => row.site_id);
-  await inSiteSlices(warehouse, sites, (slice) => flagActuals(warehouse, settings, { ...scope, sites: slice }));
+  const from = scope.fromMs === undefined ? 'NULL::TIMESTAMPTZ' : instantLiteral(scope.fromMs);
+  const named = scope.sites
+    ? `SELECT unnest([${sqlList(scope.sites)}]) AS site_id`
+    : 'SELECT site_id FROM actuals UNION SELECT site_id FROM actual_flags';
+  const sites = await warehouse.all<SiteValues>(
+    `${siteValuesSql(`SELECT site_id, ${from} AS from_time FROM (${named})`, settings)} ORDER BY s.site_id`,
+  );
+  await inSlices(warehouse, sites, (slice) =>
+    flagActuals(warehouse, settings, { ...scope, sites: slice.map((site) => site.site_id) }),
+  );
 }
 
 /**
@@ -247,7 +316,7 @@ export async function markFlagsPending(sql: Pick<Warehouse, 'run'>, changes: str
 
 /**
  * Computes the pending flags (of `sites`, or of every site pending) and deletes their pending
- * rows in the same transaction, SITES_PER_STATEMENT sites at a time (inside a caller's
+ * rows in the same transaction, a slice of sites at a time (inSlices; inside a caller's
  * transaction, all in it). From each group's earliest pending time on: flagging more than
  * changed is harmless. Returns the sites flagged.
  */
@@ -258,12 +327,13 @@ export async function flagPending(
 ): Promise<number> {
   if (options.sites?.length === 0) return 0;
   const only = options.sites ? `WHERE site_id IN (${sqlList(options.sites)})` : '';
-  const pending = await warehouse.all<{ site_id: string; from: number }>(
-    `SELECT site_id, epoch_ms(min(from_time))::DOUBLE AS from FROM actual_flags_pending ${only}
-     GROUP BY site_id ORDER BY site_id`,
+  // in order of their pending time, so that the sites of a slice (read from its earliest) read alike
+  const pending = await warehouse.all<SiteValues & { from: number }>(
+    `${siteValuesSql(`SELECT site_id, min(from_time) AS from_time FROM actual_flags_pending ${only} GROUP BY site_id`, settings)}
+     ORDER BY s.from_time, s.site_id`,
   );
   if (pending.length > 0) faultPoint('flags');
-  await inSiteSlices(warehouse, pending, async (group) => {
+  await inSlices(warehouse, pending, async (group) => {
     const sites = group.map((site) => site.site_id);
     await flagActuals(warehouse, settings, {
       sites,

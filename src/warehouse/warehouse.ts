@@ -208,7 +208,13 @@ export class Warehouse {
     return this.exclusive(async () => (await this.connection.run(sql, params)).rowsChanged);
   }
 
+  /** Whether a transaction of `transaction` is open (in which a nested call runs as part of it). */
+  get insideTransaction(): boolean {
+    return this.inTransaction;
+  }
+
   /** Runs `fn` in one transaction: all of it lands, or none of it. Nested calls join the outer one. */
+
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       if (this.inTransaction) return fn();

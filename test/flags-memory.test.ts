@@ -1,0 +1,68 @@
+// The data-quality flags within DuckDB's memory limit: a slice of sites whose statement runs out of
+// memory is done again in halves, and the flags come out as they would with room to spare.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { flagActuals, flagPending } from '../src/warehouse/flags.js';
+import type { Warehouse } from '../src/warehouse/warehouse.js';
+import { openTestWarehouse } from './accuracy-fixture.js';
+
+const SITES = 60;
+const NOW = Date.parse('2026-03-08T00:00:00Z');
+const SETTINGS = { ...DEFAULT_QUALITY, label: 'ending' as const };
+
+/** A week of 15-minute solar values per site, with a frozen meter and a plateau every day. */
+async function fill(wh: Warehouse): Promise<string[]> {
+  await wh.run(`INSERT INTO sites
+    SELECT printf('site-%02d', i), printf('Site %02d', i), 'solar', 59.3, 18.1, 100, NULL, NULL, NULL, TIMESTAMPTZ '2026-03-08 00:00:00+00'
+    FROM range(${SITES}) r(i)`);
+  await wh.run(`INSERT INTO actuals
+    SELECT printf('site-%02d', s), TIMESTAMPTZ '2026-03-01 00:15:00+00' + k * INTERVAL 15 MINUTE,
+      CASE WHEN k % 96 BETWEEN 40 AND 52 THEN 42.5
+        WHEN k % 96 BETWEEN 54 AND 58 THEN 80 + (k % 3) * 0.1
+        WHEN k % 96 BETWEEN 26 AND 64 THEN 10 + (k % 7) * 3 + s % 5
+        ELSE 0 END,
+      TIMESTAMPTZ '2026-03-08 00:00:00+00', NULL
+    FROM range(${SITES}) a(s), range(7 * 96) b(k)`);
+  return (await wh.all<{ site_id: string }>('SELECT site_id FROM sites ORDER BY 1')).map((r) => r.site_id);
+}
+
+const pendAll = (wh: Warehouse) =>
+  wh.run('INSERT INTO actual_flags_pending SELECT site_id, min(valid_time) FROM actuals GROUP BY site_id');
+
+const flags = (wh: Warehouse) =>
+  wh.all<{ site_id: string; t: string; flags: number }>(
+    'SELECT site_id, valid_time::VARCHAR AS t, flags FROM actual_flags ORDER BY site_id, valid_time',
+  );
+
+describe('flags under a memory limit', () => {
+  let wh: Warehouse;
+  let sites: string[];
+
+  beforeAll(async () => {
+    wh = await openTestWarehouse('flags-memory');
+    sites = await fill(wh);
+  });
+  afterAll(async () => {
+    await wh.run('RESET memory_limit');
+    await wh.run('RESET threads');
+    await wh.close();
+  });
+
+  it('computes every site, in halves where a slice does not fit, as with room to spare', async () => {
+    await pendAll(wh);
+    await flagPending(wh, SETTINGS, { now: NOW });
+    const roomy = await flags(wh);
+    expect(new Set(roomy.map((r) => r.flags))).toEqual(new Set([2, 32])); // stale and clipping, every day
+    expect(new Set(roomy.map((r) => r.site_id)).size).toBe(SITES);
+
+    await wh.run("SET memory_limit = '16MB'");
+    await wh.run('SET threads = 1');
+    // the premise: all the sites in one statement do not fit
+    await expect(wh.transaction(() => flagActuals(wh, SETTINGS, { sites, now: NOW }))).rejects.toThrow(/Out of Memory/);
+    await wh.run('DELETE FROM actual_flags');
+    await pendAll(wh);
+    expect(await flagPending(wh, SETTINGS, { now: NOW })).toBe(SITES);
+    expect(await flags(wh)).toEqual(roomy);
+    expect(await wh.all('SELECT * FROM actual_flags_pending')).toEqual([]);
+  });
+});
