@@ -119,7 +119,7 @@ const SyncConfig = z
       .describe(
         'The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type',
       ),
-    memory_limit: MemoryLimit('48MB').describe(
+    memory_limit: MemoryLimit('64MB').describe(
       "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
     ),
     threads: Threads.describe("DuckDB's threads during a sync (each has buffers of its own); null: one per core"),

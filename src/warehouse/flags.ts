@@ -220,7 +220,7 @@ FROM ${withSunUp('SELECT * FROM judged', {
  * most SITES_PER_STATEMENT sites and VALUES_PER_STATEMENT values (a site with more goes alone):
  * the flags of 74 sites' 14 days (68,000 values) needed more than 40MB of DuckDB's memory, those
  * of 40 sites (37,000) less; a 300-site first sync of 14 days flagged within 48MB in slices of
- * 40,000 values (2026-11-24), and ran out of memory at 40MB (see inSlices).
+ * 40,000 values (2026-11-24), and ran out of memory at 40MB (see inSlices); the default is 64MB.
  */
 const SITES_PER_STATEMENT = 100;
 const VALUES_PER_STATEMENT = 40_000;
