@@ -129,7 +129,7 @@ export async function flagActuals(
  * outages are found by hash joins, the rows carry the site as its number in the slice, and the
  * site's own columns are joined in at the end.
  */
-export function flagsSql(s: QualitySettings, sites: string, actuals: string): string {
+function flagsSql(s: QualitySettings, sites: string, actuals: string): string {
   const t = 'epoch_us(valid_time)';
   const { start, end } = intervalUs(s.label, t, 'coalesce(len_us, 0)');
   const generating = `type IN ('solar', 'wind')`;
@@ -225,7 +225,7 @@ FROM ${withSunUp('SELECT * FROM judged', {
 const SITES_PER_STATEMENT = 100;
 const VALUES_PER_STATEMENT = 40_000;
 
-/** A site whose flags are to be computed, with the actuals that reads. */
+/** A site whose flags are to be computed, with how many actuals that reads. */
 interface SiteValues {
   site_id: string;
   values: number;
@@ -289,8 +289,8 @@ function siteValuesSql(sites: string, settings: QualitySettings): string {
 /**
  * Recomputes the flags of `scope` (every site with actuals or flags when it names none), a
  * slice of sites to a transaction (inSlices), so that neither a statement nor a transaction
- * grows with the number of sites or the values they read. A run killed part way leaves some sites flagged
- * anew and the rest as they were, both whole; the next run recomputes them all again.
+ * grows with the number of sites or the values they read. A run killed part way leaves some
+ * sites flagged anew and the rest as they were, both whole; the next run recomputes them all.
  */
 export async function reflagActuals(warehouse: Warehouse, settings: QualitySettings, scope: FlagScope): Promise<void> {
   const from = scope.fromMs === undefined ? 'NULL::TIMESTAMPTZ' : instantLiteral(scope.fromMs);

@@ -214,7 +214,6 @@ export class Warehouse {
   }
 
   /** Runs `fn` in one transaction: all of it lands, or none of it. Nested calls join the outer one. */
-
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       if (this.inTransaction) return fn();
