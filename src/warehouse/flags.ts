@@ -9,7 +9,7 @@
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { instantLiteral, sqlList } from './sql.js';
-import type { Warehouse } from './warehouse.js';
+import { isOutOfMemory, type Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
 
 /** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */
@@ -275,8 +275,6 @@ async function halvedOutOfMemory<T>(
     await halvedOutOfMemory(warehouse, slice.slice(half), fn);
   }
 }
-
-const isOutOfMemory = (error: unknown) => error instanceof Error && error.message.startsWith('Out of Memory Error');
 
 /** `sites` (a query of site_id and from_time) with the actuals each reads: from 2 · margin before from_time. */
 function siteValuesSql(sites: string, settings: QualitySettings): string {

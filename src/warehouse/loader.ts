@@ -270,25 +270,37 @@ export async function loadTypedActuals(
 // ---------------------------------------------------------------- sync state
 
 /**
- * Sync states with no data, in one transaction whatever their number: a sync writes those of the
- * site resources that read nothing new once, after its series, instead of one transaction per
- * batch of them (a state written late, or lost to a crash, only makes the next run read again).
+ * Sync states with no data, STATES_PER_TRANSACTION at a time: a sync writes those of the site
+ * resources that read nothing new once, after its series, instead of one transaction per batch
+ * of them (a state written late, or lost to a crash, only makes the next run read again).
  */
 export async function saveSyncStates(
   warehouse: Warehouse,
   states: readonly { siteId: string; state: SyncStateUpdate }[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
-  if (states.length === 0) return {};
   const now = options.now ?? Date.now();
-  const advanced = await warehouse.transaction(() =>
-    writeSyncStates(
-      warehouse,
-      states.map(({ siteId, state }) => ({ siteId, state, now })),
-    ),
-  );
-  return advanced.size > 0 ? { sync_state: advanced.size } : {};
+  let advanced = 0;
+  for (let start = 0; start < states.length; start += STATES_PER_TRANSACTION) {
+    const part = states.slice(start, start + STATES_PER_TRANSACTION);
+    const written = await warehouse.transaction(() =>
+      writeSyncStates(
+        warehouse,
+        part.map(({ siteId, state }) => ({ siteId, state, now })),
+      ),
+    );
+    advanced += written.size;
+  }
+  return advanced > 0 ? { sync_state: advanced } : {};
 }
+
+/**
+ * DuckDB holds a transaction's updated rows, and the JSON list of the states (one value), in
+ * memory it cannot spill: the 30,000 states of a 10,000-site resync in one statement asked for
+ * 16 MiB at once and ran out of a 48MB pool, and in one transaction of smaller statements needed
+ * more than 24MB.
+ */
+const STATES_PER_TRANSACTION = 1000;
 
 /**
  * Clears the stored digests of `resources` (sync_state keys): a load that writes no sync state (a

@@ -20,7 +20,7 @@ import {
 } from './merge.js';
 import { sqlList } from './sql.js';
 import { flagPending, markFlagsPending, type QualitySettings } from './flags.js';
-import type { Warehouse } from './warehouse.js';
+import { isOutOfMemory, type Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
   /** The clock for synced_at, first_seen_at, replaced_at, observed_at; default Date.now(). */
@@ -403,11 +403,24 @@ class LoadQueue {
     return batch;
   }
 
-  private async mergeOrSplit(batch: Job[]): Promise<void> {
+  /**
+   * Merges a batch; when it fails, each load alone, so only the load at fault fails. A batch that
+   * ran out of DuckDB's memory goes again in halves after a checkpoint (which frees the pool of
+   * the table data written since the last one), and a load alone gets that one more try.
+   */
+  private async mergeOrSplit(batch: Job[], checkpointed = false): Promise<void> {
     try {
       const results = await this.merge(batch);
       for (const job of batch) job.resolve(results.get(job)!);
     } catch (error) {
+      if (isOutOfMemory(error) && !checkpointed) {
+        // A checkpoint that fails (a full disk) leaves the retry to fail and say why.
+        await this.warehouse.checkpoint().catch(() => undefined);
+        const half = Math.ceil(batch.length / 2);
+        if (batch.length === 1) return this.mergeOrSplit(batch, true);
+        await this.mergeOrSplit(batch.slice(0, half));
+        return this.mergeOrSplit(batch.slice(half));
+      }
       if (batch.length === 1) return batch[0].reject(error);
       for (const job of batch) {
         try {

@@ -6,6 +6,7 @@
  *                                     onRecover?: (recovery) => log });
  *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.changed(sql, params) → rows changed;
  *   await wh.transaction(async () => ...);   // nested calls join the outer transaction
+ *   await wh.checkpoint(); // what is committed into the file, and DuckDB's pool freed of it
  *   await wh.publish();   // analysts see the new data from here on
  *   await wh.close();     // releases the writer lock (also released on process exit)
  *
@@ -73,6 +74,14 @@ export function describeRecovery(recovery: Recovery): string {
 export function writerPathOf(path: string): string {
   const extension = extname(path) || '.duckdb';
   return join(dirname(path), `${basename(path, extname(path))}.writer${extension}`);
+}
+
+/**
+ * Whether DuckDB failed for lack of memory within its memory_limit: a statement that a smaller
+ * piece of work, or a checkpoint first, can get through.
+ */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('Out of Memory Error');
 }
 
 export class Warehouse {
@@ -279,16 +288,22 @@ export class Warehouse {
    * nothing was published.
    */
   async prepareToPublish(): Promise<void> {
-    await this.exclusive(() => this.checkpoint());
+    await this.checkpoint();
     const needed = statSync(this.writerPath).size + LAST_CHECKPOINT_MARGIN;
     const free = freeBytes(this.path);
     if (free !== null && free < needed) throw new DiskFullError(this.path, needed, free);
   }
 
-  private async checkpoint(): Promise<void> {
-    await this.connection.run('CHECKPOINT').catch((error: unknown) => {
-      throw explainDiskFull(error, this.writerPath);
-    });
+  /**
+   * Writes what is committed into the file. Also what frees DuckDB's pool: the table data written
+   * since the last checkpoint sits in it until then, and must be spilled to make room.
+   */
+  async checkpoint(): Promise<void> {
+    await this.exclusive(() =>
+      this.connection.run('CHECKPOINT').catch((error: unknown) => {
+        throw explainDiskFull(error, this.writerPath);
+      }),
+    );
   }
 
   /** Closes even a database DuckDB invalidated (a failed write), and always releases the lock. */

@@ -1,8 +1,12 @@
-// The data-quality flags within DuckDB's memory limit: a slice of sites whose statement runs out of
-// memory is done again in halves, and the flags come out as they would with room to spare.
+// The warehouse within DuckDB's memory limit: a slice of sites whose data-quality flags run out of
+// memory is done again in halves, and the flags come out as they would with room to spare; the
+// sync states of 10,000 sites are saved in statements that fit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
+import { saveSyncStates } from '../src/warehouse/loader.js';
+import { writeSyncStates } from '../src/warehouse/series.js';
+import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
 
@@ -64,5 +68,37 @@ describe('flags under a memory limit', () => {
     expect(await flagPending(wh, SETTINGS, { now: NOW })).toBe(SITES);
     expect(await flags(wh)).toEqual(roomy);
     expect(await wh.all('SELECT * FROM actual_flags_pending')).toEqual([]);
+  });
+});
+
+describe('sync states under a memory limit', () => {
+  const states = (syncedTo: number) =>
+    Array.from({ length: 10_000 }, (_, i) => `site-${String(i).padStart(5, '0')}`).flatMap((siteId) =>
+      ['forecasts', 'outputs', 'actuals'].map((resource) => ({
+        siteId,
+        state: { resource, syncedTo, lastAsOf: null, runId: 'run-1', digest: 'a'.repeat(40) },
+      })),
+    );
+
+  it('saves and advances the 30,000 states of a 10,000-site run within 24MB', async () => {
+    const wh = await openTestWarehouse('states-memory');
+    try {
+      await wh.run("SET memory_limit = '24MB'");
+      await wh.run('SET threads = 1');
+      // the premise: in one statement they ask DuckDB for 16 MiB at once, which does not fit
+      const all = states(NOW).map((entry) => ({ ...entry, now: NOW }));
+      await expect(wh.transaction(() => writeSyncStates(wh, all))).rejects.toThrow(/Out of Memory/);
+
+      expect(await saveSyncStates(wh, states(NOW), { now: NOW })).toEqual({ sync_state: 30_000 });
+      expect(await saveSyncStates(wh, states(NOW), { now: NOW })).toEqual({});
+      expect(await saveSyncStates(wh, states(NOW + HOUR), { now: NOW })).toEqual({ sync_state: 30_000 });
+      const [row] = await wh.all<{ n: number; newest: number }>(
+        'SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE epoch_ms(synced_to) = $1)::INTEGER AS newest FROM sync_state',
+        [NOW + HOUR],
+      );
+      expect(row).toEqual({ n: 30_000, newest: 30_000 });
+    } finally {
+      await wh.close();
+    }
   });
 });
