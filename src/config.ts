@@ -88,7 +88,7 @@ const MemoryLimit = (byDefault: string) =>
     .nullable()
     .prefault(byDefault);
 
-const Threads = z.int().min(1).max(256).nullable().prefault(2);
+const Threads = (byDefault: number) => z.int().min(1).max(256).nullable().prefault(byDefault);
 
 const SyncConfig = z
   .strictObject({
@@ -122,7 +122,9 @@ const SyncConfig = z
     memory_limit: MemoryLimit('64MB').describe(
       "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
     ),
-    threads: Threads.describe("DuckDB's threads during a sync (each has buffers of its own); null: one per core"),
+    threads: Threads(1).describe(
+      "DuckDB's threads during a sync (each has buffers of its own; the sync's own process needs a core too); null: one per core",
+    ),
   })
   .prefault({});
 
@@ -171,7 +173,7 @@ const AccuracyConfig = z
     memory_limit: MemoryLimit('96MB').describe(
       "DuckDB's memory limit while scoring (past it DuckDB spills to disk; 64MB ran out at 1,000 sites); null: DuckDB's default, up to 80% of RAM",
     ),
-    threads: Threads.describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
+    threads: Threads(2).describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
     batch_points: z
       .number()
       .int()
