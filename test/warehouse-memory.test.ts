@@ -1,6 +1,6 @@
 // The warehouse within DuckDB's memory limit: a slice of sites whose data-quality flags run out of
 // memory is done again in halves, and the flags come out as they would with room to spare; the
-// sync states of 10,000 sites are saved in statements that fit.
+// sync states of 10,000 sites are saved in transactions that fit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';

@@ -416,8 +416,8 @@ class LoadQueue {
       if (isOutOfMemory(error) && !checkpointed) {
         // A checkpoint that fails (a full disk) leaves the retry to fail and say why.
         await this.warehouse.checkpoint().catch(() => undefined);
-        const half = Math.ceil(batch.length / 2);
         if (batch.length === 1) return this.mergeOrSplit(batch, true);
+        const half = Math.ceil(batch.length / 2);
         await this.mergeOrSplit(batch.slice(0, half));
         return this.mergeOrSplit(batch.slice(half));
       }
