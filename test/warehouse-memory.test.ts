@@ -1,11 +1,13 @@
 // The warehouse within DuckDB's memory limit: a slice of sites whose data-quality flags run out of
 // memory is done again in halves, and the flags come out as they would with room to spare; the
-// sync states of 10,000 sites are saved in transactions that fit.
+// sync states of 10,000 sites are saved in transactions that fit; a purge of DuckDB's buffer pool
+// sets the step's memory limit again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { saveSyncStates } from '../src/warehouse/loader.js';
 import { writeSyncStates } from '../src/warehouse/series.js';
+import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
@@ -97,6 +99,31 @@ describe('sync states under a memory limit', () => {
         [NOW + HOUR],
       );
       expect(row).toEqual({ n: 30_000, newest: 30_000 });
+    } finally {
+      await wh.close();
+    }
+  });
+});
+
+describe('a purge of the buffer pool', () => {
+  const limit = async (wh: Warehouse) =>
+    (await wh.all<{ m: string }>(`SELECT current_setting('memory_limit') AS m`))[0].m;
+
+  it("leaves the step's memory limit, or DuckDB's own outside a step, and every stored row", async () => {
+    const wh = await openTestWarehouse('purge-memory');
+    try {
+      const own = await limit(wh);
+      await withDuckDBSettings(wh, { memory_limit: '24MB', threads: 1 }, async () => {
+        const step = await limit(wh);
+        expect(step).not.toBe(own);
+        await wh.run(`INSERT INTO sites SELECT printf('site-%05d', i), 'x', 'solar', 59.3, 18.1, 100, NULL, NULL, NULL,
+          TIMESTAMPTZ '2026-03-08 00:00:00+00' FROM range(20000) r(i)`);
+        await purgeBufferPool(wh);
+        expect(await limit(wh)).toBe(step);
+        expect(await wh.all('SELECT count(*)::INTEGER AS n FROM sites')).toEqual([{ n: 20_000 }]);
+      });
+      await purgeBufferPool(wh);
+      expect(await limit(wh)).toBe(own);
     } finally {
       await wh.close();
     }
