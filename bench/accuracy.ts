@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
+import { type StatsEngine, statsEngine } from '../src/accuracy/native.js';
 import type { PairsColumns } from '../src/accuracy/pairs.js';
 import { scorePairsTable } from '../src/accuracy/score.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
@@ -66,6 +67,8 @@ export interface AccuracyFigures {
   /** Every metric but KSI, OVER and CPI (`--no-distribution`): no sort of the values. */
   moments_s: number;
   moments_ratio: number;
+  /** How the statistics were computed: the native functions, or SQL where they are not built. */
+  engine: StatsEngine;
 }
 
 const OPTIONS = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };
@@ -85,7 +88,8 @@ export async function benchAccuracy(pairs = 10_000_000, path?: string): Promise<
       moments_s: () => scorePairsTable(sql, 'bench_pairs', COLUMNS, 'ending', { ...OPTIONS, distribution: false }),
       score_s: () => scorePairsTable(sql, 'bench_pairs', COLUMNS, 'ending', OPTIONS),
     });
-    return { pairs, score_s, scan_s, ratio: score_s / scan_s, moments_s, moments_ratio: moments_s / scan_s };
+    const engine = await statsEngine(sql);
+    return { pairs, score_s, scan_s, ratio: score_s / scan_s, moments_s, moments_ratio: moments_s / scan_s, engine };
   } finally {
     db.close();
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -22,6 +22,7 @@ import {
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
+import type { StatsEngine } from './native.js';
 import { faultPoint } from '../fault.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
@@ -61,8 +62,8 @@ export interface LedgerRefresh {
   /** Whether the ledger holds quantile sets. */
   quantiles: boolean;
   skipped: SkippedSite[];
-  /** How the per-group statistics followed (stats-store.ts): days computed again from the ledger, of how many. */
-  stats?: { mode: LedgerMode; days: number; of: number };
+  /** How the per-group statistics followed (stats-store.ts): days computed again from the ledger, of how many, and how. */
+  stats?: { mode: LedgerMode; days: number; of: number; engine: StatsEngine };
 }
 
 interface LedgerState {
@@ -393,12 +394,14 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
 
 /**
  * `pairs: incremental, 1234 aligned, 56789 scored; statistics: incremental, 2 of 7 days read` (or
- * `full (--full), ...`): what the command and the job report.
+ * `full (--full), ...`, and `, in SQL` where the native functions are missing): what the command
+ * and the job report.
  */
 export function ledgerLine(ledger: LedgerRefresh): string {
   const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : 'incremental';
+  const inSql = ledger.stats?.engine === 'sql' ? ', in SQL (native functions not built: docs/accuracy.md#speed)' : '';
   const stats = ledger.stats
-    ? `; statistics: ${ledger.stats.mode}, ${ledger.stats.days} of ${ledger.stats.of} days read`
+    ? `; statistics: ${ledger.stats.mode}, ${ledger.stats.days} of ${ledger.stats.of} days read${inSql}`
     : '';
   return `pairs: ${mode}, ${ledger.pairsAligned} aligned, ${ledger.pairs} scored${stats}`;
 }

@@ -6,6 +6,7 @@ import { EVENT_FIELDS, eventFields, type Contingency, type EventDefinition } fro
 import { groupSql, type Group } from './groups.js';
 import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
 import type { MetricOptions, SingleSubject } from './options.js';
+import { statsEngine } from './native.js';
 import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 
 /*
@@ -130,12 +131,15 @@ export async function computeMetrics(
   options: MetricOptions,
   single?: SingleSubject,
 ): Promise<AccuracyRow[]> {
-  await sql.run(`CREATE OR REPLACE TEMP TABLE acc_stats AS ${statsSql(pairs, quantiles, options, null, single)}`);
+  const engine = await statsEngine(sql);
+  await sql.run(
+    `CREATE OR REPLACE TEMP TABLE acc_stats AS ${statsSql(pairs, quantiles, options, null, engine, single)}`,
+  );
   const [{ dropped }] = await sql.all<{ dropped: bigint }>(
     `SELECT count(*) AS dropped FROM acc_stats WHERE name = 'dropped' AND value > 0`,
   );
   await sql.run(
-    `CREATE OR REPLACE TEMP TABLE acc_histogram AS ${histogramSql(pairs, options, single, dropped === 0n)}`,
+    `CREATE OR REPLACE TEMP TABLE acc_histogram AS ${histogramSql(pairs, options, engine, single, dropped === 0n)}`,
   );
   try {
     return await metricsFromStats(sql, { stats: 'acc_stats', histogram: 'acc_histogram', pairs }, options, single);

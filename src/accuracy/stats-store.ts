@@ -10,6 +10,7 @@ import { instantLiteral, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { DAY } from '../time.js';
 import type { LedgerListener } from './incremental.js';
+import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
 import { BIN_SCALE, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
 
@@ -56,6 +57,8 @@ export interface StatsRefresh {
   /** Days whose statistics were computed again from the ledger (every day for full), of `of` days. */
   days: number;
   of: number;
+  /** Whether the native functions computed them, or SQL (native.ts). */
+  engine: StatsEngine;
 }
 
 /**
@@ -81,7 +84,7 @@ export function statsKeeper(
   };
   /** Whether this run updates them from what changed; else they are computed anew from the ledger. */
   let incremental = false;
-  let result: StatsRefresh = { mode: 'full', days: 0, of: 0 };
+  let result: StatsRefresh = { mode: 'full', days: 0, of: 0, engine: 'sql' };
   const listener: LedgerListener = {
     async starting(rebuilt) {
       const [row] = await wh.all<{ fingerprint: string }>('SELECT fingerprint FROM accuracy_stats_state');
@@ -93,19 +96,26 @@ export function statsKeeper(
       if (incremental) await wh.run('INSERT INTO acc_removed FROM acc_stale');
     },
     async done(fromPid) {
+      const engine = await statsEngine(wh);
       let days: number;
       if (incremental) {
-        days = await applyChanges(wh, options, sliced, `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`);
+        const added = `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`;
+        days = await applyChanges(wh, options, { ...sliced, engine }, added);
       } else {
         await wh.transaction(async () => {
           await wh.run(`DELETE FROM ${HISTOGRAMS}`);
-          await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options)}`);
+          await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options, engine)}`);
           await wh.run(`DELETE FROM ${STATS}`);
         });
-        await computeDays(wh, options, sliced, null);
+        await computeDays(wh, options, { ...sliced, engine }, null);
       }
       const [{ of }] = await wh.all<{ of: bigint }>(`SELECT count(DISTINCT chunk) AS of FROM ${STATS}`);
-      result = { mode: incremental ? 'incremental' : 'full', days: incremental ? days! : Number(of), of: Number(of) };
+      result = {
+        mode: incremental ? 'incremental' : 'full',
+        days: incremental ? days! : Number(of),
+        of: Number(of),
+        engine,
+      };
       await wh.run('DROP TABLE IF EXISTS acc_removed');
     },
     async saving() {
@@ -126,11 +136,11 @@ export function statsKeeper(
 async function applyChanges(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number },
+  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number; engine: StatsEngine },
   added: string,
 ): Promise<number> {
   const bins = (pairs: string, sign: number) =>
-    `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f FROM (${histogramSql(pairs, options)})`;
+    `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f FROM (${histogramSql(pairs, options, meta.engine)})`;
   const reach = rampDays(options);
   await wh.transaction(async () => {
     await sumHistograms(
@@ -181,7 +191,7 @@ async function sumHistograms(wh: Warehouse, from: string, to: string): Promise<v
 async function computeDays(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number },
+  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number; engine: StatsEngine },
   days: string | null,
 ): Promise<void> {
   const reach = rampDays(options);
@@ -190,7 +200,7 @@ async function computeDays(
   for (const { lo, hi, first, last } of await planSlices(wh, meta, days)) {
     const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
       AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)})`;
-    await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL)})
+    await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       ${days === null ? '' : `WHERE chunk IN (${days})`}`);
   }
   await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);

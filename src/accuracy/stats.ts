@@ -12,6 +12,7 @@
 import { quoteLiteral } from '../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
+import type { StatsEngine } from './native.js';
 import type { MetricOptions, SingleSubject } from './options.js';
 
 /**
@@ -45,8 +46,12 @@ export const BIN_ERROR = Math.expm1(1 / (2 * BIN_SCALE));
 const NEGATIVE_BINS = -1_000_000;
 const ZERO_BIN = -500_000;
 
-/** The bin of a value (NULL for NULL). The cast rounds to the nearest integer; one logarithm in each branch. */
-export function binSql(x: string): string {
+/**
+ * The bin of a value (NULL for NULL). The cast rounds to the nearest integer; one logarithm in
+ * each branch. efsync_bin (native/efsync_stats.c) gives the same bin in a third of the time.
+ */
+export function binSql(x: string, engine: StatsEngine): string {
+  if (engine === 'native') return `efsync_bin(${x})`;
   const k = (v: string) => `CAST(ln(${v}) * ${BIN_SCALE} AS INTEGER)`;
   return `CASE WHEN ${x} > 0 THEN ${k(x)} WHEN ${x} < 0 THEN ${NEGATIVE_BINS} - ${k(`-${x}`)} WHEN ${x} = 0 THEN ${ZERO_BIN} END`;
 }
@@ -113,45 +118,88 @@ function longSql(wide: string): string {
 }
 
 /**
- * The point statistics of one group: counts, the sums every deterministic metric is a ratio of,
- * the raw moments of actuals, forecasts and their differences (sum, sum of squares, cross
- * product), minima and maxima, over the scored pairs only (filtered once, rather than a CASE
- * over the drop reason in every aggregate); the dropped pairs are counted in a second aggregate
- * over them alone, which DuckDB skips outright where the columns' statistics show none. Every
- * aggregate over millions of pairs costs about as much as a plain scan's three, so there are as
- * few as the metrics need: no n_o (every scored pair has its actual: n), without a deadband no
- * s_d, s_dd (they are s_e, s_sq; metrics.ts reads them so), and the pairs MAPE skips counted as
- * n_point − n_ape (a CASE over every pair less).
+ * The point statistics: counts, the sums every deterministic metric is a ratio of, the raw moments
+ * of actuals, forecasts and their differences (sum, sum of squares, cross product), minima and
+ * maxima, each as SQL over the scored pairs with their errors (pointStatsSql). Every aggregate
+ * over millions of pairs costs about as much as a plain scan's three, so there are as few as the
+ * metrics need: no n_o (every scored pair has its actual: n), s_d and s_dd only with a deadband
+ * (without one they are s_e, s_sq; metrics.ts reads them so), and the pairs MAPE skips counted as
+ * n_point − n_ape (a CASE over every pair less). efsync_point_stats computes each under the same
+ * name (native/efsync_stats.c).
  */
-function pointStatsSql(pairs: string, k: GroupKeys, options: MetricOptions, chunk: string | null): string {
-  const deadband = options.deadbandPct > 0;
-  const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
+const POINT_STATS: { name: string; sql: string; deadbandOnly?: true }[] = [
+  { name: 'n', sql: 'count(*)' },
+  { name: 'c_forecast', sql: 'count(forecast)' },
+  { name: 'c_reference', sql: 'count(reference)' },
+  { name: 'n_point', sql: 'count(e)' },
+  { name: 's_e', sql: 'sum(e)' },
+  { name: 's_abs', sql: 'sum(abs(e))' },
+  { name: 's_sq', sql: 'sum(e * e)' },
+  { name: 'n_ape', sql: 'count(ape)' },
+  { name: 's_ape', sql: 'sum(ape)' },
+  { name: 'n_norm', sql: 'count(e_norm)' },
+  { name: 's_norm', sql: 'sum(e_norm)' },
+  { name: 's_abs_norm', sql: 'sum(abs(e_norm))' },
+  { name: 's_sq_norm', sql: 'sum(e_norm * e_norm)' },
+  { name: 'n_ref', sql: 'count(e_ref)' },
+  { name: 's_sq_ref', sql: 'sum(e_ref * e_ref)' },
+  { name: 's_d', sql: 'sum(forecast - actual)', deadbandOnly: true },
+  { name: 's_dd', sql: 'sum((forecast - actual) * (forecast - actual))', deadbandOnly: true },
+  { name: 's_o', sql: 'sum(actual)' },
+  { name: 's_oo', sql: 'sum(actual * actual)' },
+  { name: 'n_f', sql: 'count(forecast)' },
+  { name: 's_f', sql: 'sum(forecast)' },
+  { name: 's_ff', sql: 'sum(forecast * forecast)' },
+  { name: 's_fo', sql: 'sum(forecast * actual)' },
+  { name: 'min_o', sql: 'min(actual)' },
+  { name: 'max_o', sql: 'max(actual)' },
+  { name: 'min_f', sql: 'min(forecast)' },
+  { name: 'max_f', sql: 'max(forecast)' },
+];
+
+/**
+ * The point statistics of one group over its scored pairs only (filtered once, rather than a CASE
+ * over the drop reason in every aggregate); the dropped pairs are counted in a second aggregate
+ * over them alone, which DuckDB skips outright where the columns' statistics show none.
+ */
+function pointStatsSql(
+  pairs: string,
+  k: GroupKeys,
+  options: MetricOptions,
+  chunk: string | null,
+  engine: StatsEngine,
+): string {
   const expanded = expandedSql(pairs, k.group, options, chunk);
   const select = `${k.select}, ${chunk === null ? '0 AS chunk' : 'chunk'}`;
   const by = groupBy(k, chunk === null ? [] : ['chunk']);
+  const stats = POINT_STATS.filter((p) => options.deadbandPct > 0 || !p.deadbandOnly);
   const dropCounts = DROP_REASONS.map((r) => `count(*) FILTER (WHERE drop_reason = '${r}') AS dropped_${r}`).join(', ');
-  const scored = longSql(`
-WITH errors AS (
-  SELECT *, ${errorSql('forecast', 'actual', options.deadbandPct)} AS e,
-    CASE WHEN abs(actual) > ${mapeFloor} THEN abs(${errorSql('forecast', 'actual', options.deadbandPct)} / actual) END AS ape,
-    CASE WHEN capacity > 0 THEN ${errorSql('forecast', 'actual', options.deadbandPct)} / capacity END AS e_norm,
-    CASE WHEN forecast IS NOT NULL THEN ${errorSql('reference', 'actual', options.deadbandPct)} END AS e_ref
-  FROM (${expanded}) WHERE drop_reason IS NULL
-)
-SELECT ${select}, count(*) AS n, count(forecast) AS c_forecast, count(reference) AS c_reference,
-  count(e) AS n_point, sum(e) AS s_e, sum(abs(e)) AS s_abs, sum(e * e) AS s_sq,
-  count(ape) AS n_ape, sum(ape) AS s_ape,
-  count(e_norm) AS n_norm, sum(e_norm) AS s_norm, sum(abs(e_norm)) AS s_abs_norm, sum(e_norm * e_norm) AS s_sq_norm,
-  count(e_ref) AS n_ref, sum(e_ref * e_ref) AS s_sq_ref,
-  ${deadband ? 'sum(forecast - actual) AS s_d, sum((forecast - actual) * (forecast - actual)) AS s_dd,' : ''}
-  sum(actual) AS s_o, sum(actual * actual) AS s_oo, count(forecast) AS n_f, sum(forecast) AS s_f,
-  sum(forecast * forecast) AS s_ff, sum(forecast * actual) AS s_fo,
-  min(actual) AS min_o, max(actual) AS max_o, min(forecast) AS min_f, max(forecast) AS max_f
-FROM errors ${by}`);
+  const scored = longSql(
+    engine === 'native'
+      ? `SELECT * EXCLUDE (st), ${stats.map((p) => `st.${p.name} AS ${p.name}`).join(', ')} FROM (
+  SELECT ${select}, efsync_point_stats(actual, forecast, reference, capacity,
+    ${options.mapeMinActualPct / 100}, ${options.deadbandPct / 100}) AS st
+  FROM (${expanded}) WHERE drop_reason IS NULL ${by})`
+      : `
+WITH errors AS (${errorsSql(expanded, options)})
+SELECT ${select}, ${stats.map((p) => `${p.sql} AS ${p.name}`).join(', ')}
+FROM errors ${by}`,
+  );
   const dropped = longSql(`
 SELECT ${select}, 0 AS n, count(*) AS dropped, ${dropCounts}, count(forecast) AS c_forecast, count(reference) AS c_reference
 FROM (${expanded}) WHERE drop_reason IS NOT NULL ${by}`);
   return `SELECT * FROM (${scored})\nUNION ALL\nSELECT * FROM (${dropped})`;
+}
+
+/** The scored pairs of `expanded` with their error, absolute percentage, normalised and reference errors. */
+function errorsSql(expanded: string, options: MetricOptions): string {
+  const mapeFloor = `(CASE WHEN capacity > 0 THEN ${options.mapeMinActualPct / 100} * capacity ELSE 0.0 END)`;
+  const error = (x: string) => errorSql(x, 'actual', options.deadbandPct);
+  return `SELECT *, ${error('forecast')} AS e,
+    CASE WHEN abs(actual) > ${mapeFloor} THEN abs(${error('forecast')} / actual) END AS ape,
+    CASE WHEN capacity > 0 THEN ${error('forecast')} / capacity END AS e_norm,
+    CASE WHEN forecast IS NOT NULL THEN ${error('reference')} END AS e_ref
+  FROM (${expanded}) WHERE drop_reason IS NULL`;
 }
 
 /** The pairs relation once per group, with the group's key, sort number and chunk. */
@@ -276,9 +324,12 @@ export function statsSql(
   quantiles: string | null,
   options: MetricOptions,
   chunk: string | null,
+  engine: StatsEngine,
   single?: SingleSubject,
 ): string {
-  const parts = options.groups.map((group) => pointStatsSql(pairs, groupKeys(group, options, single), options, chunk));
+  const parts = options.groups.map((group) =>
+    pointStatsSql(pairs, groupKeys(group, options, single), options, chunk, engine),
+  );
   // Only scored pairs of a subject that has quantile sets (the warehouse's quantiles, a file's
   // pairs) have quantiles: the joins with them build on these alone (3% of the bench's pairs),
   // not on every pair of every group.
@@ -295,14 +346,20 @@ export function statsSql(
  * `allScored` says the statistics found no dropped pair: then the drop reason is not read, which
  * over a pairs file is a CASE over three value columns (about 0.4x a scan per aggregate).
  */
-export function histogramSql(pairs: string, options: MetricOptions, single?: SingleSubject, allScored = false): string {
+export function histogramSql(
+  pairs: string,
+  options: MetricOptions,
+  engine: StatsEngine,
+  single?: SingleSubject,
+  allScored = false,
+): string {
   return options.groups
     .map((group) => {
       const k = groupKeys(group, options, single);
       const scored = `(${expandedSql(pairs, group, options, null)}) WHERE ${allScored ? 'TRUE' : 'drop_reason IS NULL'}`;
       const columns = k.columns.map((c) => `${c}, `).join('');
       const counts = (x: string, filter: string) =>
-        `SELECT ${columns}${binSql(x)} AS bin, count(*) AS n FROM ${scored}${filter} ${groupBy(k, ['bin'])}`;
+        `SELECT ${columns}${binSql(x, engine)} AS bin, count(*) AS n FROM ${scored}${filter} ${groupBy(k, ['bin'])}`;
       return `SELECT ${k.select}, bin, sum(n_o) AS n_o, sum(n_f) AS n_f FROM (
         SELECT *, n AS n_o, 0 AS n_f FROM (${counts('actual', '')})
         UNION ALL

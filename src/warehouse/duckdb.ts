@@ -32,7 +32,11 @@ export interface DuckDBHandle {
  * instance's config: ICU is not loaded yet when the config is read.
  */
 export async function openDuckDB(path: string, options: { readOnly?: boolean } = {}): Promise<DuckDBHandle> {
-  const instance = await DuckDBInstance.create(path, options.readOnly ? { access_mode: 'READ_ONLY' } : {});
+  const instance = await DuckDBInstance.create(path, {
+    ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
+    // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/native.ts)
+    allow_unsigned_extensions: 'true',
+  });
   try {
     const connection = await instance.connect();
     try {
