@@ -13,7 +13,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const source = `${root}native/efsync_stats.c`;
-const target = `${root}dist/native/efsync_stats.duckdb_extension`;
+/** Where it goes: dist/native, unless named (`node scripts/build-native.js <file>`, as a test does). */
+const target = process.argv[2] ?? `${root}dist/native/efsync_stats.duckdb_extension`;
 /** The oldest DuckDB C API with everything the file calls (aggregate functions came in 1.1, C extensions in 1.2). */
 const C_API_VERSION = 'v1.2.0';
 const EXTENSION_VERSION = 'v1';

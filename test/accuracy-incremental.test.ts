@@ -108,8 +108,8 @@ describe('incremental accuracy', () => {
     expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, pairs: all });
     // and no day's statistics read again: the metrics come from the stored ones
     const days = first.run.result.ledger!.stats!.of;
-    expect(first.run.result.ledger!.stats).toEqual({ mode: 'full', days, of: days, engine: 'native' });
-    expect(again.run.result.ledger!.stats).toEqual({ mode: 'incremental', days: 0, of: days, engine: 'native' });
+    expect(first.run.result.ledger!.stats).toMatchObject({ mode: 'full', days, of: days });
+    expect(again.run.result.ledger!.stats).toMatchObject({ mode: 'incremental', days: 0, of: days });
     expectSameMetrics(again.run.result.rows, first.run.result.rows);
 
     // six hours later: new vintages and actuals; then two actuals of yesterday revised, one of

@@ -3,7 +3,10 @@
 // and maxima for every group and chunk, NULLs, drops, deadband, MAPE floor and capacities
 // included, to the last digits a different order of summing moves. Also: the install builds
 // them, a database efsync opens loads them, and one it did not open scores in SQL.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
@@ -11,6 +14,10 @@ import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accurac
 import type { MetricOptions } from '../src/accuracy/options.js';
 import { binSql, histogramSql, statsSql } from '../src/accuracy/stats.js';
 import { type DuckDBHandle, openDuckDB } from '../src/warehouse/duckdb.js';
+import { tempDir } from './sync-support.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
 
 let db: DuckDBHandle;
 let sql: SqlRunner;
@@ -39,6 +46,16 @@ afterAll(() => db.close());
 
 it('the install builds the native statistics, and a database efsync opens loads them', () => {
   expect(existsSync(NATIVE_STATS_PATH)).toBe(true);
+});
+
+it('an install without a C compiler says so and goes on, leaving no extension', async () => {
+  const target = join(tempDir(), 'efsync_stats.duckdb_extension');
+  const { stderr } = await run(process.execPath, [join(ROOT, 'scripts', 'build-native.js'), target], {
+    env: { ...process.env, CC: join(tempDir(), 'no-such-cc') },
+  });
+  expect(stderr).toContain('the native accuracy statistics were not built');
+  expect(stderr).toContain('accuracy computes them in SQL instead');
+  expect(existsSync(target)).toBe(false);
 });
 
 it('a database efsync did not open (no unsigned extensions) scores in SQL', async () => {
