@@ -29,7 +29,9 @@ async function timedAccuracy(cli: string, env: NodeJS.ProcessEnv, args: string[]
   const { code, seconds, peakRssMb, stderr } = await runMeasured(cli, ['accuracy', ...args], env, { keepStderr: true });
   // 1: scored, but a site was left out
   if (code !== 0 && code !== 1) throw new Error(`efsync accuracy exited with ${code}: ${stderr}`);
-  const line = /pairs: (\w+)[^,]*, (\d+) aligned, (\d+) scored; statistics: \w+, (\d+) of (\d+) days read/.exec(stderr);
+  // a full run's reason may hold commas: `full (settings, sites, capacity or models changed)`
+  const line =
+    /pairs: (\w+)(?: \([^)]*\))?, (\d+) aligned, (\d+) scored; statistics: \w+, (\d+) of (\d+) days read/.exec(stderr);
   if (!line) throw new Error(`efsync accuracy did not say what it aligned: ${stderr}`);
   return {
     seconds,
