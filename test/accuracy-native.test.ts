@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerLine } from '../src/accuracy/incremental.js';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
 import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/native.js';
 import type { MetricOptions } from '../src/accuracy/options.js';
@@ -65,6 +66,24 @@ it('a database efsync did not open (no unsigned extensions) scores in SQL', asyn
   } finally {
     plain.closeSync();
   }
+});
+
+it('a warehouse run scored in SQL says so in its summary line', () => {
+  const ledger = {
+    mode: 'incremental' as const,
+    reason: null,
+    pairsAligned: 12,
+    pairs: 50,
+    quantiles: false,
+    skipped: [],
+  };
+  const stats = { mode: 'incremental' as const, days: 1, of: 7 };
+  expect(ledgerLine({ ...ledger, stats: { ...stats, engine: 'native' } })).toBe(
+    'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read',
+  );
+  expect(ledgerLine({ ...ledger, stats: { ...stats, engine: 'sql' } })).toBe(
+    'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read, in SQL (native functions not built: docs/accuracy.md#speed)',
+  );
 });
 
 describe('efsync_bin', () => {
