@@ -1,7 +1,7 @@
 // efsync_stats: a DuckDB extension with the two functions the accuracy statistics spend their
 // time in (src/accuracy/stats.ts), in one loop over each vector instead of an SQL expression per
 // operation. In DuckDB SQL the ~30 sums, counts, minima and maxima of a group and the logarithmic
-// bins of its values cost about 10x one scan-aggregate; here they cost about 3x (docs/accuracy.md,
+// bins of its values cost about 10x one scan-aggregate; here they cost about 4x (docs/accuracy.md,
 // "Speed"). stats.ts keeps the same statistics in SQL for a DuckDB that cannot load this file.
 //
 //   efsync_point_stats(actual, forecast, reference, capacity, mape_floor, deadband) -> STRUCT

@@ -3,7 +3,7 @@
 // the installed @duckdb/node-bindings, and given the 512-byte footer DuckDB reads before it loads
 // an extension (its platform, the C API version it needs, the C_STRUCT ABI; unsigned). Where it
 // cannot be built (no compiler, a platform without a libduckdb.so) it says so and stops without
-// failing the install: the accuracy statistics then run in SQL, about 3x slower (docs/accuracy.md).
+// failing the install: the accuracy statistics then run in SQL, about 2.5x slower (docs/accuracy.md).
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -82,7 +82,7 @@ it('a warehouse run scored in SQL says so in its summary line', () => {
     'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read',
   );
   expect(ledgerLine({ ...ledger, stats: { ...stats, engine: 'sql' } })).toBe(
-    'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read, in SQL (native functions not built: docs/accuracy.md#speed)',
+    'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read, in SQL (native functions not loaded: docs/accuracy.md#speed)',
   );
 });
 

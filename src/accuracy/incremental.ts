@@ -399,7 +399,7 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
  */
 export function ledgerLine(ledger: LedgerRefresh): string {
   const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : 'incremental';
-  const inSql = ledger.stats?.engine === 'sql' ? ', in SQL (native functions not built: docs/accuracy.md#speed)' : '';
+  const inSql = ledger.stats?.engine === 'sql' ? ', in SQL (native functions not loaded: docs/accuracy.md#speed)' : '';
   const stats = ledger.stats
     ? `; statistics: ${ledger.stats.mode}, ${ledger.stats.days} of ${ledger.stats.of} days read${inSql}`
     : '';
