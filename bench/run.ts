@@ -69,7 +69,9 @@ try {
       const appendS = await benchAppend(first.rows);
       const ratio = first.seconds / (fetched.seconds + appendS);
       if (!args['skip-accuracy']) say('accuracy: a first nightly run, the next one (incremental) and --full ...');
-      const incremental = args['skip-accuracy'] ? null : await benchIncremental(CLI, env, first.startedAt);
+      const incremental = args['skip-accuracy']
+        ? null
+        : await benchIncremental(CLI, env, first.startedAt, HISTORY_DAYS);
       if (!args['skip-accuracy']) say(`accuracy metrics over ${Number(args.pairs).toLocaleString('en-US')} pairs ...`);
       const accuracy = args['skip-accuracy']
         ? null
@@ -302,7 +304,11 @@ function printIncremental(f: IncrementalFigures): void {
   ];
   const lines = [
     run('accuracy first', f.first, `${f.first.mode}, no ledger yet`),
-    run('accuracy next', f.incremental, `${f.incremental.mode}, a day later`),
+    run(
+      'accuracy next',
+      f.incremental,
+      `${f.incremental.mode}, ${HISTORY_DAYS < 2 ? `${HISTORY_DAYS * 12} h` : 'a day'} later`,
+    ),
     run('accuracy --full', f.full, f.full.mode),
     [
       'ledger scan',
