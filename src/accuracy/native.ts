@@ -10,10 +10,13 @@ import { quoteLiteral } from '../warehouse/sql.js';
 /** How a database computes the statistics: the native functions, or plain SQL. */
 export type StatsEngine = 'native' | 'sql';
 
-/** The package's root: the first folder up from this module (in src/ or dist/src/) with a package.json. */
+/**
+ * The package's root: the first folder up from this module (in src/ or dist/src/) with a
+ * package.json; the filesystem's root if none has one (then no extension is found: SQL).
+ */
 function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
   return dir;
 }
 
