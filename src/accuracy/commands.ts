@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { scoreInRun } from '../../jobs/accuracy.js';
 import { command, UsageError, type Outcome } from '../boundary.js';
+import { runClock } from '../clock.js';
 import { reportPath } from '../config.js';
 import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from '../runner/commands.js';
 import { defineJob } from '../runner/job.js';
@@ -119,7 +120,7 @@ function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | 
 
 async function accuracyCommand(flags: Flags): Promise<Outcome> {
   const config = configWithDb(flags);
-  const now = Date.now();
+  const now = runClock()();
   const settings = settingsFrom(
     flags,
     reportPath(config),

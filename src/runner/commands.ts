@@ -6,6 +6,7 @@ import { command, ConfigError, stopSignal, UsageError, type Outcome } from '../b
 import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConfig, type Resource } from '../config.js';
 import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from '../lake/flags.js';
 import { parseShard, shardFromEnv } from '../lake/shard.js';
+import { clockOverride, CLOCK_VARIABLE, runClock } from '../clock.js';
 import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
 import { parseDuration, parseInstant } from '../time.js';
@@ -192,6 +193,7 @@ export async function runCommandJob(
     progress: terminalProgress(),
     timeoutMs,
     lockWaitMs,
+    now: runClock(),
   });
   (output.print ?? printSummary)(result);
   (output.runLineTo ?? process.stdout).write(
@@ -208,6 +210,13 @@ function printSummary(result: RunResult): void {
 }
 
 async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
+  // The daemon's timers wait on the wall clock; a run clock set elsewhere would fire slots at the
+  // wrong times or never, so the daemon refuses it rather than mixing two clocks.
+  if (clockOverride() !== null) {
+    throw new UsageError(
+      `${CLOCK_VARIABLE} is for single runs in tests and benchmarks; the daemon keeps the wall clock`,
+    );
+  }
   const config = configWithDb(flags);
   const registry = await loadJobs();
   const { runDaemon, jobSchedules } = await import('./schedule.js');

@@ -1,0 +1,82 @@
+// The run clock `EFSYNC_NOW` sets for tests and benchmarks: a run of the command line takes its
+// "now" from it (the run ledger, the sync's windows), the daemon refuses it.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UsageError } from '../src/boundary.js';
+import { runClock } from '../src/clock.js';
+import type { Emulator } from '../src/emulator/server.js';
+import { CLI } from './fixtures/runner-child.js';
+import { emulator, NOW, query, tempDir, writeConfigFile } from './sync-support.js';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+describe('runClock', () => {
+  it('is the wall clock without EFSYNC_NOW', () => {
+    expect(runClock({})).toBe(Date.now);
+  });
+
+  it('starts at EFSYNC_NOW and runs at the wall clock pace', () => {
+    const clock = runClock({ EFSYNC_NOW: '2026-03-01T02:00:00Z' });
+    const t = clock();
+    expect(t).toBeGreaterThanOrEqual(Date.UTC(2026, 2, 1, 2));
+    expect(t).toBeLessThan(Date.UTC(2026, 2, 1, 2) + 1000);
+  });
+
+  it('names the variable when its value is not an instant', () => {
+    expect(() => runClock({ EFSYNC_NOW: 'tomorrow' })).toThrow(UsageError);
+    expect(() => runClock({ EFSYNC_NOW: 'tomorrow' })).toThrow(/EFSYNC_NOW: not a timestamp: "tomorrow"/);
+  });
+});
+
+describe('EFSYNC_NOW on the command line', () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await emulator({ sites: 2 }); // its clock held at NOW, a week before the wall clock
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  it('is the clock of a run: its ledger row and the sync window end at that instant', async () => {
+    const dir = tempDir();
+    const config = writeConfigFile(dir, { dir, url: emu.url });
+    const run = await efsync({ EFSYNC_NOW: new Date(NOW).toISOString() }, 'run', 'sync-actuals', '--config', config);
+    expect(run.code).toBe(0);
+    const [ledger] = await query<{ started: number }>(
+      `${dir}/warehouse.duckdb`,
+      "SELECT epoch_ms(started_at) AS started FROM runs WHERE job = 'sync-actuals'",
+    );
+    expect(Number(ledger.started) - NOW).toBeGreaterThanOrEqual(0);
+    expect(Number(ledger.started) - NOW).toBeLessThan(60_000);
+    const marks = await query<{ to: number }>(
+      `${dir}/warehouse.duckdb`,
+      "SELECT epoch_ms(synced_to) AS to FROM sync_state WHERE resource = 'actuals'",
+    );
+    expect(marks).toHaveLength(2);
+    for (const mark of marks) expect(Number(mark.to) - NOW).toBeLessThan(60_000);
+  });
+
+  it('is refused by the daemon, which keeps the wall clock', async () => {
+    const run = await efsync({ EFSYNC_NOW: '2026-03-01T02:00:00Z' }, 'schedule');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('EFSYNC_NOW is for single runs in tests and benchmarks');
+  });
+});
+
+/** The CLI in a child process (the emulator in this process keeps answering). */
+function efsync(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI, ...args], {
+      env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
