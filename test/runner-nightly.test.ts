@@ -24,6 +24,9 @@ function step(name: string, outcome: Partial<JobOutcome>, order: string[]) {
 const chainJob = (registry: JobRegistry, steps: string[]) =>
   defineJob({ name: 'chain', description: '', schedule: null, run: (ctx) => runChain(ctx, registry, steps) });
 
+/** A step's summary line: its status, then its wall time and peak RSS (measure.ts). */
+const COST = (head: string) => new RegExp(`^${head} \\(\\d+\\.\\d\\d s, peak RSS \\d+ MB\\)$`);
+
 describe('runChain', () => {
   it('runs every step in order; a partial step (some sites failed) still lets the next run', async () => {
     const order: string[] = [];
@@ -35,7 +38,11 @@ describe('runChain', () => {
     const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
     expect(order).toEqual(['a', 'b', 'c']);
     expect(result).toMatchObject({ status: 'partial', exitCode: 1, rows: { t: 3 }, failures });
-    expect(result.summary).toEqual(['a: ok', 'b: partial', 'c: ok']);
+    expect(result.summary).toEqual([
+      expect.stringMatching(COST('a: ok')),
+      expect.stringMatching(COST('b: partial')),
+      expect.stringMatching(COST('c: ok')),
+    ]);
   });
 
   it('stops at a step that fails as a whole, or throws, naming the steps not run', async () => {
@@ -56,7 +63,11 @@ describe('runChain', () => {
     const result = await runJob(chainJob(registry, ['a', 'b', 'c']), { config: tempConfig(), log: quietLog });
     expect(order).toEqual(['a', 'b']);
     expect(result).toMatchObject({ status: 'failed', exitCode: 4, error: 'b: service unreachable' });
-    expect(result.summary).toEqual(['a: ok', 'b: failed', 'not run after the failure of b: c']);
+    expect(result.summary).toEqual([
+      expect.stringMatching(COST('a: ok')),
+      expect.stringMatching(COST('b: failed')),
+      'not run after the failure of b: c',
+    ]);
   });
 
   it('refuses a chain with an unknown step before running any', async () => {
@@ -102,7 +113,9 @@ describe('jobs/', () => {
     const registry = await loadJobs();
     const result = await runJob(registry.get('nightly'), { config, log: quietLog });
     expect(result.status).toBe('ok');
-    expect(result.summary.filter((l) => !l.startsWith(' '))).toEqual(NIGHTLY_STEPS.map((s) => `${s}: ok`));
+    expect(result.summary.filter((l) => !l.startsWith(' '))).toEqual(
+      NIGHTLY_STEPS.map((s) => expect.stringMatching(COST(`${s}: ok`))),
+    );
     expect(result.rows).toMatchObject({ sites: 3 });
     expect(result.rows.forecasts).toBeGreaterThan(0);
     expect(result.rows.actuals).toBeGreaterThan(0);

@@ -1,8 +1,10 @@
 // A job made of other jobs, run in order in one run (one lock, one ledger row, one signal).
 // The chain stops only on a fatal step (one that failed as a whole or threw) or on the signal:
-// a partial sync, where some sites failed, still lets the steps after it run.
+// a partial sync, where some sites failed, still lets the steps after it run. Each step's line in
+// the summary gives its wall time and peak RSS (measure.ts): what the history bench reads.
 import { outcomeOf } from '../boundary.js';
 import type { Failure, JobContext, JobOutcome } from './job.js';
+import { describeCost, measureStep } from './measure.js';
 import type { JobRegistry } from './registry.js';
 
 export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {
@@ -17,12 +19,17 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       summary.push(`stopped before ${steps.slice(index).join(', ')}`);
       break;
     }
+    const ended = measureStep();
     const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
+    const cost = ended();
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
     failures.push(...outcome.failures);
     for (const [field, count] of Object.entries(outcome.defaulted ?? {}))
       defaulted[field] = (defaulted[field] ?? 0) + count;
-    summary.push(`${job.name}: ${outcome.status}`, ...(outcome.summary ?? []).map((line) => `  ${line}`));
+    summary.push(
+      `${job.name}: ${outcome.status} ${describeCost(cost)}`,
+      ...(outcome.summary ?? []).map((line) => `  ${line}`),
+    );
     if (outcome.status === 'failed') {
       status = 'failed';
       const rest = steps.slice(index + 1);
