@@ -1,6 +1,8 @@
 // `npm run bench [-- --sites N] [-- --days D] [-- --json] [-- --shards N]`: the sync against the emulator in its own process,
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
-// scoring beside a plain DuckDB scan. Prints figures; asserts no timings.
+// scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]`
+// instead the history bench (bench/history.ts): nightly runs on a warehouse D days deep, and on
+// one of the baseline depth. Prints figures; asserts no timings.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchAccuracy } from './accuracy.js';
 import { benchIncremental, type IncrementalFigures } from './incremental.js';
+import { benchHistory, historyJson, printHistory, ratios, type DepthFigures } from './history.js';
 import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
@@ -23,6 +26,9 @@ const { values: args } = parseArgs({
     pairs: { type: 'string', default: '10000000' },
     'skip-accuracy': { type: 'boolean', default: false },
     shards: { type: 'string' },
+    'history-days': { type: 'string' },
+    nights: { type: 'string', default: '7' },
+    'baseline-days': { type: 'string', default: '7' },
   },
 });
 const SITES = Number(args.sites);
@@ -41,6 +47,49 @@ const work = mkdtempSync(join(tmpdir(), 'efsync-bench-'));
 const say = (line: string) => console.error(line);
 
 try {
+  if (args['history-days'] !== undefined) await historyBench(Number(args['history-days']));
+  else await syncBench();
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * The history bench at `days` and at the baseline depth (unless 0 or the same), one after the
+ * other, each night's clocks the same instants at both depths; then the ratios.
+ */
+async function historyBench(days: number): Promise<void> {
+  const nights = Number(args.nights);
+  const baseline = Number(args['baseline-days']);
+  const depths = baseline > 0 && baseline !== days ? [days, baseline] : [days];
+  // The last night at 02:00 UTC of today, the build the chosen number of nights before.
+  const start = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 2 * 3_600_000 - nights * 86_400_000;
+  say(
+    `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history, ${nights} nights, work dir ${work}`,
+  );
+  const figures: DepthFigures[] = [];
+  for (const depth of depths) {
+    figures.push(await benchHistory({ cli: [CLI], work, sites: SITES, days: depth, nights, start }, say));
+  }
+  for (const f of figures) printHistory(f);
+  const ratio = figures.length === 2 ? ratios(figures[0], figures[1]) : null;
+  if (ratio) {
+    const pub = ratio.publish === null ? '-' : ratio.publish.toFixed(2);
+    console.log(`ratio ${days} / ${baseline} days: median night ${ratio.night.toFixed(2)}, median publish ${pub}`);
+  }
+  if (args.json) {
+    console.log(
+      JSON.stringify({
+        sites: SITES,
+        nights,
+        depths: figures.map(historyJson),
+        ratio_night: ratio?.night ?? null,
+        ratio_publish: ratio?.publish ?? null,
+      }),
+    );
+  }
+}
+
+async function syncBench(): Promise<void> {
   say(`efsync bench: ${SITES} sites, ${HISTORY_DAYS} days of 15-minute data, work dir ${work}`);
   const emulator = await startEmulatorProcess();
   try {
@@ -109,8 +158,6 @@ try {
   } finally {
     emulator.process.kill('SIGTERM');
   }
-} finally {
-  rmSync(work, { recursive: true, force: true });
 }
 
 function round(x: number): number {

@@ -42,6 +42,7 @@ describe('EFSYNC_NOW on the command line', () => {
     const config = writeConfigFile(dir, { dir, url: emu.url });
     const run = await efsync({ EFSYNC_NOW: new Date(NOW).toISOString() }, 'run', 'sync-actuals', '--config', config);
     expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^publish: \(\d+\.\d\d s/m); // what the publish cost (measure.ts)
     const [ledger] = await query<{ started: number }>(
       `${dir}/warehouse.duckdb`,
       "SELECT epoch_ms(started_at) AS started FROM runs WHERE job = 'sync-actuals'",

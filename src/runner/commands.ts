@@ -11,6 +11,7 @@ import { createLogger } from '../log.js';
 import { terminalProgress } from '../progress.js';
 import { parseDuration, parseInstant } from '../time.js';
 import type { Job, JobOptions } from './job.js';
+import { describeCost } from './measure.js';
 import { loadJobs } from './registry.js';
 import type { RunResult } from './run.js';
 
@@ -204,6 +205,7 @@ export async function runCommandJob(
 
 function printSummary(result: RunResult): void {
   const lines = [...result.summary];
+  if (result.published) lines.push(`publish: ${describeCost(result.published)}`);
   if (result.status === 'busy') lines.push(`not run: ${result.error}`);
   else if (result.error) lines.push(`error: ${result.error}`);
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);

@@ -25,6 +25,7 @@ import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import type { Failure, Job, JobContext, JobOptions, JobOutcome } from './job.js';
+import { measureStep, type StepCost } from './measure.js';
 import {
   finishRun,
   insertFailures,
@@ -86,6 +87,8 @@ export interface RunResult {
   error: string | null;
   startedAt: number;
   endedAt: number;
+  /** What publishing the snapshot cost (measure.ts); null when the run did not publish. */
+  published: StepCost | null;
 }
 
 export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> {
@@ -101,6 +104,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     error: string | null,
     outcome?: JobOutcome,
     kind = outcomeOfStatus(status),
+    published: StepCost | null = null,
   ): RunResult => ({
     runId,
     job: job.name,
@@ -114,6 +118,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     rows: outcome?.rows ?? {},
     failures: outcome?.failures ?? [],
     summary: outcome?.summary ?? [],
+    published,
   });
 
   let sink: RunSink;
@@ -173,6 +178,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       return recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back');
     });
     let ended: Ended;
+    let published: StepCost | null = null;
     try {
       ended = await execute(job, warehouse, { ...opts, now }, runId, log);
     } finally {
@@ -180,6 +186,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     }
     try {
       const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
+      const publishing = publish ? measureStep() : null;
       if (publish) await sink.prepareToPublish();
       await insertFailures(warehouse, runId, ended.outcome.failures, now());
       await finishRun(warehouse, runId, {
@@ -189,8 +196,10 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         errorSummary: ended.error,
         defaulted: ended.outcome.defaulted,
       });
-      if (publish) await sink.publish();
-      else log.info('the run changed nothing: the published snapshot stays as it is');
+      if (publishing) {
+        await sink.publish();
+        published = publishing();
+      } else log.info('the run changed nothing: the published snapshot stays as it is');
     } catch (error) {
       // Not recorded or not published (a full disk): the run failed, whatever the job did.
       const cause = (error as Error).message.split('\n')[0];
@@ -199,7 +208,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       return result('failed', cause, ended.outcome);
     }
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
-    return result(ended.status, ended.error, ended.outcome, ended.kind);
+    return result(ended.status, ended.error, ended.outcome, ended.kind, published);
   } finally {
     await sink.close();
   }

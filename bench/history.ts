@@ -1,0 +1,334 @@
+// The history bench (`npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7]`):
+// a warehouse D days deep, then consecutive nightly runs a day apart, each `efsync run nightly` in
+// its own process with the emulator's clock (`--now`, its sites kept in `--state`) and efsync's
+// (`EFSYNC_NOW`) moved one day before it. Per night: exit code, wall time, each step's seconds and
+// peak RSS (the summary lines of the chain and of the publish, src/runner/measure.ts), the
+// process's peak RSS, published and writer file sizes, rows. The same at the baseline depth, and
+// the ratios. Prints figures; asserts nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runMeasured } from './process.js';
+import { openDuckDB } from '../src/warehouse/duckdb.js';
+import { writerPathOf } from '../src/warehouse/warehouse.js';
+
+const API_KEY = 'bench-key';
+const DAY = 86_400_000;
+
+/**
+ * The steps a night reports, in order; a step the nightly chain does not have (yet) is `null`
+ * and printed `-`. `publish` is the runner's publish after the chain.
+ */
+export const NIGHT_STEPS = [
+  'sync-sites',
+  'sync-models',
+  'sync-forecasts',
+  'sync-outputs',
+  'sync-actuals',
+  'retention',
+  'accuracy',
+  'publish',
+] as const;
+
+export interface StepFigures {
+  status: string;
+  seconds: number;
+  peakRssMb: number | null;
+}
+
+export interface NightFigures {
+  /** 0 builds the warehouse (the first nightly, D days of history); 1.. are the measured nights. */
+  night: number;
+  now: string;
+  code: number | null;
+  seconds: number;
+  peakRssMb: number;
+  steps: Record<(typeof NIGHT_STEPS)[number], StepFigures | null>;
+  publishedMb: number;
+  writerMb: number;
+  rowsWritten: number;
+  /** Rows in the warehouse after the night: series (forecasts, model outputs, actuals) and ledger pairs. */
+  seriesRows: number;
+  pairs: number;
+}
+
+export interface DepthFigures {
+  days: number;
+  sites: number;
+  nights: NightFigures[];
+  /** Medians over the measured nights (1..): wall time, publish time, peak RSS (max). */
+  medianNightS: number;
+  medianPublishS: number | null;
+  maxPeakRssMb: number;
+}
+
+export interface HistoryOptions {
+  /** Node's arguments that run efsync: bin/efsync.js, or tsx and src/cli.ts (tests). */
+  cli: readonly string[];
+  work: string;
+  sites: number;
+  days: number;
+  nights: number;
+  /** The instant of the first nightly (the build); each night after is a day later. */
+  start: number;
+}
+
+/** One depth: the build night and `nights` nights after it, in `work/<days>d`. */
+export async function benchHistory(o: HistoryOptions, say: (line: string) => void): Promise<DepthFigures> {
+  const dir = join(o.work, `${o.days}d`);
+  mkdirSync(dir, { recursive: true });
+  const env = nightEnv(dir, o.days);
+  const nights: NightFigures[] = [];
+  for (let night = 0; night <= o.nights; night++) {
+    const now = o.start + night * DAY;
+    say(
+      `${o.days} days: ${night === 0 ? 'building the warehouse (first nightly)' : `night ${night}`} at ${iso(now)} ...`,
+    );
+    const emulator = await startEmulator(o.cli, o.sites, o.days, now, join(dir, 'emulator-state.json'));
+    try {
+      nights.push(await runNight(o.cli, { ...env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) }, night, now));
+    } finally {
+      await stop(emulator.process);
+    }
+  }
+  const measured = nights.slice(1);
+  const publishes = measured.map((n) => n.steps.publish?.seconds).filter((s): s is number => s !== undefined);
+  return {
+    days: o.days,
+    sites: o.sites,
+    nights,
+    medianNightS: median(measured.map((n) => n.seconds)),
+    medianPublishS: publishes.length > 0 ? median(publishes) : null,
+    maxPeakRssMb: Math.max(...measured.map((n) => n.peakRssMb)),
+  };
+}
+
+function nightEnv(dir: string, days: number): NodeJS.ProcessEnv {
+  const config = join(dir, 'efsync.yaml');
+  writeFileSync(
+    config,
+    [
+      'sync:',
+      `  initial_history: ${days}d`,
+      '  concurrency: 16',
+      'service:',
+      '  connections: 32',
+      'accuracy:',
+      `  report: ${join(dir, 'report.html')}`,
+    ].join('\n'),
+  );
+  return {
+    ...process.env,
+    EFSYNC_API_KEY: API_KEY,
+    EFSYNC_CONFIG: config,
+    EFSYNC_DB: join(dir, 'warehouse.duckdb'),
+    EFSYNC_LOG_LEVEL: 'warn',
+  };
+}
+
+async function runNight(
+  cli: readonly string[],
+  env: NodeJS.ProcessEnv,
+  night: number,
+  now: number,
+): Promise<NightFigures> {
+  const run = await runMeasured(cli, ['run', 'nightly'], env, { keepStdout: true });
+  const steps = stepsOf(run.stdout);
+  const db = env.EFSYNC_DB!;
+  const stepPeaks = Object.values(steps).map((s) => s?.peakRssMb ?? 0);
+  return {
+    night,
+    now: iso(now),
+    code: run.code,
+    seconds: run.seconds,
+    // The chain resets the kernel's high-water mark at each step: the process's peak is the
+    // highest of what the bench sampled and what each step reported.
+    peakRssMb: Math.max(run.peakRssMb, ...stepPeaks),
+    steps,
+    publishedMb: sizeMb(db),
+    writerMb: sizeMb(writerPathOf(db)),
+    ...(await rowsOf(db)),
+  };
+}
+
+/** The steps' lines of a nightly summary: `accuracy: ok (41.20 s, peak RSS 262 MB)`, `publish: (0.42 s, ...)`. */
+export function stepsOf(stdout: string): NightFigures['steps'] {
+  const found = new Map<string, StepFigures>();
+  for (const m of stdout.matchAll(/^([a-z-]+): ?([a-z]*) \((\d+(?:\.\d+)?) s(?:, peak RSS (\d+) MB)?\)$/gm)) {
+    found.set(m[1], {
+      status: m[2] || 'ok',
+      seconds: Number(m[3]),
+      peakRssMb: m[4] === undefined ? null : Number(m[4]),
+    });
+  }
+  return Object.fromEntries(NIGHT_STEPS.map((step) => [step, found.get(step) ?? null])) as NightFigures['steps'];
+}
+
+/** Rows the night wrote (its ledger row, in the writer file) and rows the warehouse holds. */
+async function rowsOf(path: string): Promise<{ rowsWritten: number; seriesRows: number; pairs: number }> {
+  const file = existsSync(writerPathOf(path)) ? writerPathOf(path) : path;
+  const db = await openDuckDB(file, { readOnly: true });
+  try {
+    const reader = await db.connection.runAndReadAll(`SELECT
+        (SELECT rows_written::VARCHAR FROM runs WHERE job = 'nightly' ORDER BY started_at DESC LIMIT 1) AS written,
+        (SELECT count(*) FROM forecasts) + (SELECT count(*) FROM model_outputs) + (SELECT count(*) FROM actuals) AS series,
+        (SELECT count(*) FROM accuracy_pairs) AS pairs`);
+    const row = reader.getRowObjectsJS()[0] as { written: string | null; series: bigint; pairs: bigint };
+    const written = JSON.parse(row.written ?? '{}') as Record<string, number>;
+    return {
+      rowsWritten: Object.values(written).reduce((a, b) => a + Number(b), 0),
+      seriesRows: Number(row.series),
+      pairs: Number(row.pairs),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+async function startEmulator(
+  cli: readonly string[],
+  sites: number,
+  days: number,
+  now: number,
+  state: string,
+): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...cli,
+      'emulator',
+      '--api-key',
+      API_KEY,
+      '--sites',
+      String(sites),
+      '--seed',
+      '1',
+      '--port',
+      '0',
+      '--history-days',
+      String(days),
+      '--now',
+      iso(now),
+      '--state',
+      state,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`emulator exited with ${code} before listening`)));
+  });
+  return { url, process: child };
+}
+
+/** SIGTERM, then the exit: the emulator saves its state before the next night loads it. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function sizeMb(path: string): number {
+  return existsSync(path) ? statSync(path).size / 2 ** 20 : 0;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** The table of one depth: a line per night. */
+export function printHistory(f: DepthFigures): void {
+  const head = [
+    'night',
+    'exit',
+    'wall s',
+    'peak MB',
+    ...NIGHT_STEPS.map(short),
+    'pub MB',
+    'wr MB',
+    'written',
+    'series',
+    'pairs',
+  ];
+  const cell = (s: StepFigures | null) => (s === null ? '-' : `${s.seconds.toFixed(1)}/${s.peakRssMb ?? '?'}`);
+  console.log(
+    `${f.sites} sites, ${f.days} days of history (step cells: seconds/peak RSS MB; - where the chain has no such step)`,
+  );
+  const rows = f.nights.map((n) => [
+    n.night === 0 ? 'build' : String(n.night),
+    String(n.code),
+    n.seconds.toFixed(1),
+    n.peakRssMb.toFixed(0),
+    ...NIGHT_STEPS.map((step) => cell(n.steps[step])),
+    n.publishedMb.toFixed(0),
+    n.writerMb.toFixed(0),
+    String(n.rowsWritten),
+    String(n.seriesRows),
+    String(n.pairs),
+  ]);
+  for (const row of [head, ...rows]) console.log(row.map((c) => c.padStart(10)).join(' '));
+  const pub = f.medianPublishS === null ? '-' : `${f.medianPublishS.toFixed(2)} s`;
+  console.log(
+    `median night ${f.medianNightS.toFixed(2)} s, median publish ${pub}, highest peak RSS ${f.maxPeakRssMb.toFixed(0)} MB`,
+  );
+}
+
+function short(step: string): string {
+  return step.replace(/^sync-/, 's-');
+}
+
+/** The JSON of a depth: every night, as measured (seconds and MB rounded to ms and 0.1 MB). */
+export function historyJson(f: DepthFigures): Record<string, unknown> {
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    days: f.days,
+    sites: f.sites,
+    median_night_s: r(f.medianNightS),
+    median_publish_s: f.medianPublishS === null ? null : r(f.medianPublishS),
+    max_peak_rss_mb: Math.round(f.maxPeakRssMb),
+    nights: f.nights.map((n) => ({
+      night: n.night,
+      now: n.now,
+      exit: n.code,
+      seconds: r(n.seconds),
+      peak_rss_mb: Math.round(n.peakRssMb),
+      steps: Object.fromEntries(
+        NIGHT_STEPS.map((s) => {
+          const step = n.steps[s];
+          return [
+            s,
+            step === null ? null : { status: step.status, seconds: step.seconds, peak_rss_mb: step.peakRssMb },
+          ];
+        }),
+      ),
+      published_mb: Math.round(n.publishedMb * 10) / 10,
+      writer_mb: Math.round(n.writerMb * 10) / 10,
+      rows_written: n.rowsWritten,
+      series_rows: n.seriesRows,
+      pairs: n.pairs,
+    })),
+  };
+}
+
+/** Deep against shallow: median nightly wall time and median publish time. */
+export function ratios(deep: DepthFigures, shallow: DepthFigures): { night: number; publish: number | null } {
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return {
+    night: r(deep.medianNightS / shallow.medianNightS),
+    publish:
+      deep.medianPublishS === null || shallow.medianPublishS === null || shallow.medianPublishS === 0
+        ? null
+        : r(deep.medianPublishS / shallow.medianPublishS),
+  };
+}

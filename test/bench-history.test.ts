@@ -1,0 +1,63 @@
+// The history bench end to end at a tiny size: a warehouse two days deep and one a day deep, each
+// built and then run one night later, every nightly run in its own process against the emulator,
+// both clocks moved a day. Checks exit codes and the JSON's shape; times are never asserted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { benchHistory, historyJson, NIGHT_STEPS, ratios, stepsOf } from '../bench/history.js';
+import { CLI } from './fixtures/runner-child.js';
+
+vi.setConfig({ testTimeout: 180_000 });
+
+const work = mkdtempSync(join(tmpdir(), 'efsync-bench-history-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the history bench', () => {
+  it('builds two depths, runs a night on each, and reports every step', async () => {
+    const start = Date.UTC(2026, 10, 20, 2);
+    const options = { cli: CLI, work, sites: 2, nights: 1, start };
+    // the two depths at once (the bench runs them one after the other): the test stays under a minute
+    const [deep, shallow] = await Promise.all([
+      benchHistory({ ...options, days: 2 }, () => undefined),
+      benchHistory({ ...options, days: 1 }, () => undefined),
+    ]);
+    for (const depth of [deep, shallow]) {
+      expect(depth.nights.map((n) => [n.night, n.code])).toEqual([
+        [0, 0],
+        [1, 0],
+      ]);
+      const json = historyJson(depth);
+      expect(json).toMatchObject({ days: depth.days, sites: 2 });
+      const [, night] = json.nights as Record<string, unknown>[];
+      expect(night).toMatchObject({ night: 1, now: '2026-11-21T02:00:00.000Z', exit: 0 });
+      expect(Object.keys(night.steps as object)).toEqual([...NIGHT_STEPS]);
+      const steps = night.steps as Record<string, { seconds: number; peak_rss_mb: number } | null>;
+      for (const step of ['sync-actuals', 'accuracy', 'publish']) {
+        expect(steps[step]?.seconds).toBeGreaterThan(0);
+        expect(steps[step]?.peak_rss_mb).toBeGreaterThan(0);
+      }
+      expect(night.published_mb).toBeGreaterThan(0);
+      expect(night.series_rows).toBeGreaterThan(0);
+      expect(night.pairs).toBeGreaterThan(0);
+    }
+    // a day more of history and a night later: more rows in the deeper warehouse
+    expect(deep.nights[1].seriesRows).toBeGreaterThan(shallow.nights[1].seriesRows);
+    expect(Object.keys(ratios(deep, shallow))).toEqual(['night', 'publish']);
+  });
+
+  it('reads the steps of a summary, a step the chain does not have as null', () => {
+    const steps = stepsOf(
+      [
+        'sync-sites: ok (0.42 s, peak RSS 150 MB)',
+        '  2 sites',
+        'accuracy: partial (12.00 s, peak RSS 260 MB)',
+        'publish: (0.30 s)',
+      ].join('\n'),
+    );
+    expect(steps['sync-sites']).toEqual({ status: 'ok', seconds: 0.42, peakRssMb: 150 });
+    expect(steps.accuracy).toEqual({ status: 'partial', seconds: 12, peakRssMb: 260 });
+    expect(steps.publish).toEqual({ status: 'ok', seconds: 0.3, peakRssMb: null });
+    expect(steps.retention).toBeNull();
+  });
+});
