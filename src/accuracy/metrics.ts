@@ -264,8 +264,10 @@ async function centredMoments(
     const keys = k.columns.map((c) => `${c}, `).join('');
     const by = k.columns.length ? `GROUP BY ${k.columns.join(', ')}` : '';
     const same = k.columns.map((c) => `v.${c} IS NOT DISTINCT FROM m.${c}`).join(' AND ') || 'TRUE';
+    // NOT MATERIALIZED: read twice, the CTE would otherwise be materialized whole (every pair of
+    // the ledger, expanded); computed twice, each pass streams and holds one row per group key.
     const rows = await sql.all<Keyed & Record<string, number | null>>(`
-WITH scored AS (
+WITH scored AS NOT MATERIALIZED (
   SELECT *, CASE WHEN drop_reason IS NULL THEN forecast END AS f, CASE WHEN drop_reason IS NULL THEN actual END AS o
   FROM (${expandedSql(pairs, group, options)})
 ),

@@ -24,7 +24,10 @@ const SERIES_SITES = 8;
 
 /**
  * The latest days of each site: per valid time the most recently issued site forecast (what was
- * finally served), the actual and the reference, from the pairs relation.
+ * finally served), the actual and the reference, from the pairs relation. The sites drawn and
+ * their last valid times come first, from one group per site, so that the per-valid-time groups
+ * are those of the drawn days alone: grouped over every pair first, the statement's memory grew
+ * with the ledger (a group per site and valid time of the whole window).
  */
 export async function reportSeries(sql: SqlRunner, pairs: string): Promise<SeriesPoint[]> {
   const rows = await sql.all<{
@@ -34,18 +37,15 @@ export async function reportSeries(sql: SqlRunner, pairs: string): Promise<Serie
     actual: number | null;
     reference: number | null;
   }>(`
-    WITH latest AS (
-      SELECT site_id, valid_time, arg_max(forecast, coalesce(issue_time, valid_time)) AS forecast,
-        any_value(actual) AS actual, arg_max(reference, coalesce(issue_time, valid_time)) AS reference
-      FROM ${pairs} WHERE subject IN ('forecast', 'pairs')
-      GROUP BY site_id, valid_time
-    ),
-    sites AS (
-      SELECT site_id, max(valid_time) AS last FROM latest GROUP BY site_id ORDER BY site_id NULLS FIRST LIMIT ${SERIES_SITES}
+    WITH sites AS (
+      SELECT site_id, max(valid_time) AS last FROM ${pairs} WHERE subject IN ('forecast', 'pairs')
+      GROUP BY site_id ORDER BY site_id NULLS FIRST LIMIT ${SERIES_SITES}
     )
-    SELECT l.site_id AS site, l.valid_time AS time, l.forecast, l.actual, l.reference
-    FROM latest l JOIN sites s ON l.site_id IS NOT DISTINCT FROM s.site_id
-    WHERE l.valid_time > s.last - INTERVAL ${SERIES_DAYS} DAY
+    SELECT p.site_id AS site, p.valid_time AS time, arg_max(p.forecast, coalesce(p.issue_time, p.valid_time)) AS forecast,
+      any_value(p.actual) AS actual, arg_max(p.reference, coalesce(p.issue_time, p.valid_time)) AS reference
+    FROM ${pairs} p JOIN sites s ON p.site_id IS NOT DISTINCT FROM s.site_id
+    WHERE p.subject IN ('forecast', 'pairs') AND p.valid_time > s.last - INTERVAL ${SERIES_DAYS} DAY
+    GROUP BY p.site_id, p.valid_time
     ORDER BY site, time`);
   return rows.map((r) => ({ ...r, time: r.time.getTime() }));
 }
