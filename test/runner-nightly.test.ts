@@ -76,6 +76,7 @@ describe('jobs/', () => {
       'accuracy',
       'nightly',
       'push-capacity',
+      'retention',
       'sync',
       'sync-actuals',
       'sync-forecasts',
@@ -89,6 +90,7 @@ describe('jobs/', () => {
       'sync-forecasts',
       'sync-outputs',
       'sync-actuals',
+      'retention',
       'accuracy',
     ]);
   });
