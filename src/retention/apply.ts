@@ -80,7 +80,7 @@ export function describeRetention(result: RetentionResult, policy: RetentionPoli
     if (before === null)
       return `${table}: nothing to remove (the accuracy ledger's window, or its absence, keeps it whole)`;
     const quantiles = table === 'accuracy_pairs' ? `, ${result.removed[LEDGER_QUANTILES] ?? 0} quantiles` : '';
-    return `${table}: ${result.removed[table] ?? 0} rows ${verb}${quantiles} (valid times before ${formatInstant(before)}, ${days} days read)`;
+    return `${table}: ${result.removed[table] ?? 0} rows ${verb}${quantiles} (valid times before ${formatInstant(before)}, ${days} day${days === 1 ? '' : 's'} read)`;
   });
   lines.push(`kept after ${policy.allVintagesMs / DAY} days: ${policy.keep.map(keptName).join(', ')}`);
   if (result.stopped) lines.push('stopped before every day was read: the next run goes on');
