@@ -13,7 +13,7 @@ export type FaultPoint =
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
   | 'accuracy-ledger' // the accuracy ledger committed, its scores not computed or stored yet
-  | 'retention-slice'; // a slice of retention's deletes committed (a day and up to 100 sites), the next not started
+  | 'retention-slice'; // a slice of retention's deletes committed (a day, whole sites), the next not started
 
 const FAULT_POINTS: readonly FaultPoint[] = [
   'open',

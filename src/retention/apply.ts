@@ -1,14 +1,14 @@
-// Applies retention to the warehouse (rules.ts says what goes): one UTC day of valid times and up
-// to SITES_PER_SLICE sites to a transaction, each leaving a warehouse every view and score reads
-// as before; a day done is recorded in retention_days (migration 022) with the rows it kept, in
-// its last slice's transaction. A run killed between slices leaves a day whose count differs from
+// Applies retention to the warehouse (rules.ts says what goes): one UTC day of valid times and
+// whole sites of up to ROWS_PER_SLICE rows to a transaction, each leaving a warehouse every view
+// and score reads as before; a day done is recorded in retention_days (migration 022) with the
+// rows it kept, in its last slice's transaction. A run killed between slices leaves a day whose count differs from
 // its record, or that has none, and the next run reads it again: deciding is idempotent (a kept
 // vintage stays the one kept once the others are gone), so the next run completes the day.
 import type { Config } from '../config.js';
 import { faultPoint } from '../fault.js';
 import { DAY, formatInstant } from '../time.js';
 import { instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import {
   cutoffOf,
   keptVintagesSql,
@@ -21,12 +21,22 @@ import {
 } from './rules.js';
 
 /**
- * Sites to a transaction: a DELETE holds a version of every row group it touches until the
- * commit, and deleting a day of the accuracy ledger 100 sites at a time held 33 MB where the
- * same day of 1,000 sites in one statement ran out of 128 MB (docs/accuracy.md).
+ * Rows of a day read to a transaction, whole sites: a DELETE holds a version of every row group
+ * it touches until the commit (a day of the accuracy ledger's 1,000 sites in one statement ran
+ * out of 128 MB, docs/accuracy.md). 441,700 of a slice's 460,800 forecast rows (100 sites, 48
+ * hourly vintages of 15-minute points) went in 0.3 s inside the sync's 64 MB.
  */
-const SITES_PER_SLICE = 100;
+const ROWS_PER_SLICE = 500_000;
+/**
+ * Deleted rows between checkpoints: until one, DuckDB keeps the version of every row a committed
+ * delete removed in memory, counted against the memory limit; six such days (2.7 M rows) in a
+ * row ran out of 64 MB.
+ */
+const CHECKPOINT_AFTER_ROWS = 1_000_000;
 const KEPT = 'retention_kept';
+
+/** Rows per table. */
+type Counts = Record<string, number>;
 
 export interface RetentionRequest {
   runId: string;
@@ -39,7 +49,7 @@ export interface RetentionRequest {
 
 export interface RetentionResult {
   /** Rows removed (dry: that would go) per table. */
-  removed: Record<string, number>;
+  removed: Counts;
   /** Per table reached, the instant before which it loses rows (null: none) and the days read. */
   tables: { table: string; before: number | null; days: number }[];
   /** Stopped by the signal before every day was read. */
@@ -57,8 +67,9 @@ export async function applyRetention(
 ): Promise<RetentionResult> {
   const ledgerFrom = await ledgerWindowFrom(wh);
   const ending = await forecastsEnding(wh);
-  const removed: Record<string, number> = {};
+  const removed: Counts = {};
   const tables: RetentionResult['tables'] = [];
+  let uncheckpointed = 0;
   for (const table of RETAINED_TABLES) {
     const before = cutoffOf(table, policy, request.now, ledgerFrom);
     const rule = ruleOf(table, policy.keep, ending);
@@ -66,8 +77,9 @@ export async function applyRetention(
     tables.push({ table: table.table, before, days: days.length });
     for (const day of days) {
       if (request.signal?.aborted) return { removed, tables, stopped: true };
-      const gone = await retainDay(wh, table, day, { policy, ending, rule, request });
-      for (const [name, count] of Object.entries(gone)) removed[name] = (removed[name] ?? 0) + count;
+      const context = { policy, ending, rule, request, uncheckpointed };
+      addCounts(removed, await retainDay(wh, table, day, context));
+      uncheckpointed = context.uncheckpointed;
     }
   }
   return { removed, tables, stopped: false };
@@ -133,36 +145,100 @@ interface DayContext {
   ending: boolean;
   rule: string;
   request: RetentionRequest;
+  /** Rows deleted since the last checkpoint. */
+  uncheckpointed: number;
+}
+
+function addCounts(into: Counts, from: Counts): Counts {
+  for (const [table, count] of Object.entries(from)) into[table] = (into[table] ?? 0) + count;
+  return into;
+}
+
+/**
+ * Consecutive sites (in site order) holding about ROWS_PER_SLICE rows of the day together; a
+ * site with more is a slice of its own.
+ */
+function slicesOf(sites: { site_id: string; n: bigint }[]): string[][] {
+  const slices: string[][] = [];
+  let rows = 0;
+  for (const { site_id, n } of sites) {
+    if (slices.length === 0 || rows + Number(n) > ROWS_PER_SLICE) {
+      slices.push([]);
+      rows = 0;
+    }
+    slices[slices.length - 1].push(site_id);
+    rows += Number(n);
+  }
+  return slices;
 }
 
 /** One day of one table, a slice of sites to a transaction; the rows removed (or that would go) per table. */
-async function retainDay(
-  wh: Warehouse,
-  table: RetainedTable,
-  day: number,
-  context: DayContext,
-): Promise<Record<string, number>> {
+async function retainDay(wh: Warehouse, table: RetainedTable, day: number, context: DayContext): Promise<Counts> {
   const name = quoteIdentifier(table.table);
   const inDay = `valid_time >= ${instantLiteral(day * DAY)} AND valid_time < ${instantLiteral((day + 1) * DAY)}`;
-  const sites = await wh.all<{ site_id: string }>(
-    `SELECT DISTINCT site_id FROM ${name} WHERE ${inDay} ORDER BY site_id`,
+  const sites = await wh.all<{ site_id: string; n: bigint }>(
+    `SELECT site_id, count(*) AS n FROM ${name} WHERE ${inDay} GROUP BY site_id ORDER BY site_id`,
   );
-  const removed: Record<string, number> = {};
-  for (let start = 0; start < sites.length; start += SITES_PER_SLICE) {
-    const slice = sites.slice(start, start + SITES_PER_SLICE).map((s) => s.site_id);
-    const where = `${inDay} AND site_id IN (${sqlList(slice)})`;
-    const last = start + SITES_PER_SLICE >= sites.length;
+  const slices = slicesOf(sites);
+  const removed: Counts = {};
+  for (const [index, slice] of slices.entries()) {
+    const last = index === slices.length - 1;
     const gone = context.request.dryRun
-      ? await sliceGoing(wh, table, where, context)
-      : await wh.transaction(async () => {
-          const counts = await removeSlice(wh, table, where, context);
-          if (last) await recordDay(wh, table.table, day, inDay, context);
-          return counts;
-        });
-    if (!context.request.dryRun) faultPoint('retention-slice');
-    for (const [t, count] of Object.entries(gone)) removed[t] = (removed[t] ?? 0) + count;
+      ? await sliceGoing(wh, table, `${inDay} AND site_id IN (${sqlList(slice)})`, context)
+      : await removeOrSplit(wh, table, { day, inDay, sites: slice, records: last }, context);
+    addCounts(removed, gone);
   }
   return removed;
+}
+
+interface Slice {
+  day: number;
+  inDay: string;
+  sites: string[];
+  /** The day's last slice: its transaction records the day. */
+  records: boolean;
+}
+
+/**
+ * Removes a slice in a transaction of its own, then checkpoints once CHECKPOINT_AFTER_ROWS rows
+ * went since the last checkpoint. A slice that runs out of DuckDB's memory goes again in halves
+ * after a checkpoint, and a single site gets that one more try, as the sync's merge does.
+ */
+async function removeOrSplit(
+  wh: Warehouse,
+  table: RetainedTable,
+  slice: Slice,
+  context: DayContext,
+  checkpointed = false,
+): Promise<Counts> {
+  let counts: Counts;
+  try {
+    counts = await wh.transaction(async () => {
+      const gone = await removeSlice(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, context);
+      if (slice.records) await recordDay(wh, table.table, slice.day, slice.inDay, context);
+      return gone;
+    });
+  } catch (error) {
+    if (!isOutOfMemory(error) || checkpointed) throw error;
+    await wh.checkpoint();
+    context.uncheckpointed = 0;
+    if (slice.sites.length === 1) return removeOrSplit(wh, table, slice, context, true);
+    const half = Math.ceil(slice.sites.length / 2);
+    const first = await removeOrSplit(
+      wh,
+      table,
+      { ...slice, sites: slice.sites.slice(0, half), records: false },
+      context,
+    );
+    return addCounts(first, await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(half) }, context));
+  }
+  faultPoint('retention-slice');
+  context.uncheckpointed += Object.values(counts).reduce((sum, n) => sum + n, 0);
+  if (context.uncheckpointed >= CHECKPOINT_AFTER_ROWS) {
+    await wh.checkpoint();
+    context.uncheckpointed = 0;
+  }
+  return counts;
 }
 
 /** The kept vintages of a slice, as the temp table KEPT. */
@@ -182,15 +258,10 @@ function goesSql(table: RetainedTable, where: string): string {
   return `${where} AND ${vintageGoesSql(table, quoteIdentifier(table.table), KEPT)}`;
 }
 
-async function removeSlice(
-  wh: Warehouse,
-  table: RetainedTable,
-  where: string,
-  context: DayContext,
-): Promise<Record<string, number>> {
+async function removeSlice(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
   const name = quoteIdentifier(table.table);
   if (table.rule === 'vintages') await markKept(wh, table, where, context);
-  const counts: Record<string, number> = {};
+  const counts: Counts = {};
   if (table.rule === 'ledger')
     counts[LEDGER_QUANTILES] = await wh.changed(
       `DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
@@ -199,16 +270,11 @@ async function removeSlice(
   return counts;
 }
 
-async function sliceGoing(
-  wh: Warehouse,
-  table: RetainedTable,
-  where: string,
-  context: DayContext,
-): Promise<Record<string, number>> {
+async function sliceGoing(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
   const name = quoteIdentifier(table.table);
   if (table.rule === 'vintages') await markKept(wh, table, where, context);
   const count = async (sql: string) => Number((await wh.all<{ n: bigint }>(sql))[0].n);
-  const counts: Record<string, number> = {};
+  const counts: Counts = {};
   if (table.rule === 'ledger')
     counts[LEDGER_QUANTILES] = await count(
       `SELECT count(*) AS n FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
