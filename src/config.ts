@@ -236,6 +236,39 @@ const AccuracyConfig = z
   })
   .prefault({});
 
+/** A vintage kept past `retention.all_vintages`: the day-ahead one, the last one, or the last issued at least this lead time before its valid time. */
+const KeptVintage = z.string().transform((text, ctx): 'day_ahead' | 'latest' | number => {
+  if (text === 'day_ahead' || text === 'latest') return text;
+  try {
+    return parseDuration(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'day_ahead, latest or a lead time such as 6h' });
+    return z.NEVER;
+  }
+});
+
+const RetentionConfig = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .prefault(true)
+      .describe('Run the retention step of the nightly chain (docs/warehouse.md, Retention); false keeps everything'),
+    all_vintages: Duration.prefault('30d').describe(
+      'Every forecast and model-output vintage is kept this long after its valid time (whole UTC days), then only those of keep',
+    ),
+    keep: z
+      .array(KeptVintage)
+      .min(1)
+      .prefault(['day_ahead', 'latest'])
+      .describe(
+        'Vintages kept per valid time after all_vintages: day_ahead (the view forecast_day_ahead), latest, or a lead time such as 6h (the last vintage issued at least that long before)',
+      ),
+    actual_revisions: Duration.prefault('30d').describe(
+      'Revisions of actuals (actual_revisions, actual_revisions_by_type) are kept this long after their valid time',
+    ),
+  })
+  .prefault({});
+
 const CatchUp = z.enum(['skip', 'once', 'each']);
 
 const ScheduleConfig = z
@@ -282,6 +315,7 @@ export const Config = z.strictObject({
   sync: SyncConfig,
   capacity: CapacityConfig,
   accuracy: AccuracyConfig,
+  retention: RetentionConfig,
   schedule: ScheduleConfig,
   emulator: EmulatorConfig,
   log: z

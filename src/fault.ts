@@ -12,7 +12,8 @@ export type FaultPoint =
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
-  | 'accuracy-ledger'; // the accuracy ledger committed, its scores not computed or stored yet
+  | 'accuracy-ledger' // the accuracy ledger committed, its scores not computed or stored yet
+  | 'retention-slice'; // a slice of retention's deletes committed (a day, whole sites), the next not started
 
 const FAULT_POINTS: readonly FaultPoint[] = [
   'open',
@@ -25,6 +26,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'publish-rename',
   'accuracy-batch',
   'accuracy-ledger',
+  'retention-slice',
 ];
 
 export const faultPoint: (point: FaultPoint) => void = armed(process.env.EFSYNC_FAULT_POINT);

@@ -55,3 +55,34 @@ describe('accuracy.events', () => {
     );
   });
 });
+
+describe('retention', () => {
+  it('is on by default: every vintage 30 days, then the day-ahead and the last; revisions 30 days', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'efsync-config-')), 'efsync.yaml');
+    writeFileSync(file, 'log:\n  level: warn\n');
+    expect(loadConfig(file, {}).retention).toEqual({
+      enabled: true,
+      all_vintages: 30 * 86_400_000,
+      keep: ['day_ahead', 'latest'],
+      actual_revisions: 30 * 86_400_000,
+    });
+  });
+
+  it('reads lead times beside day_ahead and latest', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'efsync-config-')), 'efsync.yaml');
+    writeFileSync(file, 'retention:\n  all_vintages: 14d\n  keep: [day_ahead, latest, 6h, 24h]\n');
+    expect(loadConfig(file, {}).retention).toEqual({
+      enabled: true,
+      all_vintages: 14 * 86_400_000,
+      keep: ['day_ahead', 'latest', 6 * 3_600_000, 24 * 3_600_000],
+      actual_revisions: 30 * 86_400_000,
+    });
+  });
+
+  it('a kept vintage that is neither day_ahead, latest nor a lead time is reported at its line', () => {
+    const { file, message } = configError('retention:\n  keep: [day_ahead, dayahead]\n');
+    expect(message).toMatch(
+      new RegExp(`^${file}:2:\\d+: retention.keep.1: day_ahead, latest or a lead time such as 6h`),
+    );
+  });
+});

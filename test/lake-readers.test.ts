@@ -108,6 +108,12 @@ describe('the lake read straight from its files', () => {
       .exit;
     expect(sql.code).toBe(0);
     expect(JSON.parse(sql.stdout)[0].n).toBeGreaterThan(0);
+    // the point-in-time macros too: at a far instant, forecast_as_of is forecast_latest
+    const [asOf] = await query<{ same: boolean }>(
+      views,
+      "SELECT (SELECT count(*) FROM forecast_as_of(TIMESTAMPTZ '2100-01-01 00:00:00+00')) = (SELECT count(*) FROM forecast_latest) AS same",
+    );
+    expect(asOf.same).toBe(true);
 
     const validTime = (await schemaOf(lake, 'forecasts')).find((e) => e.name === 'valid_time');
     expect(validTime?.logical_type).toEqual({ type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' });

@@ -87,6 +87,7 @@ describe('jobs/', () => {
       'accuracy',
       'nightly',
       'push-capacity',
+      'retention',
       'sync',
       'sync-actuals',
       'sync-forecasts',
@@ -100,6 +101,7 @@ describe('jobs/', () => {
       'sync-forecasts',
       'sync-outputs',
       'sync-actuals',
+      'retention',
       'accuracy',
     ]);
   });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
@@ -184,6 +185,51 @@ describe('analyst views', () => {
   });
 });
 
+describe('point-in-time macros', () => {
+  const at = (ms: number) => `TIMESTAMPTZ '${iso(ms)}'`;
+
+  it('forecast_as_of: per site and valid time, the newest vintage issued at or before the instant', async () => {
+    const answer = async (instant: string) =>
+      (
+        await warehouse.all<{ n: bigint; forecast: number | null; issued: Date | null }>(
+          `SELECT count(*) AS n, any_value(forecast) AS forecast, any_value(update_time) AS issued FROM forecast_as_of(${instant})`,
+        )
+      )[0];
+    expect(Number((await answer(at(D0 + 5 * H))).n)).toBe(0); // nothing issued yet
+    expect(await answer(at(D0 + 6 * H))).toEqual({ n: 24n, forecast: 10, issued: new Date(D0 + 6 * H) }); // at: included
+    expect(await answer(at(D0 + DAY))).toEqual({ n: 24n, forecast: 20, issued: new Date(D0 + 18 * H) });
+    // ISO text works too; now it answers what forecast_latest does
+    expect(await answer(`'${iso(D0 + 2 * DAY)}'`)).toEqual({ n: 24n, forecast: 30, issued: new Date(D0 + DAY + H) });
+  });
+
+  it('model_output_as_of: per model and valid time, the newest output vintage at or before the instant', async () => {
+    const rows = async (ms: number) =>
+      warehouse.all<{ model_id: string; forecast: number }>(
+        `SELECT model_id, forecast FROM model_output_as_of(${at(ms)}) ORDER BY valid_time`,
+      );
+    expect(await rows(D0 + 11 * H)).toEqual([]);
+    expect(await rows(D0 + 12 * H)).toEqual([
+      { model_id: 'm1', forecast: 40 },
+      { model_id: 'm1', forecast: 41 },
+    ]);
+  });
+
+  it('the macros are in the published file, for a read-only analyst connection', async () => {
+    await warehouse.publish();
+    const instance = await DuckDBInstance.create(join(dir, 'warehouse.duckdb'), { access_mode: 'READ_ONLY' });
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n FROM forecast_as_of(${at(D0 + DAY)}) UNION ALL SELECT count(*)::INTEGER FROM model_output_as_of(${at(D0 + DAY)})`,
+      );
+      expect(reader.getRows()).toEqual([[24], [2]]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+});
+
 describe('comments', () => {
   it('every table and view, and every column of them, carries a non-empty comment', async () => {
     const missing = await warehouse.all<{ what: string }>(`
@@ -195,6 +241,10 @@ describe('comments', () => {
       UNION ALL
       SELECT view_name FROM duckdb_views()
       WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal AND coalesce(trim(comment), '') = ''
+      UNION ALL
+      SELECT function_name FROM duckdb_functions()
+      WHERE database_name = current_database() AND schema_name = 'main' AND function_type = 'table_macro'
+        AND NOT internal AND coalesce(trim(comment), '') = ''
       ORDER BY 1`);
     expect(missing.map((m) => m.what)).toEqual([]);
   });

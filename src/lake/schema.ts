@@ -2,6 +2,7 @@
 // in-memory DuckDB, so the lake's files, the scratch warehouses and the views file all follow
 // the same columns, types and comments as the single-file warehouse.
 import { listMigrations } from '../warehouse/migrate.js';
+import { quoteIdentifier } from '../warehouse/sql.js';
 import { openDuckDB, type DuckDBHandle } from '../warehouse/duckdb.js';
 import { defaultLayout, LAKE_TABLES, NOT_IN_LAKE, type LakeTable } from './tables.js';
 
@@ -24,9 +25,18 @@ export interface ViewSchema {
   columns: Column[];
 }
 
+export interface MacroSchema {
+  name: string;
+  /** The CREATE MACRO statement, from DuckDB's definition. */
+  sql: string;
+  comment: string | null;
+}
+
 export interface WarehouseSchema {
   tables: TableSchema[];
   views: ViewSchema[];
+  /** The table macros (forecast_as_of, ...). */
+  macros: MacroSchema[];
 }
 
 let cached: Promise<WarehouseSchema> | undefined;
@@ -75,7 +85,22 @@ async function readSchema(): Promise<WarehouseSchema> {
       `SELECT view_name, sql, comment FROM duckdb_views()
         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY view_oid`,
     );
+    const macros = await rows<{
+      function_name: string;
+      parameters: string[];
+      macro_definition: string;
+      comment: string | null;
+    }>(
+      `SELECT function_name, parameters, macro_definition, comment FROM duckdb_functions()
+        WHERE database_name = current_database() AND schema_name = 'main' AND function_type = 'table_macro' AND NOT internal
+        ORDER BY function_name`,
+    );
     return {
+      macros: macros.map((m) => ({
+        name: m.function_name,
+        sql: `CREATE MACRO ${quoteIdentifier(m.function_name)}(${m.parameters.map(quoteIdentifier).join(', ')}) AS TABLE ${m.macro_definition}`,
+        comment: m.comment,
+      })),
       tables: layouts.map((table) => ({
         ...table,
         comment: tables.find((t) => t.table_name === table.name)?.comment ?? null,

@@ -80,9 +80,9 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 
 /**
  * Warehouse tables that are not data and have no place in the lake: the migration record, the
- * flags a sync has still to compute (empty when it ends), and the accuracy ledger and its
- * per-group statistics (a warehouse's own working state; a scratch warehouse without them scores
- * in full).
+ * flags a sync has still to compute (empty when it ends), the accuracy ledger and its per-group
+ * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
+ * and the days retention has done in the warehouse.
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -95,6 +95,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_stats_state',
   'accuracy_stats',
   'accuracy_histograms',
+  'retention_days',
 ];
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `efsync lake views`: a small DuckDB file of views over the lake with the same table and view
- * names, columns and comments as the single-file warehouse. Each table view reads the files the
+ * names, columns and comments as the single-file warehouse, and its table macros. Each table view reads the files the
  * manifest lists (minus those a compaction replaced) and resolves the newest row per key, so
  * commits after the file was written show up at the next query: the file never goes stale.
  */
@@ -42,6 +42,11 @@ export async function writeViewsFile(lake: string, out: string): Promise<ViewsWr
     for (const view of schema.views) {
       await run(view.sql);
       await comment(run, view.name, view.comment, view.columns);
+    }
+    for (const macro of schema.macros) {
+      await run(macro.sql);
+      if (macro.comment)
+        await run(`COMMENT ON MACRO TABLE ${quoteIdentifier(macro.name)} IS ${quoteLiteral(macro.comment)}`);
     }
   } finally {
     db.close();

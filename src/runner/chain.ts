@@ -10,6 +10,7 @@ import type { JobRegistry } from './registry.js';
 export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {
   const jobs = steps.map((name) => registry.get(name)); // every step known before the first runs
   const rows: Record<string, number> = {};
+  const removed: Record<string, number> = {};
   const failures: Failure[] = [];
   const defaulted: Record<string, number> = {};
   const summary: string[] = [];
@@ -23,6 +24,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
     const cost = ended();
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
+    for (const [table, count] of Object.entries(outcome.removed ?? {})) removed[table] = (removed[table] ?? 0) + count;
     failures.push(...outcome.failures);
     for (const [field, count] of Object.entries(outcome.defaulted ?? {}))
       defaulted[field] = (defaulted[field] ?? 0) + count;
@@ -38,7 +40,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     }
     if (outcome.status === 'partial') status = 'partial';
   }
-  return { status, rows, failures, defaulted, summary };
+  return { status, rows, removed, failures, defaulted, summary };
 }
 
 async function runStep(ctx: JobContext, step: string, run: () => Promise<JobOutcome>): Promise<JobOutcome> {

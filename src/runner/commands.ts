@@ -61,10 +61,13 @@ export function registerRunnerCommands(program: Command): void {
       'Run one job now (for cron, systemd timers, Kubernetes CronJobs); exit 0 ok, 1 partial, 2 usage, 3 busy, 4 failed, 5 interrupted',
     )
     .argument('<job>', 'the job (see `efsync status` for the list)')
+    .option('--dry-run', 'show what the job would do and change nothing (jobs that can: retention)')
     .action(
-      command<[string], RunFlags>(async (name, flags) => {
+      command<[string], RunFlags & { dryRun?: boolean }>(async (name, flags) => {
         const config = configWithDb(flags);
-        return runCommandJob((await loadJobs()).get(name), config, flags, jobOptions(flags));
+        const job = (await loadJobs()).get(name);
+        if (flags.dryRun && !job.dryRun) throw new UsageError(`--dry-run: job "${name}" has no dry run`);
+        return runCommandJob(job, config, flags, { ...jobOptions(flags), ...(flags.dryRun ? { dryRun: true } : {}) });
       }),
     );
 

@@ -16,6 +16,8 @@ export interface JobOptions {
   to?: number;
   /** Only these resources, for the sync jobs. */
   only?: Resource[];
+  /** Show what the job would do and change nothing (`--dry-run`), for the jobs that say they can. */
+  dryRun?: boolean;
 }
 
 export interface JobContext {
@@ -48,6 +50,8 @@ export interface JobOutcome {
   status: 'ok' | 'partial' | 'failed';
   /** Rows written per table. */
   rows: Record<string, number>;
+  /** Rows removed per table (retention). */
+  removed?: Record<string, number>;
   failures: Failure[];
   /** Documented variants filled in, per `resource.field` (see SiteResponse and the series schemas). */
   defaulted?: Record<string, number>;
@@ -60,6 +64,8 @@ export interface Job {
   description: string;
   /** Cron expression used when config/efsync.yaml names none; null: run only when asked. */
   schedule: string | null;
+  /** Whether the job takes `--dry-run` (JobOptions.dryRun). */
+  dryRun?: boolean;
   run(ctx: JobContext): Promise<JobOutcome>;
 }
 

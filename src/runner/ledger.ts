@@ -63,14 +63,18 @@ export async function finishRun(
     status: RunStatus;
     endedAt: number;
     rowsWritten: Record<string, number>;
+    rowsRemoved?: Record<string, number>;
     errorSummary: string | null;
     defaulted?: Record<string, number>;
   },
 ): Promise<void> {
+  const nonEmpty = (counts: Record<string, number> | undefined) =>
+    counts && Object.keys(counts).length > 0 ? JSON.stringify(counts) : null;
   // A run a second signal recorded as interrupted stays so: the statements it interrupted fail
   // the job in the moment before the process exits, and that is not the run's outcome.
   await wh.run(
-    `UPDATE runs SET status = $2, ended_at = ${instant('$3')}, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON
+    `UPDATE runs SET status = $2, ended_at = ${instant('$3')}, rows_written = $4::JSON, error_summary = $5, defaulted = $6::JSON,
+       rows_removed = $7::JSON
      WHERE run_id = $1 AND status <> 'interrupted'`,
     [
       runId,
@@ -78,7 +82,8 @@ export async function finishRun(
       end.endedAt,
       JSON.stringify(end.rowsWritten),
       end.errorSummary,
-      end.defaulted && Object.keys(end.defaulted).length > 0 ? JSON.stringify(end.defaulted) : null,
+      nonEmpty(end.defaulted),
+      nonEmpty(end.rowsRemoved),
     ],
   );
 }

@@ -81,6 +81,8 @@ export interface RunResult {
   outcome: Outcome;
   exitCode: ExitCode;
   rows: Record<string, number>;
+  /** Rows removed per table (retention). */
+  removed: Record<string, number>;
   failures: Failure[];
   summary: string[];
   /** One line on what went wrong (or why the run was skipped), null when all went well. */
@@ -116,6 +118,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     startedAt,
     endedAt: now(),
     rows: outcome?.rows ?? {},
+    removed: outcome?.removed ?? {},
     failures: outcome?.failures ?? [],
     summary: outcome?.summary ?? [],
     published,
@@ -193,6 +196,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         status: ended.status,
         endedAt: now(),
         rowsWritten: ended.outcome.rows,
+        rowsRemoved: ended.outcome.removed,
         errorSummary: ended.error,
         defaulted: ended.outcome.defaulted,
       });
@@ -215,14 +219,14 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
 }
 
 /**
- * A run that ended ok with no row written and no failure changed nothing readers of the snapshot
+ * A run that ended ok with no row written or removed and no failure changed nothing readers of the snapshot
  * need: its runs row and the sync_state marks it advanced go out with the next publish.
  */
 function changedAnything(ended: Ended): boolean {
   return (
     ended.status !== 'ok' ||
     ended.outcome.failures.length > 0 ||
-    Object.values(ended.outcome.rows).some((count) => count > 0)
+    [...Object.values(ended.outcome.rows), ...Object.values(ended.outcome.removed ?? {})].some((count) => count > 0)
   );
 }
 
@@ -240,6 +244,7 @@ async function recordFailed(
       status: 'failed',
       endedAt: at,
       rowsWritten: outcome.rows,
+      rowsRemoved: outcome.removed,
       errorSummary: cause,
       defaulted: outcome.defaulted,
     });

@@ -1,0 +1,292 @@
+// Applies retention to the warehouse (rules.ts says what goes): one UTC day of valid times and
+// whole sites of up to ROWS_PER_SLICE rows to a transaction, each leaving a warehouse every view
+// and score reads as before; a day done is recorded in retention_days (migration 022) with the
+// rows it kept, in its last slice's transaction. A run killed between slices leaves a day whose count differs from
+// its record, or that has none, and the next run reads it again: deciding is idempotent (a kept
+// vintage stays the one kept once the others are gone), so the next run completes the day.
+import type { Config } from '../config.js';
+import { faultPoint } from '../fault.js';
+import { DAY, formatInstant } from '../time.js';
+import { instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
+import {
+  cutoffOf,
+  keptVintagesSql,
+  LEDGER_QUANTILES,
+  RETAINED_TABLES,
+  vintageGoesSql,
+  type KeptVintage,
+  type RetainedTable,
+  type RetentionPolicy,
+} from './rules.js';
+
+/**
+ * Rows of a day read to a transaction, whole sites: a DELETE holds a version of every row group
+ * it touches until the commit (a day of the accuracy ledger's 1,000 sites in one statement ran
+ * out of 128 MB, docs/accuracy.md). 441,700 of a slice's 460,800 forecast rows (100 sites, 48
+ * hourly vintages of 15-minute points) went in 0.3 s inside the sync's 64 MB.
+ */
+const ROWS_PER_SLICE = 500_000;
+/**
+ * Deleted rows between checkpoints: until one, DuckDB keeps the version of every row a committed
+ * delete removed in memory, counted against the memory limit; six such days (2.7 M rows) in a
+ * row ran out of 64 MB.
+ */
+const CHECKPOINT_AFTER_ROWS = 1_000_000;
+const KEPT = 'retention_kept';
+
+/** Rows per table. */
+type Counts = Record<string, number>;
+
+export interface RetentionRequest {
+  runId: string;
+  now: number;
+  /** Count what would go, remove nothing. */
+  dryRun: boolean;
+  /** Aborted: stop before the next day. */
+  signal?: AbortSignal;
+}
+
+export interface RetentionResult {
+  /** Rows removed (dry: that would go) per table. */
+  removed: Counts;
+  /** Per table reached, the instant before which it loses rows (null: none) and the days read. */
+  tables: { table: string; before: number | null; days: number }[];
+  /** Stopped by the signal before every day was read. */
+  stopped: boolean;
+}
+
+export function retentionPolicy(config: Config['retention']): RetentionPolicy {
+  return { allVintagesMs: config.all_vintages, keep: config.keep, actualRevisionsMs: config.actual_revisions };
+}
+
+export async function applyRetention(
+  wh: Warehouse,
+  policy: RetentionPolicy,
+  request: RetentionRequest,
+): Promise<RetentionResult> {
+  const ledgerFrom = await ledgerWindowFrom(wh);
+  const ending = await forecastsEnding(wh);
+  const removed: Counts = {};
+  const tables: RetentionResult['tables'] = [];
+  let uncheckpointed = 0;
+  for (const table of RETAINED_TABLES) {
+    const before = cutoffOf(table, policy, request.now, ledgerFrom);
+    const rule = ruleOf(table, policy.keep, ending);
+    const days = before === null ? [] : await daysToRead(wh, table.table, before, rule);
+    tables.push({ table: table.table, before, days: days.length });
+    for (const day of days) {
+      if (request.signal?.aborted) return { removed, tables, stopped: true };
+      const context = { policy, ending, rule, request, uncheckpointed };
+      addCounts(removed, await retainDay(wh, table, day, context));
+      uncheckpointed = context.uncheckpointed;
+    }
+  }
+  return { removed, tables, stopped: false };
+}
+
+/** The summary lines of a run: per table, what went (or would) and from before when. */
+export function describeRetention(result: RetentionResult, policy: RetentionPolicy, dryRun: boolean): string[] {
+  const verb = dryRun ? 'would go' : 'removed';
+  const lines = result.tables.map(({ table, before, days }) => {
+    if (before === null)
+      return `${table}: nothing to remove (the accuracy ledger's window, or its absence, keeps it whole)`;
+    const quantiles = table === 'accuracy_pairs' ? `, ${result.removed[LEDGER_QUANTILES] ?? 0} quantiles` : '';
+    return `${table}: ${result.removed[table] ?? 0} rows ${verb}${quantiles} (valid times before ${formatInstant(before)}, ${days} day${days === 1 ? '' : 's'} read)`;
+  });
+  lines.push(`kept after ${policy.allVintagesMs / DAY} days: ${policy.keep.map(keptName).join(', ')}`);
+  if (result.stopped) lines.push('stopped before every day was read: the next run goes on');
+  return lines;
+}
+
+function keptName(kept: KeptVintage): string {
+  return typeof kept === 'number' ? `${kept / 3_600_000}h lead` : kept;
+}
+
+/** What decides which rows of `table` stay: a day kept by another rule is read again. */
+function ruleOf(table: RetainedTable, keep: readonly KeptVintage[], ending: boolean): string {
+  if (table.rule !== 'vintages') return table.rule;
+  return `${keep.map((k) => (typeof k === 'number' ? `${k}ms` : k)).join(',')} (${ending ? 'ending' : 'beginning'})`;
+}
+
+async function ledgerWindowFrom(wh: Warehouse): Promise<number | null> {
+  const [row] = await wh.all<{ window_from: Date | null }>('SELECT window_from FROM accuracy_ledger_state');
+  // A ledger with an open start covers every valid time: nothing before it.
+  if (row) return row.window_from?.getTime() ?? Number.NEGATIVE_INFINITY;
+  return null;
+}
+
+async function forecastsEnding(wh: Warehouse): Promise<boolean> {
+  const rows = await wh.all<{ label: string }>("SELECT label FROM interval_labels WHERE resource = 'forecasts'");
+  return rows[0]?.label === 'ending';
+}
+
+/**
+ * The UTC days (epoch days) of `table` before `before` whose rows differ in number from those
+ * retention left there, or that it kept by another rule or never read: a scan of one column,
+ * grouped by day, so its memory does not grow with the history.
+ */
+async function daysToRead(wh: Warehouse, table: string, before: number, rule: string): Promise<number[]> {
+  const rows = await wh.all<{ day: bigint }>(
+    `SELECT d.day FROM (
+       SELECT epoch_ms(valid_time) // ${DAY} AS day, count(*) AS n FROM ${quoteIdentifier(table)}
+       WHERE valid_time < ${instantLiteral(before)} GROUP BY day) d
+     LEFT JOIN retention_days r ON r.table_name = ${quoteLiteral(table)} AND r.day = ${dateOf('d.day')}
+     WHERE r.rows_kept IS DISTINCT FROM d.n OR r.rule IS DISTINCT FROM ${quoteLiteral(rule)}
+     ORDER BY d.day`,
+  );
+  return rows.map((r) => Number(r.day));
+}
+
+const dateOf = (epochDay: string) => `(DATE '1970-01-01' + CAST(${epochDay} AS INTEGER))`;
+
+interface DayContext {
+  policy: RetentionPolicy;
+  ending: boolean;
+  rule: string;
+  request: RetentionRequest;
+  /** Rows deleted since the last checkpoint. */
+  uncheckpointed: number;
+}
+
+function addCounts(into: Counts, from: Counts): Counts {
+  for (const [table, count] of Object.entries(from)) into[table] = (into[table] ?? 0) + count;
+  return into;
+}
+
+/**
+ * Consecutive sites (in site order) holding about ROWS_PER_SLICE rows of the day together; a
+ * site with more is a slice of its own.
+ */
+function slicesOf(sites: { site_id: string; n: bigint }[]): string[][] {
+  const slices: string[][] = [];
+  let rows = 0;
+  for (const { site_id, n } of sites) {
+    if (slices.length === 0 || rows + Number(n) > ROWS_PER_SLICE) {
+      slices.push([]);
+      rows = 0;
+    }
+    slices[slices.length - 1].push(site_id);
+    rows += Number(n);
+  }
+  return slices;
+}
+
+/** One day of one table, a slice of sites to a transaction; the rows removed (or that would go) per table. */
+async function retainDay(wh: Warehouse, table: RetainedTable, day: number, context: DayContext): Promise<Counts> {
+  const name = quoteIdentifier(table.table);
+  const inDay = `valid_time >= ${instantLiteral(day * DAY)} AND valid_time < ${instantLiteral((day + 1) * DAY)}`;
+  const sites = await wh.all<{ site_id: string; n: bigint }>(
+    `SELECT site_id, count(*) AS n FROM ${name} WHERE ${inDay} GROUP BY site_id ORDER BY site_id`,
+  );
+  const slices = slicesOf(sites);
+  const removed: Counts = {};
+  for (const [index, slice] of slices.entries()) {
+    const last = index === slices.length - 1;
+    const gone = context.request.dryRun
+      ? await sliceGoing(wh, table, `${inDay} AND site_id IN (${sqlList(slice)})`, context)
+      : await removeOrSplit(wh, table, { day, inDay, sites: slice, records: last }, context);
+    addCounts(removed, gone);
+  }
+  return removed;
+}
+
+interface Slice {
+  day: number;
+  inDay: string;
+  sites: string[];
+  /** The day's last slice: its transaction records the day. */
+  records: boolean;
+}
+
+/**
+ * Removes a slice in a transaction of its own, then checkpoints once CHECKPOINT_AFTER_ROWS rows
+ * went since the last checkpoint. A slice that runs out of DuckDB's memory goes again in halves
+ * after a checkpoint, and a single site gets that one more try, as the sync's merge does.
+ */
+async function removeOrSplit(
+  wh: Warehouse,
+  table: RetainedTable,
+  slice: Slice,
+  context: DayContext,
+  checkpointed = false,
+): Promise<Counts> {
+  let counts: Counts;
+  try {
+    counts = await wh.transaction(async () => {
+      const gone = await removeSlice(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, context);
+      if (slice.records) await recordDay(wh, table.table, slice.day, slice.inDay, context);
+      return gone;
+    });
+  } catch (error) {
+    if (!isOutOfMemory(error) || checkpointed) throw error;
+    await wh.checkpoint();
+    context.uncheckpointed = 0;
+    if (slice.sites.length === 1) return removeOrSplit(wh, table, slice, context, true);
+    const half = Math.ceil(slice.sites.length / 2);
+    const first = await removeOrSplit(
+      wh,
+      table,
+      { ...slice, sites: slice.sites.slice(0, half), records: false },
+      context,
+    );
+    return addCounts(first, await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(half) }, context));
+  }
+  faultPoint('retention-slice');
+  context.uncheckpointed += Object.values(counts).reduce((sum, n) => sum + n, 0);
+  if (context.uncheckpointed >= CHECKPOINT_AFTER_ROWS) {
+    await wh.checkpoint();
+    context.uncheckpointed = 0;
+  }
+  return counts;
+}
+
+/** The kept vintages of a slice, as the temp table KEPT. */
+async function markKept(
+  wh: Warehouse,
+  table: Extract<RetainedTable, { rule: 'vintages' }>,
+  where: string,
+  context: DayContext,
+): Promise<void> {
+  const kept = keptVintagesSql(table, context.policy.keep, quoteIdentifier(table.table), where, context.ending);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS ${kept}`);
+}
+
+/** The rows of a slice that go, as a condition on the table's own rows (after markKept for vintages). */
+function goesSql(table: RetainedTable, where: string): string {
+  if (table.rule !== 'vintages') return where;
+  return `${where} AND ${vintageGoesSql(table, quoteIdentifier(table.table), KEPT)}`;
+}
+
+async function removeSlice(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
+  const name = quoteIdentifier(table.table);
+  if (table.rule === 'vintages') await markKept(wh, table, where, context);
+  const counts: Counts = {};
+  if (table.rule === 'ledger')
+    counts[LEDGER_QUANTILES] = await wh.changed(
+      `DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
+    );
+  counts[table.table] = await wh.changed(`DELETE FROM ${name} WHERE ${goesSql(table, where)}`);
+  return counts;
+}
+
+async function sliceGoing(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
+  const name = quoteIdentifier(table.table);
+  if (table.rule === 'vintages') await markKept(wh, table, where, context);
+  const count = async (sql: string) => Number((await wh.all<{ n: bigint }>(sql))[0].n);
+  const counts: Counts = {};
+  if (table.rule === 'ledger')
+    counts[LEDGER_QUANTILES] = await count(
+      `SELECT count(*) AS n FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
+    );
+  counts[table.table] = await count(`SELECT count(*) AS n FROM ${name} WHERE ${goesSql(table, where)}`);
+  return counts;
+}
+
+async function recordDay(wh: Warehouse, table: string, day: number, inDay: string, context: DayContext): Promise<void> {
+  await wh.run(
+    `INSERT OR REPLACE INTO retention_days
+     SELECT $1, ${dateOf(String(day))}, count(*), $2, $3 FROM ${quoteIdentifier(table)} WHERE ${inDay}`,
+    [table, context.rule, context.request.runId],
+  );
+}
