@@ -53,7 +53,7 @@ import type { Backfill, SyncMark } from './windows.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
-const REQUESTS_PER_SITE = 4;
+export const REQUESTS_PER_SITE = 4;
 
 /**
  * Sites whose models load in one transaction: the statements cost about the same for 1 site or
@@ -62,10 +62,10 @@ const REQUESTS_PER_SITE = 4;
 const MODEL_SITES_PER_LOAD = 250;
 
 /** Resources streamed per site; `sites` and `models` are reference data, loaded in bulk first. */
-type SeriesResource = Exclude<Resource, 'sites' | 'models'>;
+export type SeriesResource = Exclude<Resource, 'sites' | 'models'>;
 
 /** One series read per site: a resource (actuals: one step per configured series type), and its sync_state key. */
-interface SeriesStep {
+export interface SeriesStep {
   resource: SeriesResource;
   state: string;
   /** The actuals series type, for failures to name it; null for the other resources. */
@@ -74,7 +74,7 @@ interface SeriesStep {
 }
 
 /** The steps of the series resources asked for; actuals once per type of sync.actual_types. */
-function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
+export function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
   return resources.flatMap((resource): SeriesStep[] => {
     if (resource === 'forecasts')
       return [{ resource, state: resource, type: null, sync: forecastsSync as ResourceSync<unknown> }];
@@ -574,7 +574,7 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
  * step reads of each model, its id and schedule: every site's listing waited from the models
  * phase until the site's series (~4.8 KB a site, 48 MB at 10,000 sites).
  */
-function siteTask(env: SyncEnv, siteId: string): SiteTask {
+export function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let models: Promise<ModelRef[]> | undefined;
   let updates: Promise<number[]> | undefined;
   const modelListing = (known?: KnownModels) => {
