@@ -101,51 +101,39 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
     req.sync.actual_types,
   );
   const sites = inShard(selectSites(await client.listSites(), req.sites), req.shard).map((site) => site.site_id);
-  const { marks, known } = await readState(
-    req.warehousePath,
-    steps.map((step) => step.state),
-    sites,
-  );
-  const env: SyncEnv = {
-    client,
-    // The resource fetches read no warehouse: only their loads do, and the plan loads nothing.
-    warehouse: undefined as unknown as Warehouse,
-    now: req.now,
-    runId: 'plan',
-    settings: { lookback: req.sync.lookback, initialHistory: req.sync.initial_history, horizon: req.sync.horizon },
-    ...(req.backfill ? { backfill: req.backfill } : {}),
-    requestsPerSite: REQUESTS_PER_SITE,
-    log: req.log,
-  };
-  const limit = pLimit(req.sync.concurrency);
-  await Promise.all(
-    sites.map((siteId) =>
-      limit(async () => {
-        const task = siteTask(env, siteId);
-        if (resources.includes('models')) await task.modelListing(known.get(siteId));
-        for (const step of steps) await step.sync.fetch(env, task, marks.get(step.state)?.get(siteId) ?? null);
-      }),
-    ),
-  );
+  const warehouse = existsSync(req.warehousePath)
+    ? await Warehouse.open({ path: req.warehousePath, readOnly: true })
+    : null;
+  try {
+    const marks = new Map<string, Map<string, SyncMark>>();
+    for (const step of steps) marks.set(step.state, warehouse ? await readMarks(warehouse, step.state) : new Map());
+    const known = warehouse ? await knownModels(warehouse, sites) : new Map<string, KnownModels>();
+    const env: SyncEnv = {
+      client,
+      // Before a first sync there is no warehouse: the fetches read none (only loads write it).
+      warehouse: warehouse ?? (undefined as unknown as Warehouse),
+      now: req.now,
+      runId: 'plan',
+      settings: { lookback: req.sync.lookback, initialHistory: req.sync.initial_history, horizon: req.sync.horizon },
+      ...(req.backfill ? { backfill: req.backfill } : {}),
+      requestsPerSite: REQUESTS_PER_SITE,
+      log: req.log,
+    };
+    const limit = pLimit(req.sync.concurrency);
+    await Promise.all(
+      sites.map((siteId) =>
+        limit(async () => {
+          const task = siteTask(env, siteId);
+          if (resources.includes('models')) await task.modelListing(known.get(siteId));
+          for (const step of steps) await step.sync.fetch(env, task, marks.get(step.state)?.get(siteId) ?? null);
+        }),
+      ),
+    );
+  } finally {
+    await warehouse?.close();
+  }
   const total = Object.values(requests).reduce((sum, n) => sum + n, 0);
   return { sites: sites.length, resources: [...resources], requests, total, sent };
-}
-
-/** The sync state of each step and the known models, from the published warehouse (none before a first sync). */
-async function readState(
-  path: string,
-  states: string[],
-  sites: string[],
-): Promise<{ marks: Map<string, Map<string, SyncMark>>; known: Map<string, KnownModels> }> {
-  const marks = new Map<string, Map<string, SyncMark>>();
-  if (!existsSync(path)) return { marks, known: new Map() };
-  const warehouse = await Warehouse.open({ path, readOnly: true });
-  try {
-    for (const state of states) marks.set(state, await readMarks(warehouse, state));
-    return { marks, known: await knownModels(warehouse, sites) };
-  } finally {
-    await warehouse.close();
-  }
 }
 
 /** The client as the sync sees it: listings sent, data reads counted and answered empty. */
