@@ -5,9 +5,9 @@
 // (run.ts, forecasts.ts, outputs.ts, actuals.ts, the windows of windows.ts) on the warehouse's
 // sync state, with a client that sends the listings (sites, each site's models and forecast
 // updates: what the windows are planned from) and counts the data reads without sending them,
-// answering each with an empty series. So the plan costs one request for the sites and one or
-// two per site (three on a site whose models are new), and counts what a run without faults
-// sends; retries (429, 5xx) come on top.
+// answering each with an empty series. So the plan costs one request for the sites and two per
+// site (four on a site whose models are new: the model-type lists), and counts what a run without
+// faults sends; retries (429, 5xx) come on top.
 import { existsSync } from 'node:fs';
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
