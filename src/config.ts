@@ -52,6 +52,26 @@ const ServiceConfig = z
         retry_after_max: Duration.prefault('60s').describe('Longest Retry-After that is honoured'),
       })
       .prefault({}),
+    rate_limit: z
+      .strictObject({
+        requests: z.int().min(1).describe('Requests allowed per window'),
+        per: Duration.describe('The window, e.g. 1m or 1s'),
+      })
+      .nullable()
+      .prefault(null)
+      .describe(
+        'At most this many requests per window, shared by every request of the process, spaced evenly (null: no limit; v2 documents none, docs/client.md)',
+      ),
+    throttle: z
+      .strictObject({
+        attempts: z.int().min(0).max(50).prefault(10).describe('How often one request repeats after a 429'),
+        base_delay: Duration.prefault('1s'),
+        max_delay: Duration.prefault('5m'),
+      })
+      .prefault({})
+      .describe(
+        'A 429 without Retry-After pauses every request: exponential backoff with full jitter from base_delay up to max_delay',
+      ),
     output_fill_param: z
       .string()
       .min(1)

@@ -20,6 +20,8 @@ export interface ConnectOptions {
   /** The embedded emulator's clock (tests); the wall clock otherwise. */
   now?: () => number;
   env?: NodeJS.ProcessEnv;
+  /** The run's signal: aborting it cancels every request in flight and every wait (a timeout, a signal). */
+  signal?: AbortSignal;
 }
 
 export class MissingApiKeyError extends ConfigError {
@@ -39,7 +41,7 @@ export async function connectService(
   if (baseUrl === null) return connectEmbedded(config, log, options);
   const apiKey = resolveApiKey(config, options.env);
   if (apiKey === null) throw new MissingApiKeyError(baseUrl);
-  const client = clientFromConfig(config, apiKey, log);
+  const client = clientFromConfig(config, apiKey, log, options.signal ? { signal: options.signal } : {});
   return { client, embedded: false, close: () => client.close() };
 }
 
@@ -60,7 +62,12 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
     { url: emulator.url, sites: config.emulator.sites, seed: config.emulator.seed },
     'no service configured (service.base_url / EFSYNC_BASE_URL): using an embedded emulator with DEMO data',
   );
-  const client = clientFromConfig({ ...config, service: { ...config.service, base_url: emulator.url } }, apiKey, log);
+  const client = clientFromConfig(
+    { ...config, service: { ...config.service, base_url: emulator.url } },
+    apiKey,
+    log,
+    options.signal ? { signal: options.signal } : {},
+  );
   return {
     client,
     embedded: true,
@@ -95,6 +102,12 @@ export function clientFromConfig(
       baseDelay: service.retries.base_delay,
       maxDelay: service.retries.max_delay,
       retryAfterMax: service.retries.retry_after_max,
+    },
+    rateLimit: service.rate_limit && { requests: service.rate_limit.requests, perMs: service.rate_limit.per },
+    throttle: {
+      attempts: service.throttle.attempts,
+      baseDelay: service.throttle.base_delay,
+      maxDelay: service.throttle.max_delay,
     },
     outputFillParam: service.output_fill_param,
     log,

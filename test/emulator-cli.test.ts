@@ -76,6 +76,17 @@ describe('efsync emulator', () => {
     expect(result.stderr).toContain('--now');
   });
 
+  it.each([
+    ['--quota', '5/soon'],
+    ['--revoke-after', '-1'],
+  ])('refuses %s %s, naming the flag', (flag, value) => {
+    const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', flag, value], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(flag);
+  });
+
   it('refuses a fault rate outside 0..1', () => {
     const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
       encoding: 'utf8',

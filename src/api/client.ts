@@ -24,6 +24,12 @@
 // - Backoff: exponential with full jitter, random(0, min(maxDelay, baseDelay * 2^retry)); a
 //   Retry-After (seconds or an HTTP date) replaces it when present, unless it is longer than
 //   retryAfterMax: then the call fails at once with a clear error rather than sleeping for it.
+// - 429 is the account's quota, not the request's: it pauses the whole client and halves the
+//   requests in flight (pacing.ts), and a call repeats it up to `throttle.attempts` times (the v1
+//   SDK's 10), apart from the `retries.attempts` of the other failures.
+// - 401 and 403 mean the key itself is refused (the interface answers 404 for ids of another
+//   account): the first one fails that call and every call in flight, queued or to come of this
+//   client with one KeyRejectedError, so a run stops at once instead of failing site by site.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -32,7 +38,15 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { formatInstant } from '../time.js';
 import { BodyIssue, readActualsSeries, readForecastSeries, readModelOutput } from './columns.js';
-import { ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
+import { KeyRejectedError, ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
+import {
+  DEFAULT_THROTTLE,
+  Pacer,
+  type PacingStats,
+  type RateLimit,
+  type Slot,
+  type ThrottleOptions,
+} from './pacing.js';
 import {
   Acknowledgement,
   ActualTypes,
@@ -65,6 +79,10 @@ export interface ServiceClientOptions {
   /** Milliseconds: connect (TCP/TLS), headers (request sent → headers), body (idle between chunks). */
   timeouts?: Partial<Timeouts>;
   retries?: Partial<RetryOptions>;
+  /** At most this many requests per window, shared by every call of the client (null or absent: no limit). */
+  rateLimit?: RateLimit | null;
+  /** What a 429 does: how often a call repeats it, and the pause of the whole client (pacing.ts). */
+  throttle?: Partial<ThrottleOptions>;
   /** Wire name of the Model Output parameter that takes `disabled`/`auto` (default `fill`). */
   outputFillParam?: string;
   log?: Logger;
@@ -214,7 +232,13 @@ export class ServiceClient {
   private readonly retries: RetryOptions;
   private readonly fillParam: string;
   private readonly log?: Logger;
-  private readonly signal?: AbortSignal;
+  /** Aborted by the caller's signal (shutdown) or by a refused key; every call follows it. */
+  private readonly stopper = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly throttle: ThrottleOptions;
+  private readonly pacer: Pacer;
+  /** The first refusal of the key: every later call fails with it. */
+  private rejection?: KeyRejectedError;
   private readonly readHeaders: Record<string, string>;
   private readonly writeHeaders: Record<string, string>;
   private closing?: Promise<void>;
@@ -228,9 +252,14 @@ export class ServiceClient {
     this.retries = { ...DEFAULT_RETRIES, ...options.retries };
     this.fillParam = options.outputFillParam ?? 'fill';
     this.log = options.log;
-    this.signal = options.signal && listenable(options.signal);
+    setMaxListeners(0, this.stopper.signal);
+    if (options.signal) follow(options.signal, this.stopper);
+    this.signal = this.stopper.signal;
+    this.throttle = { ...DEFAULT_THROTTLE, ...options.throttle };
+    const connections = options.connections ?? 16;
+    this.pacer = new Pacer(connections, options.rateLimit ?? null, this.throttle);
     this.pool = new Pool(url.origin, {
-      connections: options.connections ?? 16,
+      connections,
       connectTimeout: this.timeouts.connect,
       headersTimeout: this.timeouts.headers,
       bodyTimeout: this.timeouts.body,
@@ -523,6 +552,16 @@ export class ServiceClient {
     });
   }
 
+  /** Requests made, 429s met and pauses taken so far by this client. */
+  pacing(): PacingStats {
+    return this.pacer.stats();
+  }
+
+  /** The refusal of the API key that stopped this client, if one did. */
+  keyRejected(): KeyRejectedError | undefined {
+    return this.rejection;
+  }
+
   /** Closes the keep-alive connections once the requests in flight are done; a second close does nothing. */
   async close(): Promise<void> {
     this.closing ??= this.pool.close();
@@ -541,14 +580,20 @@ export class ServiceClient {
   }
 
   private async withRetries<S extends Schema>(call: Call<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
+    let throttled = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw this.abortedError(call, attempt - 1);
       try {
         return await this.attempt(call, signal, attempt);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
-        if (attempt > this.retries.attempts || !mayRetry(call.policy, error)) throw error;
-        const delay = this.retryDelay(call, error, attempt);
+        if (!mayRetry(call.policy, error)) throw error;
+        if (error.status === 429) throttled += 1;
+        const retries = error.status === 429 ? throttled : attempt - throttled;
+        if (retries > (error.status === 429 ? this.throttle.attempts : this.retries.attempts)) throw error;
+        // A 429 waits in the pacer, with every other call of the client; the others wait here.
+        const delay =
+          error.status === 429 ? this.throttleDelay(call, error, attempt) : this.retryDelay(call, error, attempt);
         this.log?.warn(
           {
             endpoint: `${call.method} ${call.template}`,
@@ -561,7 +606,7 @@ export class ServiceClient {
           },
           'service request failed, retrying',
         );
-        await this.pause(call, delay, signal, attempt);
+        if (error.status !== 429) await this.pause(call, delay, signal, attempt);
       }
     }
   }
@@ -572,6 +617,7 @@ export class ServiceClient {
     signal: AbortSignal | undefined,
     attempt: number,
   ): Promise<Parsed<S>> {
+    const slot = await this.admit(call, signal, attempt);
     const started = performance.now();
     let status: number | undefined;
     let text: string;
@@ -587,12 +633,28 @@ export class ServiceClient {
       status = response.statusCode;
       text = await response.body.text();
     } catch (cause) {
+      slot.done();
       this.logRequest(call, attempt, status ?? null, started, errorCode(cause));
       throw this.transportError(call, cause, signal, attempt, status);
     }
     this.logRequest(call, attempt, status, started);
-    if (status < 200 || status > 299) throw this.httpError(call, status, response.headers, text, attempt);
+    if (status < 200 || status > 299) {
+      const error = this.httpError(call, status, response.headers, text, attempt);
+      if (status === 429) slot.throttled(error.retryAfterMs);
+      else slot.done();
+      throw error;
+    }
+    slot.ok();
     return this.decode(call, status, text, attempt);
+  }
+
+  /** A place among the requests the pacer lets go (rate, concurrency, a pause after a 429). */
+  private async admit(call: Call<Schema>, signal: AbortSignal | undefined, attempt: number): Promise<Slot> {
+    try {
+      return await this.pacer.admit(signal);
+    } catch {
+      throw this.abortedError(call, attempt - 1);
+    }
   }
 
   private decode<S extends Schema>(call: Call<S>, status: number, text: string, attempt: number): Parsed<S> {
@@ -644,15 +706,41 @@ export class ServiceClient {
             .map((e) => `${e.field}: ${e.message}`)
             .join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '')
         : oneLine(text, 160);
-    return this.error(call, {
-      kind: 'http',
+    const details = {
+      kind: 'http' as const,
       status,
       errors,
       attempts: attempt,
       retryable: RETRYABLE_STATUS.has(status),
       retryAfterMs: retryAfterMs(headers['retry-after']),
       detail: summary ? `HTTP ${status}: ${summary}` : `HTTP ${status}`,
-    });
+    };
+    if (status === 401 || status === 403) return this.keyRefused(call, details, summary);
+    return this.error(call, details);
+  }
+
+  /** The first refusal stops the client: every call in flight, queued or to come fails with it. */
+  private keyRefused(
+    call: Call<Schema>,
+    details: Omit<ServiceErrorDetails, 'endpoint'>,
+    summary: string,
+  ): KeyRejectedError {
+    if (this.rejection) return this.rejection;
+    const plain = this.error(call, details);
+    this.rejection = new KeyRejectedError(
+      {
+        ...details,
+        endpoint: plain.endpoint,
+        siteId: call.siteId,
+        modelId: call.modelId,
+        detail: plain.detail,
+        errors: plain.errors,
+      },
+      this.scrub(summary),
+    );
+    this.log?.error({ endpoint: plain.endpoint, status: details.status }, this.rejection.message);
+    this.stopper.abort(this.rejection);
+    return this.rejection;
   }
 
   /** A failure below HTTP; `status` is known when the headers came and the body did not (cut off, or too slow). */
@@ -686,6 +774,7 @@ export class ServiceClient {
   }
 
   private abortedError(call: Call<Schema>, attempt: number): ServiceError {
+    if (this.rejection) return this.rejection;
     return this.error(call, { kind: 'aborted', attempts: attempt, detail: 'aborted' });
   }
 
@@ -725,6 +814,12 @@ export class ServiceClient {
     }
     const ceiling = Math.min(this.retries.maxDelay, this.retries.baseDelay * 2 ** (attempt - 1));
     return Math.random() * ceiling;
+  }
+
+  /** How long the pacer holds the client after this 429 (for the log); a Retry-After beyond retryAfterMax fails at once. */
+  private throttleDelay(call: Call<Schema>, error: ServiceError, attempt: number): number {
+    if (error.retryAfterMs !== null) return this.retryDelay(call, error, attempt);
+    return Math.max(0, this.pacer.pausedFor());
   }
 
   private async pause(

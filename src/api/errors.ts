@@ -87,6 +87,21 @@ function composeMessage(details: ServiceErrorDetails): string {
   return `${where}: ${details.detail}`;
 }
 
+/**
+ * The service refused the API key (401, or 403): the key is wrong, revoked or lacks the right, so
+ * every other call would fail the same way. The client fails every call in flight, queued or to
+ * come with this one error, and a run ends on it (exit 4) instead of failing site by site.
+ */
+export class KeyRejectedError extends ServiceError {
+  constructor(details: ServiceErrorDetails, reason: string) {
+    super(details);
+    const ids = [details.siteId && `site ${details.siteId}`, details.modelId && `model ${details.modelId}`].filter(
+      Boolean,
+    );
+    this.message = `the service rejected the API key (${this.status}): ${reason || 'no reason given'} (${[details.endpoint, ...ids].join(', ')})`;
+  }
+}
+
 export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof ServiceError;
 }

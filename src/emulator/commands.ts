@@ -1,8 +1,9 @@
 // `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
 import { command, stopSignal, UsageError, type Outcome } from '../boundary.js';
-import { parseInstant } from '../time.js';
+import { parseDuration, parseInstant } from '../time.js';
 import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
+import type { Quota } from './limits.js';
 import { startEmulator } from './server.js';
 
 interface EmulatorFlags {
@@ -18,6 +19,8 @@ interface EmulatorFlags {
   historyDays: string;
   profile: string;
   now?: string;
+  quota?: string;
+  revokeAfter?: string;
 }
 
 export function registerEmulatorCommands(program: Command): void {
@@ -34,6 +37,8 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--slow-ms <ms>', 'delay of a slow-response fault', '3000')
     .option('--state <file>', 'keep accounts, sites and models in this JSON file across restarts')
     .option('--history-days <n>', 'days of history before today', '14')
+    .option('--quota <n/window>', 'answer 429 without Retry-After past n requests per window and key, e.g. 120/1m')
+    .option('--revoke-after <n>', 'revoke every key after n requests: 401 from then on')
     .option('--now <instant>', "the emulator's clock held at this instant (ISO 8601), so its data does not move")
     .option(
       '--profile <name>',
@@ -77,7 +82,26 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
     profile: profileOf(flags.profile),
     ...(flags.state ? { statePath: flags.state } : {}),
     ...(flags.now !== undefined ? { now: heldClock(flags.now) } : {}),
+    ...(flags.quota !== undefined ? { quota: quotaOf(flags.quota) } : {}),
+    ...(flags.revokeAfter !== undefined
+      ? { revokeAfter: integer('--revoke-after', flags.revokeAfter, 0, Number.MAX_SAFE_INTEGER) }
+      : {}),
   };
+}
+
+/** `120/1m`: 120 requests per minute. */
+function quotaOf(text: string): Quota {
+  const [count, window, ...rest] = text.split('/');
+  if (window === undefined || rest.length > 0)
+    throw new UsageError(`--quota must be <requests>/<window>, e.g. 120/1m, got ${JSON.stringify(text)}`);
+  let windowMs: number;
+  try {
+    windowMs = parseDuration(window);
+  } catch (error) {
+    throw new UsageError(`--quota: ${(error as Error).message}`);
+  }
+  if (windowMs <= 0) throw new UsageError(`--quota: the window must be longer than 0, got ${JSON.stringify(window)}`);
+  return { requests: integer('--quota', count, 1, Number.MAX_SAFE_INTEGER), windowMs };
 }
 
 /** A clock that stays at `text`: no quarter hour ends and no vintage is issued while it serves. */

@@ -1,11 +1,12 @@
 // The emulator's HTTP server (plain node:http, keep-alive): routing, the Authorization check,
-// JSON bodies, injected faults, and the state file. Endpoint logic lives in handlers.ts.
+// an account's quota and revocation (limits.ts), JSON bodies, injected faults, and the state file. Endpoint logic lives in handlers.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SiteRequest } from '../api/schemas.js';
 import { demoSiteRequest } from './demo.js';
 import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.js';
 import * as handlers from './handlers.js';
+import { AccountLimits, type LimitSettings, type Quota } from './limits.js';
 import { errorReply, HttpError, type Context, type EmulatorProfile, type Reply } from './handlers.js';
 import { ConflictError, NotFoundError, Store, type ModelKind } from './store.js';
 import { DAY, startOfUtcDay } from '../time.js';
@@ -35,6 +36,10 @@ export interface EmulatorOptions {
   historyDays?: number;
   /** `rich` (default) or `docs`: exactly the shapes of the service's public pages (see EmulatorProfile). */
   profile?: EmulatorProfile;
+  /** At most this many requests per window and key; more are answered 429 without Retry-After. */
+  quota?: Quota | null;
+  /** Every key is revoked after this many requests: 401 with the error body from then on. */
+  revokeAfter?: number | null;
   /** Cron schedules (UTC) replacing the defaults of a kind of model, e.g. `{ ai: '0 * * * *' }` for hourly AI issues. */
   schedules?: Partial<Record<ModelKind, string>>;
 }
@@ -50,6 +55,8 @@ export interface Emulator {
     malformedSites?: string[];
     faultHook?: EmulatorOptions['faultHook'] | null;
   }): void;
+  /** Changes the quota and the revocation while running (null turns one off). */
+  setLimits(settings: Partial<LimitSettings>): void;
   /** What was served since start: requests, injected faults by kind, malformed data responses. */
   stats(): EmulatorStats;
   close(): Promise<void>;
@@ -57,6 +64,10 @@ export interface Emulator {
 
 export interface EmulatorStats {
   requests: number;
+  /** Answered 429 by the quota. */
+  throttled: number;
+  /** Answered 401 because the key was revoked. */
+  revoked: number;
   faults: Record<FaultKind, number>;
   malformed: number;
 }
@@ -172,14 +183,25 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     hook: options.faultHook,
   });
   const timers = new Set<NodeJS.Timeout>();
+  const limits = new AccountLimits({ quota: options.quota ?? null, revokeAfter: options.revokeAfter ?? null });
   const stats: EmulatorStats = {
     requests: 0,
+    throttled: 0,
+    revoked: 0,
     faults: { http500: 0, http503: 0, http429: 0, slow: 0, cut: 0 },
     malformed: 0,
   };
 
   const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    const key = req.headers.authorization;
+    const refused = key !== undefined && accounts.has(key) ? limits.check(key) : undefined;
+    if (refused) {
+      stats.requests += 1;
+      if (refused.status === 429) stats.throttled += 1;
+      else stats.revoked += 1;
+      return send(res, refused);
+    }
     const match = matchRoute(url.pathname);
     const siteId =
       match?.route.kind === 'site'
@@ -268,6 +290,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (settings.malformedRate !== undefined) faults.settings.malformedRate = settings.malformedRate;
       if (settings.malformedSites !== undefined) faults.settings.malformedSites = new Set(settings.malformedSites);
       if (settings.faultHook !== undefined) faults.settings.hook = settings.faultHook ?? undefined;
+    },
+    setLimits(settings) {
+      Object.assign(limits.settings, settings);
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

@@ -335,7 +335,7 @@ async function execute(
     runId,
     warehouse,
     service: async () => {
-      connection ??= connect(opts.config, log, opts.now);
+      connection ??= connect(opts.config, log, opts.now, abort.signal);
       return (await connection).client;
     },
     signal: abort.signal,
@@ -363,10 +363,16 @@ async function execute(
   }
 }
 
-async function connect(config: LoadedConfig, log: Logger, now: () => number): Promise<ServiceConnection> {
+async function connect(
+  config: LoadedConfig,
+  log: Logger,
+  now: () => number,
+  signal: AbortSignal,
+): Promise<ServiceConnection> {
   // Loaded on first use: runs that never call the service never start the embedded emulator.
+  // The client follows the run's signal: a timeout or a signal also ends its waits (a quota's pauses).
   const { connectService } = await import('../service.js');
-  return connectService(config, log, { now });
+  return connectService(config, log, { now, signal });
 }
 
 /** The ledger status of an outcome-less end: busy and skipped runs ran nothing. */

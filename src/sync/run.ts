@@ -7,9 +7,15 @@
 // a vintage) fails alone and is recorded with its field path; the documented variants the
 // client filled in are counted per run (`defaulted`). The run measures where its time goes:
 // fetching (service, parsing) and loading (warehouse, with waits for the group commit).
+// Two things end a sync early without a failure per site: the service refusing the API key (the
+// client fails every call with one KeyRejectedError, which the sync throws: exit 4, one line),
+// and the run's signal (a timeout, SIGTERM: the calls in flight abort, what landed stays
+// committed, one line says how many sites did not finish, and the next run continues).
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
+import type { PacingStats } from '../api/pacing.js';
+import { KeyRejectedError, ServiceError } from '../api/errors.js';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
 import { UsageError } from '../boundary.js';
@@ -47,7 +53,7 @@ import type { Backfill, SyncMark } from './windows.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
-const REQUESTS_PER_SITE = 4;
+export const REQUESTS_PER_SITE = 4;
 
 /**
  * Sites whose models load in one transaction: the statements cost about the same for 1 site or
@@ -56,10 +62,10 @@ const REQUESTS_PER_SITE = 4;
 const MODEL_SITES_PER_LOAD = 250;
 
 /** Resources streamed per site; `sites` and `models` are reference data, loaded in bulk first. */
-type SeriesResource = Exclude<Resource, 'sites' | 'models'>;
+export type SeriesResource = Exclude<Resource, 'sites' | 'models'>;
 
 /** One series read per site: a resource (actuals: one step per configured series type), and its sync_state key. */
-interface SeriesStep {
+export interface SeriesStep {
   resource: SeriesResource;
   state: string;
   /** The actuals series type, for failures to name it; null for the other resources. */
@@ -68,7 +74,7 @@ interface SeriesStep {
 }
 
 /** The steps of the series resources asked for; actuals once per type of sync.actual_types. */
-function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
+export function seriesSteps(resources: SeriesResource[], actualTypes: readonly string[]): SeriesStep[] {
   return resources.flatMap((resource): SeriesStep[] => {
     if (resource === 'forecasts')
       return [{ resource, state: resource, type: null, sync: forecastsSync as ResourceSync<unknown> }];
@@ -96,6 +102,8 @@ interface Tally {
   defaulted: Record<string, number>;
   succeeded: number;
   notStarted: number;
+  /** Sites whose requests the run's signal aborted: they did not finish and keep their sync state. */
+  stopped: Set<string>;
   /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
   marksAdvanced: number;
   /**
@@ -187,6 +195,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     defaulted: {},
     succeeded: 0,
     notStarted: 0,
+    stopped: new Set(),
     marksAdvanced: 0,
     quiet: [],
     fetchMs: 0,
@@ -223,8 +232,11 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
 
-  if (tally.notStarted > 0)
-    tally.failures.push({ reason: `stopped before ${tally.notStarted} of ${sites.length} sites started` });
+  // The key was refused: nothing more can be read, and one line says so (not one per site).
+  const rejected = req.client.keyRejected();
+  if (rejected) throw rejected;
+  const unfinished = tally.notStarted + tally.stopped.size;
+  if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length) });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
   req.log.info(
@@ -243,7 +255,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     rows: tally.rows,
     failures: tally.failures,
     defaulted: tally.defaulted,
-    summary: summaryLines(sites.length, ordered, tally, wallMs),
+    summary: summaryLines(sites.length, ordered, tally, wallMs, req.client.pacing()),
   };
 }
 
@@ -442,7 +454,25 @@ async function syncOneSite(
   req.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
 }
 
-/** Records a site's resource as failed; `what` names the part of it (another actuals series) when there are several. */
+/**
+ * One line for a sync the run's signal stopped: why, how much did not finish, that what landed
+ * is committed, and the quota when the service throttled the run.
+ */
+function stopLine(req: SyncRequest, unfinished: number, total: number): string {
+  const reason = req.signal.reason instanceof Error ? req.signal.reason.message : 'stopped';
+  const { throttled, pausedMs } = req.client.pacing();
+  const quota =
+    throttled > 0
+      ? `; the service answered 429 to ${throttled} requests (its quota) and the client paused ${seconds(pausedMs)} for it`
+      : '';
+  return `stopped (${reason}) before ${unfinished} of ${total} sites finished: what landed is committed and the next run continues from there${quota}`;
+}
+
+/**
+ * Records a site's resource as failed; `what` names the part of it (another actuals series) when
+ * there are several. A refused key (thrown once by the sync) and a call aborted by the run's
+ * signal (counted in the stop line) are no failure of the site.
+ */
 function failSite(
   req: SyncRequest,
   tally: Tally,
@@ -451,6 +481,11 @@ function failSite(
   error: unknown,
   what?: string,
 ): void {
+  if (error instanceof KeyRejectedError) return;
+  if (req.signal.aborted && error instanceof ServiceError && error.kind === 'aborted') {
+    tally.stopped.add(siteId);
+    return;
+  }
   const message = error instanceof Error ? error.message : String(error);
   const reason = what ? `${what}: ${message}` : message;
   tally.failures.push({ siteId, resource, reason });
@@ -539,7 +574,7 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
  * step reads of each model, its id and schedule: every site's listing waited from the models
  * phase until the site's series (~4.8 KB a site, 48 MB at 10,000 sites).
  */
-function siteTask(env: SyncEnv, siteId: string): SiteTask {
+export function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let models: Promise<ModelRef[]> | undefined;
   let updates: Promise<number[]> | undefined;
   const modelListing = (known?: KnownModels) => {
@@ -567,7 +602,21 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wallMs: number): string[] {
+/** What the service's quota cost the run, when it throttled it. */
+function quotaLines(pacing: PacingStats): string[] {
+  if (pacing.throttled === 0) return [];
+  return [
+    `quota: the service answered 429 to ${pacing.throttled} of ${pacing.requests} requests; the client paused ${pacing.pauses} times (${seconds(pacing.pausedMs)}) and ended with ${pacing.inFlightLimit} in flight`,
+  ];
+}
+
+function summaryLines(
+  siteCount: number,
+  resources: Resource[],
+  tally: Tally,
+  wallMs: number,
+  pacing: PacingStats,
+): string[] {
   const failedSites = new Set(tally.failures.map((f) => f.siteId).filter(Boolean));
   const tables = Object.entries(tally.rows)
     .filter(([, n]) => n > 0)
@@ -581,6 +630,7 @@ function summaryLines(siteCount: number, resources: Resource[], tally: Tally, wa
       ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`]
       : []),
     `time: ${seconds(wallMs)}; summed over the sites in flight: fetching ${seconds(tally.fetchMs)}, loading ${seconds(tally.loadMs)} (with waits for the warehouse)`,
+    ...quotaLines(pacing),
     ...(Object.keys(tally.defaulted).length > 0
       ? [
           `documented variants filled in: ${Object.entries(tally.defaulted)
