@@ -74,6 +74,7 @@ const cases: Case[] = [
     ['capacity', 'plan'],
     ['capacity', 'apply'],
     ['accuracy'],
+    ['retention'],
     ['sql', 'SELECT 1'],
     ['export', '--out', 'x.arrow'],
     ['emulator'],
@@ -92,6 +93,7 @@ const cases: Case[] = [
     ['capacity', 'plan'],
     ['capacity', 'apply'],
     ['accuracy'],
+    ['retention'],
     ['config', 'check'],
   ].map((command) => ({
     name: `${command.join(' ')} --config (missing)`,
@@ -123,11 +125,13 @@ const cases: Case[] = [
     exit: EXIT.config,
   },
   // a path that cannot be written
-  ...[['demo'], ['sync'], ['run', 'sync-sites'], ['schedule'], ['accuracy'], ['capacity', 'apply']].map((command) => ({
-    name: `${command.join(' ')} --db (unwritable)`,
-    args: () => [...command, '--db', UNWRITABLE_DB],
-    exit: EXIT.config,
-  })),
+  ...[['demo'], ['sync'], ['run', 'sync-sites'], ['schedule'], ['accuracy'], ['retention'], ['capacity', 'apply']].map(
+    (command) => ({
+      name: `${command.join(' ')} --db (unwritable)`,
+      args: () => [...command, '--db', UNWRITABLE_DB],
+      exit: EXIT.config,
+    }),
+  ),
   {
     name: 'accuracy --report (unwritable)',
     args: () => ['accuracy', '--db', join(dir, 'scored.duckdb'), '--report', '/dev/null/r.html'],

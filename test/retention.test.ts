@@ -349,6 +349,28 @@ describe('the retention job', () => {
     expect(refused.stderr).toContain('--dry-run: job "sync" has no dry run');
   }, 60_000);
 
+  it("removes millions of rows inside the sync's 64 MB (a checkpoint every million rows; a slice out of memory again after one)", async () => {
+    // 100 sites, 48 hourly vintages of 15-minute points per valid day, inserted in issue order
+    // as nightly syncs would: 460,800 rows a day, 441,700 of them to go
+    const dir = mkdtempSync(join(tmpdir(), 'efsync-retention-memory-'));
+    const wh = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+    const now = T0 + 9 * DAY;
+    for (let day = 0; day < 9; day++) {
+      await wh.run(`INSERT INTO forecasts
+        SELECT 's' || lpad(s::VARCHAR, 3, '0'), 'gbm', 1, ${at(T0 + day * DAY)} + to_hours(i),
+          ${at(T0 + day * DAY)} + to_hours(i) + to_minutes((q + 1) * 15), (s * 7 + i * 3 + q) % 1000, NULL
+        FROM range(100) a(s), range(24) b(i), range(192) c(q)`);
+    }
+    await wh.close();
+    const result = await runJob(retentionJob, {
+      config: configFor(join(dir, 'warehouse.duckdb'), { all_vintages: '1d' }),
+      now: () => now,
+      log: quiet,
+    });
+    expect(result.error).toBeNull();
+    expect(result.removed.forecasts).toBeGreaterThan(6 * 441_700);
+  }, 240_000);
+
   it('killed after a slice, it leaves a warehouse the next run completes to what an uninterrupted run leaves', async () => {
     const wh = await fixture('crash');
     const path = wh.path;
