@@ -640,7 +640,9 @@ export class ServiceClient {
     this.logRequest(call, attempt, status, started);
     if (status < 200 || status > 299) {
       const error = this.httpError(call, status, response.headers, text, attempt);
-      if (status === 429) slot.throttled(error.retryAfterMs);
+      // The pause honours a Retry-After up to retryAfterMax, as a call does (a longer one fails it).
+      if (status === 429)
+        slot.throttled(error.retryAfterMs === null ? null : Math.min(error.retryAfterMs, this.retries.retryAfterMax));
       else slot.done();
       throw error;
     }
