@@ -70,6 +70,19 @@ describe('429 without Retry-After', () => {
     expect(client.pacing().inFlightLimit).toBe(8);
   });
 
+  it('a Retry-After beyond retryAfterMax fails its call at once and holds the others no longer than retryAfterMax', async () => {
+    const { client, server } = await serve(
+      (_req, n, res) => (n === 1 ? tooMany(res, { 'retry-after': '120' }) : json(res, 200, SITES)),
+      { retries: { attempts: 3, baseDelay: 1, maxDelay: 2, retryAfterMax: 300 } },
+    );
+    const error = await serviceFailure(client.listSites());
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 120_000 });
+    const started = Date.now();
+    await client.listSites();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(server.requests.length).toBe(2);
+  });
+
   it('no pause outlives an abort', async () => {
     const { client } = await serve((_req, _n, res) => tooMany(res), {
       throttle: { attempts: 10, baseDelay: 60_000, maxDelay: 60_000 },

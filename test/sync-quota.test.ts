@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/boundary.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
+import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { syncJob } from '../src/sync/index.js';
 import { API_KEY, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
@@ -130,5 +131,25 @@ describe('an API key revoked mid-run', () => {
     expect(rows.length).toBeLessThanOrEqual(3);
     for (const text of [run.error ?? '', ...rows.map((r) => r.reason), ...run.summary])
       expect(text).not.toContain(API_KEY);
+  }, 60_000);
+
+  it('stops the nightly chain too: exit 4, the steps after it not run', async () => {
+    const dir = tempDir();
+    const config = testConfig({ dir, url: emu.url });
+    emu.setLimits({ revokeAfter: emu.stats().requests + 8 });
+    let run: Awaited<ReturnType<typeof runJob>>;
+    try {
+      run = await runJob((await loadJobs()).get('nightly'), {
+        config,
+        now: () => NOW,
+        log: createLogger({ level: 'silent' }),
+      });
+    } finally {
+      emu.setLimits({ revokeAfter: null });
+    }
+    expect(run).toMatchObject({ status: 'failed', exitCode: 4 });
+    expect(run.error).toMatch(/the service rejected the API key \(401\)/);
+    expect(run.failures).toHaveLength(1);
+    expect(run.summary.join('\n')).toMatch(/not run after the failure of sync-\w+: .*accuracy/);
   }, 60_000);
 });

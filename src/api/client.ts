@@ -237,6 +237,8 @@ export class ServiceClient {
   private readonly signal: AbortSignal;
   private readonly throttle: ThrottleOptions;
   private readonly pacer: Pacer;
+  /** Stops following the caller's signal (at close: a process-wide signal outlives many clients). */
+  private readonly unfollow: () => void;
   /** The first refusal of the key: every later call fails with it. */
   private rejection?: KeyRejectedError;
   private readonly readHeaders: Record<string, string>;
@@ -253,7 +255,7 @@ export class ServiceClient {
     this.fillParam = options.outputFillParam ?? 'fill';
     this.log = options.log;
     setMaxListeners(0, this.stopper.signal);
-    if (options.signal) follow(options.signal, this.stopper);
+    this.unfollow = options.signal ? follow(options.signal, this.stopper) : () => undefined;
     this.signal = this.stopper.signal;
     this.throttle = { ...DEFAULT_THROTTLE, ...options.throttle };
     const connections = options.connections ?? 16;
@@ -564,6 +566,7 @@ export class ServiceClient {
 
   /** Closes the keep-alive connections once the requests in flight are done; a second close does nothing. */
   async close(): Promise<void> {
+    this.unfollow();
     this.closing ??= this.pool.close();
     await this.closing;
   }
@@ -640,7 +643,9 @@ export class ServiceClient {
     this.logRequest(call, attempt, status, started);
     if (status < 200 || status > 299) {
       const error = this.httpError(call, status, response.headers, text, attempt);
-      if (status === 429) slot.throttled(error.retryAfterMs);
+      // The pause honours a Retry-After up to retryAfterMax, as a call does (a longer one fails it).
+      if (status === 429)
+        slot.throttled(error.retryAfterMs === null ? null : Math.min(error.retryAfterMs, this.retries.retryAfterMax));
       else slot.done();
       throw error;
     }

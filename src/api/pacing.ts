@@ -47,6 +47,17 @@ export interface PacingStats {
   inFlightLimit: number;
 }
 
+/** What was seen between two readings of the stats (a run's steps share one client). */
+export function pacingSince(before: PacingStats, after: PacingStats): PacingStats {
+  return {
+    requests: after.requests - before.requests,
+    throttled: after.throttled - before.throttled,
+    pauses: after.pauses - before.pauses,
+    pausedMs: after.pausedMs - before.pausedMs,
+    inFlightLimit: after.inFlightLimit,
+  };
+}
+
 /** One admitted request: tell the pacer how it ended. */
 export interface Slot {
   ok(): void;

@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
-import type { PacingStats } from '../api/pacing.js';
+import { pacingSince, type PacingStats } from '../api/pacing.js';
 import { KeyRejectedError, ServiceError } from '../api/errors.js';
 import type { SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
@@ -202,6 +202,9 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     loadMs: 0,
   };
   const started = performance.now();
+  // The client may serve a run's other steps too (the nightly chain): this sync's share of its pace.
+  const paceAtStart = req.client.pacing();
+  const pace = () => pacingSince(paceAtStart, req.client.pacing());
   const sites = await listAndLoadSites(req, env, ordered, tally);
   const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
   const limit = pLimit(req.sync.concurrency);
@@ -236,7 +239,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const rejected = req.client.keyRejected();
   if (rejected) throw rejected;
   const unfinished = tally.notStarted + tally.stopped.size;
-  if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length) });
+  if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length, pace()) });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
   req.log.info(
@@ -255,7 +258,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     rows: tally.rows,
     failures: tally.failures,
     defaulted: tally.defaulted,
-    summary: summaryLines(sites.length, ordered, tally, wallMs, req.client.pacing()),
+    summary: summaryLines(sites.length, ordered, tally, wallMs, pace()),
   };
 }
 
@@ -458,9 +461,9 @@ async function syncOneSite(
  * One line for a sync the run's signal stopped: why, how much did not finish, that what landed
  * is committed, and the quota when the service throttled the run.
  */
-function stopLine(req: SyncRequest, unfinished: number, total: number): string {
+function stopLine(req: SyncRequest, unfinished: number, total: number, pacing: PacingStats): string {
   const reason = req.signal.reason instanceof Error ? req.signal.reason.message : 'stopped';
-  const { throttled, pausedMs } = req.client.pacing();
+  const { throttled, pausedMs } = pacing;
   const quota =
     throttled > 0
       ? `; the service answered 429 to ${throttled} requests (its quota) and the client paused ${seconds(pausedMs)} for it`
@@ -579,7 +582,12 @@ export function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let updates: Promise<number[]> | undefined;
   const modelListing = (known?: KnownModels) => {
     const listing = fetchModels(env.client, siteId, known);
-    models ??= listing.then((all) => all.map(({ id, schedule }) => ({ id, schedule })));
+    if (!models) {
+      models = listing.then((all) => all.map(({ id, schedule }) => ({ id, schedule })));
+      // Only the outputs step reads it; unread (a run without outputs), its failure is the models
+      // step's, recorded there, and must not end the process as an unhandled rejection.
+      models.catch(() => undefined);
+    }
     return listing;
   };
   const refs = (): Promise<ModelRef[]> => {
