@@ -161,6 +161,24 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
 }
 
 /**
+ * The flags a pair of the ledger's window then or of this run's can read, as a condition on
+ * valid_time: from the earliest valid time or issue time of either window, less the longest
+ * reference period (a reference lies at most one period before the issue time, or before the
+ * valid time) and the margin markChanges gives a changed actual. Only these flags are compared
+ * with the ledger's snapshot and kept in it, so that neither grows with the history; TRUE when
+ * either window is open at its start.
+ */
+async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<string> {
+  const from = old ? spanning(old.from, options.from, Math.min) : options.from;
+  if (from === null || from === undefined) return 'TRUE';
+  const [{ reach }] = await wh.all<{ reach: bigint | null }>(`
+    SELECT least(${from * 1000}, (SELECT min(epoch_us(issue_time)) FROM acc_vintages))
+      - (SELECT coalesce(max(ref_period), 0) + coalesce(max(f_len), 0) + coalesce(max(a_len), 0) FROM acc_site)
+      - ${2 * HOUR_US} AS reach`);
+  return reach === null ? 'TRUE' : `valid_time >= make_timestamptz(${reach})`;
+}
+
+/**
  * What changed since the ledger was written, as two temp tables:
  *   acc_dirty_issues (site_id, issue_time): vintages whose points inside the old window changed
  *     in number (forecast rows are only ever added; the tables have no arrival time);
@@ -168,7 +186,7 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
  *     around every actual first seen or revised since the last run, and every actual whose flags
  *     were set, changed or cleared, by one forecast plus one actual interval either side.
  */
-async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
+async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
     SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time
     FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
@@ -180,8 +198,8 @@ async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
     SELECT site_id, valid_time FROM actuals WHERE ${chosen} AND (first_seen_at > ${seen} OR revised_at > ${seen})
     UNION
     SELECT coalesce(f.site_id, l.site_id), coalesce(f.valid_time, l.valid_time)
-    FROM (SELECT * FROM actual_flags WHERE ${chosen}) f
-    FULL JOIN accuracy_ledger_flags l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
+    FROM (SELECT * FROM actual_flags WHERE ${chosen} AND ${reach}) f
+    FULL JOIN (SELECT * FROM accuracy_ledger_flags WHERE ${reach}) l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
     WHERE f.flags IS DISTINCT FROM l.flags`);
   // An actual lies in the forecast interval that starts up to one forecast interval before it
   // (or after it, labelled interval-ending) and may itself be one actual interval long: the
@@ -291,6 +309,7 @@ async function saveState(
   options: AlignOptions,
   fingerprint: string,
   meta: { runId: string; now: number },
+  reach: string,
 ): Promise<void> {
   await wh.run('DELETE FROM accuracy_ledger_vintages');
   await wh.run(
@@ -298,7 +317,7 @@ async function saveState(
   );
   await wh.run('DELETE FROM accuracy_ledger_flags');
   await wh.run(`INSERT INTO accuracy_ledger_flags SELECT site_id, valid_time, flags FROM actual_flags
-    WHERE site_id IN (SELECT site_id FROM acc_site)`);
+    WHERE site_id IN (SELECT site_id FROM acc_site) AND ${reach}`);
   await wh.run('DELETE FROM accuracy_ledger_state');
   // The newest stamp seen: a sync stamps first_seen_at and revised_at with its own start time,
   // later than that of any sync before it (docs/accuracy.md, Incremental scoring).
@@ -342,7 +361,8 @@ export async function refreshLedger(
         : null;
   const incremental = reason === null ? old : null;
   await countVintages(wh, options, incremental);
-  if (incremental) await markChanges(wh, incremental);
+  const reach = await flagsReachSql(wh, options, incremental);
+  if (incremental) await markChanges(wh, incremental, reach);
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
   let pairsAligned = 0;
@@ -358,7 +378,7 @@ export async function refreshLedger(
   await meta.listener?.done(Number(base));
   return wh.transaction(async () => {
     await meta.listener?.saving();
-    await saveState(wh, options, fingerprint, meta);
+    await saveState(wh, options, fingerprint, meta, reach);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
     );
