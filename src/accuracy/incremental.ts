@@ -7,8 +7,8 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instantLiteral } from '../warehouse/sql.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+import { instantLiteral, sqlList } from '../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import {
   alignPoints,
   chooseSites,
@@ -57,6 +57,8 @@ export interface LedgerRefresh {
   reason: string | null;
   /** Pairs aligned from forecasts and actuals by this run. */
   pairsAligned: number;
+  /** Batches of sites they were aligned in: those planned, and more where one ran out of memory and went again in halves. */
+  batches: number;
   /** Pairs in the ledger after the run: what is scored. */
   pairs: number;
   /** Whether the ledger holds quantile sets. */
@@ -297,10 +299,50 @@ async function planBatches(wh: Warehouse, batchPoints: number | undefined): Prom
   return rows.map((r) => Number(r.batch));
 }
 
-/** The sites of one batch, as acc_batch: what markStale and alignPoints work on. */
-async function useBatch(wh: Warehouse, batch: number): Promise<void> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS
-    SELECT s.* FROM acc_site s JOIN acc_site_batch b USING (site_id) WHERE b.batch = ${batch}`);
+/** Where the batches of a refresh stand: pids are numbered from base, and the first batch in starts the ledger's change. */
+interface BatchProgress {
+  base: number;
+  aligned: number;
+  started: boolean;
+  batches: number;
+}
+
+/**
+ * Aligns the sites `sites` (a query of site ids) as one batch, acc_batch: what markStale and
+ * alignPoints work on. A batch that runs out of DuckDB's memory (its transaction rolled back)
+ * goes again in halves after a checkpoint (which frees the pool of what was written since the
+ * last one), down to a site alone, which fails the step: the run goes on with smaller
+ * statements rather than failing, whatever the history and the ledger hold.
+ */
+async function alignBatch(
+  wh: Warehouse,
+  options: AlignOptions,
+  incremental: LedgerState | null,
+  sites: string,
+  progress: BatchProgress,
+  meta: { listener?: LedgerListener },
+): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
+  try {
+    await markStale(wh, options, incremental);
+    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
+    const first = progress.started ? null : { rebuilt: incremental === null };
+    progress.aligned += await applyBatch(wh, progress.base + progress.aligned, first, meta.listener);
+    progress.started = true;
+    progress.batches++;
+  } catch (error) {
+    if (!isOutOfMemory(error)) throw error;
+    const ids = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_batch ORDER BY site_id')).map(
+      (r) => r.site_id,
+    );
+    if (ids.length < 2) throw error;
+    await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
+    const half = Math.ceil(ids.length / 2);
+    await alignBatch(wh, options, incremental, sqlList(ids.slice(0, half)), progress, meta);
+    await alignBatch(wh, options, incremental, sqlList(ids.slice(half)), progress, meta);
+    return;
+  }
+  faultPoint('accuracy-batch');
 }
 
 /** The snapshots the next run compares with, and the state row. */
@@ -365,15 +407,18 @@ export async function refreshLedger(
   if (incremental) await markChanges(wh, incremental, reach);
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
-  let pairsAligned = 0;
-  for (const [i, batch] of (await planBatches(wh, options.batchPoints)).entries()) {
-    await useBatch(wh, batch);
-    await markStale(wh, options, incremental);
-    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
-    const first = i === 0 ? { rebuilt: incremental === null } : null;
-    pairsAligned += await applyBatch(wh, Number(base) + pairsAligned, first, meta.listener);
-    faultPoint('accuracy-batch');
+  const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0 };
+  for (const batch of await planBatches(wh, options.batchPoints)) {
+    await alignBatch(
+      wh,
+      options,
+      incremental,
+      `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`,
+      progress,
+      meta,
+    );
   }
+  const pairsAligned = progress.aligned;
   if (!incremental) await wh.transaction(() => dropUnchosen(wh));
   await meta.listener?.done(Number(base));
   return wh.transaction(async () => {
@@ -386,6 +431,7 @@ export async function refreshLedger(
       mode: reason === null ? 'incremental' : 'full',
       reason,
       pairsAligned,
+      batches: progress.batches,
       pairs: Number(pairs),
       quantiles,
       skipped,
