@@ -73,6 +73,7 @@ it('a warehouse run scored in SQL says so in its summary line', () => {
     mode: 'incremental' as const,
     reason: null,
     pairsAligned: 12,
+    batches: 1,
     pairs: 50,
     quantiles: false,
     skipped: [],

@@ -7,8 +7,8 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instantLiteral } from '../warehouse/sql.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+import { instantLiteral, sqlList } from '../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import {
   alignPoints,
   chooseSites,
@@ -57,6 +57,8 @@ export interface LedgerRefresh {
   reason: string | null;
   /** Pairs aligned from forecasts and actuals by this run. */
   pairsAligned: number;
+  /** Batches of sites they were aligned in: those planned, and more where one ran out of memory and went again in halves. */
+  batches: number;
   /** Pairs in the ledger after the run: what is scored. */
   pairs: number;
   /** Whether the ledger holds quantile sets. */
@@ -161,6 +163,24 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
 }
 
 /**
+ * The flags a pair of the ledger's window then or of this run's can read, as a condition on
+ * valid_time: from the earliest valid time or issue time of either window, less the longest
+ * reference period (a reference lies at most one period before the issue time, or before the
+ * valid time) and the margin markChanges gives a changed actual. Only these flags are compared
+ * with the ledger's snapshot and kept in it, so that neither grows with the history; TRUE when
+ * either window is open at its start.
+ */
+async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<string> {
+  const from = old ? spanning(old.from, options.from, Math.min) : options.from;
+  if (from === null || from === undefined) return 'TRUE';
+  const [{ reach }] = await wh.all<{ reach: bigint | null }>(`
+    SELECT least(${from * 1000}, (SELECT min(epoch_us(issue_time)) FROM acc_vintages))
+      - (SELECT coalesce(max(ref_period), 0) + coalesce(max(f_len), 0) + coalesce(max(a_len), 0) FROM acc_site)
+      - ${2 * HOUR_US} AS reach`);
+  return reach === null ? 'TRUE' : `valid_time >= make_timestamptz(${reach})`;
+}
+
+/**
  * What changed since the ledger was written, as two temp tables:
  *   acc_dirty_issues (site_id, issue_time): vintages whose points inside the old window changed
  *     in number (forecast rows are only ever added; the tables have no arrival time);
@@ -168,7 +188,7 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
  *     around every actual first seen or revised since the last run, and every actual whose flags
  *     were set, changed or cleared, by one forecast plus one actual interval either side.
  */
-async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
+async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
     SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time
     FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
@@ -180,8 +200,8 @@ async function markChanges(wh: Warehouse, old: LedgerState): Promise<void> {
     SELECT site_id, valid_time FROM actuals WHERE ${chosen} AND (first_seen_at > ${seen} OR revised_at > ${seen})
     UNION
     SELECT coalesce(f.site_id, l.site_id), coalesce(f.valid_time, l.valid_time)
-    FROM (SELECT * FROM actual_flags WHERE ${chosen}) f
-    FULL JOIN accuracy_ledger_flags l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
+    FROM (SELECT * FROM actual_flags WHERE ${chosen} AND ${reach}) f
+    FULL JOIN (SELECT * FROM accuracy_ledger_flags WHERE ${reach}) l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
     WHERE f.flags IS DISTINCT FROM l.flags`);
   // An actual lies in the forecast interval that starts up to one forecast interval before it
   // (or after it, labelled interval-ending) and may itself be one actual interval long: the
@@ -279,10 +299,50 @@ async function planBatches(wh: Warehouse, batchPoints: number | undefined): Prom
   return rows.map((r) => Number(r.batch));
 }
 
-/** The sites of one batch, as acc_batch: what markStale and alignPoints work on. */
-async function useBatch(wh: Warehouse, batch: number): Promise<void> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS
-    SELECT s.* FROM acc_site s JOIN acc_site_batch b USING (site_id) WHERE b.batch = ${batch}`);
+/** Where the batches of a refresh stand: pids are numbered from base, and the first batch in starts the ledger's change. */
+interface BatchProgress {
+  base: number;
+  aligned: number;
+  started: boolean;
+  batches: number;
+}
+
+/**
+ * Aligns the sites `sites` (a query of site ids) as one batch, acc_batch: what markStale and
+ * alignPoints work on. A batch that runs out of DuckDB's memory (its transaction rolled back)
+ * goes again in halves after a checkpoint (which frees the pool of what was written since the
+ * last one), down to a site alone, which fails the step: the run goes on with smaller
+ * statements rather than failing, whatever the history and the ledger hold.
+ */
+async function alignBatch(
+  wh: Warehouse,
+  options: AlignOptions,
+  incremental: LedgerState | null,
+  sites: string,
+  progress: BatchProgress,
+  meta: { listener?: LedgerListener },
+): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
+  try {
+    await markStale(wh, options, incremental);
+    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
+    const first = progress.started ? null : { rebuilt: incremental === null };
+    progress.aligned += await applyBatch(wh, progress.base + progress.aligned, first, meta.listener);
+    progress.started = true;
+    progress.batches++;
+  } catch (error) {
+    if (!isOutOfMemory(error)) throw error;
+    const ids = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_batch ORDER BY site_id')).map(
+      (r) => r.site_id,
+    );
+    if (ids.length < 2) throw error;
+    await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
+    const half = Math.ceil(ids.length / 2);
+    await alignBatch(wh, options, incremental, sqlList(ids.slice(0, half)), progress, meta);
+    await alignBatch(wh, options, incremental, sqlList(ids.slice(half)), progress, meta);
+    return;
+  }
+  faultPoint('accuracy-batch');
 }
 
 /** The snapshots the next run compares with, and the state row. */
@@ -291,6 +351,7 @@ async function saveState(
   options: AlignOptions,
   fingerprint: string,
   meta: { runId: string; now: number },
+  reach: string,
 ): Promise<void> {
   await wh.run('DELETE FROM accuracy_ledger_vintages');
   await wh.run(
@@ -298,7 +359,7 @@ async function saveState(
   );
   await wh.run('DELETE FROM accuracy_ledger_flags');
   await wh.run(`INSERT INTO accuracy_ledger_flags SELECT site_id, valid_time, flags FROM actual_flags
-    WHERE site_id IN (SELECT site_id FROM acc_site)`);
+    WHERE site_id IN (SELECT site_id FROM acc_site) AND ${reach}`);
   await wh.run('DELETE FROM accuracy_ledger_state');
   // The newest stamp seen: a sync stamps first_seen_at and revised_at with its own start time,
   // later than that of any sync before it (docs/accuracy.md, Incremental scoring).
@@ -342,23 +403,27 @@ export async function refreshLedger(
         : null;
   const incremental = reason === null ? old : null;
   await countVintages(wh, options, incremental);
-  if (incremental) await markChanges(wh, incremental);
+  const reach = await flagsReachSql(wh, options, incremental);
+  if (incremental) await markChanges(wh, incremental, reach);
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
-  let pairsAligned = 0;
-  for (const [i, batch] of (await planBatches(wh, options.batchPoints)).entries()) {
-    await useBatch(wh, batch);
-    await markStale(wh, options, incremental);
-    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
-    const first = i === 0 ? { rebuilt: incremental === null } : null;
-    pairsAligned += await applyBatch(wh, Number(base) + pairsAligned, first, meta.listener);
-    faultPoint('accuracy-batch');
+  const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0 };
+  for (const batch of await planBatches(wh, options.batchPoints)) {
+    await alignBatch(
+      wh,
+      options,
+      incremental,
+      `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`,
+      progress,
+      meta,
+    );
   }
+  const pairsAligned = progress.aligned;
   if (!incremental) await wh.transaction(() => dropUnchosen(wh));
   await meta.listener?.done(Number(base));
   return wh.transaction(async () => {
     await meta.listener?.saving();
-    await saveState(wh, options, fingerprint, meta);
+    await saveState(wh, options, fingerprint, meta, reach);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
     );
@@ -366,6 +431,7 @@ export async function refreshLedger(
       mode: reason === null ? 'incremental' : 'full',
       reason,
       pairsAligned,
+      batches: progress.batches,
       pairs: Number(pairs),
       quantiles,
       skipped,

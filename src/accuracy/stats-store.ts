@@ -7,7 +7,7 @@
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
 import { instantLiteral, quoteLiteral } from '../warehouse/sql.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import { DAY } from '../time.js';
 import type { LedgerListener } from './incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
@@ -197,14 +197,51 @@ async function computeDays(
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_sliced AS FROM ${STATS} LIMIT 0`);
-  for (const { lo, hi, first, last } of await planSlices(wh, meta, days)) {
+  const computeSlice = async ({ lo, hi, first, last }: Slice): Promise<void> => {
     const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
       AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)})`;
     await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       ${days === null ? '' : `WHERE chunk IN (${days})`}`);
-  }
+  };
+  for (const slice of await planSlices(wh, meta, days))
+    await halvingOnOutOfMemory(wh, meta.ledgerPairs, slice, computeSlice);
   await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);
   await wh.run('DROP TABLE acc_stats_sliced');
+}
+
+/** Consecutive sites by id, lo to hi, and the first and last day they have pairs in. */
+interface Slice {
+  lo: string;
+  hi: string;
+  first: bigint;
+  last: bigint;
+}
+
+/**
+ * Runs `compute` (one statement, committed alone) on the slice; when it runs out of DuckDB's
+ * memory, on each half of the slice's sites after a checkpoint, down to a site alone, which fails
+ * the step. A slice's size is planned from its pairs; what a statement of them needs can still
+ * exceed the memory limit (many groups, quantiles), and the step goes on in smaller statements.
+ */
+async function halvingOnOutOfMemory(
+  wh: Warehouse,
+  ledgerPairs: string,
+  slice: Slice,
+  compute: (slice: Slice) => Promise<void>,
+): Promise<void> {
+  try {
+    await compute(slice);
+  } catch (error) {
+    if (!isOutOfMemory(error) || slice.lo === slice.hi) throw error;
+    await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
+    const sites = await wh.all<{ site_id: string }>(
+      `SELECT DISTINCT site_id FROM ${ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(slice.lo)} AND ${quoteLiteral(slice.hi)} ORDER BY site_id`,
+    );
+    if (sites.length < 2) throw error;
+    const half = Math.ceil(sites.length / 2);
+    await halvingOnOutOfMemory(wh, ledgerPairs, { ...slice, hi: sites[half - 1].site_id }, compute);
+    await halvingOnOutOfMemory(wh, ledgerPairs, { ...slice, lo: sites[half].site_id }, compute);
+  }
 }
 
 /**
@@ -217,7 +254,7 @@ async function planSlices(
   wh: Warehouse,
   meta: { ledgerPairs: string; slicePairs?: number },
   days: string | null,
-): Promise<{ lo: string; hi: string; first: bigint; last: bigint }[]> {
+): Promise<Slice[]> {
   const slice = meta.slicePairs === undefined ? '0' : `(sum(n) OVER (ORDER BY site_id) - n) // ${meta.slicePairs}`;
   return wh.all(`SELECT min(site_id) AS lo, max(site_id) AS hi, min(first) AS first, max(last) AS last FROM (
       SELECT *, ${slice} AS slice FROM (
