@@ -8,6 +8,7 @@ import type { SiteRecord } from '../src/emulator/store.js';
 import { JobRegistry } from '../src/runner/registry.js';
 import { collectStatus, formatStatus } from '../src/runner/status.js';
 import { syncJob } from '../src/sync/index.js';
+import { readEach } from '../src/sync/vintages.js';
 import { DAY, formatExactInstant, HOUR } from '../src/time.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
 
@@ -199,4 +200,21 @@ describe('a model that publishes late', () => {
     );
     expect(Number(left[0].n)).toBe(0);
   }, 120_000);
+});
+
+describe('newest first', () => {
+  it('reads the newest vintage first and, once the run is stopped, starts no more: the rest stay for the next run', async () => {
+    const abort = new AbortController();
+    const order: number[] = [];
+    const items = [1, 3, 2, 5, 4].map((issue) => ({ modelId: '', issue }));
+    const results = await readEach(items, 1, abort.signal, async (item) => {
+      order.push(item.issue);
+      if (order.length === 2) abort.abort();
+      return { item, value: item.issue };
+    });
+    expect(order).toEqual([5, 4]);
+    expect(
+      results.map((r) => `${'value' in r ? 'read' : 'skipped' in r ? 'skipped' : 'failed'} ${r.item.issue}`),
+    ).toEqual(['read 5', 'read 4', 'skipped 3', 'skipped 2', 'skipped 1']);
+  });
 });

@@ -33,15 +33,20 @@ export const forecastsSync: ResourceSync<ForecastReads> = {
       plan.reads.map((read) => ({ modelId: '', issue: read.asOf as number })),
       pending,
     );
-    const results = await readEach(items, env.requestsPerSite, async (item): Promise<ItemResult<ForecastSeries>> => {
-      const series = await env.client.getSiteForecast(site.siteId, {
-        start: item.issue,
-        end: item.issue + env.settings.horizon,
-        asOf: item.issue,
-      });
-      checkVintage(series, item.issue);
-      return { item, value: series };
-    });
+    const results = await readEach(
+      items,
+      env.requestsPerSite,
+      env.signal,
+      async (item): Promise<ItemResult<ForecastSeries>> => {
+        const series = await env.client.getSiteForecast(site.siteId, {
+          start: item.issue,
+          end: item.issue + env.settings.horizon,
+          asOf: item.issue,
+        });
+        checkVintage(series, item.issue);
+        return { item, value: series };
+      },
+    );
     const settlement = await recordFailed(env, site.siteId, 'forecasts', results, pending);
     const series = results.flatMap((result) => ('value' in result ? [result.value] : []));
     const rows = series.reduce((sum, read) => sum + read.valid_time.length, 0);

@@ -46,7 +46,7 @@ export const outputsSync: ResourceSync<OutputReads> = {
       pending.filter((item) => models.some((model) => model.id === item.modelId)),
     );
     const byId = new Map(models.map((model) => [model.id, model]));
-    const results = await readEach(items, env.requestsPerSite, (item) =>
+    const results = await readEach(items, env.requestsPerSite, env.signal, (item) =>
       readVintage(env, byId.get(item.modelId) as ModelRef, item),
     );
     const settlement = await recordFailed(env, site.siteId, 'outputs', results, pending as PendingVintage[]);

@@ -512,6 +512,7 @@ function syncEnv(req: SyncRequest, pending: SyncEnv['pending']): SyncEnv {
     log: req.log,
     pending,
     vintageRetries: sync.vintage_retries,
+    signal: req.signal,
   };
 }
 

@@ -29,6 +29,8 @@ export interface SyncEnv {
   pending: Record<VintageResource, PendingVintages>;
   /** Reads of a failed vintage after its first before it is given up (config sync.vintage_retries). */
   vintageRetries: number;
+  /** The run's: once aborted, a site in flight starts no more vintage reads and loads what it read. */
+  signal: AbortSignal;
 }
 
 /** A model as the outputs step reads it. */

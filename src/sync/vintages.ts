@@ -32,11 +32,15 @@ export type PendingVintages = ReadonlyMap<string, readonly PendingVintage[]>;
 /** An answer that is not the vintage asked for: a failure of that item, never stored under the wrong key. */
 export class WrongVintage extends Error {}
 
-/** How an item ended: read (its value), failed (why), or awaited (its vintage is not published yet: outputs). */
+/**
+ * How an item ended: read (its value), failed (why), awaited (its vintage is not published yet:
+ * outputs), or skipped (the run was stopped before it was read: kept pending, no attempt counted).
+ */
 export type ItemResult<T> =
   | { item: VintageItem; value: T }
   | { item: VintageItem; failed: string; fieldPath?: string }
-  | { item: VintageItem; awaited: string };
+  | { item: VintageItem; awaited: string }
+  | { item: VintageItem; skipped: string };
 
 /** The pending vintages of `resource` of every site, read once at the start of a run. */
 export async function readPending(warehouse: Warehouse, resource: VintageResource): Promise<PendingVintages> {
@@ -55,23 +59,28 @@ export async function readPending(warehouse: Warehouse, resource: VintageResourc
 }
 
 /**
- * Reads every item, newest issue first (a run cut short has the newest vintages), `concurrency`
- * at once. An item whose read fails for a reason of its own is returned as failed; any other
- * error fails the whole call.
+ * Reads every item, newest issue first, `concurrency` at once. An item whose read fails for a
+ * reason of its own is returned as failed; any other error fails the whole call. Once `signal`
+ * is aborted no more items start, and the ones not read are skipped: a run cut short loads the
+ * newest vintages it read, and the next run reads the rest.
  */
 export async function readEach<T>(
   items: readonly VintageItem[],
   concurrency: number,
+  signal: AbortSignal,
   read: (item: VintageItem) => Promise<ItemResult<T>>,
 ): Promise<ItemResult<T>[]> {
   const limit = pLimit(concurrency);
   const newestFirst = [...items].sort((a, b) => b.issue - a.issue);
+  const skipped = (item: VintageItem) => ({ item, skipped: 'not read: the run stopped first' });
   return Promise.all(
     newestFirst.map((item) =>
       limit(async (): Promise<ItemResult<T>> => {
+        if (signal.aborted) return skipped(item);
         try {
           return await read(item);
         } catch (error) {
+          if (signal.aborted) return skipped(item);
           if (!failsAlone(error)) throw error;
           const fieldPath = isServiceError(error) ? error.fieldPath : undefined;
           return { item, failed: (error as Error).message, ...(fieldPath !== undefined ? { fieldPath } : {}) };
@@ -142,6 +151,10 @@ export async function recordFailed<T>(
     const key = itemKey(result.item);
     if ('value' in result) {
       if (attempts.has(key)) read.push(result.item);
+      continue;
+    }
+    if ('skipped' in result) {
+      await saveAttempt(ctx, siteId, resource, result.item, attempts.get(key) ?? 0, false, result.skipped);
       continue;
     }
     const attempt = (attempts.get(key) ?? 0) + 1;
