@@ -1,7 +1,7 @@
 // Every model's own output, keyed by the as_of its answer carries. A model with a cron schedule
 // is read once per fire, as of just before its next fire (windows.ts fireRead), so a vintage
-// published late within its period is found; an answer still older than the fire is awaited
-// (read again on the next syncs, then given up). A model without a readable schedule is read at
+// published late within its period is found; an answer still older than the fire is awaited:
+// read again by the next syncs (counted as a failed read only once the next fire has passed), then given up. A model without a readable schedule is read at
 // every issue time the site lists. Each read is an item of its own (src/sync/vintages.ts): read
 // newest first; one that fails is recorded with its model and time and read again later. An
 // output with `as_of: null` is a model that has produced nothing yet: nothing to store, no failure.
@@ -87,11 +87,11 @@ async function readVintage(env: SyncEnv, model: ModelRef, item: VintageItem): Pr
     throw new WrongVintage(
       `asked as_of ${formatExactInstant(read.asOf)}, the answer is the vintage of ${formatExactInstant(asOf)}`,
     );
-  if (read.fire !== null && asOf < read.fire && !sameInstant(asOf, read.fire))
-    return {
-      item,
-      awaited: `no vintage published for the cron fire yet (as of ${formatExactInstant(read.asOf)} the newest is ${formatExactInstant(asOf)})`,
-    };
+  if (read.fire !== null && asOf < read.fire && !sameInstant(asOf, read.fire)) {
+    const reason = `no vintage published for the cron fire (as of ${formatExactInstant(read.asOf)} the newest is ${formatExactInstant(asOf)})`;
+    // Before the next fire the vintage may still come: no read counted until its period is over.
+    return read.asOf >= env.now ? { item, skipped: `${reason} yet` } : { item, awaited: reason };
+  }
   return { item, value: ownWindow(output as Vintage, asOf + env.settings.horizon) };
 }
 

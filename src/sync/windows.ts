@@ -129,20 +129,31 @@ export function planModelOutputs(
 ): OutputRead[] {
   const fires = cronFires(schedule);
   const { from, to } = window;
-  const times = fires ? fires(from, to) : [...new Set(updates)].filter((issue) => issue >= from && issue <= to);
-  return times.map((issue) => outputRead(issue, fires ? (schedule as string) : undefined, now, horizon));
+  if (!fires)
+    return [...new Set(updates)]
+      .filter((issue) => issue >= from && issue <= to)
+      .map((issue) => ({ issue, fire: null, asOf: issue, start: issue, end: issue + horizon }));
+  // A day past the window gives the next fire of the last one (memoised: sites share the window).
+  const listed = fires(from, to + DAY);
+  return listed.flatMap((fire, i) => (fire <= to ? [fireRead(fire, listed[i + 1] ?? null, now, horizon)] : []));
 }
 
 /**
- * The read for `issue`: with a schedule, `issue` is a fire, read as of just before its next fire
- * (1 µs) or now, whichever is first, so the answer is the vintage published for that fire
- * however late within its period it came out; without, exactly as of the listed issue time.
+ * The read for `issue`: with a schedule, `issue` is a fire (a pending one, from an earlier run),
+ * otherwise a listed issue time, read exactly.
  */
 export function outputRead(issue: number, schedule: string | undefined, now: number, horizon: number): OutputRead {
   if (!schedule || !cronFires(schedule)) return { issue, fire: null, asOf: issue, start: issue, end: issue + horizon };
-  const next = nextFire(schedule, issue);
+  return fireRead(issue, nextFire(schedule, issue), now, horizon);
+}
+
+/**
+ * A fire read as of just before its next fire (1 µs) or now, whichever is first, so the answer is
+ * the vintage published for that fire however late within its period it came out.
+ */
+function fireRead(fire: number, next: number | null, now: number, horizon: number): OutputRead {
   const asOf = next === null ? now : Math.min(next - 0.001, now);
-  return { issue, fire: issue, asOf, start: issue, end: asOf + horizon };
+  return { issue: fire, fire, asOf, start: fire, end: asOf + horizon };
 }
 
 /** The first fire of `schedule` (UTC) after `fire`, or null when there is none within a week. */
@@ -151,7 +162,8 @@ function nextFire(schedule: string, fire: number): number | null {
   return cron.hasNext() ? cron.next().getTime() : null;
 }
 
-const WEEK = 7 * 86_400_000;
+const DAY = 86_400_000;
+const WEEK = 7 * DAY;
 
 /**
  * The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not
