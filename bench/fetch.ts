@@ -4,10 +4,10 @@ import pLimit from 'p-limit';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import {
-  cronFires,
   planActuals,
   planForecastUpdates,
-  planModelVintages,
+  planModelOutputs,
+  planOutputWindow,
   type WindowSettings,
 } from '../src/sync/windows.js';
 import { DAY, formatInstant } from '../src/time.js';
@@ -77,9 +77,13 @@ export async function rawFetch(
         ...issued.map((r) => limit(() => get(`/sites/${id}/forecast`, window(r.start, r.end, r.asOf), 'forecast'))),
         ...actuals.map((r) => limit(() => get(`/sites/${id}/actual`, window(r.start, r.end, null), 'actuals'))),
         ...(models as { id: string; schedule?: { value: string } | null }[]).flatMap((m) =>
-          planModelVintages(options.now, null, settings, updates, cronFires(m.schedule?.value)).reads.map((r) =>
-            limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf), 'output')),
-          ),
+          planModelOutputs(
+            planOutputWindow(options.now, null, settings),
+            m.schedule?.value,
+            updates,
+            options.now,
+            settings.horizon,
+          ).map((r) => limit(() => get(`/models/${m.id}/output`, window(r.start, r.end, r.asOf), 'output'))),
         ),
       ]);
     }),

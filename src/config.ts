@@ -130,6 +130,13 @@ const SyncConfig = z
     lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
     initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
     horizon: Duration.prefault('2d').describe('How far ahead forecasts are read'),
+    vintage_retries: z
+      .int()
+      .min(0)
+      .prefault(3)
+      .describe(
+        'Later syncs that read a vintage again after its read failed (or, for a model output, its vintage was not out yet), before it is given up and shown by efsync status',
+      ),
     resources: z.array(z.enum(RESOURCES)).prefault([...RESOURCES]),
     actual_types: z
       .array(z.string().regex(/^[\w.-]+$/, 'a series type such as power or availability'))

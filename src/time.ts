@@ -1,4 +1,8 @@
 // Instants are epoch milliseconds in UTC everywhere inside efsync; text only at the edges.
+// An instant may carry a fraction of a millisecond: the service lists issue times to the
+// microsecond (`2024-09-13T13:49:14.448761Z`) and efsync asks for a vintage with the exact time it
+// was listed with. A double holds epoch ms to well under a microsecond (2^-12 ms near 2026), so
+// microseconds round-trip through parseInstant and formatExactInstant, and into DuckDB (instant()).
 
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
@@ -19,8 +23,7 @@ export function parseInstant(text: string): number {
   const hour = Number(h),
     minute = Number(mi),
     second = Number(s);
-  const ms = frac ? Math.round(Number(`0.${frac}`) * 1000) : 0;
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  const local = Date.UTC(year, month - 1, day, hour, minute, second);
   const check = new Date(local);
   if (
     check.getUTCFullYear() !== year ||
@@ -32,7 +35,13 @@ export function parseInstant(text: string): number {
   ) {
     throw new RangeError(`not a valid date or time: ${JSON.stringify(text)}`);
   }
-  return local - offsetMinutes(offset) * 60_000;
+  return local + fractionMs(frac) - offsetMinutes(offset) * 60_000;
+}
+
+/** The milliseconds of a fraction of a second (`448761`: 448.761), to the microsecond. */
+function fractionMs(digits: string | undefined): number {
+  if (!digits) return 0;
+  return Math.round(Number(digits.slice(0, 6).padEnd(6, '0')) + Number(`0.${digits.slice(6) || '0'}`)) / 1000;
 }
 
 /**
@@ -89,9 +98,31 @@ function offsetMinutes(offset: string | undefined): number {
   return sign * (hours * 60 + minutes);
 }
 
-/** `YYYY-MM-DDTHH:MM:SSZ`, the form the service sends and efsync always sends back. */
+/** `YYYY-MM-DDTHH:MM:SSZ`, the form the service sends, to the whole second (a fraction is dropped). */
 export function formatInstant(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SSZ` with as many fraction digits as the instant needs, to the microsecond
+ * (`...:03.448761Z`, `...:03.5Z`): an issue time the service listed goes back exactly as listed.
+ */
+export function formatExactInstant(ms: number): string {
+  const [second, fraction] = splitSecond(ms);
+  return `${new Date(second).toISOString().slice(0, 19)}${fraction}Z`;
+}
+
+/** `ms` rounded to the microsecond, as its whole second (epoch ms) and the fraction's text (`.448761`, '' for none). */
+function splitSecond(ms: number): [number, string] {
+  const micros = Math.round(ms * 1000);
+  const second = Math.floor(micros / 1_000_000) * 1000;
+  const rest = micros - second * 1000;
+  return [second, rest === 0 ? '' : `.${String(rest).padStart(6, '0').replace(/0+$/, '')}`];
+}
+
+/** Two instants equal to the microsecond (the finest precision the service gives). */
+export function sameInstant(a: number, b: number): boolean {
+  return Math.round(a * 1000) === Math.round(b * 1000);
 }
 
 /** `YYYY-MM-DDTHH:MMZ`, the minute precision that capacity uploads require. */
@@ -123,11 +154,15 @@ export function zoneOffsetMinutes(ms: number, timeZone: string): number {
   return Math.round((asUtc - Math.floor(ms / 1000) * 1000) / 60_000);
 }
 
-/** `YYYY-MM-DDTHH:MM:SS+HH:MM` in `timeZone`, as the service answers when asked for a `tz`. */
-export function formatInZone(ms: number, timeZone: string): string {
-  if (timeZone === 'UTC') return formatInstant(ms);
+/**
+ * `YYYY-MM-DDTHH:MM:SS+HH:MM` in `timeZone`, as the service answers when asked for a `tz`; `exact`:
+ * with the fraction of a second to the microsecond (formatExactInstant), else to the whole second.
+ */
+export function formatInZone(ms: number, timeZone: string, exact = false): string {
+  if (timeZone === 'UTC') return exact ? formatExactInstant(ms) : formatInstant(ms);
   const offset = zoneOffsetMinutes(ms, timeZone);
-  const local = new Date(ms + offset * 60_000).toISOString().slice(0, 19);
+  const [second, fraction] = exact ? splitSecond(ms) : [Math.floor(ms / 1000) * 1000, ''];
+  const local = new Date(second + offset * 60_000).toISOString().slice(0, 19) + fraction;
   const sign = offset < 0 ? '-' : '+';
   const abs = Math.abs(offset);
   return `${local}${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;

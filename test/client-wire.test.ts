@@ -144,7 +144,7 @@ describe('timestamps in responses', () => {
     const series = await client.getSiteForecast('s1');
     expect(series.valid_time).toEqual([T0, T0 + 900_000, T0 + 1_800_000, T0 + 2_700_000]);
     const issue = Date.UTC(2026, 2, 28, 21, 0, 0);
-    expect(series.update_time).toEqual([issue + 123, issue, issue + 500, issue]);
+    expect(series.update_time).toEqual([issue + 123.456, issue, issue + 500, issue]);
     expect(series.forecast).toEqual([1, 2, null, 4]);
   });
 

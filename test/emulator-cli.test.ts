@@ -87,6 +87,52 @@ describe('efsync emulator', () => {
     expect(result.stderr).toContain(flag);
   });
 
+  it('serves the vintage switches: microsecond issue times, a late kind, a failing vintage (#29)', async () => {
+    const now = '2026-03-01T10:20:00Z';
+    const args = [
+      '--api-key',
+      'k',
+      '--sites',
+      '1',
+      '--now',
+      now,
+      '--fractional-issues',
+      '--late-publication',
+      'physical=20',
+    ];
+    const first = await withEmulatorChild(args, async (url) => {
+      const headers = { authorization: 'k' };
+      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
+      const updates = (await (
+        await fetch(`${url}/platform/v2/sites/${site.id}/forecast/updates`, { headers })
+      ).json()) as string[];
+      expect(updates.at(-1)).toMatch(/^2026-03-01T\d\d:\d\d:0\d(\.\d{1,6})?Z$/);
+      // physical fires at 06:00 and, 20 minutes late, issues 06:20:0x
+      expect(updates.some((text) => text.startsWith('2026-03-01T06:20:0'))).toBe(true);
+    });
+    expect(first).toBe(0);
+    const failing = await withEmulatorChild(
+      ['--api-key', 'k', '--sites', '1', '--now', now, '--failing-vintage', 'nosuchsite@2026-03-01T06:00:00Z'],
+      async (url) => {
+        expect((await fetch(`${url}/platform/v2/sites`, { headers: { authorization: 'k' } })).status).toBe(200);
+      },
+    );
+    expect(failing).toBe(0);
+  });
+
+  it('refuses a --failing-vintage without an instant and a --late-publication of an unknown kind', () => {
+    for (const [flag, value] of [
+      ['--failing-vintage', 'site-without-instant'],
+      ['--late-publication', 'solar=20'],
+    ]) {
+      const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', flag, value], {
+        encoding: 'utf8',
+      });
+      expect(result.status, flag).toBe(2);
+      expect(result.stderr).toContain(flag);
+    }
+  });
+
   it('refuses a fault rate outside 0..1', () => {
     const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
       encoding: 'utf8',

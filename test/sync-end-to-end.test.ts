@@ -211,7 +211,9 @@ describe('a first sync of the emulator', () => {
     expect(state).toHaveLength(sites.length * 3);
     for (const row of state) {
       expect(Number(row.synced_to)).toBe(NOW);
-      const lastAsOf = row.resource === 'actuals' ? null : (await issueTimes(row.site_id)).at(-1);
+      // Forecasts: the last issue time read; outputs: the run's clock (every cron fire up to it was read).
+      const lastAsOf =
+        row.resource === 'actuals' ? null : row.resource === 'outputs' ? NOW : (await issueTimes(row.site_id)).at(-1);
       expect(row.last_as_of === null ? null : Number(row.last_as_of)).toBe(lastAsOf);
     }
   });

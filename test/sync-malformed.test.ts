@@ -53,26 +53,45 @@ describe('a malformed response for one site', () => {
     );
     expect(recorded.every((r) => r.site_id === broken.site_id)).toBe(true);
     for (const r of recorded) expect(r.error).toMatch(/malformed|has \d+ values|expected|required/i);
-    // Actuals and the site forecast fail as a whole; model outputs fail vintage by vintage, each
-    // recorded with its model, as_of and the field that broke.
-    expect(recorded.filter((r) => r.resource !== 'outputs').map((r) => r.resource)).toEqual(['actuals', 'forecasts']);
+    // Actuals fail as a whole; the site forecast and model outputs fail vintage by vintage (#29),
+    // each recorded with its issue time (outputs: model and cron fire) and the field that broke.
+    expect(recorded.filter((r) => r.resource === 'actuals')).toHaveLength(1);
+    const forecasts = recorded.filter((r) => r.resource === 'forecasts');
+    expect(forecasts.length).toBeGreaterThan(1);
+    for (const r of forecasts) {
+      expect(r.item).toMatch(/^as_of \d{4}-\d{2}-\d{2}T/);
+      expect(r.field_path).not.toBeNull();
+    }
     const outputs = recorded.filter((r) => r.resource === 'outputs');
     expect(outputs.length).toBeGreaterThan(1);
     for (const r of outputs) {
-      expect(r.item).toMatch(/^model \S+ (latest|as_of \d{4}-\d{2}-\d{2}T)/);
+      expect(r.item).toMatch(/^model \S+ fire \d{4}-\d{2}-\d{2}T/);
       expect(r.field_path).not.toBeNull();
     }
     const ledger = await query<{ status: string }>(db, 'SELECT status FROM runs WHERE run_id = $1', [run.runId]);
     expect(ledger[0].status).toBe('partial');
 
-    // The broken site has its site row and models (those responses were fine) but no series and no sync state.
+    // The broken site has its site row and models (those responses were fine) but no series; its
+    // forecasts and outputs moved past the failed vintages (kept pending in vintage_reads), its actuals did not.
     const series = await query<{ n: bigint }>(
       db,
       `SELECT (SELECT count(*) FROM forecasts WHERE site_id = $1) + (SELECT count(*) FROM actuals WHERE site_id = $1)
-            + (SELECT count(*) FROM model_outputs WHERE site_id = $1) + (SELECT count(*) FROM sync_state WHERE site_id = $1) AS n`,
+            + (SELECT count(*) FROM model_outputs WHERE site_id = $1) AS n`,
       [broken.site_id],
     );
     expect(Number(series[0].n)).toBe(0);
+    const states = await query<{ resource: string }>(
+      db,
+      'SELECT resource FROM sync_state WHERE site_id = $1 ORDER BY resource',
+      [broken.site_id],
+    );
+    expect(states.map((r) => r.resource)).toEqual(['forecasts', 'outputs']);
+    const pending = await query<{ n: bigint }>(
+      db,
+      `SELECT count(*) AS n FROM vintage_reads WHERE site_id = $1 AND status = 'pending'`,
+      [broken.site_id],
+    );
+    expect(Number(pending[0].n)).toBe(forecasts.length + outputs.length);
 
     // Every other site is exactly as a clean sync of those sites left it.
     const without = (table: string) => `(SELECT * FROM ${table} WHERE site_id <> '${broken.site_id}')`;

@@ -5,7 +5,8 @@ import {
   cronFires,
   planActuals,
   planForecastUpdates,
-  planModelVintages,
+  planModelOutputs,
+  planOutputWindow,
   type WindowSettings,
 } from '../src/sync/windows.js';
 
@@ -44,30 +45,25 @@ describe('planForecastUpdates', () => {
   });
 });
 
-describe('planModelVintages', () => {
-  // The site's listed issue times: every 30 minutes; the model fires at :00 every 6 hours, and one
-  // vintage (12:00) was published late, at 12:30.
-  const updates = Array.from({ length: 48 * 4 }, (_, i) => NOW - 4 * DAY + i * 30 * 60_000).filter(
-    (t) => t !== MIDNIGHT + 12 * HOUR,
-  );
-  const sixHourly = cronFires('0 */6 * * *');
+describe('planModelOutputs', () => {
+  // The site's listed issue times: every 30 minutes; the model fires at :00 every 6 hours.
+  const updates = Array.from({ length: 48 * 4 }, (_, i) => NOW - 4 * DAY + i * 30 * 60_000);
+  const window = planOutputWindow(NOW, { syncedTo: NOW - DAY, lastAsOf: MIDNIGHT - 6 * HOUR }, settings);
 
-  it('reads the first listed issue at or after each fire time, once each', () => {
-    const plan = planModelVintages(
-      NOW,
-      { syncedTo: NOW - DAY, lastAsOf: MIDNIGHT - 6 * HOUR },
-      settings,
-      updates,
-      sixHourly,
-    );
-    expect(plan.reads.map((r) => r.asOf)).toEqual([0, 6, 12.5].map((h) => MIDNIGHT + h * HOUR));
-    expect(plan.mark).toEqual({ syncedTo: NOW, lastAsOf: NOW - 30 * 60_000 });
+  it("reads each cron fire as of just before the next fire (a late vintage is its fire's), the last as of now", () => {
+    const reads = planModelOutputs(window, '0 */6 * * *', updates, NOW, settings.horizon);
+    expect(reads.map((r) => r.fire)).toEqual([0, 6, 12].map((h) => MIDNIGHT + h * HOUR));
+    expect(reads.map((r) => r.asOf)).toEqual([MIDNIGHT + 6 * HOUR - 0.001, MIDNIGHT + 12 * HOUR - 0.001, NOW]);
+    expect(reads[0]).toMatchObject({ start: MIDNIGHT, end: MIDNIGHT + 6 * HOUR - 0.001 + settings.horizon });
+    expect(window.mark).toEqual({ syncedTo: NOW, lastAsOf: NOW });
   });
 
-  it('without a readable schedule, every listed issue time', () => {
+  it('without a readable schedule, every listed issue time, exactly', () => {
     expect(cronFires('not a cron')).toBeNull();
-    const plan = planModelVintages(NOW, { syncedTo: NOW, lastAsOf: NOW - 2 * HOUR }, settings, updates, null);
-    expect(plan.reads.map((r) => r.asOf)).toEqual([NOW - 90 * 60_000, NOW - HOUR, NOW - 30 * 60_000]);
+    const late = planOutputWindow(NOW, { syncedTo: NOW, lastAsOf: NOW - 2 * HOUR }, settings);
+    const reads = planModelOutputs(late, 'not a cron', updates, NOW, settings.horizon);
+    expect(reads.map((r) => r.asOf)).toEqual([NOW - 90 * 60_000, NOW - HOUR, NOW - 30 * 60_000]);
+    expect(reads.every((r) => r.fire === null)).toBe(true);
   });
 });
 

@@ -1,6 +1,6 @@
 // parseInstant reads every timestamp form the service may send to the same epoch milliseconds.
 import { describe, expect, it } from 'vitest';
-import { formatInZone, formatInstant, formatMinute, parseInstant } from '../src/time.js';
+import { formatExactInstant, formatInZone, formatInstant, formatMinute, parseInstant } from '../src/time.js';
 
 const NOON = Date.UTC(2026, 5, 15, 12, 0, 0);
 
@@ -22,10 +22,27 @@ describe('parseInstant', () => {
     expect(parseInstant(text)).toBe(NOON);
   });
 
-  it('keeps fractional seconds to the millisecond', () => {
+  it('keeps fractional seconds to the microsecond', () => {
     expect(parseInstant('2026-06-15T12:00:00.5Z')).toBe(NOON + 500);
     expect(parseInstant('2026-06-15T12:00:00.123+00:00')).toBe(NOON + 123);
-    expect(parseInstant('2026-06-15T12:00:00.123456789+0000')).toBe(NOON + 123);
+    expect(parseInstant('2026-06-15T12:00:00.123456789+0000')).toBe(NOON + 123.457);
+    expect(parseInstant('2024-09-13T13:49:14.448761Z')).toBe(Date.UTC(2024, 8, 13, 13, 49, 14) + 448.761);
+  });
+
+  it('round-trips a microsecond issue time through formatExactInstant exactly (#29)', () => {
+    for (const text of [
+      '2024-09-13T13:49:14.448761Z',
+      '2026-06-15T06:15:03.000001Z',
+      '2026-06-15T06:15:03.999999Z',
+      '2026-06-15T06:15:03.5Z',
+      '2026-06-15T06:15:03Z',
+    ]) {
+      expect(formatExactInstant(parseInstant(text))).toBe(text);
+    }
+    expect(formatExactInstant(NOON + 999.9999999)).toBe('2026-06-15T12:00:01Z');
+    expect(formatInZone(parseInstant('2026-06-15T12:00:00.25Z'), 'Europe/Stockholm', true)).toBe(
+      '2026-06-15T14:00:00.25+02:00',
+    );
   });
 
   it('reads a bare date as its UTC midnight', () => {

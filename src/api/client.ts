@@ -36,7 +36,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { formatInstant } from '../time.js';
+import { formatExactInstant, formatInstant } from '../time.js';
 import { BodyIssue, readActualsSeries, readForecastSeries, readModelOutput } from './columns.js';
 import { KeyRejectedError, ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
 import {
@@ -358,7 +358,7 @@ export class ServiceClient {
       ['start_date', instantParam('start', options.start)],
       ['end_date', instantParam('end', options.end)],
       ['tz', options.tz],
-      ['as_of', instantParam('asOf', options.asOf)],
+      ['as_of', instantParam('asOf', options.asOf, true)],
       ['model_id', options.modelId],
       ['return_normalized', options.normalized === undefined ? undefined : String(options.normalized)],
     ]);
@@ -526,7 +526,7 @@ export class ServiceClient {
       ['start_date', instantParam('start', options.start)],
       ['end_date', instantParam('end', options.end)],
       ['tz', options.tz],
-      ['as_of', instantParam('asOf', options.asOf)],
+      ['as_of', instantParam('asOf', options.asOf, true)],
       ['output_type', options.outputType],
       [this.fillParam, options.fill],
     ]);
@@ -909,12 +909,15 @@ function modelPath(modelId: string, rest: string): string {
   return `/platform/v2/models/${encodeURIComponent(modelId)}${rest}`;
 }
 
-/** An epoch-ms option as wire text; a value that is no instant is a programming error, thrown before sending. */
-function instantParam(name: string, ms: number | undefined): string | undefined {
+/**
+ * An epoch-ms option as wire text; a value that is no instant is a programming error, thrown
+ * before sending. `exact`: to the microsecond (an as_of names a vintage by its listed issue time).
+ */
+function instantParam(name: string, ms: number | undefined, exact = false): string | undefined {
   if (ms === undefined) return undefined;
   if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15)
     throw new RangeError(`${name}: not an instant in epoch milliseconds: ${ms}`);
-  return formatInstant(ms);
+  return exact ? formatExactInstant(ms) : formatInstant(ms);
 }
 
 /** The query of a delete by range: start_date, end_date, and tz and type when given. */

@@ -5,6 +5,9 @@ import { parseDuration, parseInstant } from '../time.js';
 import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
 import type { Quota } from './limits.js';
 import { startEmulator } from './server.js';
+import type { ModelKind } from './store.js';
+
+const MODEL_KINDS: readonly ModelKind[] = ['ai', 'physical', 'quantile'];
 
 interface EmulatorFlags {
   host: string;
@@ -21,6 +24,9 @@ interface EmulatorFlags {
   now?: string;
   quota?: string;
   revokeAfter?: string;
+  fractionalIssues?: boolean;
+  latePublication?: string[];
+  failingVintage?: string[];
 }
 
 export function registerEmulatorCommands(program: Command): void {
@@ -40,6 +46,18 @@ export function registerEmulatorCommands(program: Command): void {
     .option('--quota <n/window>', 'answer 429 without Retry-After past n requests per window and key, e.g. 120/1m')
     .option('--revoke-after <n>', 'revoke every key after n requests: 401 from then on')
     .option('--now <instant>', "the emulator's clock held at this instant (ISO 8601), so its data does not move")
+    .option(
+      '--fractional-issues',
+      'issue every vintage 1-6 s after its cron fire, with microseconds (06:15:03.448761Z)',
+    )
+    .option(
+      '--late-publication <kind=minutes...>',
+      'publish the vintages of a kind of model (ai, physical, quantile) that many minutes after their cron fire; repeatable',
+    )
+    .option(
+      '--failing-vintage <id@instant...>',
+      'a vintage that always answers 400: a site id and a forecast as_of, or a model id and an output issue time; repeatable',
+    )
     .option(
       '--profile <name>',
       "rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages' shapes)",
@@ -86,6 +104,8 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
     ...(flags.revokeAfter !== undefined
       ? { revokeAfter: integer('--revoke-after', flags.revokeAfter, 0, Number.MAX_SAFE_INTEGER) }
       : {}),
+    issueTiming: { fractional: flags.fractionalIssues ?? false, delays: delaysOf(flags.latePublication ?? []) },
+    failingVintages: failingVintagesOf(flags.failingVintage ?? []),
   };
 }
 
@@ -102,6 +122,34 @@ function quotaOf(text: string): Quota {
   }
   if (windowMs <= 0) throw new UsageError(`--quota: the window must be longer than 0, got ${JSON.stringify(window)}`);
   return { requests: integer('--quota', count, 1, Number.MAX_SAFE_INTEGER), windowMs };
+}
+
+/** `physical=20` → the physical models publish 20 minutes late. */
+function delaysOf(specs: string[]): Partial<Record<ModelKind, number>> {
+  const delays: Partial<Record<ModelKind, number>> = {};
+  for (const spec of specs) {
+    const [kind, minutes] = spec.split('=');
+    if (!MODEL_KINDS.includes(kind as ModelKind))
+      throw new UsageError(
+        `--late-publication: the kind is one of ${MODEL_KINDS.join(', ')}, got ${JSON.stringify(spec)}`,
+      );
+    delays[kind as ModelKind] = integer('--late-publication', minutes ?? '', 0, 24 * 60) * 60_000;
+  }
+  return delays;
+}
+
+/** Each `<id>@<instant>` checked here, so a typo is a usage error rather than a switch that never fires. */
+function failingVintagesOf(specs: string[]): string[] {
+  for (const spec of specs) {
+    const at = spec.lastIndexOf('@');
+    try {
+      if (at <= 0) throw new Error('expected <site or model id>@<instant>');
+      parseInstant(spec.slice(at + 1));
+    } catch (error) {
+      throw new UsageError(`--failing-vintage ${JSON.stringify(spec)}: ${(error as Error).message}`);
+    }
+  }
+  return specs;
 }
 
 /** A clock that stays at `text`: no quarter hour ends and no vintage is issued while it serves. */

@@ -5,7 +5,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { hashInts, hashText, smoothNoise } from './noise.js';
 import { powerCurve, SeriesCursor, STEP_MS } from './truth.js';
-import { nameplate, type ModelKind, type ModelRecord, type SiteRecord } from './store.js';
+import { nameplate, type ModelIssueTiming, type ModelKind, type ModelRecord, type SiteRecord } from './store.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -33,16 +33,31 @@ function issuesOnDay(schedule: string, dayStart: number): number[] {
 
 /**
  * The issue times of a model in [from, to], oldest first. A model issues from the site's
- * `dataStart - horizon` (the emulator backfills history) up to `now`.
+ * `dataStart - horizon` (the emulator backfills history) up to `now`: at each cron fire, or
+ * later by its issue timing (a late model, fractional seconds).
  */
 export function issuesBetween(model: ModelRecord, site: SiteRecord, from: number, to: number, now: number): number[] {
   const first = Math.max(from, site.dataStart - model.horizonMs);
   const last = Math.min(to, now);
+  const timing = model.issueTiming;
+  const earliestFire = first - (timing ? timing.delayMs + MAX_FRACTION_MS : 0);
   const out: number[] = [];
-  for (let day = Math.floor(first / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
-    for (const issue of issuesOnDay(model.schedule, day)) if (issue >= first && issue <= last) out.push(issue);
+  for (let day = Math.floor(earliestFire / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
+    for (const fire of issuesOnDay(model.schedule, day)) {
+      const issue = timing ? fire + issueOffset(model.id, fire, timing) : fire;
+      if (issue >= first && issue <= last) out.push(issue);
+    }
   }
   return out;
+}
+
+/** The most a fractional issue time lags its fire (with its delay). */
+const MAX_FRACTION_MS = 6000;
+
+/** How long after `fire` the model issues: its delay, and with fractional times 1-6 s more, to the microsecond. */
+function issueOffset(modelId: string, fire: number, timing: ModelIssueTiming): number {
+  if (!timing.fractional) return timing.delayMs;
+  return timing.delayMs + 1000 + (hashInts(hashText(modelId), fire / 60_000) % 5_000_000) / 1000;
 }
 
 /** The latest issue of a model at or before `at`, or null. Looks back at most a week. */

@@ -18,7 +18,7 @@ import {
   UpdateModelBody,
   type ErrorItem,
 } from '../api/schemas.js';
-import { formatInstant, startOfUtcDay } from '../time.js';
+import { formatExactInstant, formatInstant, startOfUtcDay } from '../time.js';
 import {
   firstStepFrom,
   intervalMean,
@@ -72,6 +72,21 @@ export interface Context {
   seed: number;
   now: number;
   historyDays: number;
+  /** Vintages that always answer 400 (vintageKey of a site and as_of, or of a model and issue time). */
+  failingVintages: ReadonlySet<string>;
+}
+
+/** How a failing vintage is named: its site or model id and its instant, to the microsecond. */
+export function vintageKey(id: string, at: number): string {
+  return `${id}@${formatExactInstant(at)}`;
+}
+
+/** The 400 of a vintage switched to fail. */
+function failVintage(ctx: Context, id: string, at: number | null | undefined): void {
+  if (at === null || at === undefined || !ctx.failingVintages.has(vintageKey(id, at))) return;
+  throw new HttpError(400, [
+    { field: 'as_of', message: `the vintage ${formatExactInstant(at)} cannot be read (switched to fail)` },
+  ]);
 }
 
 export class HttpError extends Error {
@@ -315,6 +330,7 @@ function checkRange(start: number, end: number): [number, number] {
 export function siteForecast(ctx: Context, siteId: string, query: Record<string, string>): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const q = parse(ForecastQuery, query);
+  failVintage(ctx, site.id, q.as_of);
   const [start, end] = forecastRange(ctx, q.start_date, q.end_date);
   let models = ctx.store.modelsOf(site.id).filter((model) => model.serving_active);
   if (q.model_id !== undefined) {
@@ -379,6 +395,7 @@ export function modelOutput(ctx: Context, modelId: string, query: Record<string,
   const [start, end] = forecastRange(ctx, q.start_date, q.end_date);
   const asOf = Math.min(q.as_of ?? ctx.now, ctx.now);
   const vintage = latestIssue(model, site, asOf, ctx.now);
+  failVintage(ctx, model.id, vintage);
   let points: ForecastPoint[] = [];
   if (vintage !== null) {
     points = stitch(site, [model], ctx.seed, start, end, vintage, ctx.now);

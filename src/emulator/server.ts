@@ -7,9 +7,9 @@ import { demoSiteRequest } from './demo.js';
 import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.js';
 import * as handlers from './handlers.js';
 import { AccountLimits, type LimitSettings, type Quota } from './limits.js';
-import { errorReply, HttpError, type Context, type EmulatorProfile, type Reply } from './handlers.js';
-import { ConflictError, NotFoundError, Store, type ModelKind } from './store.js';
-import { DAY, startOfUtcDay } from '../time.js';
+import { errorReply, HttpError, vintageKey, type Context, type EmulatorProfile, type Reply } from './handlers.js';
+import { ConflictError, NotFoundError, Store, type IssueTiming, type ModelKind } from './store.js';
+import { DAY, parseInstant, startOfUtcDay } from '../time.js';
 
 export interface EmulatorOptions {
   /** Every key is one account, with its own demo sites. */
@@ -42,6 +42,13 @@ export interface EmulatorOptions {
   revokeAfter?: number | null;
   /** Cron schedules (UTC) replacing the defaults of a kind of model, e.g. `{ ai: '0 * * * *' }` for hourly AI issues. */
   schedules?: Partial<Record<ModelKind, string>>;
+  /** Issue times with microseconds, and kinds of model that publish late (store.ts IssueTiming). */
+  issueTiming?: IssueTiming;
+  /**
+   * Vintages that always answer 400, each `<id>@<instant>`: a site id with the as_of of a site
+   * forecast read, or a model id with the issue time of the output vintage a read resolves to.
+   */
+  failingVintages?: string[];
 }
 
 export interface Emulator {
@@ -54,6 +61,7 @@ export interface Emulator {
     malformedRate?: number;
     malformedSites?: string[];
     faultHook?: EmulatorOptions['faultHook'] | null;
+    failingVintages?: string[];
   }): void;
   /** Changes the quota and the revocation while running (null turns one off). */
   setLimits(settings: Partial<LimitSettings>): void;
@@ -174,7 +182,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const slowMs = options.slowMs ?? 3000;
   const store = new Store(seed, options.statePath, options.schedules);
   store.load();
+  store.setIssueTiming(options.issueTiming ?? {});
   createDemoSites(store, options.apiKeys, options.sites ?? 0, clock(), historyDays, seed);
+  let failingVintages = vintageKeys(options.failingVintages ?? []);
   const accounts = new Map(options.apiKeys.map((key) => [key, Store.accountOf(key)]));
   const faults = new FaultPlan(seed, {
     faultRate: options.faultRate ?? 0,
@@ -222,7 +232,15 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     if (fault) stats.faults[fault] += 1;
     const answer = () => {
       let reply = safely(() =>
-        answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile }),
+        answerRequest(req, url, match, body, {
+          store,
+          accounts,
+          seed,
+          now: clock(),
+          historyDays,
+          profile,
+          failingVintages,
+        }),
       );
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
@@ -290,6 +308,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (settings.malformedRate !== undefined) faults.settings.malformedRate = settings.malformedRate;
       if (settings.malformedSites !== undefined) faults.settings.malformedSites = new Set(settings.malformedSites);
       if (settings.faultHook !== undefined) faults.settings.hook = settings.faultHook ?? undefined;
+      if (settings.failingVintages !== undefined) failingVintages = vintageKeys(settings.failingVintages);
     },
     setLimits(settings) {
       Object.assign(limits.settings, settings);
@@ -313,6 +332,19 @@ interface ServeContext {
   now: number;
   historyDays: number;
   profile: EmulatorProfile;
+  failingVintages: ReadonlySet<string>;
+}
+
+/** `<id>@<instant>` in the one form the handlers compare (vintageKey), whatever form the instant was written in. */
+function vintageKeys(specs: readonly string[]): Set<string> {
+  return new Set(
+    specs.map((spec) => {
+      const at = spec.lastIndexOf('@');
+      if (at <= 0)
+        throw new RangeError(`a failing vintage is <site or model id>@<instant>, got ${JSON.stringify(spec)}`);
+      return vintageKey(spec.slice(0, at), parseInstant(spec.slice(at + 1)));
+    }),
+  );
 }
 
 function answerRequest(
@@ -351,6 +383,7 @@ function answerRequest(
     seed: serve.seed,
     now: serve.now,
     historyDays: serve.historyDays,
+    failingVintages: serve.failingVintages,
   };
   try {
     return handler(ctx, match.id, queryObject(url.searchParams), body);

@@ -68,6 +68,24 @@ export interface ModelRecord {
   schedule: string;
   horizonMs: number;
   states: { state: string; timestamp: number }[];
+  /** When its vintages are issued relative to its cron fires (the emulator's switches; absent: at the fire). */
+  issueTiming?: ModelIssueTiming;
+}
+
+/** A model's issue times: each cron fire plus `delayMs`, and with `fractional` a few seconds more to the microsecond. */
+export interface ModelIssueTiming {
+  delayMs: number;
+  fractional: boolean;
+}
+
+/**
+ * The emulator's switches of issue times: `fractional` issues every vintage 1-6 s after its fire
+ * with microseconds (`06:15:03.448761Z`, as the service's pages show); `delays` publishes the
+ * vintages of a kind of model that much after their fire (a model that publishes late).
+ */
+export interface IssueTiming {
+  fractional?: boolean;
+  delays?: Partial<Record<ModelKind, number>>;
 }
 
 interface StateFile {
@@ -113,6 +131,7 @@ export class Store {
   /** Models by site, so that a site's models are found without scanning all of them. */
   private readonly modelsBySite = new Map<string, ModelRecord[]>();
   private holdSaves = false;
+  private issueTiming: IssueTiming = {};
 
   /**
    * `schedules` overrides the cron schedule of a kind of model for sites created from now on
@@ -157,7 +176,21 @@ export class Store {
     return [...(this.modelsBySite.get(siteId) ?? [])].sort((a, b) => a.priority - b.priority);
   }
 
+  /** Sets the issue-time switches for every model, held and created from now on. */
+  setIssueTiming(timing: IssueTiming): void {
+    this.issueTiming = timing;
+    for (const model of this.models.values()) this.applyIssueTiming(model);
+  }
+
+  private applyIssueTiming(model: ModelRecord): void {
+    const delayMs = this.issueTiming.delays?.[model.kind] ?? 0;
+    const fractional = this.issueTiming.fractional ?? false;
+    if (delayMs === 0 && !fractional) delete model.issueTiming;
+    else model.issueTiming = { delayMs, fractional };
+  }
+
   private addModel(model: ModelRecord): void {
+    this.applyIssueTiming(model);
     this.models.set(model.id, model);
     const siblings = this.modelsBySite.get(model.siteId);
     if (siblings) siblings.push(model);

@@ -5,7 +5,7 @@ import { formatInZone } from '../time.js';
 const LIMIT = 200_000;
 const caches = new Map<string, Map<number, string>>();
 
-/** `formatInZone(ms, timeZone)`, from a bounded memo. */
+/** `formatInZone(ms, timeZone)` to the microsecond (issue times may carry a fraction), from a bounded memo. */
 export function timestamp(ms: number, timeZone: string): string {
   let cache = caches.get(timeZone);
   if (!cache) {
@@ -15,7 +15,7 @@ export function timestamp(ms: number, timeZone: string): string {
   let text = cache.get(ms);
   if (text === undefined) {
     if (cache.size >= LIMIT) cache.clear();
-    text = formatInZone(ms, timeZone);
+    text = formatInZone(ms, timeZone, true);
     cache.set(ms, text);
   }
   return text;

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { LoadedConfig } from '../config.js';
 import { holderAlive, type LockHolder } from '../warehouse/lock.js';
 import { Warehouse } from '../warehouse/warehouse.js';
-import { formatInZone } from '../time.js';
+import { formatExactInstant, formatInZone } from '../time.js';
 import { toRunRow, type RunRow } from './ledger.js';
 import type { JobRegistry } from './registry.js';
 import { jobSchedules, upcoming } from './schedule.js';
@@ -55,6 +55,21 @@ export interface Status {
   failures: FailureStatus[];
   /** Actuals carrying each data-quality flag, per site (view actual_flag_counts); flags no actual carries are left out. */
   flags: FlagCount[];
+  /** Vintages the sync gave up reading (vintage_reads, docs/sync.md "Vintages one by one"), newest first; and how many are still pending. */
+  vintages: { givenUp: GivenUpVintage[]; pending: number };
+}
+
+export interface GivenUpVintage {
+  siteId: string;
+  /** forecasts or outputs */
+  resource: string;
+  /** The model of an output vintage; null for the site forecast. */
+  modelId: string | null;
+  /** The issue time (outputs: the cron fire), ISO UTC to the microsecond. */
+  issue: string;
+  attempts: number;
+  reason: string;
+  lastFailedAt: string;
 }
 
 export interface FlagCount {
@@ -77,7 +92,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   const writing = readLock(`${path}.lock`);
   const ledger = published
     ? await readPublished(path, writing)
-    : { last: new Map(), freshness: [], failures: [], flags: [] };
+    : { last: new Map(), freshness: [], failures: [], flags: [], vintages: { givenUp: [], pending: 0 } };
   const jobs = jobSchedules(config, registry).map(
     (s): JobStatus => ({
       job: s.job,
@@ -99,6 +114,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     freshness: ledger.freshness,
     failures: ledger.failures,
     flags: ledger.flags,
+    vintages: ledger.vintages,
   };
 }
 
@@ -110,6 +126,7 @@ async function readPublished(path: string, writing: Status['writing']) {
       freshness: await freshness(wh),
       failures: await recentFailures(wh),
       flags: await flagCounts(wh),
+      vintages: await vintageReads(wh),
     };
   } finally {
     await wh.close();
@@ -170,6 +187,43 @@ async function flagCounts(wh: Warehouse): Promise<FlagCount[]> {
     count: Number(r.flagged),
     lastTime: r.last_time.toISOString(),
   }));
+}
+
+const GIVEN_UP_SHOWN = 50;
+
+async function vintageReads(wh: Warehouse): Promise<Status['vintages']> {
+  // a snapshot published before migration 018 has no vintage_reads yet
+  const [{ tables }] = await wh.all<{ tables: bigint }>(
+    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'vintage_reads'`,
+  );
+  if (Number(tables) === 0) return { givenUp: [], pending: 0 };
+  const [{ pending }] = await wh.all<{ pending: bigint }>(
+    `SELECT count(*) AS pending FROM vintage_reads WHERE status = 'pending'`,
+  );
+  const rows = await wh.all<{
+    site_id: string;
+    resource: string;
+    model_id: string;
+    issue: bigint;
+    attempts: number;
+    reason: string;
+    last_failed_at: Date;
+  }>(
+    `SELECT site_id, resource, model_id, epoch_us(issue) AS issue, attempts, reason, last_failed_at FROM vintage_reads
+     WHERE status = 'given_up' ORDER BY issue DESC, site_id, resource, model_id LIMIT ${GIVEN_UP_SHOWN}`,
+  );
+  return {
+    pending: Number(pending),
+    givenUp: rows.map((r) => ({
+      siteId: r.site_id,
+      resource: r.resource,
+      modelId: r.model_id === '' ? null : r.model_id,
+      issue: formatExactInstant(Number(r.issue) / 1000),
+      attempts: Number(r.attempts),
+      reason: r.reason,
+      lastFailedAt: r.last_failed_at.toISOString(),
+    })),
+  };
 }
 
 async function recentFailures(wh: Warehouse): Promise<FailureStatus[]> {
@@ -265,6 +319,16 @@ export function formatStatus(status: Status): string[] {
       : table(
           ['site', 'id', 'flag', 'actuals', 'latest (UTC)'],
           status.flags.map((f) => [f.site, f.siteId, f.flag, String(f.count), f.lastTime]),
+        )),
+  );
+  const { givenUp, pending } = status.vintages;
+  lines.push('', `vintages given up (${givenUp.length}; ${pending} pending, read again by the next sync)`);
+  lines.push(
+    ...(givenUp.length === 0
+      ? ['  none']
+      : table(
+          ['issue (UTC)', 'site', 'resource', 'model', 'reads', 'reason'],
+          givenUp.map((v) => [v.issue, v.siteId, v.resource, v.modelId ?? '-', String(v.attempts), v.reason]),
         )),
   );
   lines.push('', `recent failures (${status.failures.length})`);

@@ -1,40 +1,87 @@
 // The site forecast, every issued vintage kept: the service lists its issue times (Get Site
 // Forecast Updates), and each one not read yet is read as of that time, intraday ones included.
-import pLimit from 'p-limit';
+// Each vintage is an item of its own (src/sync/vintages.ts): read newest first, checked to be the
+// vintage asked for, and one that fails is recorded and read again on the next syncs.
 import type { ForecastSeries } from '../api/schemas.js';
+import { formatExactInstant, sameInstant } from '../time.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
+import {
+  type ItemResult,
+  readEach,
+  recordFailed,
+  settleRead,
+  type VintageItem,
+  withPending,
+  WrongVintage,
+} from './vintages.js';
 import { planForecastUpdates } from './windows.js';
 
+interface ForecastReads {
+  series: ForecastSeries[];
+  /** Pending vintages read this time: forgotten once stored. */
+  settled: VintageItem[];
+}
+
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
-export const forecastsSync: ResourceSync<ForecastSeries[]> = {
+export const forecastsSync: ResourceSync<ForecastReads> = {
   async fetch(env, site, mark) {
     const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
-    const limit = pLimit(env.requestsPerSite);
-    const series = await Promise.all(
-      plan.reads.map((read) =>
-        limit(() =>
-          env.client.getSiteForecast(site.siteId, {
-            start: read.start,
-            end: read.end,
-            ...(read.asOf === null ? {} : { asOf: read.asOf }),
-          }),
-        ),
-      ),
+    const pending = env.backfill ? [] : env.pending.forecasts.get(site.siteId);
+    const items = withPending(
+      plan.reads.map((read) => ({ modelId: '', issue: read.asOf as number })),
+      pending,
     );
+    const results = await readEach(
+      items,
+      env.requestsPerSite,
+      env.signal,
+      async (item): Promise<ItemResult<ForecastSeries>> => {
+        const series = await env.client.getSiteForecast(site.siteId, {
+          start: item.issue,
+          end: item.issue + env.settings.horizon,
+          asOf: item.issue,
+        });
+        checkVintage(series, item.issue);
+        return { item, value: series };
+      },
+    );
+    const settlement = await recordFailed(env, site.siteId, 'forecasts', results, pending);
+    const series = results.flatMap((result) => ('value' in result ? [result.value] : []));
+    const rows = series.reduce((sum, read) => sum + read.valid_time.length, 0);
+    if (rows === 0) await settleRead(env.warehouse, site.siteId, 'forecasts', settlement.read);
     return {
-      data: series,
-      rows: series.reduce((sum, read) => sum + read.valid_time.length, 0),
+      data: { series, settled: rows === 0 ? [] : settlement.read },
+      rows,
       mark: plan.mark,
+      rejected: settlement.failures,
       defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
     };
   },
-  load: (env, site, fetched) =>
-    loadForecasts(
+  async load(env, site, fetched) {
+    const rows = await loadForecasts(
       env.warehouse,
       site.siteId,
-      fetched.data.map(forecastColumns),
+      fetched.data.series.map(forecastColumns),
       loadOptions(env, 'forecasts', fetched.mark),
-    ),
+    );
+    await settleRead(env.warehouse, site.siteId, 'forecasts', fetched.data.settled);
+    return rows;
+  },
 };
+
+/**
+ * The answer to a read as of `asOf` holds no vintage issued after it (to the microsecond): one
+ * that did would be a service ignoring the as_of. Each row is stored under its own update_time, so
+ * an answer cannot put rows under the wrong issue time; its newest vintage may be older than
+ * `asOf`, as the site forecast stitches its models by priority and the issue time listed may be a
+ * lower-priority model's.
+ */
+function checkVintage(series: ForecastSeries, asOf: number): void {
+  const newest = series.update_time.reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
+  if (newest > asOf && !sameInstant(newest, asOf))
+    throw new WrongVintage(
+      `asked as_of ${formatExactInstant(asOf)}, the answer holds a vintage issued later, ${formatExactInstant(newest)}`,
+    );
+}

@@ -1,76 +1,108 @@
-// Every model's own output, keyed by as_of: each vintage the model issued (its cron fire times,
-// mapped onto the site's listed issue times), read as of its publication.
-// A malformed vintage fails alone (recorded with its model, as_of and field path); an output with
-// `as_of: null` is a model that has produced nothing yet: nothing to store, and no failure.
-import pLimit from 'p-limit';
+// Every model's own output, keyed by the as_of its answer carries. A model with a cron schedule
+// is read once per fire, as of just before its next fire (windows.ts fireRead), so a vintage
+// published late within its period is found; an answer still older than the fire is awaited:
+// read again by the next syncs (counted as a failed read only once the next fire has passed), then given up. A model without a readable schedule is read at
+// every issue time the site lists. Each read is an item of its own (src/sync/vintages.ts): read
+// newest first; one that fails is recorded with its model and time and read again later. An
+// output with `as_of: null` is a model that has produced nothing yet: nothing to store, no failure.
 import type { ModelOutput } from '../api/schemas.js';
-import { isServiceError } from '../api/errors.js';
-import type { Failure } from '../runner/job.js';
-import { formatInstant } from '../time.js';
+import { formatExactInstant, sameInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
-import { loadOptions, type ResourceSync } from './types.js';
-import { cronFires, planModelVintages } from './windows.js';
-
-type Read = { output: ModelOutput } | { rejected: Failure };
+import { loadOptions, type ModelRef, type ResourceSync, type SyncEnv } from './types.js';
+import {
+  type ItemResult,
+  type PendingVintage,
+  readEach,
+  recordFailed,
+  settleRead,
+  type VintageItem,
+  withPending,
+  WrongVintage,
+} from './vintages.js';
+import { outputRead, planModelOutputs, planOutputWindow } from './windows.js';
 
 /** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
 type Vintage = ModelOutput & { as_of: number };
 
-export const outputsSync: ResourceSync<Vintage[]> = {
+interface OutputReads {
+  vintages: Vintage[];
+  /** Pending items read this time: forgotten once stored. */
+  settled: VintageItem[];
+}
+
+export const outputsSync: ResourceSync<OutputReads> = {
   async fetch(env, site, mark) {
     const [models, updates] = await Promise.all([site.models(), site.updates()]);
-    const plans = models.map((model) =>
-      planModelVintages(env.now, mark, env.settings, updates, cronFires(model.schedule?.value), env.backfill),
-    );
-    const limit = pLimit(env.requestsPerSite);
-    const reads = await Promise.all(
-      models.flatMap((model, m) =>
-        plans[m].reads.map((read) =>
-          limit(async (): Promise<Read> => {
-            try {
-              return {
-                output: await env.client.getModelOutput(model.id, {
-                  start: read.start,
-                  end: read.end,
-                  ...(read.asOf === null ? {} : { asOf: read.asOf }),
-                }),
-              };
-            } catch (error) {
-              if (!isServiceError(error) || error.kind !== 'malformed') throw error;
-              const vintage = read.asOf === null ? 'latest' : `as_of ${formatInstant(read.asOf)}`;
-              return {
-                rejected: {
-                  siteId: site.siteId,
-                  resource: 'outputs',
-                  item: `model ${model.id} ${vintage}`,
-                  ...(error.fieldPath !== undefined ? { fieldPath: error.fieldPath } : {}),
-                  reason: error.message,
-                },
-              };
-            }
-          }),
-        ),
+    const window = planOutputWindow(env.now, mark, env.settings, env.backfill);
+    const pending = env.backfill ? [] : (env.pending.outputs.get(site.siteId) ?? []);
+    const items = withPending(
+      models.flatMap((model) =>
+        planModelOutputs(window, model.schedule?.value, updates, env.now, env.settings.horizon).map((read) => ({
+          modelId: model.id,
+          issue: read.issue,
+        })),
       ),
+      pending.filter((item) => models.some((model) => model.id === item.modelId)),
     );
-    const outputs = reads.flatMap((read) => ('output' in read ? [read.output] : []));
-    const rejected = reads.flatMap((read) => ('rejected' in read ? [read.rejected] : []));
-    const vintages = outputs.filter((output): output is Vintage => output.as_of !== null);
+    const byId = new Map(models.map((model) => [model.id, model]));
+    const results = await readEach(items, env.requestsPerSite, env.signal, (item) =>
+      readVintage(env, byId.get(item.modelId) as ModelRef, item),
+    );
+    const settlement = await recordFailed(env, site.siteId, 'outputs', results, pending as PendingVintage[]);
+    const outputs = results.flatMap((result) => ('value' in result && result.value ? [result.value] : []));
+    const rows = outputs.reduce((sum, output) => sum + output.valid_time.length, 0);
+    if (rows === 0) await settleRead(env.warehouse, site.siteId, 'outputs', settlement.read);
     return {
-      data: vintages,
-      rows: vintages.reduce((sum, output) => sum + output.valid_time.length, 0),
-      // A rejected vintage is read again next run: the sync state stays where it was.
-      mark:
-        rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
-      rejected,
+      data: { vintages: outputs, settled: rows === 0 ? [] : settlement.read },
+      rows,
+      mark: window.mark,
+      rejected: settlement.failures,
       defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
     };
   },
-  load: (env, site, fetched) =>
-    loadModelOutputs(
+  async load(env, site, fetched) {
+    const rows = await loadModelOutputs(
       env.warehouse,
       site.siteId,
-      fetched.data.map(outputColumns),
+      fetched.data.vintages.map(outputColumns),
       loadOptions(env, 'outputs', fetched.mark),
-    ),
+    );
+    await settleRead(env.warehouse, site.siteId, 'outputs', fetched.data.settled);
+    return rows;
+  },
 };
+
+/**
+ * One item read and checked: the answer's as_of is at or before the as_of asked (else the service
+ * ignored it) and, for a fire, at or after the fire (else its vintage is not out yet: awaited).
+ * The rows kept are the vintage's own window [as_of, as_of + horizon].
+ */
+async function readVintage(env: SyncEnv, model: ModelRef, item: VintageItem): Promise<ItemResult<Vintage | null>> {
+  const read = outputRead(item.issue, model.schedule?.value, env.now, env.settings.horizon);
+  const output = await env.client.getModelOutput(model.id, { start: read.start, end: read.end, asOf: read.asOf });
+  if (output.as_of === null) return { item, value: null };
+  const asOf = output.as_of;
+  if (asOf > read.asOf && !sameInstant(asOf, read.asOf))
+    throw new WrongVintage(
+      `asked as_of ${formatExactInstant(read.asOf)}, the answer is the vintage of ${formatExactInstant(asOf)}`,
+    );
+  if (read.fire !== null && asOf < read.fire && !sameInstant(asOf, read.fire)) {
+    const reason = `no vintage published for the cron fire (as of ${formatExactInstant(read.asOf)} the newest is ${formatExactInstant(asOf)})`;
+    // Before the next fire the vintage may still come: no read counted until its period is over.
+    return read.asOf >= env.now ? { item, skipped: `${reason} yet` } : { item, awaited: reason };
+  }
+  return { item, value: ownWindow(output as Vintage, asOf + env.settings.horizon) };
+}
+
+/** The rows of `output` from its as_of to `end`: what a read over [as_of, as_of + horizon] would have returned. */
+function ownWindow(output: Vintage, end: number): Vintage {
+  const keep = output.valid_time.flatMap((time, i) => (time >= output.as_of && time <= end ? [i] : []));
+  if (keep.length === output.valid_time.length) return output;
+  return {
+    ...output,
+    valid_time: keep.map((i) => output.valid_time[i]),
+    forecast: keep.map((i) => output.forecast[i]),
+    capacity: keep.map((i) => output.capacity[i]),
+  };
+}

@@ -21,6 +21,7 @@ import type { KnownModels } from './models.js';
 import { REQUESTS_PER_SITE, type SeriesResource, selectSites, seriesSteps, siteTask } from './run.js';
 import { knownModels, readMarks } from './state.js';
 import type { SyncEnv } from './types.js';
+import { type PendingVintages, readPending } from './vintages.js';
 import type { Backfill, SyncMark } from './windows.js';
 
 /** What the requests of a run read, in the order a run makes them. */
@@ -86,6 +87,8 @@ const READS: Record<string, { item: PlanItem; empty: () => unknown }> = {
   getSiteActuals: { item: 'actuals', empty: () => ActualsSeries.parse({ valid_time: [], value: [] }) },
 };
 
+const NO_PENDING: PendingVintages = new Map();
+
 export async function planSync(req: PlanRequest): Promise<SyncPlan> {
   const requests = Object.fromEntries(PLAN_ITEMS.map((item) => [item, 0])) as Record<PlanItem, number>;
   let sent = 0;
@@ -118,6 +121,13 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
       ...(req.backfill ? { backfill: req.backfill } : {}),
       requestsPerSite: REQUESTS_PER_SITE,
       log: req.log,
+      // The vintages the next run reads again cost requests too.
+      pending: {
+        forecasts: warehouse ? await readPending(warehouse, 'forecasts') : NO_PENDING,
+        outputs: warehouse ? await readPending(warehouse, 'outputs') : NO_PENDING,
+      },
+      vintageRetries: req.sync.vintage_retries,
+      signal: new AbortController().signal,
     };
     const limit = pLimit(req.sync.concurrency);
     await Promise.all(

@@ -37,6 +37,7 @@ import { forecastsSync } from './forecasts.js';
 import { fetchModels, type KnownModels } from './models.js';
 import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
+import { readPending } from './vintages.js';
 import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
@@ -178,7 +179,10 @@ const SYNC_FLUSH_THRESHOLD = '4MB';
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => req.resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
-  const env = syncEnv(req);
+  const env = syncEnv(req, {
+    forecasts: series.includes('forecasts') ? await readPending(req.warehouse, 'forecasts') : new Map(),
+    outputs: series.includes('outputs') ? await readPending(req.warehouse, 'outputs') : new Map(),
+  });
   await saveIntervalLabels(req.warehouse, req.intervalLabels);
   const steps = seriesSteps(series, req.sync.actual_types);
   const marks: Marks = new Map();
@@ -533,7 +537,7 @@ function countDefaulted(tally: Tally, fields: readonly string[]): void {
   for (const field of fields) tally.defaulted[field] = (tally.defaulted[field] ?? 0) + 1;
 }
 
-function syncEnv(req: SyncRequest): SyncEnv {
+function syncEnv(req: SyncRequest, pending: SyncEnv['pending']): SyncEnv {
   const sync = req.sync;
   return {
     client: req.client,
@@ -544,6 +548,9 @@ function syncEnv(req: SyncRequest): SyncEnv {
     ...(req.backfill ? { backfill: req.backfill } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
     log: req.log,
+    pending,
+    vintageRetries: sync.vintage_retries,
+    signal: req.signal,
   };
 }
 

@@ -13,7 +13,7 @@ export async function readMarks(warehouse: Warehouse, resource: string): Promise
     last_as_of: bigint | null;
     digest: string | null;
   }>(
-    `SELECT site_id, epoch_ms(synced_to) AS synced_to, epoch_ms(last_as_of) AS last_as_of, digest
+    `SELECT site_id, epoch_ms(synced_to) AS synced_to, epoch_us(last_as_of) AS last_as_of, digest
        FROM sync_state WHERE resource = $1`,
     [resource],
   );
@@ -22,7 +22,7 @@ export async function readMarks(warehouse: Warehouse, resource: string): Promise
       row.site_id,
       {
         syncedTo: Number(row.synced_to),
-        lastAsOf: row.last_as_of === null ? null : Number(row.last_as_of),
+        lastAsOf: row.last_as_of === null ? null : Number(row.last_as_of) / 1000, // to the µs: an issue time
         digest: row.digest,
       },
     ]),

@@ -7,6 +7,7 @@ import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
+import type { PendingVintages, VintageResource } from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
@@ -24,6 +25,12 @@ export interface SyncEnv {
   /** Requests of one resource of one site that may run at once. */
   requestsPerSite: number;
   log: Logger;
+  /** The vintages whose reads failed on earlier runs, read again in this one (src/sync/vintages.ts). */
+  pending: Record<VintageResource, PendingVintages>;
+  /** Reads of a failed vintage after its first before it is given up (config sync.vintage_retries). */
+  vintageRetries: number;
+  /** The run's: once aborted, a site in flight starts no more vintage reads and loads what it read. */
+  signal: AbortSignal;
 }
 
 /** A model as the outputs step reads it. */

@@ -94,31 +94,76 @@ function updatesWindow(
 }
 
 /**
- * A model's own output vintages, from the same list of issue times: the model issues on its cron
- * schedule (UTC), and each fire time in the window maps to the first listed issue time at or after
- * it (when that vintage was published), read as of that time; repeats are read once. A model with
- * no readable schedule reads every listed issue time. Window and sync state as for the forecast
- * (the site's mark is shared by its models).
+ * Where a run's model-output reads start and end: after the last run's clock (a first sync: the
+ * initial history) up to now, or the backfill's window. The reads are per model (outputs.ts).
  */
-export function planModelVintages(
+export function planOutputWindow(
   now: number,
   mark: SyncMark | null,
   settings: WindowSettings,
-  updates: readonly number[],
-  fires: ((from: number, to: number) => readonly number[]) | null,
   backfill?: Backfill,
-): VintagePlan {
-  const plan = planForecastUpdates(now, mark, settings, updates, backfill);
-  if (!fires || plan.reads.length === 0) return plan;
-  const issues = plan.reads.map((read) => read.asOf as number);
-  const chosen = new Set<number>();
-  let next = 0;
-  for (const fire of fires(updatesWindow(now, mark, settings, backfill)[0], issues[issues.length - 1])) {
-    while (next < issues.length && issues[next] < fire) next++;
-    if (next < issues.length) chosen.add(issues[next]);
-  }
-  return { reads: plan.reads.filter((read) => chosen.has(read.asOf as number)), mark: plan.mark };
+): { from: number; to: number; mark: SyncMark | null } {
+  const [from, to] = updatesWindow(now, mark, settings, backfill);
+  return { from, to, mark: backfill ? null : { syncedTo: now, lastAsOf: now } };
 }
+
+/** A read of a model's output: for a cron fire, or (no readable schedule) at a listed issue time. */
+export interface OutputRead extends VintageRead {
+  asOf: number;
+  /** What names the item: the fire, or the listed issue time. */
+  issue: number;
+  /** The fire whose vintage is asked for; null for a listed issue time. */
+  fire: number | null;
+}
+
+/**
+ * The reads of a model's output in the window of planOutputWindow: one per cron fire (the model
+ * issues on its schedule, UTC), or, without a readable schedule, one per issue time the site lists.
+ */
+export function planModelOutputs(
+  window: { from: number; to: number },
+  schedule: string | undefined,
+  updates: readonly number[],
+  now: number,
+  horizon: number,
+): OutputRead[] {
+  const fires = cronFires(schedule);
+  const { from, to } = window;
+  if (!fires)
+    return [...new Set(updates)]
+      .filter((issue) => issue >= from && issue <= to)
+      .map((issue) => ({ issue, fire: null, asOf: issue, start: issue, end: issue + horizon }));
+  // A day past the window gives the next fire of the last one (memoised: sites share the window).
+  const listed = fires(from, to + DAY);
+  return listed.flatMap((fire, i) => (fire <= to ? [fireRead(fire, listed[i + 1] ?? null, now, horizon)] : []));
+}
+
+/**
+ * The read for `issue`: with a schedule, `issue` is a fire (a pending one, from an earlier run),
+ * otherwise a listed issue time, read exactly.
+ */
+export function outputRead(issue: number, schedule: string | undefined, now: number, horizon: number): OutputRead {
+  if (!schedule || !cronFires(schedule)) return { issue, fire: null, asOf: issue, start: issue, end: issue + horizon };
+  return fireRead(issue, nextFire(schedule, issue), now, horizon);
+}
+
+/**
+ * A fire read as of just before its next fire (1 µs) or now, whichever is first, so the answer is
+ * the vintage published for that fire however late within its period it came out.
+ */
+function fireRead(fire: number, next: number | null, now: number, horizon: number): OutputRead {
+  const asOf = next === null ? now : Math.min(next - 0.001, now);
+  return { issue: fire, fire, asOf, start: fire, end: asOf + horizon };
+}
+
+/** The first fire of `schedule` (UTC) after `fire`, or null when there is none within a week. */
+function nextFire(schedule: string, fire: number): number | null {
+  const cron = CronExpressionParser.parse(schedule, { currentDate: fire, endDate: fire + WEEK, tz: 'UTC' });
+  return cron.hasNext() ? cron.next().getTime() : null;
+}
+
+const DAY = 86_400_000;
+const WEEK = 7 * DAY;
 
 /**
  * The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not

@@ -5,7 +5,8 @@
 // the number as $3), or, for bulk rows, as a DOUBLE column of a data chunk (the loader's
 // staging) converted by instant() in the merge. A number has no zone and no format to get
 // wrong; text (ISO strings cast with ::TIMESTAMPTZ) and make_timestamptz at call sites are not
-// used. Reading back, epoch_ms(column) gives the number again.
+// used. Reading back, epoch_ms(column) gives the number again (whole ms; epoch_us(column) / 1000
+// keeps the microseconds, where they matter: a vintage's issue time).
 
 /** `"name"`: an identifier, whatever characters it holds. */
 export function quoteIdentifier(name: string): string {
@@ -24,13 +25,15 @@ export function sqlList(values: readonly string[]): string {
 
 /**
  * SQL turning an epoch-ms expression (a parameter such as `$3`, a DOUBLE column, or a number
- * written by instantLiteral) into a TIMESTAMPTZ; NULL stays NULL.
+ * written by instantLiteral) into a TIMESTAMPTZ; NULL stays NULL. The fraction of a millisecond
+ * is kept to the microsecond, TIMESTAMPTZ's precision: the service's issue times carry
+ * microseconds, and a vintage stored a fraction early would not be the one read.
  */
 export function instant(expression: string): string {
-  return `make_timestamptz(CAST(${expression} AS BIGINT) * 1000)`;
+  return `make_timestamptz(CAST(CAST(${expression} AS DOUBLE) * 1000 AS BIGINT))`;
 }
 
 /** An instant (epoch ms) written into SQL text, where the statement is built as text anyway. */
 export function instantLiteral(ms: number): string {
-  return instant(String(Math.round(ms)));
+  return instant(String(Math.round(ms * 1000) / 1000));
 }

@@ -1,0 +1,213 @@
+// Vintages one by one (docs/sync.md, "Vintages one by one"): each site forecast as_of and each
+// model-output vintage is an item of its own. Items are read newest first; one that still fails
+// after the client's retries (an answer the service keeps refusing, a malformed one, a vintage
+// other than the one asked for) is recorded with its issue time and kept in vintage_reads
+// (018_vintage_reads.sql) as pending, read again on the next nights up to sync.vintage_retries
+// more times, then given up. The others load, and the sync state moves past it, so one bad
+// vintage never holds its site back. Errors that say nothing about the item (the key refused,
+// quota, the service unreachable, an abort) still fail the whole resource, as before.
+import pLimit from 'p-limit';
+import { isServiceError } from '../api/errors.js';
+import type { Failure } from '../runner/job.js';
+import { formatExactInstant } from '../time.js';
+import { instant } from '../warehouse/sql.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+
+export type VintageResource = 'forecasts' | 'outputs';
+
+/** A vintage to read: the site forecast's (modelId '') or a model's, named by its issue time (outputs: the cron fire). */
+export interface VintageItem {
+  modelId: string;
+  issue: number;
+}
+
+/** A vintage whose earlier reads failed `attempts` times. */
+export interface PendingVintage extends VintageItem {
+  attempts: number;
+}
+
+/** The pending vintages of a resource, per site. */
+export type PendingVintages = ReadonlyMap<string, readonly PendingVintage[]>;
+
+/** An answer that is not the vintage asked for: a failure of that item, never stored under the wrong key. */
+export class WrongVintage extends Error {}
+
+/**
+ * How an item ended: read (its value), failed (why), awaited (its vintage is not published yet:
+ * outputs), or skipped (the run was stopped before it was read: kept pending, no attempt counted).
+ */
+export type ItemResult<T> =
+  | { item: VintageItem; value: T }
+  | { item: VintageItem; failed: string; fieldPath?: string }
+  | { item: VintageItem; awaited: string }
+  | { item: VintageItem; skipped: string };
+
+/** The pending vintages of `resource` of every site, read once at the start of a run. */
+export async function readPending(warehouse: Warehouse, resource: VintageResource): Promise<PendingVintages> {
+  const rows = await warehouse.all<{ site_id: string; model_id: string; issue: bigint; attempts: number }>(
+    `SELECT site_id, model_id, epoch_us(issue) AS issue, attempts FROM vintage_reads
+      WHERE resource = $1 AND status = 'pending'`,
+    [resource],
+  );
+  const sites = new Map<string, PendingVintage[]>();
+  for (const row of rows) {
+    const items = sites.get(row.site_id) ?? [];
+    items.push({ modelId: row.model_id, issue: Number(row.issue) / 1000, attempts: Number(row.attempts) });
+    sites.set(row.site_id, items);
+  }
+  return sites;
+}
+
+/**
+ * Reads every item, newest issue first, `concurrency` at once. An item whose read fails for a
+ * reason of its own is returned as failed; any other error fails the whole call. Once `signal`
+ * is aborted no more items start, and the ones not read are skipped: a run cut short loads the
+ * newest vintages it read, and the next run reads the rest.
+ */
+export async function readEach<T>(
+  items: readonly VintageItem[],
+  concurrency: number,
+  signal: AbortSignal,
+  read: (item: VintageItem) => Promise<ItemResult<T>>,
+): Promise<ItemResult<T>[]> {
+  const limit = pLimit(concurrency);
+  const newestFirst = [...items].sort((a, b) => b.issue - a.issue);
+  const skipped = (item: VintageItem) => ({ item, skipped: 'not read: the run stopped first' });
+  return Promise.all(
+    newestFirst.map((item) =>
+      limit(async (): Promise<ItemResult<T>> => {
+        if (signal.aborted) return skipped(item);
+        try {
+          return await read(item);
+        } catch (error) {
+          if (signal.aborted) return skipped(item);
+          if (!failsAlone(error)) throw error;
+          const fieldPath = isServiceError(error) ? error.fieldPath : undefined;
+          return { item, failed: (error as Error).message, ...(fieldPath !== undefined ? { fieldPath } : {}) };
+        }
+      }),
+    ),
+  );
+}
+
+/**
+ * Errors that are the item's own: the service refuses this read (4xx but the key's 401/403 and
+ * the quota's 429; a 500 that persisted through the client's retries), a malformed answer, or the
+ * wrong vintage. Timeouts, connection trouble, 502-504 and aborts are the service's or the run's.
+ */
+function failsAlone(error: unknown): boolean {
+  if (error instanceof WrongVintage) return true;
+  if (!isServiceError(error)) return false;
+  if (error.kind === 'malformed') return true;
+  const status = error.status ?? 0;
+  return (
+    error.kind === 'http' && ((status >= 400 && status < 500 && ![401, 403, 429].includes(status)) || status === 500)
+  );
+}
+
+/** Items merged with the pending ones of the site (each once; a pending item keeps its attempts). */
+export function withPending(items: readonly VintageItem[], pending: readonly PendingVintage[] = []): VintageItem[] {
+  const keys = new Set(items.map(itemKey));
+  return [...items, ...pending.filter((item) => !keys.has(itemKey(item)))];
+}
+
+function itemKey(item: VintageItem): string {
+  return `${item.modelId}@${Math.round(item.issue * 1000)}`;
+}
+
+/** What a site's vintage reads leave to record: failures now, successes once their data has landed. */
+export interface Settlement {
+  /** The failures of this run, as run_failures rows. */
+  failures: Failure[];
+  /** Pending items read successfully: deleted from vintage_reads once their data is stored (settleRead). */
+  read: VintageItem[];
+}
+
+/** What recording needs of the run (its SyncEnv). */
+export interface SettleContext {
+  warehouse: Warehouse;
+  runId: string;
+  now: number;
+  /** Reads after the first failed one before an item is given up (sync.vintage_retries). */
+  vintageRetries: number;
+}
+
+/**
+ * Records the failed and awaited items of a site's resource in vintage_reads (one more attempt;
+ * given up past `retries`) and returns the run's failure rows: every failed item, and an awaited
+ * one only when it is given up. Written before the data loads: a crash in between reads them again.
+ */
+export async function recordFailed<T>(
+  ctx: SettleContext,
+  siteId: string,
+  resource: VintageResource,
+  results: readonly ItemResult<T>[],
+  pending: readonly PendingVintage[] = [],
+): Promise<Settlement> {
+  const attempts = new Map(pending.map((item) => [itemKey(item), item.attempts]));
+  const failures: Failure[] = [];
+  const read: VintageItem[] = [];
+  for (const result of results) {
+    const key = itemKey(result.item);
+    if ('value' in result) {
+      if (attempts.has(key)) read.push(result.item);
+      continue;
+    }
+    if ('skipped' in result) {
+      await saveAttempt(ctx, siteId, resource, result.item, attempts.get(key) ?? 0, false, result.skipped);
+      continue;
+    }
+    const attempt = (attempts.get(key) ?? 0) + 1;
+    const givenUp = attempt > ctx.vintageRetries;
+    const reason = 'failed' in result ? result.failed : result.awaited;
+    await saveAttempt(ctx, siteId, resource, result.item, attempt, givenUp, reason);
+    if ('awaited' in result && !givenUp) continue;
+    failures.push({
+      siteId,
+      resource,
+      item: itemName(result.item, resource),
+      ...('fieldPath' in result && result.fieldPath !== undefined ? { fieldPath: result.fieldPath } : {}),
+      reason: `${reason} (${givenUp ? `given up after ${attempt} reads` : `read ${attempt} of ${ctx.vintageRetries + 1}; read again next sync`})`,
+    });
+  }
+  return { failures, read };
+}
+
+/** `as_of 2026-11-18T06:15:03.448761Z`, or `model <id> fire 2026-11-18T06:00:00Z` for an output vintage. */
+export function itemName(item: VintageItem, resource: VintageResource): string {
+  const at = formatExactInstant(item.issue);
+  return resource === 'forecasts' ? `as_of ${at}` : `model ${item.modelId} fire ${at}`;
+}
+
+async function saveAttempt(
+  ctx: SettleContext,
+  siteId: string,
+  resource: VintageResource,
+  item: VintageItem,
+  attempt: number,
+  givenUp: boolean,
+  reason: string,
+): Promise<void> {
+  await ctx.warehouse.run(
+    `INSERT INTO vintage_reads AS v VALUES ($1, $2, $3, ${instant('$4')}, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)
+     ON CONFLICT (site_id, resource, model_id, issue) DO UPDATE SET status = excluded.status,
+       attempts = excluded.attempts, reason = excluded.reason, last_failed_at = excluded.last_failed_at,
+       run_id = excluded.run_id`,
+    [siteId, resource, item.modelId, item.issue, givenUp ? 'given_up' : 'pending', attempt, reason, ctx.now, ctx.runId],
+  );
+}
+
+/** Forgets the pending items read successfully, once their data is stored. */
+export async function settleRead(
+  warehouse: Warehouse,
+  siteId: string,
+  resource: VintageResource,
+  read: readonly VintageItem[],
+): Promise<void> {
+  for (const item of read) {
+    await warehouse.run(
+      `DELETE FROM vintage_reads WHERE site_id = $1 AND resource = $2 AND model_id = $3 AND issue = ${instant('$4')}`,
+      [siteId, resource, item.modelId, item.issue],
+    );
+  }
+}
