@@ -41,6 +41,7 @@ import {
   ErrorBody,
   FastApiErrorBody,
   ForecastUpdates,
+  type ForecastUpdateList,
   ModelInput,
   ModelItem,
   SiteResponse,
@@ -362,7 +363,7 @@ export class ServiceClient {
   }
 
   /** The issue times of the site's forecast vintages (epoch ms), as the service lists them. */
-  async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<number[]> {
+  async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<ForecastUpdateList> {
     return this.call({
       method: 'GET',
       template: '/platform/v2/sites/{site_id}/forecast/updates',

@@ -121,10 +121,15 @@ export function applyOutcome(result: ApplyResult): JobOutcome {
     })),
   ];
   const succeeded = result.pushed.length + result.unchanged.length;
+  const nulls = [...result.pushed, ...result.failed]
+    .map((push) => push.plan)
+    .concat(result.unchanged, result.skipped)
+    .reduce((sum, site) => sum + site.nulls, 0);
   return {
     status: failures.length === 0 ? 'ok' : succeeded > 0 ? 'partial' : 'failed',
     rows: { capacity_pushes: result.pushed.length + result.failed.length },
     failures,
+    ...(nulls > 0 ? { defaulted: { 'capacity.value': nulls } } : {}),
     summary: applySummary(result),
   };
 }

@@ -49,6 +49,8 @@ export interface SitePlan {
   drift: PointChange[] | null;
   /** Why the service's timeline could not be read (null when it was): such a site is not pushed, the others are. */
   readError: string | null;
+  /** Instants the service sampled with a null value (before its first point): left out of `service`. */
+  nulls: number;
 }
 
 export interface CapacityPlan {
@@ -129,6 +131,7 @@ function planSite(
     vsLastPush: lastPush ? diffPoints(lastPush.points, timeline.points) : null,
     drift: pushed ? diffPoints(pushed, service) : null,
     readError: null,
+    nulls: samples.nulls,
   };
 }
 
@@ -148,6 +151,7 @@ function unreadSite(
     vsLastPush: null,
     drift: null,
     readError: error instanceof Error ? error.message : String(error),
+    nulls: 0,
   };
 }
 

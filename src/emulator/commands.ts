@@ -4,6 +4,7 @@ import { command, stopSignal, UsageError, type Outcome } from '../boundary.js';
 import { parseInstant } from '../time.js';
 import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
 import { startEmulator } from './server.js';
+import { UNTIDY_KINDS, type UntidyKind } from './untidy.js';
 
 interface EmulatorFlags {
   host: string;
@@ -18,6 +19,7 @@ interface EmulatorFlags {
   historyDays: string;
   profile: string;
   now?: string;
+  untidy?: string[];
 }
 
 export function registerEmulatorCommands(program: Command): void {
@@ -40,6 +42,7 @@ export function registerEmulatorCommands(program: Command): void {
       "rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages' shapes)",
       'rich',
     )
+    .option('--untidy <kind...>', `untidy answers to serve: ${UNTIDY_KINDS.join(', ')}`)
     .action(command<[], EmulatorFlags>(emulatorCommand));
 }
 
@@ -77,6 +80,7 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
     profile: profileOf(flags.profile),
     ...(flags.state ? { statePath: flags.state } : {}),
     ...(flags.now !== undefined ? { now: heldClock(flags.now) } : {}),
+    ...(flags.untidy ? { untidy: flags.untidy.map(untidyOf) } : {}),
   };
 }
 
@@ -104,6 +108,12 @@ function profileOf(text: string): EmulatorProfile {
   if (!profile)
     throw new UsageError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
   return profile;
+}
+
+function untidyOf(text: string): UntidyKind {
+  const kind = UNTIDY_KINDS.find((k) => k === text);
+  if (!kind) throw new UsageError(`--untidy must be among ${UNTIDY_KINDS.join(', ')}, got ${JSON.stringify(text)}`);
+  return kind;
 }
 
 function share(flag: string, text: string): number {

@@ -8,6 +8,7 @@ import { FaultPlan, malform, type FaultContext, type FaultKind } from './faults.
 import * as handlers from './handlers.js';
 import { errorReply, HttpError, type Context, type EmulatorProfile, type Reply } from './handlers.js';
 import { ConflictError, NotFoundError, Store, type ModelKind } from './store.js';
+import { untidyReply, type UntidyKind } from './untidy.js';
 import { DAY, startOfUtcDay } from '../time.js';
 
 export interface EmulatorOptions {
@@ -37,6 +38,8 @@ export interface EmulatorOptions {
   profile?: EmulatorProfile;
   /** Cron schedules (UTC) replacing the defaults of a kind of model, e.g. `{ ai: '0 * * * *' }` for hourly AI issues. */
   schedules?: Partial<Record<ModelKind, string>>;
+  /** Untidy answers to serve (untidy.ts), none by default. */
+  untidy?: UntidyKind[];
 }
 
 export interface Emulator {
@@ -50,6 +53,8 @@ export interface Emulator {
     malformedSites?: string[];
     faultHook?: EmulatorOptions['faultHook'] | null;
   }): void;
+  /** Replaces the untidy switches that are on (untidy.ts). */
+  setUntidy(kinds: UntidyKind[]): void;
   /** What was served since start: requests, injected faults by kind, malformed data responses. */
   stats(): EmulatorStats;
   close(): Promise<void>;
@@ -165,6 +170,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   store.load();
   createDemoSites(store, options.apiKeys, options.sites ?? 0, clock(), historyDays, seed);
   const accounts = new Map(options.apiKeys.map((key) => [key, Store.accountOf(key)]));
+  let untidy = new Set(options.untidy ?? []);
   const faults = new FaultPlan(seed, {
     faultRate: options.faultRate ?? 0,
     malformedRate: options.malformedRate ?? 0,
@@ -200,7 +206,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     if (fault) stats.faults[fault] += 1;
     const answer = () => {
       let reply = safely(() =>
-        answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile }),
+        answerRequest(req, url, match, body, { store, accounts, seed, now: clock(), historyDays, profile, untidy }),
       );
       if (reply.data && reply.status === 200) {
         const breakIt = forced === 'malformed' || (siteId !== undefined && faults.settings.malformedSites.has(siteId));
@@ -269,6 +275,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (settings.malformedSites !== undefined) faults.settings.malformedSites = new Set(settings.malformedSites);
       if (settings.faultHook !== undefined) faults.settings.hook = settings.faultHook ?? undefined;
     },
+    setUntidy(kinds) {
+      untidy = new Set(kinds);
+    },
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
@@ -288,6 +297,7 @@ interface ServeContext {
   now: number;
   historyDays: number;
   profile: EmulatorProfile;
+  untidy: ReadonlySet<UntidyKind>;
 }
 
 function answerRequest(
@@ -326,9 +336,14 @@ function answerRequest(
     seed: serve.seed,
     now: serve.now,
     historyDays: serve.historyDays,
+    untidy: serve.untidy,
   };
   try {
-    return handler(ctx, match.id, queryObject(url.searchParams), body);
+    return untidyReply(
+      handler(ctx, match.id, queryObject(url.searchParams), body),
+      match.route.pattern.join('/'),
+      serve.untidy,
+    );
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, body: { errors: error.errors } };
     if (error instanceof NotFoundError)

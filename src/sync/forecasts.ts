@@ -4,13 +4,14 @@ import pLimit from 'p-limit';
 import type { ForecastSeries } from '../api/schemas.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
-import { loadOptions, type ResourceSync } from './types.js';
+import { loadOptions, skippedUpdates, type ResourceSync } from './types.js';
 import { planForecastUpdates } from './windows.js';
 
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
 export const forecastsSync: ResourceSync<ForecastSeries[]> = {
   async fetch(env, site, mark) {
-    const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
+    const updates = await site.updates();
+    const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
     const limit = pLimit(env.requestsPerSite);
     const series = await Promise.all(
       plan.reads.map((read) =>
@@ -27,7 +28,10 @@ export const forecastsSync: ResourceSync<ForecastSeries[]> = {
       data: series,
       rows: series.reduce((sum, read) => sum + read.valid_time.length, 0),
       mark: plan.mark,
-      defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
+      defaulted: [
+        ...skippedUpdates('forecasts', updates),
+        ...series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
+      ],
     };
   },
   load: (env, site, fetched) =>

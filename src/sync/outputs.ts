@@ -9,7 +9,7 @@ import type { Failure } from '../runner/job.js';
 import { formatInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
-import { loadOptions, type ResourceSync } from './types.js';
+import { loadOptions, skippedUpdates, type ResourceSync } from './types.js';
 import { cronFires, planModelVintages } from './windows.js';
 
 type Read = { output: ModelOutput } | { rejected: Failure };
@@ -63,7 +63,10 @@ export const outputsSync: ResourceSync<Vintage[]> = {
       mark:
         rejected.length > 0 ? null : planModelVintages(env.now, mark, env.settings, updates, null, env.backfill).mark,
       rejected,
-      defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
+      defaulted: [
+        ...skippedUpdates('outputs', updates),
+        ...outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
+      ],
     };
   },
   load: (env, site, fetched) =>

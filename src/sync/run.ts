@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
-import type { SiteResponse } from '../api/schemas.js';
+import type { ForecastUpdateList, SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
 import { UsageError } from '../boundary.js';
 import { inShard, type Shard } from '../lake/shard.js';
@@ -541,7 +541,7 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
  */
 function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let models: Promise<ModelRef[]> | undefined;
-  let updates: Promise<number[]> | undefined;
+  let updates: Promise<ForecastUpdateList> | undefined;
   const modelListing = (known?: KnownModels) => {
     const listing = fetchModels(env.client, siteId, known);
     models ??= listing.then((all) => all.map(({ id, schedule }) => ({ id, schedule })));
