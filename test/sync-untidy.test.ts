@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SiteResponse } from '../src/api/schemas.js';
 import type { Emulator } from '../src/emulator/server.js';
-import { clientFor, emulator, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { DUPLICATE_OFFSET } from '../src/emulator/untidy.js';
+import { DAY } from '../src/time.js';
+import { NOW, clientFor, emulator, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 let emu: Emulator;
 
@@ -117,5 +119,45 @@ describe('Get Site Capacity with nulls before the first point', () => {
       emu.setUntidy([]);
       await client.close();
     }
+  });
+});
+
+describe('duplicates', () => {
+  it('a valid time listed twice stores the last value, and a resync leaves no phantom revision', async () => {
+    const dir = tempDir();
+    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    expect((await runSync(clean)).status).toBe('ok');
+
+    emu.setUntidy(['duplicates']);
+    const config = testConfig({ dir, url: emu.url, db: join(dir, 'untidy.duckdb') });
+    try {
+      expect((await runSync(config)).status).toBe('ok');
+      const first = await tableHashes(config.warehouse.path);
+      // The same window read again and merged in full (a backfill has no digest to skip it by).
+      const again = await runSync(config, { from: NOW - 3 * DAY, to: NOW, only: ['actuals'] });
+      expect(again.status).toBe('ok');
+      expect(await tableHashes(config.warehouse.path)).toEqual(first);
+    } finally {
+      emu.setUntidy([]);
+    }
+    const db = config.warehouse.path;
+    const attach = `ATTACH '${clean.warehouse.path}' AS clean (READ_ONLY);`;
+    // The same keys as a clean sync; where a body listed a valid time twice, its last value.
+    for (const table of ['forecasts', 'model_outputs', 'actuals']) {
+      const [counts] = await query<{ untidy: number; clean: number }>(
+        db,
+        `${attach} SELECT (SELECT count(*) FROM main.${table})::INTEGER AS untidy,
+                (SELECT count(*) FROM clean.${table})::INTEGER AS clean`,
+      );
+      expect(counts.untidy).toBe(counts.clean);
+    }
+    const [raised] = await query<{ n: number }>(
+      db,
+      `${attach} SELECT count(*)::INTEGER AS n FROM main.actuals u JOIN clean.actuals c USING (site_id, valid_time)
+       WHERE u.value = c.value + ${DUPLICATE_OFFSET}`,
+    );
+    expect(raised.n).toBeGreaterThan(0);
+    const revisions = await query<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM actual_revisions');
+    expect(revisions[0].n).toBe(0);
   });
 });
