@@ -7,7 +7,17 @@ import { SiteResponse } from '../src/api/schemas.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { DUPLICATE_OFFSET } from '../src/emulator/untidy.js';
 import { DAY } from '../src/time.js';
-import { NOW, clientFor, emulator, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import {
+  NOW,
+  clientFor,
+  emulator,
+  query,
+  runSync,
+  tableHashes,
+  tempDir,
+  testConfig,
+  totalRows,
+} from './sync-support.js';
 
 let emu: Emulator;
 
@@ -159,5 +169,51 @@ describe('duplicates', () => {
     expect(raised.n).toBeGreaterThan(0);
     const revisions = await query<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM actual_revisions');
     expect(revisions[0].n).toBe(0);
+  });
+});
+
+describe('shared model ids', () => {
+  it('a model listed under two sites is kept under each, its output under each, and a resync writes nothing', async () => {
+    const dir = tempDir();
+    const config = testConfig({ dir, url: emu.url, db: join(dir, 'shared.duckdb') });
+    emu.setUntidy(['shared-models']);
+    try {
+      expect((await runSync(config)).status).toBe('ok');
+      const first = await tableHashes(config.warehouse.path);
+      const again = await runSync(config);
+      expect(again.status).toBe('ok');
+      expect(totalRows(again)).toBe(0);
+      expect(await tableHashes(config.warehouse.path)).toEqual(first);
+    } finally {
+      emu.setUntidy([]);
+    }
+    const db = config.warehouse.path;
+    const shared = await query<{ model_id: string; sites: number; outputs: number }>(
+      db,
+      `SELECT model_id, count(DISTINCT site_id)::INTEGER AS sites,
+         (SELECT count(DISTINCT site_id) FROM model_outputs o WHERE o.model_id = m.model_id)::INTEGER AS outputs
+       FROM models m GROUP BY model_id HAVING count(*) > 1`,
+    );
+    expect(shared).toHaveLength(1);
+    expect(shared[0]).toMatchObject({ sites: 3, outputs: 3 });
+    // Each site's copy of the output is the same data.
+    const [copies] = await query<{ vintages: number }>(
+      db,
+      `SELECT count(DISTINCT (as_of, valid_time, forecast))::INTEGER AS vintages,
+              count(*)::INTEGER AS rows FROM model_outputs WHERE model_id = '${shared[0].model_id}'`,
+    );
+    const [perSite] = await query<{ n: number }>(
+      db,
+      `SELECT count(*)::INTEGER AS n FROM model_outputs WHERE model_id = '${shared[0].model_id}'
+         AND site_id = (SELECT min(site_id) FROM model_outputs WHERE model_id = '${shared[0].model_id}')`,
+    );
+    expect(copies.vintages).toBe(perSite.n);
+    // The view that joins models gives one row per output and actual, not one per listing.
+    const [view] = await query<{ view: number; joined: number }>(
+      db,
+      `SELECT (SELECT count(*) FROM model_output_vs_actual)::INTEGER AS view,
+              (SELECT count(*) FROM model_outputs o JOIN actuals a USING (site_id, valid_time))::INTEGER AS joined`,
+    );
+    expect(view.view).toBe(view.joined);
   });
 });

@@ -5,7 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadActuals, loadForecasts, loadModelOutputs, loadTypedActuals } from '../src/warehouse/loader.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ModelItem } from '../src/api/schemas.js';
+import { modelRows, type SiteModel } from '../src/sync/normalize.js';
+import { formatInstant as iso } from '../src/time.js';
+import { loadActuals, loadForecasts, loadModelOutputs, loadModels, loadTypedActuals } from '../src/warehouse/loader.js';
+import { applyMigrations, listMigrations } from '../src/warehouse/migrate.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
@@ -98,5 +103,80 @@ describe('a valid time listed twice with two values', () => {
     );
     expect(s2.map((r) => r.forecast)).toEqual([5, 9, 7, 8]);
     expect(await loadModelOutputs(warehouse, 's1', [output([1, 2, 3, 4, 20])])).toEqual({});
+  });
+});
+
+const model = (priority: number): SiteModel => ({
+  ...ModelItem.parse({
+    id: 'm-shared',
+    name: 'ai',
+    label: 'ai',
+    version: 1,
+    priority,
+    output_types: ['forecast'],
+    state: [{ state: 'complete', timestamp_utc: iso(T0) }],
+    schedule: { type: 'cron', value: '0 */6 * * *' },
+    serving_active: true,
+  }),
+  model_type: 'ai',
+});
+
+describe('a model id listed under two sites', () => {
+  it('keeps a row under each site, with its own states and settings history, and a rerun writes nothing', async () => {
+    const listings = [modelRows('site-a', model(1)), modelRows('site-b', model(3))];
+    expect(await loadModels(warehouse, listings, { now: T0 })).toEqual({
+      models: 2,
+      model_states: 2,
+      model_settings_history: 2,
+    });
+    expect(await loadModels(warehouse, listings, { now: T0 + H })).toEqual({});
+    const rows = await warehouse.all<{ site_id: string; priority: number; states: number; history: number }>(
+      `SELECT site_id, priority,
+         (SELECT count(*) FROM model_states s WHERE s.site_id = m.site_id AND s.model_id = m.model_id)::INTEGER AS states,
+         (SELECT count(*) FROM model_settings_history h WHERE h.site_id = m.site_id AND h.model_id = m.model_id)::INTEGER AS history
+       FROM models m ORDER BY site_id`,
+    );
+    expect(rows).toEqual([
+      { site_id: 'site-a', priority: 1, states: 1, history: 1 },
+      { site_id: 'site-b', priority: 3, states: 1, history: 1 },
+    ]);
+  });
+});
+
+describe('migration 020 on a warehouse made before it', () => {
+  it('moves models, states and settings history over under the one site each model had', async () => {
+    const path = join(dir, 'before.duckdb');
+    const instance = await DuckDBInstance.create(path);
+    const connection = await instance.connect();
+    await applyMigrations(
+      connection,
+      listMigrations().filter((migration) => migration.version < 20),
+    );
+    await connection.run(`
+      INSERT INTO models (model_id, site_id, name, label, version, priority, synced_at)
+        VALUES ('m-1', 'site-a', 'ai', 'ai', 1, 1, TIMESTAMPTZ '2026-11-01 00:00:00+00');
+      INSERT INTO model_states VALUES ('m-1', 'complete', TIMESTAMPTZ '2026-11-01 00:00:00+00', '{}');
+      INSERT INTO model_settings_history VALUES ('m-1', TIMESTAMPTZ '2026-11-01 00:00:00+00', 1, true);`);
+    connection.closeSync();
+    instance.closeSync();
+
+    const opened = await Warehouse.open({ path });
+    try {
+      expect(await opened.all('SELECT model_id, site_id FROM models')).toEqual([
+        { model_id: 'm-1', site_id: 'site-a' },
+      ]);
+      expect(await opened.all('SELECT site_id, model_id, state FROM model_states')).toEqual([
+        { site_id: 'site-a', model_id: 'm-1', state: 'complete' },
+      ]);
+      expect(await opened.all('SELECT site_id, model_id, priority FROM model_settings_history')).toEqual([
+        { site_id: 'site-a', model_id: 'm-1', priority: 1 },
+      ]);
+      // The same id listed under another site now gets its own rows beside the migrated ones.
+      await loadModels(opened, [modelRows('site-b', { ...model(2), id: 'm-1' })], { now: T0 });
+      const sites = await opened.all<{ site_id: string }>('SELECT site_id FROM models ORDER BY site_id');
+      expect(sites.map((r) => r.site_id)).toEqual(['site-a', 'site-b']);
+    } finally {
+      await opened.close();
+    }
   });
 });

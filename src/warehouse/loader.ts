@@ -13,14 +13,16 @@
  *     `site_capacity` segments only when they differ. All the given sites in one transaction.
  *   loadModels(warehouse, models: ModelRows[], options?)                       → RowsWritten
  *     Upserts `models` (only when something changed), appends new `model_states` entries, and a
- *     `model_settings_history` row when priority or serving_active differs from the last one.
+ *     `model_settings_history` row when priority or serving_active differs from the last one; all
+ *     three keyed by (site_id, model_id): a model listed under two sites has rows under each.
  *     The models of many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
  *   loadForecasts(warehouse, siteId, columns: ForecastColumns | ForecastColumns[], options?) → RowsWritten
  *     Inserts the rows whose (site_id, model_name, model_version, update_time, valid_time) is new;
  *     an existing vintage is never overwritten. Several reads of a site (an array) load together,
  *     without being concatenated first.
  *   loadModelOutputs(warehouse, siteId, outputs: ModelOutputColumns[], options?) → RowsWritten
- *     Inserts new (model_id, as_of, valid_time); all the given outputs of the site in one transaction.
+ *     Inserts new (site_id, model_id, as_of, valid_time); all the given outputs of the site in one
+ *     transaction.
  *   loadActuals(warehouse, siteId, columns: ActualColumns, options & { quality? }) → RowsWritten
  *     Inserts new (site_id, valid_time) with first_seen_at = now; where a value changed
  *     (IS DISTINCT FROM) writes an `actual_revisions` row (old, new, replaced_at = now) and updates
@@ -428,6 +430,7 @@ const MODELS: RefTable = {
 const MODEL_STATES: RefTable = {
   table: 'model_states',
   columns: [
+    col('site_id', 'VARCHAR'),
     col('model_id', 'VARCHAR'),
     col('state', 'VARCHAR'),
     col('state_at', 'TIMESTAMPTZ', { instant: true }),
@@ -487,9 +490,9 @@ async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: st
     `CREATE OR REPLACE TEMP TABLE changed_groups AS ${changedGroupsSql(spec.table, groupKey, compared, scope)}`,
   );
   const changedKeys = `SELECT ${groupKey} FROM temp.changed_groups`;
-  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE ${groupKey} IN (${changedKeys})`);
+  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE (${groupKey}) IN (${changedKeys})`);
   const inserted = await warehouse.changed(
-    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE ${groupKey} IN (${changedKeys})`,
+    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE (${groupKey}) IN (${changedKeys})`,
   );
   return Math.max(deleted, inserted);
 }
@@ -585,7 +588,7 @@ export async function loadModels(
       count(
         written,
         'models',
-        await replaceChanged(warehouse, MODELS, 'model_id', 'SELECT model_id FROM temp.models_in'),
+        await replaceChanged(warehouse, MODELS, 'site_id, model_id', 'SELECT site_id, model_id FROM temp.models_in'),
       );
       count(written, 'model_states', await warehouse.changed(STATES_APPEND));
       count(written, 'model_settings_history', await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]));

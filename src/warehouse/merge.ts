@@ -208,36 +208,38 @@ SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id,
 FROM (${INCOMING_STATES}) v ANTI JOIN sync_state s USING (site_id, resource)
 RETURNING site_id, resource`;
 
-/** The last serving settings seen per model, for the models staged in temp.models_in; $1 is now. */
+/** The last serving settings seen per model of a site, for the models staged in temp.models_in; $1 is now. */
 export const SETTINGS_HISTORY_APPEND = `
-INSERT INTO model_settings_history (model_id, observed_at, priority, serving_active)
-SELECT m.model_id, ${instant('$1')}, m.priority, m.serving_active
+INSERT INTO model_settings_history (site_id, model_id, observed_at, priority, serving_active)
+SELECT m.site_id, m.model_id, ${instant('$1')}, m.priority, m.serving_active
 FROM temp.models_in m
 LEFT JOIN (
-  SELECT model_id, priority, serving_active FROM model_settings_history
+  SELECT site_id, model_id, priority, serving_active FROM model_settings_history
   WHERE model_id IN (SELECT model_id FROM temp.models_in)
-  QUALIFY row_number() OVER (PARTITION BY model_id ORDER BY observed_at DESC) = 1
-) last USING (model_id)
+  QUALIFY row_number() OVER (PARTITION BY site_id, model_id ORDER BY observed_at DESC) = 1
+) last USING (site_id, model_id)
 WHERE last.model_id IS NULL
    OR last.priority IS DISTINCT FROM m.priority
    OR last.serving_active IS DISTINCT FROM m.serving_active`;
 
 export const STATES_APPEND = `
-INSERT INTO model_states (model_id, state, state_at, details)
-SELECT DISTINCT ON (model_id, state_at, state) s.model_id, s.state, s.state_at, s.details
+INSERT INTO model_states (site_id, model_id, state, state_at, details)
+SELECT DISTINCT ON (site_id, model_id, state_at, state) s.site_id, s.model_id, s.state, s.state_at, s.details
 FROM temp.model_states_in s
 ANTI JOIN (
-  SELECT model_id, state_at, state FROM model_states WHERE model_id IN (SELECT model_id FROM temp.model_states_in)
-) e USING (model_id, state_at, state)`;
+  SELECT site_id, model_id, state_at, state FROM model_states
+  WHERE model_id IN (SELECT model_id FROM temp.model_states_in)
+) e USING (site_id, model_id, state_at, state)`;
 
 /**
- * Replaces, in `table`, the groups (rows sharing `groupKey`) whose staged rows in temp.<table>_in
- * differ from the stored ones, comparing `columns` only. `scope` is a query naming the group keys
- * this load speaks for, so a group the load emptied is emptied in the table too.
+ * Replaces, in `table`, the groups (rows sharing `groupKey`, one column or several: `site_id,
+ * model_id`) whose staged rows in temp.<table>_in differ from the stored ones, comparing `columns`
+ * only. `scope` is a query naming the group keys this load speaks for, so a group the load
+ * emptied is emptied in the table too.
  */
 export function changedGroupsSql(table: string, groupKey: string, columns: readonly string[], scope: string): string {
   const list = columns.join(', ');
-  const stored = `SELECT ${list} FROM main.${table} WHERE ${groupKey} IN (${scope})`;
+  const stored = `SELECT ${list} FROM main.${table} WHERE (${groupKey}) IN (${scope})`;
   const staged = `SELECT ${list} FROM temp.${table}_in`;
   return `SELECT DISTINCT ${groupKey} FROM ((${staged} EXCEPT ALL ${stored}) UNION ALL (${stored} EXCEPT ALL ${staged}))`;
 }
