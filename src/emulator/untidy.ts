@@ -1,7 +1,6 @@
 // Untidy switches: answers the service's pages allow or a stand-in showed, that the emulator's own
 // data never has. Each is off unless switched on (EmulatorOptions.untidy, `--untidy`, setUntidy);
 // the body ones rewrite a finished 200 answer here, the others change a handler (handlers.ts).
-import type { Reply } from './handlers.js';
 
 export const UNTIDY_KINDS = [
   /** Get Site Forecast Updates lists a `null` among its issue times. */
@@ -27,8 +26,16 @@ export type UntidyKind = (typeof UNTIDY_KINDS)[number];
 /** What a duplicate adds to the value it repeats (kW): another value, so the rule that picks one shows. */
 export const DUPLICATE_OFFSET = 1;
 
-/** Which answer a body switch rewrites: the route's pattern, joined with '/'. */
-export function untidyReply(reply: Reply, route: string, untidy: ReadonlySet<UntidyKind>): Reply {
+/** A handler's answer (handlers.ts Reply), as far as the body switches read it. */
+interface Answer {
+  status: number;
+  body: unknown;
+  /** Set on forecast, output and actuals answers. */
+  data?: boolean;
+}
+
+/** The answer with the body switches that are on applied; `route` is the route's pattern, joined with '/'. */
+export function untidyReply<R extends Answer>(reply: R, route: string, untidy: ReadonlySet<UntidyKind>): R {
   if (reply.status !== 200 || untidy.size === 0) return reply;
   if (route === 'sites/:id/forecast/updates' && untidy.has('update-nulls')) {
     const times = reply.body as (string | null)[];
