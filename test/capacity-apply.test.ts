@@ -333,7 +333,7 @@ windows:
     });
     const removed = await applyLater();
     expect(removed.summary[0]).toMatch(
-      /^pushed {5}Sevilla solar tracking .*: 1 points \(2 changed; the service's 3 points deleted first\)$/,
+      /^pushed {5}Sevilla solar tracking .*: 1 points \(2 changed; then the 2 points the file removed deleted\)$/,
     );
     expect(await timeline()).toEqual([['2026-11-22T00:00Z', 6000]]);
     const forecast = await client.getSiteForecast(sevilla.site_id, {

@@ -159,6 +159,7 @@ describe('Site Capacity: get (sampled), merge, delete', () => {
     expect(await client.getSiteCapacity(site_id, { start: TODAY, end: TODAY + 2 * HOUR })).toEqual({
       valid_time: [TODAY, TODAY + HOUR, TODAY + 2 * HOUR],
       value: [800, 800, 800],
+      nulls: 0,
     });
     const quarter = await client.getSiteCapacity(site_id, { start: TODAY, end: TODAY + HOUR, freq: '15min' });
     expect(quarter.valid_time).toHaveLength(5);
@@ -240,7 +241,7 @@ describe('Site Forecast Updates', () => {
   it('lists every issue time of the serving models, oldest first, each readable as a vintage', async () => {
     const [site] = await client.listSites();
     const updates = await client.getSiteForecastUpdates(site.site_id);
-    expect(updates).toEqual([...updates].sort((a, b) => a - b));
+    expect([...updates]).toEqual([...updates].sort((a, b) => a - b));
     expect(new Set(updates).size).toBe(updates.length);
     expect(updates.at(-1)).toBeLessThanOrEqual(NOW);
     // The demo's AI model issues at :30 every 3 hours, the physical model every 6 hours on the hour,
@@ -364,6 +365,7 @@ describe('reading their other forms', () => {
       expect(await c.getSiteCapacity('s1', range)).toEqual({
         valid_time: [at('2026-07-01T00:00Z'), at('2026-07-10T00:00Z')],
         value: [600, 900],
+        nulls: 0,
       });
     }
     expect(s.requests[0].url).toBe(

@@ -133,6 +133,33 @@ describe('efsync emulator', () => {
     }
   });
 
+  it('serves the untidy answers --untidy names, and refuses a kind it does not know', async () => {
+    const args = ['--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'];
+    args.push('--untidy', 'update-nulls', 'duplicates');
+    const code = await withEmulatorChild(args, async (url) => {
+      const headers = { authorization: 'k' };
+      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
+      const updates = (await (
+        await fetch(`${url}/platform/v2/sites/${site.id}/forecast/updates`, { headers })
+      ).json()) as unknown[];
+      expect(updates.filter((entry) => entry === null)).toHaveLength(1);
+      const range = 'start_date=2026-03-01T08:00:00Z&end_date=2026-03-01T10:00:00Z';
+      const actuals = (await (
+        await fetch(`${url}/platform/v2/sites/${site.id}/actual?${range}`, { headers })
+      ).json()) as {
+        valid_time: string[];
+      };
+      expect(actuals.valid_time.length).toBeGreaterThan(2);
+      expect(actuals.valid_time.at(-1)).toBe(actuals.valid_time[1]);
+    });
+    expect(code).toBe(0);
+    const refused = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--untidy', 'messy'], {
+      encoding: 'utf8',
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--untidy');
+  });
+
   it('refuses a fault rate outside 0..1', () => {
     const result = spawnSync(process.execPath, [...CLI, 'emulator', '--api-key', 'k', '--fault-rate', '1.5'], {
       encoding: 'utf8',

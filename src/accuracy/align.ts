@@ -169,7 +169,7 @@ async function collectPoints(
     UNION ALL
     SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
       o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
-    FROM model_outputs o JOIN models m USING (model_id)
+    FROM model_outputs o JOIN models m USING (site_id, model_id)
     WHERE o.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`)}`);
 }
 
@@ -180,7 +180,7 @@ async function collectPoints(
 export async function siteLevels(sql: SqlRunner, options: AlignOptions): Promise<void> {
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site_levels AS
     SELECT o.site_id, count(DISTINCT m.quantile) AS levels
-    FROM model_outputs o JOIN models m USING (model_id)
+    FROM model_outputs o JOIN models m USING (site_id, model_id)
     WHERE m.quantile IS NOT NULL AND o.site_id IN (SELECT site_id FROM acc_site)
       AND ${windowSql('o.valid_time', options)} AND ${modelFilterSql(options)}
     GROUP BY o.site_id`);

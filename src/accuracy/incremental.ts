@@ -139,7 +139,7 @@ function vintagePointsSql(
   return `SELECT site_id, update_time AS issue_time, valid_time FROM forecasts
       WHERE site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('valid_time', from, to)}
     UNION ALL
-    SELECT o.site_id, o.as_of, o.valid_time FROM model_outputs o JOIN models m USING (model_id)
+    SELECT o.site_id, o.as_of, o.valid_time FROM model_outputs o JOIN models m USING (site_id, model_id)
       WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('o.valid_time', from, to)} AND ${modelFilterSql(options)}`;
 }
 

@@ -55,6 +55,7 @@ import {
   ErrorBody,
   FastApiErrorBody,
   ForecastUpdates,
+  type ForecastUpdateList,
   ModelInput,
   ModelItem,
   SiteResponse,
@@ -393,7 +394,7 @@ export class ServiceClient {
   }
 
   /** The issue times of the site's forecast vintages (epoch ms), as the service lists them. */
-  async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<number[]> {
+  async getSiteForecastUpdates(siteId: string, options: CallOptions = {}): Promise<ForecastUpdateList> {
     return this.call({
       method: 'GET',
       template: '/platform/v2/sites/{site_id}/forecast/updates',

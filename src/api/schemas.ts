@@ -127,15 +127,54 @@ export const LoadSiteItem = z.object({
 export const SiteRequest = z.discriminatedUnion('type', [SolarSiteItem, WindSiteItem, LoadSiteItem]);
 
 /**
- * One segment of `capacity_kw_array`: the guide shows `{value, dateEnd}`; the reference's
- * example is `{}`. Tolerated: a segment without `value` (skipped); `dateStart` is the rich
- * emulator's addition; extra keys are kept.
+ * An instant of a capacity segment: a timestamp, or a number of the epoch (no page shows one,
+ * a stand-in did): below 1e11 it is seconds (1e11 s is the year 5138), else milliseconds (1e11 ms
+ * is 1973-03-03, before any site). `numeric` says which it was, for `defaulted`.
  */
-export const CapacitySegment = z.looseObject({
-  value: z.number().optional(),
-  dateStart: Instant.nullable().optional(),
-  dateEnd: Instant.nullable().optional(),
+const SegmentInstant = z.union([
+  Instant.transform((at) => ({ at, numeric: false })),
+  z
+    .number()
+    .finite()
+    .transform((n) => ({ at: Math.abs(n) < 1e11 ? Math.round(n * 1000) : n, numeric: true })),
+]);
+
+/**
+ * One segment of `capacity_kw_array`: the guide shows `{value, dateEnd}`; the reference's
+ * example is `{}`. `dateStart` is the rich emulator's addition; extra keys are kept.
+ */
+const CapacitySegmentWire = z.looseObject({
+  value: z.number(),
+  dateStart: SegmentInstant.nullable().optional(),
+  dateEnd: SegmentInstant.nullable().optional(),
 });
+
+/**
+ * The segments of a site, each read on its own, so one untidy segment costs at most itself:
+ * one without a readable `value`, or with an unreadable date, is skipped
+ * (`capacity_kw_array[]`); a date given as an epoch number is read by its magnitude
+ * (SegmentInstant; `capacity_kw_array[].dateEnd` or `.dateStart`); a missing `dateEnd` is an
+ * open end, as `null` (`capacity_kw_array[].dateEnd`).
+ */
+function capacitySegments(entries: readonly unknown[], defaulted: string[]): CapacitySegment[] {
+  const segments: CapacitySegment[] = [];
+  for (const entry of entries) {
+    const parsed = CapacitySegmentWire.safeParse(entry);
+    if (!parsed.success) {
+      defaulted.push('capacity_kw_array[]');
+      continue;
+    }
+    const { dateStart, dateEnd, ...rest } = parsed.data;
+    if (dateStart?.numeric) defaulted.push('capacity_kw_array[].dateStart');
+    if (dateEnd === undefined || dateEnd?.numeric) defaulted.push('capacity_kw_array[].dateEnd');
+    segments.push({
+      ...rest,
+      ...(dateStart === undefined ? {} : { dateStart: dateStart?.at ?? null }),
+      dateEnd: dateEnd?.at ?? null,
+    });
+  }
+  return segments;
+}
 
 /** An entry of a site's `assets`: a PV asset (solar) or a turbine group (wind); any keys are kept. */
 export const SiteAsset = z.looseObject({ capacity: z.number().optional(), mount: z.string().optional() });
@@ -157,8 +196,8 @@ export const SITE_RESPONSE_FIELDS = [
 /**
  * A site of List Sites or Get Site. Tolerated: `site_id` missing (the get-site-info guide shows
  * `id` only): taken from `id`; `assets` null (the reference types it `PVAsset[] | null`) or
- * missing: none; `capacity_kw_array` missing or null: none, and its segments without a value
- * skipped; `settings` null or missing; extra keys kept.
+ * missing: none; `capacity_kw_array` missing or null: none, and its untidy segments as
+ * capacitySegments reads them; `settings` null or missing; extra keys kept.
  */
 export const SiteResponse = z
   .looseObject({
@@ -167,7 +206,7 @@ export const SiteResponse = z
     name: z.string(),
     latitude: z.number(),
     longitude: z.number(),
-    capacity_kw_array: z.array(CapacitySegment).nullable().optional(),
+    capacity_kw_array: z.array(z.unknown()).nullable().optional(),
     creation_timestamp_utc: Instant,
     type: z.string(),
     settings: z.record(z.string(), z.unknown()).nullable().optional(),
@@ -178,13 +217,11 @@ export const SiteResponse = z
     if (site.site_id === undefined) defaulted.push('site_id');
     if (site.assets == null) defaulted.push('assets');
     if (site.capacity_kw_array == null) defaulted.push('capacity_kw_array');
-    const segments = (site.capacity_kw_array ?? []).filter((segment) => segment.value !== undefined);
-    if (segments.length < (site.capacity_kw_array ?? []).length) defaulted.push('capacity_kw_array[].value');
     return {
       ...site,
       site_id: site.site_id ?? site.id,
       assets: site.assets ?? [],
-      capacity_kw_array: segments as CapacitySegment[],
+      capacity_kw_array: capacitySegments(site.capacity_kw_array ?? [], defaulted),
       defaulted,
     };
   });
@@ -406,8 +443,15 @@ export const CapacityUpload = z.object({ data: z.array(CapacityPoint).min(1) });
 /** An object the pages leave open (any keys): kept as it came. */
 export const AnyObject = z.record(z.string(), z.unknown());
 
-/** Get Site Forecast Updates: the issue times of the site's forecast (an array of date-times). */
-export const ForecastUpdates = z.array(Instant);
+/**
+ * Get Site Forecast Updates: the issue times of the site's forecast (an array of date-times).
+ * Tolerated: a `null` entry (a stand-in listed one), skipped and counted in `nulls`; any other
+ * entry that is not a timestamp makes the list malformed.
+ */
+export const ForecastUpdates = z.array(Instant.nullable()).transform((entries) => {
+  const times = entries.filter((entry): entry is number => entry !== null);
+  return Object.assign(times, { nulls: entries.length - times.length });
+});
 
 /** Upload Site Actuals: points of one time series; `type` defaults to `power` (kW). */
 export const ActualsUpload = z.object({
@@ -430,20 +474,30 @@ export const CapacityFreq = z.enum(['1h', '60min', '30min', '15min', '5min']);
  * Get Site Capacity: the timeline in force, SAMPLED every `freq` over the range (not the
  * uploaded points): `{meta: {site_name, site_id, unit: "kW"}, data: {valid_time, value}}`.
  * Also read: the `data` columns alone, and an array of `{valid_time, value}` rows; any order
- * (sorted by time here).
+ * (sorted by time here). Tolerated: a `null` value (a stand-in sends them at the instants
+ * before the site's first point, where no capacity is in force yet): that instant is left out,
+ * as no capacity, and counted in `nulls`.
  */
+const CapacityValue = z.number().nullable();
 const CapacityColumns = z
-  .looseObject({ valid_time: z.array(Instant), value: z.array(z.number()) })
+  .looseObject({ valid_time: z.array(Instant), value: z.array(CapacityValue) })
   .superRefine(equalLengths(['valid_time', 'value']));
 const CapacityRows = z
-  .array(z.looseObject({ valid_time: Instant, value: z.number() }))
+  .array(z.looseObject({ valid_time: Instant, value: CapacityValue }))
   .transform((rows) => ({ valid_time: rows.map((r) => r.valid_time), value: rows.map((r) => r.value) }));
 const CapacityEnvelope = z
   .looseObject({ meta: AnyObject.nullable().optional(), data: z.union([CapacityColumns, CapacityRows]) })
   .transform((body) => body.data);
 export const CapacityTimeline = z.union([CapacityEnvelope, CapacityColumns, CapacityRows]).transform((timeline) => {
-  const order = timeline.valid_time.map((_, i) => i).sort((a, b) => timeline.valid_time[a] - timeline.valid_time[b]);
-  return { valid_time: order.map((i) => timeline.valid_time[i]), value: order.map((i) => timeline.value[i]) };
+  const order = timeline.valid_time
+    .map((_, i) => i)
+    .filter((i) => timeline.value[i] !== null)
+    .sort((a, b) => timeline.valid_time[a] - timeline.valid_time[b]);
+  return {
+    valid_time: order.map((i) => timeline.valid_time[i]),
+    value: order.map((i) => timeline.value[i] as number),
+    nulls: timeline.valid_time.length - order.length,
+  };
 });
 
 export const CapacityQuery = z.object({
@@ -566,8 +620,13 @@ export type SiteSettings = z.output<typeof SiteSettings>;
 export type PVAsset = z.output<typeof PVAsset>;
 export type SiteResponse = z.output<typeof SiteResponse>;
 export type SiteResponseWire = z.input<typeof SiteResponse>;
-/** A segment as the client keeps it: those without a value are skipped. */
-export type CapacitySegment = z.output<typeof CapacitySegment> & { value: number };
+/** A segment as the client keeps it (capacitySegments): instants as epoch ms, an open end null. */
+export type CapacitySegment = {
+  [key: string]: unknown;
+  value: number;
+  dateStart?: number | null;
+  dateEnd: number | null;
+};
 export type ModelItem = z.output<typeof ModelItem>;
 export type ModelItemWire = z.input<typeof ModelItem>;
 export type ModelState = z.output<typeof ModelState>;
@@ -588,6 +647,7 @@ export type Acknowledgement = z.output<typeof Acknowledgement>;
 export type SiteType = 'solar' | 'wind' | 'load';
 export type ActualsUpload = z.input<typeof ActualsUpload>;
 export type CapacityTimeline = z.output<typeof CapacityTimeline>;
+export type ForecastUpdateList = z.output<typeof ForecastUpdates>;
 export type CapacityFreq = z.output<typeof CapacityFreq>;
 export type ActualTypes = z.output<typeof ActualTypes>;
 export type TrainSiteModelsBody = z.input<typeof TrainSiteModelsBody>;

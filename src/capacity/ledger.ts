@@ -14,8 +14,10 @@ export interface PushRecord {
   contentHash: string;
   gitCommit: string | null;
   points: TimelinePoint[];
-  /** The service's points deleted before the upload; null when nothing was deleted. */
+  /** The service's points the file removed, deleted after the upload; null when none. */
   deletedPoints: TimelinePoint[] | null;
+  /** A failed push: the service's timeline read back after it (change points over the window); else null. */
+  heldPoints: TimelinePoint[] | null;
   response: unknown;
   status: 'ok' | 'failed';
   error: string | null;
@@ -34,8 +36,8 @@ export function wirePoints(points: TimelinePoint[]): { valid_time: string; value
 export async function recordPush(warehouse: Warehouse, push: PushRecord): Promise<string> {
   const pushId = randomUUID();
   await warehouse.run(
-    `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, deleted_points, response, status, error, pushed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, ${instant('$12')})`,
+    `INSERT INTO capacity_pushes (push_id, run_id, site_id, file, content_hash, git_commit, points, deleted_points, response, status, error, pushed_at, held_points)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::JSON, $8::JSON, $9::JSON, $10, $11, ${instant('$12')}, $13::JSON)`,
     [
       pushId,
       push.runId,
@@ -49,6 +51,7 @@ export async function recordPush(warehouse: Warehouse, push: PushRecord): Promis
       push.status,
       push.error,
       push.pushedAt,
+      push.heldPoints === null ? null : JSON.stringify(wirePoints(push.heldPoints)),
     ],
   );
   return pushId;
@@ -63,6 +66,7 @@ interface PushRow {
   git_commit: string | null;
   points: string;
   deleted_points: string | null;
+  held_points: string | null;
   response: string | null;
   status: 'ok' | 'failed';
   error: string | null;
@@ -70,7 +74,7 @@ interface PushRow {
 }
 
 const SELECT_PUSH = `SELECT push_id, run_id, site_id, file, content_hash, git_commit, points::VARCHAR AS points,
-  deleted_points::VARCHAR AS deleted_points, response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
+  deleted_points::VARCHAR AS deleted_points, held_points::VARCHAR AS held_points, response::VARCHAR AS response, status, error, pushed_at FROM capacity_pushes`;
 
 function pointsOf(json: string): TimelinePoint[] {
   return (JSON.parse(json) as { valid_time: string; value: number }[]).map((p) => ({
@@ -89,6 +93,7 @@ function fromRow(row: PushRow): StoredPush {
     gitCommit: row.git_commit,
     points: pointsOf(row.points),
     deletedPoints: row.deleted_points === null ? null : pointsOf(row.deleted_points),
+    heldPoints: row.held_points === null ? null : pointsOf(row.held_points),
     response: row.response === null ? null : JSON.parse(row.response),
     status: row.status,
     error: row.error,

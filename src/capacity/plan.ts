@@ -49,6 +49,8 @@ export interface SitePlan {
   drift: PointChange[] | null;
   /** Why the service's timeline could not be read (null when it was): such a site is not pushed, the others are. */
   readError: string | null;
+  /** Instants the service sampled with a null value (before its first point): left out of `service`. */
+  nulls: number;
 }
 
 export interface CapacityPlan {
@@ -110,6 +112,16 @@ function sampled(points: TimelinePoint[], times: readonly number[]): (number | n
   });
 }
 
+/** The service's timeline as sampled (`samples`), as change points, and what turns it into the file's. */
+export function versusFile(
+  timeline: SiteTimeline,
+  samples: CapacityTimeline,
+): { service: TimelinePoint[]; vsService: PointChange[] } {
+  const times = samples.valid_time;
+  const service = changePoints(times, samples.value);
+  return { service, vsService: diffPoints(service, changePoints(times, sampled(timeline.points, times))) };
+}
+
 function planSite(
   timeline: SiteTimeline,
   window: SitePlan['window'],
@@ -117,18 +129,18 @@ function planSite(
   lastPush: StoredPush | null,
 ): SitePlan {
   const times = samples.valid_time;
-  const service = changePoints(times, samples.value);
-  const file = changePoints(times, sampled(timeline.points, times));
+  const { service, vsService } = versusFile(timeline, samples);
   const pushed = lastPush ? changePoints(times, sampled(lastPush.points, times)) : null;
   return {
     timeline,
     window,
     service,
-    vsService: diffPoints(service, file),
+    vsService,
     lastPush,
     vsLastPush: lastPush ? diffPoints(lastPush.points, timeline.points) : null,
     drift: pushed ? diffPoints(pushed, service) : null,
     readError: null,
+    nulls: samples.nulls,
   };
 }
 
@@ -148,10 +160,11 @@ function unreadSite(
     vsLastPush: null,
     drift: null,
     readError: error instanceof Error ? error.message : String(error),
+    nulls: 0,
   };
 }
 
-/** True when the service holds points the file does not: an upload merges, so they must be deleted first. */
+/** True when the service holds points the file does not: an upload merges, so apply deletes them after it. */
 export function needsDelete(plan: SitePlan): boolean {
   return plan.vsService.some((change) => change.change === 'removed');
 }
@@ -247,7 +260,7 @@ function driftLine(plan: SitePlan): string | null {
 function serviceLine(plan: SitePlan): string {
   if (plan.vsService.length === 0) return 'against the service: no change';
   const how = needsDelete(plan)
-    ? "  -> apply deletes the service's timeline and uploads the file's (an upload alone would keep the removed points)"
+    ? "  -> apply uploads the file's timeline, then deletes the removed points (an upload alone would keep them)"
     : '  -> apply uploads it';
   return `against the service: ${counts(plan.vsService)}${how}`;
 }

@@ -8,6 +8,7 @@ import { startEmulator } from './server.js';
 import type { ModelKind } from './store.js';
 
 const MODEL_KINDS: readonly ModelKind[] = ['ai', 'physical', 'quantile'];
+import { UNTIDY_KINDS, type UntidyKind } from './untidy.js';
 
 interface EmulatorFlags {
   host: string;
@@ -27,6 +28,7 @@ interface EmulatorFlags {
   fractionalIssues?: boolean;
   latePublication?: string[];
   failingVintage?: string[];
+  untidy?: string[];
 }
 
 export function registerEmulatorCommands(program: Command): void {
@@ -63,6 +65,7 @@ export function registerEmulatorCommands(program: Command): void {
       "rich (the documented shapes plus capacity columns and state details) or docs (exactly the public pages' shapes)",
       'rich',
     )
+    .option('--untidy <kind...>', `untidy answers to serve: ${UNTIDY_KINDS.join(', ')}`)
     .action(command<[], EmulatorFlags>(emulatorCommand));
 }
 
@@ -106,6 +109,7 @@ function optionsFrom(flags: EmulatorFlags): Parameters<typeof startEmulator>[0] 
       : {}),
     issueTiming: { fractional: flags.fractionalIssues ?? false, delays: delaysOf(flags.latePublication ?? []) },
     failingVintages: failingVintagesOf(flags.failingVintage ?? []),
+    ...(flags.untidy ? { untidy: flags.untidy.map(untidyOf) } : {}),
   };
 }
 
@@ -176,6 +180,12 @@ function profileOf(text: string): EmulatorProfile {
   if (!profile)
     throw new UsageError(`--profile must be one of ${EMULATOR_PROFILES.join(', ')}, got ${JSON.stringify(text)}`);
   return profile;
+}
+
+function untidyOf(text: string): UntidyKind {
+  const kind = UNTIDY_KINDS.find((k) => k === text);
+  if (!kind) throw new UsageError(`--untidy must be among ${UNTIDY_KINDS.join(', ')}, got ${JSON.stringify(text)}`);
+  return kind;
 }
 
 function share(flag: string, text: string): number {

@@ -38,6 +38,7 @@ import {
 } from './store.js';
 import { SeriesCursor, STEP_MS } from './truth.js';
 import { timestamp } from './timestamps.js';
+import type { UntidyKind } from './untidy.js';
 import { hashText, uniform } from './noise.js';
 
 const DAY_MS = 86_400_000;
@@ -74,6 +75,8 @@ export interface Context {
   historyDays: number;
   /** Vintages that always answer 400 (vintageKey of a site and as_of, or of a model and issue time). */
   failingVintages: ReadonlySet<string>;
+  /** The untidy switches on (untidy.ts); the handlers read those that change what they do. */
+  untidy: ReadonlySet<UntidyKind>;
 }
 
 /** How a failing vintage is named: its site or model id and its instant, to the microsecond. */
@@ -158,6 +161,8 @@ function siteResponse(ctx: Context, site: SiteRecord): Record<string, unknown> {
 export function uploadCapacity(ctx: Context, siteId: string, body: unknown): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const upload = parse(CapacityUpload, body);
+  if (ctx.untidy.has('capacity-upload-500'))
+    throw new HttpError(500, [{ field: '(server)', message: 'upload failed' }]);
   ctx.store.uploadCapacity(site, upload.data);
   return { status: 200, body: { message: 'Capacity uploaded successfully' } };
 }
@@ -180,11 +185,12 @@ export function siteCapacity(ctx: Context, siteId: string, query: Record<string,
   }
   const step = FREQ_MS[q.freq];
   const capacityAt = capacityLookup(site);
+  const first = ctx.untidy.has('capacity-nulls') ? (site.capacityTimeline[0]?.start ?? -Infinity) : -Infinity;
   const valid_time: string[] = [];
-  const value: number[] = [];
+  const value: (number | null)[] = [];
   for (let t = Math.ceil(start / step) * step; t <= end; t += step) {
     valid_time.push(timestamp(t, q.tz));
-    value.push(capacityAt(t));
+    value.push(t < first ? null : capacityAt(t));
   }
   return {
     status: 200,
@@ -195,7 +201,12 @@ export function siteCapacity(ctx: Context, siteId: string, query: Record<string,
 export function deleteCapacity(ctx: Context, siteId: string, query: Record<string, string>): Reply {
   const site = ctx.store.site(ctx.account, siteId);
   const q = parse(DeleteCapacityQuery, query);
-  const deleted = ctx.store.deleteCapacity(site, ...deleteRange(q.start_date, q.end_date));
+  if (ctx.untidy.has('capacity-delete-422'))
+    throw new HttpError(422, [{ field: 'start_date', message: 'the range cannot be deleted' }]);
+  const range = deleteRange(q.start_date, q.end_date);
+  const deleted = ctx.untidy.has('capacity-delete-all')
+    ? ctx.store.deleteCapacity(site, -Infinity, Infinity)
+    : ctx.store.deleteCapacity(site, ...range);
   return { status: 200, body: { message: `Capacity deleted successfully (${deleted} point(s))` } };
 }
 
@@ -232,8 +243,18 @@ export function listModels(ctx: Context, siteId: string, query: Record<string, s
       .map((e) => e.trim())
       .filter(Boolean),
   );
-  const models = ctx.store.modelsOf(site.id).filter((model) => !model_type || model.label === model_type);
+  const models = [...ctx.store.modelsOf(site.id), ...sharedModels(ctx, site)].filter(
+    (model) => !model_type || model.label === model_type,
+  );
   return { status: 200, body: models.map((model) => modelItem(ctx, model, site, extras.has('serving_active'))) };
+}
+
+/** With `shared-models`, the first model of the account's first site, listed under each other site too. */
+function sharedModels(ctx: Context, site: SiteRecord): ModelRecord[] {
+  if (!ctx.untidy.has('shared-models')) return [];
+  const owner = ctx.store.sitesOf(ctx.account)[0];
+  const model = owner && owner.id !== site.id ? ctx.store.modelsOf(owner.id)[0] : undefined;
+  return model ? [model] : [];
 }
 
 export function updateModel(ctx: Context, modelId: string, body: unknown): Reply {

@@ -10,6 +10,7 @@ import { AccountLimits, type LimitSettings, type Quota } from './limits.js';
 import { errorReply, HttpError, vintageKey, type Context, type EmulatorProfile, type Reply } from './handlers.js';
 import { ConflictError, NotFoundError, Store, type IssueTiming, type ModelKind } from './store.js';
 import { DAY, parseInstant, startOfUtcDay } from '../time.js';
+import { untidyReply, type UntidyKind } from './untidy.js';
 
 export interface EmulatorOptions {
   /** Every key is one account, with its own demo sites. */
@@ -49,6 +50,8 @@ export interface EmulatorOptions {
    * forecast read, or a model id with the issue time of the output vintage a read resolves to.
    */
   failingVintages?: string[];
+  /** Untidy answers to serve (untidy.ts), none by default. */
+  untidy?: UntidyKind[];
 }
 
 export interface Emulator {
@@ -65,6 +68,8 @@ export interface Emulator {
   }): void;
   /** Changes the quota and the revocation while running (null turns one off). */
   setLimits(settings: Partial<LimitSettings>): void;
+  /** Replaces the untidy switches that are on (untidy.ts). */
+  setUntidy(kinds: UntidyKind[]): void;
   /** What was served since start: requests, injected faults by kind, malformed data responses. */
   stats(): EmulatorStats;
   close(): Promise<void>;
@@ -186,6 +191,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   createDemoSites(store, options.apiKeys, options.sites ?? 0, clock(), historyDays, seed);
   let failingVintages = vintageKeys(options.failingVintages ?? []);
   const accounts = new Map(options.apiKeys.map((key) => [key, Store.accountOf(key)]));
+  let untidy = new Set(options.untidy ?? []);
   const faults = new FaultPlan(seed, {
     faultRate: options.faultRate ?? 0,
     malformedRate: options.malformedRate ?? 0,
@@ -240,6 +246,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
           historyDays,
           profile,
           failingVintages,
+          untidy,
         }),
       );
       if (reply.data && reply.status === 200) {
@@ -313,6 +320,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     setLimits(settings) {
       Object.assign(limits.settings, settings);
     },
+    setUntidy(kinds) {
+      untidy = new Set(kinds);
+    },
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
@@ -333,6 +343,7 @@ interface ServeContext {
   historyDays: number;
   profile: EmulatorProfile;
   failingVintages: ReadonlySet<string>;
+  untidy: ReadonlySet<UntidyKind>;
 }
 
 /** `<id>@<instant>` in the one form the handlers compare (vintageKey), whatever form the instant was written in. */
@@ -384,9 +395,14 @@ function answerRequest(
     now: serve.now,
     historyDays: serve.historyDays,
     failingVintages: serve.failingVintages,
+    untidy: serve.untidy,
   };
   try {
-    return handler(ctx, match.id, queryObject(url.searchParams), body);
+    return untidyReply(
+      handler(ctx, match.id, queryObject(url.searchParams), body),
+      match.route.pattern.join('/'),
+      serve.untidy,
+    );
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, body: { errors: error.errors } };
     if (error instanceof NotFoundError)

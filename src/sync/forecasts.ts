@@ -6,7 +6,7 @@ import type { ForecastSeries } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
-import { loadOptions, type ResourceSync } from './types.js';
+import { loadOptions, skippedUpdates, type ResourceSync } from './types.js';
 import {
   type ItemResult,
   readEach,
@@ -27,7 +27,8 @@ interface ForecastReads {
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
 export const forecastsSync: ResourceSync<ForecastReads> = {
   async fetch(env, site, mark) {
-    const plan = planForecastUpdates(env.now, mark, env.settings, await site.updates(), env.backfill);
+    const updates = await site.updates();
+    const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
     const pending = env.backfill ? [] : env.pending.forecasts.get(site.siteId);
     const items = withPending(
       plan.reads.map((read) => ({ modelId: '', issue: read.asOf as number })),
@@ -56,7 +57,10 @@ export const forecastsSync: ResourceSync<ForecastReads> = {
       rows,
       mark: plan.mark,
       rejected: settlement.failures,
-      defaulted: series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
+      defaulted: [
+        ...skippedUpdates('forecasts', updates),
+        ...series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
+      ],
     };
   },
   async load(env, site, fetched) {

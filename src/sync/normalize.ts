@@ -109,6 +109,7 @@ export function modelRows(siteId: string, model: SiteModel): ModelRows {
       latest_state: newest?.state ?? null,
     },
     states: states.map((entry) => ({
+      site_id: siteId,
       model_id: model.id,
       state: entry.state,
       state_at: entry.timestamp_utc,

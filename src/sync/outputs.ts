@@ -9,7 +9,7 @@ import type { ModelOutput } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
-import { loadOptions, type ModelRef, type ResourceSync, type SyncEnv } from './types.js';
+import { loadOptions, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
 import {
   type ItemResult,
   type PendingVintage,
@@ -58,7 +58,10 @@ export const outputsSync: ResourceSync<OutputReads> = {
       rows,
       mark: window.mark,
       rejected: settlement.failures,
-      defaulted: outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
+      defaulted: [
+        ...skippedUpdates('outputs', updates),
+        ...outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
+      ],
     };
   },
   async load(env, site, fetched) {

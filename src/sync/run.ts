@@ -16,7 +16,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
 import { pacingSince, type PacingStats } from '../api/pacing.js';
 import { KeyRejectedError, ServiceError } from '../api/errors.js';
-import type { SiteResponse } from '../api/schemas.js';
+import type { ForecastUpdateList, SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
 import { UsageError } from '../boundary.js';
 import { inShard, type Shard } from '../lake/shard.js';
@@ -586,7 +586,7 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
  */
 export function siteTask(env: SyncEnv, siteId: string): SiteTask {
   let models: Promise<ModelRef[]> | undefined;
-  let updates: Promise<number[]> | undefined;
+  let updates: Promise<ForecastUpdateList> | undefined;
   const modelListing = (known?: KnownModels) => {
     const listing = fetchModels(env.client, siteId, known);
     if (!models) {

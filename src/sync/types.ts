@@ -1,6 +1,7 @@
 // What every resource module of the sync gets and gives: the run's environment in, a fetch
 // phase (the service) and a load phase (the warehouse) out, so a run can say where time goes.
 import type { Listing, ServiceClient } from '../api/client.js';
+import type { ForecastUpdateList } from '../api/schemas.js';
 import type { Logger } from '../log.js';
 import type { Failure } from '../runner/job.js';
 import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
@@ -44,7 +45,7 @@ export interface SiteTask {
   /** What the outputs step reads of each model (the same listing, fetched once). */
   models(): Promise<ModelRef[]>;
   /** The issue times of the site's forecast (Get Site Forecast Updates), read once per run and shared by forecasts and outputs. */
-  updates(): Promise<number[]>;
+  updates(): Promise<ForecastUpdateList>;
 }
 
 /** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */
@@ -67,6 +68,11 @@ export interface Fetched<T> {
 export interface ResourceSync<T> {
   fetch(env: SyncEnv, site: SiteTask, mark: SyncMark | null): Promise<Fetched<T>>;
   load(env: SyncEnv, site: SiteTask, fetched: Fetched<T>): Promise<RowCounts>;
+}
+
+/** The null entries of the site's Forecast Updates that `resource` skipped, as `defaulted` fields. */
+export function skippedUpdates(resource: string, updates: ForecastUpdateList): string[] {
+  return new Array<string>(updates.nulls).fill(`${resource}.updates[]`);
 }
 
 /** The loader's options: the run's clock, and the new sync state written with the data. */

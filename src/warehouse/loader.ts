@@ -13,14 +13,16 @@
  *     `site_capacity` segments only when they differ. All the given sites in one transaction.
  *   loadModels(warehouse, models: ModelRows[], options?)                       → RowsWritten
  *     Upserts `models` (only when something changed), appends new `model_states` entries, and a
- *     `model_settings_history` row when priority or serving_active differs from the last one.
+ *     `model_settings_history` row when priority or serving_active differs from the last one; all
+ *     three keyed by (site_id, model_id): a model listed under two sites has rows under each.
  *     The models of many sites in one transaction (the same statements, so ~40 ms for 1 or 500).
  *   loadForecasts(warehouse, siteId, columns: ForecastColumns | ForecastColumns[], options?) → RowsWritten
  *     Inserts the rows whose (site_id, model_name, model_version, update_time, valid_time) is new;
  *     an existing vintage is never overwritten. Several reads of a site (an array) load together,
  *     without being concatenated first.
  *   loadModelOutputs(warehouse, siteId, outputs: ModelOutputColumns[], options?) → RowsWritten
- *     Inserts new (model_id, as_of, valid_time); all the given outputs of the site in one transaction.
+ *     Inserts new (site_id, model_id, as_of, valid_time); all the given outputs of the site in one
+ *     transaction.
  *   loadActuals(warehouse, siteId, columns: ActualColumns, options & { quality? }) → RowsWritten
  *     Inserts new (site_id, valid_time) with first_seen_at = now; where a value changed
  *     (IS DISTINCT FROM) writes an `actual_revisions` row (old, new, replaced_at = now) and updates
@@ -56,6 +58,7 @@
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
+import { lastOfEach } from './dedupe.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
 import { instant, sqlList } from './sql.js';
@@ -138,33 +141,34 @@ interface VintageRun {
 }
 
 /**
- * The runs of a site's reads with each (vintage, valid time) once: a vintage that several reads
- * return (a daily model's vintage is in every 3-hourly read of its day) is staged whole the first
- * time and, after that, only for valid times not staged yet; a run left empty is dropped. The
- * merge then takes the site's blocks as they are instead of collapsing every staged row by key
- * (series.ts, stage). Runs of a vintage seen once are not looked into.
+ * The runs of a site's reads with each (vintage, valid time) once, by the rule of dedupe.ts (the
+ * last value given wins): a vintage that several reads return (a daily model's vintage is in every
+ * 3-hourly read of its day) is staged whole from the last read and, from the reads before it, only
+ * for valid times it has not; a run left empty is dropped. The merge then takes the site's blocks
+ * as they are instead of collapsing every staged row by key (series.ts, stage).
  */
 function onceEach(runs: VintageRun[]): VintageRun[] {
-  const keyOf = ({ read, start }: VintageRun) =>
-    `${read.model_name[start]}\0${read.model_version[start]}\0${read.update_time[start]}`;
-  const count = new Map<string, number>();
-  for (const run of runs) count.set(keyOf(run), (count.get(keyOf(run)) ?? 0) + 1);
-  const staged = new Map<string, Set<number>>();
-  return runs.flatMap((run) => {
-    const key = keyOf(run);
-    if (count.get(key) === 1) return [run];
-    const times = staged.get(key) ?? new Set<number>();
-    staged.set(key, times);
-    const keep: number[] = [];
-    for (let i = run.start; i < run.end; i++) {
-      const time = run.read.valid_time[i];
-      if (!times.has(time)) {
-        times.add(time);
-        keep.push(i);
-      }
-    }
+  const kept = lastOfEach(
+    runs.map(({ read, start, end }) => ({
+      group: `${read.model_name[start]}\0${read.model_version[start]}\0${read.update_time[start]}`,
+      times: read.valid_time,
+      start,
+      end,
+    })),
+  );
+  return runs.flatMap((run, r) => {
+    const keep = kept[r];
+    if (keep === null) return [run];
     return keep.length === 0 ? [] : [{ ...run, keep }];
   });
+}
+
+/** A series' columns with only the rows `keep` lists (null: all of them, the columns as they are). */
+function rowsOf<T extends Record<string, Column<unknown>>>(columns: T, keep: number[] | null): T {
+  if (keep === null) return columns;
+  return Object.fromEntries(
+    Object.entries(columns).map(([name, values]) => [name, keep.map((i) => values[i])]),
+  ) as unknown as T;
 }
 
 /**
@@ -200,25 +204,49 @@ export async function loadModelOutputs(
   outputs: readonly ModelOutputColumns[],
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const blocks = outputs.map((output) => ({
-    rows: checkLengths(`output of model ${output.model_id} (site ${siteId})`, {
+  const sizes = outputs.map((output) =>
+    checkLengths(`output of model ${output.model_id} (site ${siteId})`, {
       valid_time: output.valid_time,
       forecast: output.forecast,
       capacity: output.capacity,
     }),
-    columns: [
-      { type: DOUBLE, values: output.valid_time },
-      { type: DOUBLE, values: output.forecast },
-      { type: DOUBLE, values: output.capacity },
-    ],
-    shared: [
-      { type: VARCHAR, values: { constant: output.model_id } },
-      { type: VARCHAR, values: { constant: output.model_name } },
-      { type: INTEGER, values: { constant: output.model_version } },
-      { type: DOUBLE, values: { constant: output.as_of } },
-    ],
-  }));
+  );
+  // A vintage (model_id, as_of) listed twice, or a valid time twice in one: the last value wins.
+  const kept = lastOfEach(
+    outputs.map((output, o) => ({
+      group: `${output.model_id}\0${output.as_of}`,
+      times: output.valid_time,
+      start: 0,
+      end: sizes[o],
+    })),
+  );
+  const blocks = outputs.map((output, o) => {
+    const rows = rowsOf(
+      { valid_time: output.valid_time, forecast: output.forecast, capacity: output.capacity },
+      kept[o],
+    );
+    return {
+      rows: rows.valid_time.length,
+      columns: [
+        { type: DOUBLE, values: rows.valid_time },
+        { type: DOUBLE, values: rows.forecast },
+        { type: DOUBLE, values: rows.capacity },
+      ],
+      shared: [
+        { type: VARCHAR, values: { constant: output.model_id } },
+        { type: VARCHAR, values: { constant: output.model_name } },
+        { type: INTEGER, values: { constant: output.model_version } },
+        { type: DOUBLE, values: { constant: output.as_of } },
+      ],
+    };
+  });
   return loadSeries(warehouse, 'outputs', siteId, blocks, options);
+}
+
+/** An actuals series with each valid time once: the last value listed wins (dedupe.ts). */
+function lastValues(columns: ActualColumns, rows: number): ActualColumns {
+  const [keep] = lastOfEach([{ group: '', times: columns.valid_time, start: 0, end: rows }]);
+  return rowsOf({ valid_time: columns.valid_time, value: columns.value }, keep);
 }
 
 export async function loadActuals(
@@ -227,12 +255,13 @@ export async function loadActuals(
   columns: ActualColumns,
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const rows = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
+  const checked = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
+  const series = lastValues(columns, checked);
   const block = {
-    rows,
+    rows: series.valid_time.length,
     columns: [
-      { type: DOUBLE, values: columns.valid_time },
-      { type: DOUBLE, values: columns.value },
+      { type: DOUBLE, values: series.valid_time },
+      { type: DOUBLE, values: series.value },
       // first_seen_at and replaced_at: per site, since sites of one batch may come with different clocks
       { type: DOUBLE, values: { constant: options.now ?? Date.now() } },
     ],
@@ -251,16 +280,17 @@ export async function loadTypedActuals(
   columns: ActualColumns,
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
-  const rows = checkLengths(`${type} actuals of site ${siteId}`, {
+  const checked = checkLengths(`${type} actuals of site ${siteId}`, {
     valid_time: columns.valid_time,
     value: columns.value,
   });
+  const series = lastValues(columns, checked);
   const block = {
-    rows,
+    rows: series.valid_time.length,
     columns: [
       { type: VARCHAR, values: { constant: type } },
-      { type: DOUBLE, values: columns.valid_time },
-      { type: DOUBLE, values: columns.value },
+      { type: DOUBLE, values: series.valid_time },
+      { type: DOUBLE, values: series.value },
       { type: DOUBLE, values: { constant: options.now ?? Date.now() } },
     ],
   };
@@ -400,6 +430,7 @@ const MODELS: RefTable = {
 const MODEL_STATES: RefTable = {
   table: 'model_states',
   columns: [
+    col('site_id', 'VARCHAR'),
     col('model_id', 'VARCHAR'),
     col('state', 'VARCHAR'),
     col('state_at', 'TIMESTAMPTZ', { instant: true }),
@@ -459,9 +490,9 @@ async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: st
     `CREATE OR REPLACE TEMP TABLE changed_groups AS ${changedGroupsSql(spec.table, groupKey, compared, scope)}`,
   );
   const changedKeys = `SELECT ${groupKey} FROM temp.changed_groups`;
-  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE ${groupKey} IN (${changedKeys})`);
+  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE (${groupKey}) IN (${changedKeys})`);
   const inserted = await warehouse.changed(
-    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE ${groupKey} IN (${changedKeys})`,
+    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE (${groupKey}) IN (${changedKeys})`,
   );
   return Math.max(deleted, inserted);
 }
@@ -557,7 +588,7 @@ export async function loadModels(
       count(
         written,
         'models',
-        await replaceChanged(warehouse, MODELS, 'model_id', 'SELECT model_id FROM temp.models_in'),
+        await replaceChanged(warehouse, MODELS, 'site_id, model_id', 'SELECT site_id, model_id FROM temp.models_in'),
       );
       count(written, 'model_states', await warehouse.changed(STATES_APPEND));
       count(written, 'model_settings_history', await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]));

@@ -18,14 +18,17 @@ function siteOf(sites: string): string {
  * so none of their rows can repeat a key) as they are, their block_no their vintage number; the
  * other blocks collapsed on small keys (the lowest block_no of their vintage, given by
  * `vintages`, the site_no, the valid time): the hash aggregate over every staged row was about
- * half of a first sync's merge time, and is now paid only for a vintage read twice.
+ * half of a first sync's merge time, and is now paid only for a vintage read twice. The loader
+ * stages no key twice for a site (dedupe.ts: the last value given wins); should one come twice
+ * all the same, the later block (the later load) wins here too, by the ORDER BY.
  */
 function collapsedSql(staging: string, alone: number): string {
   return `
   SELECT block_no AS vintage_no, site_no, valid_time, forecast, capacity FROM temp.${staging} WHERE block_no <= ${alone}
   UNION ALL
-  SELECT DISTINCT ON (v.vintage_no, s.site_no, s.valid_time) v.vintage_no, s.site_no, s.valid_time, s.forecast, s.capacity
-  FROM temp.${staging} s JOIN vintages v USING (block_no) WHERE s.block_no > ${alone}`;
+  (SELECT DISTINCT ON (v.vintage_no, s.site_no, s.valid_time) v.vintage_no, s.site_no, s.valid_time, s.forecast, s.capacity
+  FROM temp.${staging} s JOIN vintages v USING (block_no) WHERE s.block_no > ${alone}
+  ORDER BY v.vintage_no, s.site_no, s.valid_time, s.block_no DESC)`;
 }
 
 /**
@@ -62,12 +65,14 @@ FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, up
 }
 
 /**
- * The fresh model outputs: collapsed as the forecasts (collapsedSql, a vintage being a model's
- * (model_id, as_of)), and compared with the stored rows on small keys: each stored row of a
- * staged vintage is numbered, by a join with the few staged vintages, with every block_no of its
- * vintage (so it meets a collapsed row under the vintage's lowest one and a row staged as it is
- * under its own), and the anti-join runs on (number, valid time) rather than on a 36-character
- * model_id per row; the vintage's strings are joined back after.
+ * The fresh model outputs, keyed (site_id, model_id, as_of, valid_time): a model listed under
+ * two sites has its output stored under each (docs/warehouse.md). Collapsed as the forecasts
+ * (collapsedSql, a vintage being a model's (model_id, as_of)), and compared with the stored rows
+ * on small keys: each stored row of a staged vintage is numbered, by a join with the few staged
+ * vintages, with every block_no of its vintage (so it meets a collapsed row under the vintage's
+ * lowest one and a row staged as it is under its own), and with its site's site_no, and the
+ * anti-join runs on (number, site_no, valid time) rather than on two strings per row; the
+ * vintage's strings are joined back after.
  */
 export function freshOutputsSql(sites: string, alone: number): string {
   return `
@@ -76,16 +81,18 @@ WITH vintages AS (
 ),
 collapsed AS (${collapsedSql('stage_outputs', alone)}
 ),
+site_nos AS (SELECT unnest(l) AS site_id, generate_subscripts(l, 1)::INTEGER AS site_no FROM (SELECT [${sites}] AS l)),
 existing AS (
-  SELECT v.block_no AS vintage_no, epoch_ms(m.valid_time)::DOUBLE AS valid_time
+  SELECT v.block_no AS vintage_no, n.site_no, epoch_ms(m.valid_time)::DOUBLE AS valid_time
   FROM main.model_outputs m
+  JOIN site_nos n ON m.site_id = n.site_id
   JOIN (SELECT block_no, model_id, ${instant('as_of')} AS as_of FROM temp.stage_output_vintages) v
     ON m.model_id = v.model_id AND m.as_of = v.as_of
   WHERE m.site_id IN (${sites})
     AND m.as_of BETWEEN (SELECT ${instant('min(as_of)')} FROM temp.stage_output_vintages)
       AND (SELECT ${instant('max(as_of)')} FROM temp.stage_output_vintages)
 ),
-fresh AS (SELECT * FROM collapsed c ANTI JOIN existing e USING (vintage_no, valid_time))
+fresh AS (SELECT * FROM collapsed c ANTI JOIN existing e USING (vintage_no, site_no, valid_time))
 SELECT v.model_id, ${instant('v.as_of')} AS as_of, ${instant('f.valid_time')} AS valid_time,
   ${siteOf(sites).replace('site_no', 'f.site_no')} AS site_id, v.model_name, v.model_version, f.forecast, f.capacity
 FROM fresh f JOIN temp.stage_output_vintages v ON v.block_no = f.vintage_no`;
@@ -201,36 +208,38 @@ SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id,
 FROM (${INCOMING_STATES}) v ANTI JOIN sync_state s USING (site_id, resource)
 RETURNING site_id, resource`;
 
-/** The last serving settings seen per model, for the models staged in temp.models_in; $1 is now. */
+/** The last serving settings seen per model of a site, for the models staged in temp.models_in; $1 is now. */
 export const SETTINGS_HISTORY_APPEND = `
-INSERT INTO model_settings_history (model_id, observed_at, priority, serving_active)
-SELECT m.model_id, ${instant('$1')}, m.priority, m.serving_active
+INSERT INTO model_settings_history (site_id, model_id, observed_at, priority, serving_active)
+SELECT m.site_id, m.model_id, ${instant('$1')}, m.priority, m.serving_active
 FROM temp.models_in m
 LEFT JOIN (
-  SELECT model_id, priority, serving_active FROM model_settings_history
+  SELECT site_id, model_id, priority, serving_active FROM model_settings_history
   WHERE model_id IN (SELECT model_id FROM temp.models_in)
-  QUALIFY row_number() OVER (PARTITION BY model_id ORDER BY observed_at DESC) = 1
-) last USING (model_id)
+  QUALIFY row_number() OVER (PARTITION BY site_id, model_id ORDER BY observed_at DESC) = 1
+) last USING (site_id, model_id)
 WHERE last.model_id IS NULL
    OR last.priority IS DISTINCT FROM m.priority
    OR last.serving_active IS DISTINCT FROM m.serving_active`;
 
 export const STATES_APPEND = `
-INSERT INTO model_states (model_id, state, state_at, details)
-SELECT DISTINCT ON (model_id, state_at, state) s.model_id, s.state, s.state_at, s.details
+INSERT INTO model_states (site_id, model_id, state, state_at, details)
+SELECT DISTINCT ON (site_id, model_id, state_at, state) s.site_id, s.model_id, s.state, s.state_at, s.details
 FROM temp.model_states_in s
 ANTI JOIN (
-  SELECT model_id, state_at, state FROM model_states WHERE model_id IN (SELECT model_id FROM temp.model_states_in)
-) e USING (model_id, state_at, state)`;
+  SELECT site_id, model_id, state_at, state FROM model_states
+  WHERE model_id IN (SELECT model_id FROM temp.model_states_in)
+) e USING (site_id, model_id, state_at, state)`;
 
 /**
- * Replaces, in `table`, the groups (rows sharing `groupKey`) whose staged rows in temp.<table>_in
- * differ from the stored ones, comparing `columns` only. `scope` is a query naming the group keys
- * this load speaks for, so a group the load emptied is emptied in the table too.
+ * Replaces, in `table`, the groups (rows sharing `groupKey`, one column or several: `site_id,
+ * model_id`) whose staged rows in temp.<table>_in differ from the stored ones, comparing `columns`
+ * only. `scope` is a query naming the group keys this load speaks for, so a group the load
+ * emptied is emptied in the table too.
  */
 export function changedGroupsSql(table: string, groupKey: string, columns: readonly string[], scope: string): string {
   const list = columns.join(', ');
-  const stored = `SELECT ${list} FROM main.${table} WHERE ${groupKey} IN (${scope})`;
+  const stored = `SELECT ${list} FROM main.${table} WHERE (${groupKey}) IN (${scope})`;
   const staged = `SELECT ${list} FROM temp.${table}_in`;
   return `SELECT DISTINCT ${groupKey} FROM ((${staged} EXCEPT ALL ${stored}) UNION ALL (${stored} EXCEPT ALL ${staged}))`;
 }

@@ -71,7 +71,7 @@ export type ModelRow = {
 };
 
 /** A row of `model_states`. */
-export type ModelStateRow = { model_id: string; state: string; state_at: number; details: unknown };
+export type ModelStateRow = { site_id: string; model_id: string; state: string; state_at: number; details: unknown };
 
 /** A model with its state entries. */
 export type ModelRows = { model: ModelRow; states: ModelStateRow[] };

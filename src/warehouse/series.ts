@@ -88,10 +88,10 @@ interface Series {
   definition: string;
   /**
    * The table of what each block's rows share: block_no INTEGER and these columns. `key`: the
-   * positions of those that name a vintage, as the merge SQL partitions them, and whether the
-   * site is part of it (a forecast's vintage is every site's; a model belongs to one site).
+   * positions of those that name a vintage, as the merge SQL partitions them; with the site, the
+   * key of the rows a block holds (a model listed under two sites has its output under each).
    */
-  shared?: { table: string; definition: string; key: { columns: readonly number[]; site: boolean } };
+  shared?: { table: string; definition: string; key: readonly number[] };
   /**
    * Merges what is staged for `sites`; rows written per site. `options`: those of the batch's
    * first load; `staged`: what stage found of the staged blocks.
@@ -107,7 +107,7 @@ const SERIES: Record<SeriesKind, Series> = {
     shared: {
       table: 'stage_forecast_vintages',
       definition: 'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
-      key: { columns: [0, 1, 2], site: true },
+      key: [0, 1, 2],
     },
     merge: (warehouse, sites, _options, staged) =>
       insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites), staged.alone), 'forecasts', staged),
@@ -120,7 +120,7 @@ const SERIES: Record<SeriesKind, Series> = {
     shared: {
       table: 'stage_output_vintages',
       definition: 'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
-      key: { columns: [0, 3], site: false },
+      key: [0, 3],
     },
     merge: (warehouse, sites, _options, staged) =>
       insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites), staged.alone), 'model_outputs', staged),
@@ -219,10 +219,10 @@ async function stage(
 /** The blocks alone (see stage) first, then the others; and how many are alone. */
 function aloneFirst(
   blocks: { block: StageBlock; siteNo: number }[],
-  key: { columns: readonly number[]; site: boolean },
+  key: readonly number[],
 ): { alone: number; filled: { block: StageBlock; siteNo: number }[] } {
   const keyOf = ({ block, siteNo }: { block: StageBlock; siteNo: number }) =>
-    [key.site ? siteNo : '', ...key.columns.map((index) => constantOf(block.shared?.[index]))].join('\0');
+    [siteNo, ...key.map((index) => constantOf(block.shared?.[index]))].join('\0');
   const groups = new Map<string, StageBlock[]>();
   for (const entry of blocks) {
     const group = groups.get(keyOf(entry));
