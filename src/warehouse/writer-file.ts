@@ -10,26 +10,21 @@
  * - a writer file already at the newest migration is opened without any write;
  * - a writer file DuckDB cannot open (a WAL it cannot replay, a torn file) is moved aside, with
  *   its WAL, under a timestamped name and rebuilt from the published snapshot, so the next sync
- *   continues from the snapshot's sync state.
+ *   continues from the snapshot's sync state. A writer file made from the snapshot gets its
+ *   series tables back from the views the publish made of them (unpresentCold);
+ * - a writer file mostly free space (the cold store moved days out of it) is compacted the same
+ *   way, through a draft, so what a publish copies is the size of the data.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  copyFileSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, constants, copyFileSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { unpresentCold } from './cold.js';
+import { fsyncPath } from './disk.js';
 import { openDuckDB, type DuckDBHandle } from './duckdb.js';
 import { WarehouseBusyError } from './lock.js';
 import { applyMigrations, pendingMigrations } from './migrate.js';
+import { quoteIdentifier, quoteLiteral } from './sql.js';
 
 export interface Recovery {
   /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
@@ -72,7 +67,51 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
     await buildWriterFile(writerPath, writerPath);
     opened = await openDuckDB(writerPath);
   }
+  if (await mostlyFree(opened.connection)) {
+    opened.close();
+    await compactWriterFile(writerPath);
+    opened = await openDuckDB(writerPath);
+  }
   return { ...opened, recovery };
+}
+
+/** Free space a writer file may hold before it is compacted, when that is also over half of it. */
+const COMPACT_FREE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Whether over half the file, and over COMPACT_FREE_BYTES, is free blocks: DuckDB reuses freed
+ * blocks but never gives them back, and a publish copies the whole file.
+ */
+async function mostlyFree(connection: DuckDBConnection): Promise<boolean> {
+  const reader = await connection.runAndReadAll(
+    'SELECT free_blocks, used_blocks, block_size FROM pragma_database_size() WHERE database_name = current_database()',
+  );
+  const [free, used, blockSize] = reader.getRows()[0].map(Number);
+  return free > used && free * blockSize > COMPACT_FREE_BYTES;
+}
+
+/** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
+async function compactWriterFile(writerPath: string): Promise<void> {
+  const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
+  try {
+    const built = await openDuckDB(draft);
+    try {
+      await built.connection.run(`ATTACH ${quoteLiteral(writerPath)} AS compacted_source (READ_ONLY)`);
+      const [[name]] = (await built.connection.runAndReadAll('SELECT current_database()')).getRows();
+      await built.connection.run(`COPY FROM DATABASE compacted_source TO ${quoteIdentifier(String(name))}`);
+      await built.connection.run('DETACH compacted_source');
+      await built.connection.run('CHECKPOINT');
+    } finally {
+      built.close();
+    }
+    fsyncPath(draft, 'r+');
+    rmSync(`${writerPath}.wal`, { force: true });
+    renameSync(draft, writerPath);
+    fsyncPath(dirname(writerPath), 'r');
+  } finally {
+    rmSync(draft, { force: true });
+    rmSync(`${draft}.wal`, { force: true });
+  }
 }
 
 /** Whether the open file lacks migrations; if so, its replayed WAL (if any) is checkpointed first, to be copied. */
@@ -92,8 +131,10 @@ async function buildWriterFile(source: string | null, writerPath: string): Promi
     }
     const built = await openDuckDB(draft);
     try {
+      await unpresentCold(built.connection);
       const pending = await pendingMigrations(built.connection);
       if (pending.length > 0) await applyMigrations(built.connection, pending);
+      await built.connection.run('CHECKPOINT');
     } finally {
       built.close();
     }
@@ -145,15 +186,6 @@ function removeDrafts(publishedPath: string, writerPath: string): void {
  */
 export function cloneFile(from: string, to: string): void {
   copyFileSync(from, to, constants.COPYFILE_FICLONE);
-}
-
-export function fsyncPath(path: string, flags: 'r' | 'r+'): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function firstLine(error: unknown): string {
