@@ -3,15 +3,17 @@
 // file's views from any working directory, late rows merge into a new generation, retention can
 // thin one day, superseded files outlive their grace only, and a kill mid-move loses nothing.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { coldFolderOf, hotCutoff } from '../src/warehouse/cold.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
+import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
+import { openWriterFile } from '../src/warehouse/writer-file.js';
 import { query, tempDir } from './sync-support.js';
+import { count, startChild, startReader } from './warehouse-support.js';
 
 const DAY = 86_400_000;
 /** The run's clock: 12:00 UTC, 12 days after the first synthetic day. */
@@ -25,21 +27,21 @@ async function open(path: string, now = NOW): Promise<Warehouse> {
 }
 
 /**
- * 2 sites x 14 days of hourly valid times: forecasts of 3 vintages each, model outputs of 2,
+ * 2 sites (or `sites`) x 14 days (or `days`) of hourly valid times: forecasts of 3 vintages each, model outputs of 2,
  * actuals, and a revision a day. Generated in SQL (range), as a history of any depth would be.
  */
-async function fill(wh: Warehouse, days = 14): Promise<void> {
+async function fill(wh: Warehouse, days = 14, sites = 2): Promise<void> {
   const hours = days * 24;
   const start = `make_timestamptz(${START}::BIGINT * 1000)`;
   await wh.run(`INSERT INTO forecasts
     SELECT 'site-' || s, 'm', 1, ${start} + to_hours(h - v * 6), ${start} + to_hours(h), h * 0.5 + s + v, 100
-    FROM range(2) a(s), range(${hours}) b(h), range(1, 4) c(v)`);
+    FROM range(${sites}) a(s), range(${hours}) b(h), range(1, 4) c(v)`);
   await wh.run(`INSERT INTO model_outputs
     SELECT 'model-' || s, ${start} + to_hours(h - v * 12), ${start} + to_hours(h), 'site-' || s, 'm', 1, h * 0.25, 100
-    FROM range(2) a(s), range(${hours}) b(h), range(1, 3) c(v)`);
+    FROM range(${sites}) a(s), range(${hours}) b(h), range(1, 3) c(v)`);
   await wh.run(`INSERT INTO actuals
     SELECT 'site-' || s, ${start} + to_hours(h), h * 0.4, ${start} + to_hours(h + 1), NULL
-    FROM range(2) a(s), range(${hours}) b(h)`);
+    FROM range(${sites}) a(s), range(${hours}) b(h)`);
   await wh.run(`INSERT INTO actual_revisions
     SELECT 'site-0', ${start} + to_hours(d * 24 + 5), ${start} + to_hours(d * 24 + 9), 1.0, 2.0 FROM range(${days}) t(d)`);
 }
@@ -239,5 +241,123 @@ describe('the cold store', () => {
     } finally {
       await wh.close();
     }
+  });
+
+  it('a publish killed after a cold file is written, before its commit, leaves a warehouse the next publish completes', async () => {
+    const path = join(tempDir('efsync-cold-kill-'), 'w.duckdb');
+    const wh = await open(path);
+    let before: Record<string, unknown>;
+    try {
+      await fill(wh);
+      before = await hashes((sql) => wh.all(sql));
+    } finally {
+      await wh.close();
+    }
+    const child = startChild(['writer', path, '0', 'test', 'kill', String(HOT_WINDOW), String(NOW)], {
+      env: { EFSYNC_FAULT_POINT: 'cold-write:3' },
+    });
+    expect((await child.next()).ready).toBe(true);
+    child.process.stdin!.write(`${JSON.stringify({ publish: true })}\n`);
+    await child.exited;
+    expect(child.process.signalCode).toBe('SIGKILL');
+    expect(existsSync(path)).toBe(false); // nothing published
+    expect(parquetFiles(path, 'forecasts')).toHaveLength(3); // the third one named by no row
+
+    const again = await open(path);
+    try {
+      expect(Number((await again.all<{ n: bigint }>('SELECT count(*) AS n FROM cold_files'))[0].n)).toBe(2);
+      await again.publish();
+      expect(parquetFiles(path, 'forecasts')).toHaveLength((CUTOFF - START) / DAY);
+    } finally {
+      await again.close();
+    }
+    expect(await hashes((sql) => query(path, sql))).toEqual(before);
+  });
+
+  it('a reader holding an older snapshot keeps reading it whole while retention thins a day', async () => {
+    const path = join(tempDir('efsync-cold-reader-'), 'w.duckdb');
+    const wh = await open(path);
+    try {
+      await fill(wh);
+      await wh.publish();
+      const reader = await startReader(path, 'read_only');
+      try {
+        const all = 'SELECT * FROM forecasts';
+        const rows = await count(reader, all);
+        await wh.cold.rewritePartition('forecasts', '2026-01-02', 'false', NOW);
+        await wh.publish();
+        expect(await count(reader, all)).toBe(rows);
+        const [{ n }] = await query<{ n: bigint }>(path, 'SELECT count(*) AS n FROM forecasts');
+        expect(Number(n)).toBe(rows - 2 * 24 * 3);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await wh.close();
+    }
+  });
+
+  it('a writer file rebuilt from the published snapshot gets its tables back, its cold days still there', async () => {
+    const path = join(tempDir('efsync-cold-rebuild-'), 'w.duckdb');
+    const wh = await open(path);
+    let before: Record<string, unknown>;
+    try {
+      await fill(wh);
+      before = await hashes((sql) => wh.all(sql));
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+    rmSync(writerPathOf(path));
+    const rebuilt = await open(path);
+    try {
+      const kinds = await rebuilt.all<{ name: string }>(
+        `SELECT table_name AS name FROM duckdb_tables() WHERE table_name IN ('forecasts', 'forecasts_hot')
+         UNION ALL SELECT view_name FROM duckdb_views() WHERE view_name IN ('forecasts', 'forecasts_hot')`,
+      );
+      expect(kinds.map((k) => k.name)).toEqual(['forecasts']);
+      const sources = Object.fromEntries(
+        await Promise.all(TABLES.map(async (t) => [t, await rebuilt.cold.history(t)])),
+      );
+      expect(
+        await hashes(
+          (sql) => rebuilt.all(sql),
+          (t) => sources[t],
+        ),
+      ).toEqual(before);
+      await rebuilt.publish();
+    } finally {
+      await rebuilt.close();
+    }
+    expect(await hashes((sql) => query(path, sql))).toEqual(before);
+  });
+
+  it('compacts a writer file the moves left mostly free, keeping every row and comment', async () => {
+    const path = join(tempDir('efsync-cold-compact-'), 'w.duckdb');
+    const writer = writerPathOf(path);
+    const wh = await open(path, START + 60 * DAY);
+    try {
+      await fill(wh, 60, 100);
+      await wh.checkpoint();
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+    const comments = `SELECT table_name, column_name, comment FROM duckdb_columns() ORDER BY ALL`;
+    const describe = async () => {
+      const opened = await openWriterFile(path, writer, Number.MAX_SAFE_INTEGER);
+      try {
+        const read = async (sql: string) => (await opened.connection.runAndReadAll(sql)).getRowObjectsJS();
+        return { comments: await read(comments), rows: await hashes(read) };
+      } finally {
+        opened.close();
+      }
+    };
+    const before = await describe();
+    const size = statSync(writer).size;
+    const compacted = await openWriterFile(path, writer, 0);
+    compacted.close();
+    expect(statSync(writer).size).toBeLessThan(size / 2);
+    expect(await describe()).toEqual(before);
   });
 });

@@ -82,7 +82,7 @@ export const LAKE_TABLES: readonly LakeTable[] = [
  * Warehouse tables that are not data and have no place in the lake: the migration record, the
  * flags a sync has still to compute (empty when it ends), and the accuracy ledger and its
  * per-group statistics (a warehouse's own working state; a scratch warehouse without them scores
- * in full).
+ * in full), and the warehouse's list of its cold store's files (the lake is Parquet already).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -95,6 +95,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_stats_state',
   'accuracy_stats',
   'accuracy_histograms',
+  'cold_files',
 ];
 
 /**

@@ -26,6 +26,9 @@ import { WarehouseBusyError } from './lock.js';
 import { applyMigrations, pendingMigrations } from './migrate.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 
+/** Free space a writer file may hold (when also over half of it) before it is compacted at open. */
+const COMPACT_FREE_BYTES = 64 * 1024 * 1024;
+
 export interface Recovery {
   /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
   movedTo: string;
@@ -40,7 +43,12 @@ export interface OpenedWriterFile extends DuckDBHandle {
   recovery: Recovery | null;
 }
 
-export async function openWriterFile(publishedPath: string, writerPath: string): Promise<OpenedWriterFile> {
+/** `compactAboveBytes`: the free space a writer file may hold, when over half of it, before it is compacted. */
+export async function openWriterFile(
+  publishedPath: string,
+  writerPath: string,
+  compactAboveBytes = COMPACT_FREE_BYTES,
+): Promise<OpenedWriterFile> {
   removeDrafts(publishedPath, writerPath);
   if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath);
   let recovery: Recovery | null = null;
@@ -67,7 +75,7 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
     await buildWriterFile(writerPath, writerPath);
     opened = await openDuckDB(writerPath);
   }
-  if (await mostlyFree(opened.connection)) {
+  if (await mostlyFree(opened.connection, compactAboveBytes)) {
     opened.close();
     await compactWriterFile(writerPath);
     opened = await openDuckDB(writerPath);
@@ -75,19 +83,16 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
   return { ...opened, recovery };
 }
 
-/** Free space a writer file may hold before it is compacted, when that is also over half of it. */
-const COMPACT_FREE_BYTES = 64 * 1024 * 1024;
-
 /**
- * Whether over half the file, and over COMPACT_FREE_BYTES, is free blocks: DuckDB reuses freed
- * blocks but never gives them back, and a publish copies the whole file.
+ * Whether over half the file, and over `aboveBytes`, is free blocks: DuckDB reuses freed blocks
+ * but never gives them back, and a publish copies the whole file.
  */
-async function mostlyFree(connection: DuckDBConnection): Promise<boolean> {
+async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Promise<boolean> {
   const reader = await connection.runAndReadAll(
     'SELECT free_blocks, used_blocks, block_size FROM pragma_database_size() WHERE database_name = current_database()',
   );
   const [free, used, blockSize] = reader.getRows()[0].map(Number);
-  return free > used && free * blockSize > COMPACT_FREE_BYTES;
+  return free > used && free * blockSize > aboveBytes;
 }
 
 /** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
