@@ -12,9 +12,10 @@
  *   await cold.collectGarbage(nowMs, graceMs);             // superseded files past the grace, orphans
  *
  * A file is never rewritten: a changed day gets a new file (next generation, random suffix), and
- * the switch is one transaction (new row, old row superseded, hot rows deleted). A kill before it
+ * the switch is one transaction (new rows, old rows superseded, hot rows deleted). A kill before it
  * leaves an orphan file no row names, which collectGarbage deletes; after it, the move is whole.
- * Every statement handles one table and one day, so memory does not grow with the history.
+ * Every file holds one table's day, and a move reads at most MOVE_CHUNK_DAYS days at once, so
+ * memory does not grow with the history.
  *
  * presentCold and unpresentCold work on a DuckDB connection of their own (the published draft,
  * a writer draft copied from the snapshot), so they take no ColdStore.
@@ -54,6 +55,8 @@ export function hotNameOf(table: string): string {
 }
 
 const DAY_MS = 86_400_000;
+/** Days a move copies into one TEMP table and commits together (a first move of a long history). */
+const MOVE_CHUNK_DAYS = 7;
 
 /** `<dir>/<base>.cold` beside the published `<dir>/<base>.duckdb`. */
 export function coldFolderOf(path: string): string {
@@ -86,6 +89,16 @@ export interface Rewritten {
   removed: number;
 }
 
+/** A day's new file, written and fsynced, not yet in cold_files. */
+interface Written {
+  day: string;
+  generation: number;
+  /** Relative to the folder; null when the day is emptied. */
+  file: string | null;
+  rows: number;
+  bytes: number;
+}
+
 interface CurrentFile {
   generation: number;
   file: string;
@@ -100,13 +113,18 @@ export class ColdStore {
 
   /**
    * Moves every day before `cutoffMs` (00:00 UTC of a day) still in a hot table into its cold
-   * file: normally the one day that closed since the last publish, or a late row's day.
+   * file: normally the one day that closed since the last publish, or a late row's day. Days go
+   * in chunks of up to MOVE_CHUNK_DAYS: a chunk of several days is first copied, sorted by valid
+   * time, into a TEMP table, so each day's file reads its rows alone instead of scanning the hot
+   * table again (whose row groups mix days when a first sync loaded a long history per site);
+   * the chunk's files are committed, and its hot rows deleted, in one transaction.
    */
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
-      for (const dayMs of await this.hotDaysBefore(table.name, cutoffMs)) {
-        moved.push(await this.moveDay(table, dayMs, nowMs));
+      const days = await this.hotDaysBefore(table.name, cutoffMs);
+      for (let i = 0; i < days.length; i += MOVE_CHUNK_DAYS) {
+        moved.push(...(await this.moveChunk(table, days.slice(i, i + MOVE_CHUNK_DAYS), nowMs)));
       }
     }
     return moved;
@@ -134,7 +152,8 @@ export class ColdStore {
     if (removed === 0) return { kept: Number(kept), removed: 0 };
     const rows = `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
       SELECT * FROM ${quoteIdentifier(spec.name)} WHERE ${keepSql}`;
-    await this.replaceDay(spec, dayMs, Number(kept) === 0 ? null : rows, nowMs, null);
+    const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
+    await this.commit(spec, [written], nowMs, null);
     return { kept: Number(kept), removed };
   }
 
@@ -193,78 +212,85 @@ export class ColdStore {
     return rows.map((row) => Number(row.day) * DAY_MS);
   }
 
-  /** The day's hot rows, merged with its current file (if any), become the day's new file. */
-  private async moveDay(table: ColdTable, dayMs: number, nowMs: number): Promise<MovedDay> {
-    const current = await this.currentFile(table.name, dayMs);
-    const columns = await columnsOf(this.db, table.name);
-    const hot = `SELECT ${columns} FROM ${quoteIdentifier(table.name)} WHERE ${dayFilter(dayMs)}`;
-    let rows = hot;
-    if (current) {
-      const cold = `SELECT ${columns} FROM read_parquet(${quoteLiteral(this.absolute(current.file))})`;
-      const match = table.key
-        .map((column) => `k.${quoteIdentifier(column)} = d.${quoteIdentifier(column)}`)
-        .join(' AND ');
-      // the rows of the losing side whose key the winning side has are dropped
-      const [winner, loser] = table.hotWins ? [hot, cold] : [cold, hot];
-      rows = `WITH w AS (${winner}), l AS (${loser})
-        SELECT * FROM w UNION ALL SELECT * FROM l d WHERE NOT EXISTS (SELECT 1 FROM w k WHERE ${match})`;
+  private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
+    const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY_MS)}`;
+    let source = quoteIdentifier(table.name);
+    if (days.length > 1) {
+      await this.db.run(
+        `CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range} ORDER BY valid_time`,
+      );
+      source = 'cold_move';
     }
-    const written = await this.replaceDay(
-      table,
-      dayMs,
-      rows,
-      nowMs,
-      `DELETE FROM ${quoteIdentifier(table.name)} WHERE ${dayFilter(dayMs)}`,
-    );
-    return { table: table.name, day: dayText(dayMs), rows: written };
+    try {
+      const written: Written[] = [];
+      for (const dayMs of days)
+        written.push(await this.writeDay(table, dayMs, await this.mergedDay(table, dayMs, source)));
+      await this.commit(table, written, nowMs, `DELETE FROM ${quoteIdentifier(table.name)} WHERE ${range}`);
+      return written.map((w) => ({ table: table.name, day: w.day, rows: w.rows }));
+    } finally {
+      if (days.length > 1) await this.db.run('DROP TABLE IF EXISTS cold_move');
+    }
+  }
+
+  /** SQL for a day's rows of `source` merged with the day's current file, if any. */
+  private async mergedDay(table: ColdTable, dayMs: number, source: string): Promise<string> {
+    const columns = await columnsOf(this.db, table.name);
+    const hot = `SELECT ${columns} FROM ${source} WHERE ${dayFilter(dayMs)}`;
+    const current = await this.currentFile(table.name, dayMs);
+    if (!current) return hot;
+    const cold = `SELECT ${columns} FROM read_parquet(${quoteLiteral(this.absolute(current.file))})`;
+    const match = table.key
+      .map((column) => `k.${quoteIdentifier(column)} = d.${quoteIdentifier(column)}`)
+      .join(' AND ');
+    // the rows of the losing side whose key the winning side has are dropped
+    const [winner, loser] = table.hotWins ? [hot, cold] : [cold, hot];
+    return `WITH w AS (${winner}), l AS (${loser})
+      SELECT * FROM w UNION ALL SELECT * FROM l d WHERE NOT EXISTS (SELECT 1 FROM w k WHERE ${match})`;
   }
 
   /**
-   * Writes `rows` (SQL; null: the day is emptied) to a new generation's file, fsynced, then in
-   * one transaction: the day's current row superseded, the new one recorded, `alsoSql` run (the
-   * move's delete of the hot rows). Returns the rows written.
+   * Writes `rows` (SQL; null: the day is to be emptied) to a new generation's file, sorted by the
+   * key (so row-group min/max let a reader skip other sites), and fsyncs it. Not yet committed:
+   * a kill from here to commit() leaves a file no row names.
    */
-  private async replaceDay(
-    table: ColdTable,
-    dayMs: number,
-    rows: string | null,
-    nowMs: number,
-    alsoSql: string | null,
-  ): Promise<number> {
+  private async writeDay(table: ColdTable, dayMs: number, rows: string | null): Promise<Written> {
     const day = dayText(dayMs);
     const [{ generation }] = await this.db.all<{ generation: number }>(
       `SELECT coalesce(max(generation), 0) + 1 AS generation FROM cold_files WHERE table_name = $1 AND day = CAST($2 AS DATE)`,
       [table.name, day],
     );
-    const file = rows === null ? null : `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
-    let written = 0;
-    if (file !== null && rows !== null) {
-      const path = this.absolute(file);
-      mkdirSync(dirname(path), { recursive: true });
-      const order = table.key.map(quoteIdentifier).join(', ');
-      written = await this.db.changed(
-        `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`,
-      );
-      fsyncPath(path, 'r');
-      fsyncPath(dirname(path), 'r');
-    }
+    if (rows === null) return { day, generation, file: null, rows: 0, bytes: 0 };
+    const file = `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
+    const path = this.absolute(file);
+    mkdirSync(dirname(path), { recursive: true });
+    const order = table.key.map(quoteIdentifier).join(', ');
+    const count = await this.db.changed(
+      `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`,
+    );
+    fsyncPath(path, 'r');
+    fsyncPath(dirname(path), 'r');
     faultPoint('cold-write');
+    return { day, generation, file, rows: count, bytes: statSync(path).size };
+  }
+
+  /** In one transaction: each written day's current row superseded and its new one recorded, then `alsoSql`. */
+  private async commit(table: ColdTable, written: Written[], nowMs: number, alsoSql: string | null): Promise<void> {
     await this.db.transaction(async () => {
-      await this.db.run(
-        `UPDATE cold_files SET superseded_at = ${instant('$3')}
-         WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
-        [table.name, day, nowMs],
-      );
-      if (file !== null) {
+      for (const w of written) {
+        await this.db.run(
+          `UPDATE cold_files SET superseded_at = ${instant('$3')}
+           WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
+          [table.name, w.day, nowMs],
+        );
+        if (w.file === null) continue;
         await this.db.run(
           `INSERT INTO cold_files (table_name, day, generation, file, row_count, bytes, written_at, superseded_at)
            VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL)`,
-          [table.name, day, generation, file, written, statSync(this.absolute(file)).size, nowMs],
+          [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
         );
       }
       if (alsoSql !== null) await this.db.run(alsoSql);
     });
-    return written;
   }
 
   private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {
