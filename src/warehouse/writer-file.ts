@@ -27,7 +27,7 @@ import { applyMigrations, pendingMigrations } from './migrate.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 
 /** Free space a writer file may hold (when also over half of it) before it is compacted at open. */
-const COMPACT_FREE_BYTES = 64 * 1024 * 1024;
+const COMPACT_FREE_BYTES = 16 * 1024 * 1024;
 
 export interface Recovery {
   /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
