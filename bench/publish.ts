@@ -49,6 +49,9 @@ async function load(wh: Warehouse, fromDay: number, toDay: number): Promise<void
     SELECT 'site-' || s, ${at('q')}, q % 96 * 0.4, ${at('q + 1')}, NULL FROM ${steps} b(q), range(${SITES}) a(s)`);
 }
 
+/** Per series table, bytes per row in its cold files: for the formula of bytes per site-day kept. */
+const bytesPerRow: Record<string, number> = {};
+
 async function measure(depth: number, nights: number): Promise<Night[]> {
   const dir = mkdtempSync(join(tmpdir(), 'efsync-bench-publish-'));
   const path = join(dir, 'warehouse.duckdb');
@@ -81,6 +84,10 @@ async function measure(depth: number, nights: number): Promise<Night[]> {
         coldBytes: cold.total,
       });
     }
+    const perRow = await wh.all<{ table_name: string; b: number }>(
+      'SELECT table_name, sum(bytes)::DOUBLE / sum(row_count)::DOUBLE AS b FROM cold_files GROUP BY ALL',
+    );
+    for (const { table_name, b } of perRow) bytesPerRow[table_name] = b;
     await wh.close();
     return figures;
   } finally {
@@ -97,7 +104,7 @@ const MB = 1024 * 1024;
 const results: Record<string, Night[]> = {};
 for (const depth of args.depths.split(',').map(Number)) results[depth] = await measure(depth, Number(args.nights));
 if (args.json) {
-  console.log(JSON.stringify({ sites: SITES, vintages: VINTAGES, results }, null, 2));
+  console.log(JSON.stringify({ sites: SITES, vintages: VINTAGES, results, bytesPerRow }, null, 2));
 } else {
   console.log(`${SITES} sites, ${VINTAGES} forecast vintages per 15-minute valid time, hot window 7d`);
   console.log('depth  publish s (median)  published MB  writer MB  cold MB written  cold MB kept');
@@ -111,4 +118,6 @@ if (args.json) {
         `  ${(m((n) => n.coldBytes) / MB).toFixed(1).padStart(12)}`,
     );
   }
+  const perRow = Object.entries(bytesPerRow).map(([table, b]) => `${table} ${b.toFixed(2)}`);
+  console.log(`cold bytes per row: ${perRow.join(', ')}`);
 }
