@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { coldFolderOf, hotCutoff } from '../src/warehouse/cold.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 import { openWriterFile } from '../src/warehouse/writer-file.js';
-import { query, tempDir } from './sync-support.js';
+import { emulator, NOW as SYNC_NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 import { count, startChild, startReader } from './warehouse-support.js';
 
 const DAY = 86_400_000;
@@ -360,5 +360,26 @@ describe('the cold store', () => {
     compacted.close();
     expect(statSync(writer).size).toBeLessThan(size / 2);
     expect(await describe()).toEqual(before);
+  });
+
+  it('a sync run with a hot window of a day publishes the same data as one keeping every day hot', async () => {
+    const emu = await emulator();
+    try {
+      const published: Record<string, string>[] = [];
+      for (const hotWindow of [1000 * DAY, DAY]) {
+        const dir = tempDir('efsync-cold-sync-');
+        const config = testConfig({ dir, url: emu.url, sync: { initial_history: '3d' } });
+        const withWindow = { ...config, warehouse: { ...config.warehouse, hot_window: hotWindow } };
+        expect((await runSync(withWindow)).exitCode).toBe(0);
+        const [{ n }] = await query<{ n: bigint }>(config.warehouse.path, 'SELECT count(*) AS n FROM cold_files');
+        expect(Number(n) > 0).toBe(hotWindow === DAY);
+        published.push(await tableHashes(config.warehouse.path));
+        // the next run continues from the published state, cold days and all
+        expect((await runSync(withWindow, {}, SYNC_NOW + 3_600_000)).exitCode).toBe(0);
+      }
+      expect(published[1]).toEqual(published[0]);
+    } finally {
+      await emu.close();
+    }
   });
 });
