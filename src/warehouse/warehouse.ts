@@ -17,6 +17,8 @@
  *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. Made, migrated and
  *                                 recovered by writer-file.ts: when it is missing, or will not open,
  *                                 open() rebuilds it from the published file.
+ *   data/warehouse.cold/          the series' closed days, immutable Parquet files (cold.ts) the published
+ *                                 file's views read; publish moves days older than hotWindowMs there
  *   data/warehouse.duckdb.lock    the writer lock (lock.ts). A second writer waits up to lockWaitMs,
  *                                 then throws WarehouseBusyError naming the holder; the lock of a
  *                                 dead holder is taken over.
