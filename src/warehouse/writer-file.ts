@@ -26,8 +26,12 @@ import { WarehouseBusyError } from './lock.js';
 import { applyMigrations, pendingMigrations } from './migrate.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 
-/** Free space a writer file may hold (when also over half of it) before it is compacted at open. */
-const COMPACT_FREE_BYTES = 16 * 1024 * 1024;
+/**
+ * Free space a writer file may hold (when also over a third of it) before it is compacted at
+ * open. A nightly move frees about one day of the hot window, which the next night's rows
+ * reuse, so a compacted file stays under it.
+ */
+const COMPACT_FREE_BYTES = 8 * 1024 * 1024;
 
 export interface Recovery {
   /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
@@ -43,7 +47,7 @@ export interface OpenedWriterFile extends DuckDBHandle {
   recovery: Recovery | null;
 }
 
-/** `compactAboveBytes`: the free space a writer file may hold, when over half of it, before it is compacted. */
+/** `compactAboveBytes`: the free space a writer file may hold, when over a third of it, before it is compacted. */
 export async function openWriterFile(
   publishedPath: string,
   writerPath: string,
@@ -84,7 +88,7 @@ export async function openWriterFile(
 }
 
 /**
- * Whether over half the file, and over `aboveBytes`, is free blocks: DuckDB reuses freed blocks
+ * Whether over a third of the file, and over `aboveBytes`, is free blocks: DuckDB reuses freed blocks
  * but never gives them back, and a publish copies the whole file.
  */
 async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Promise<boolean> {
@@ -92,7 +96,7 @@ async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Pro
     'SELECT free_blocks, used_blocks, block_size FROM pragma_database_size() WHERE database_name = current_database()',
   );
   const [free, used, blockSize] = reader.getRows()[0].map(Number);
-  return free > used && free * blockSize > aboveBytes;
+  return 2 * free > used && free * blockSize > aboveBytes;
 }
 
 /** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
