@@ -163,7 +163,11 @@ export class ColdStore {
       `SELECT table_name, file FROM cold_files WHERE superseded_at IS NULL ORDER BY table_name, day`,
     );
     const files = new Map<string, string[]>();
-    for (const row of rows) files.set(row.table_name, [...(files.get(row.table_name) ?? []), this.absolute(row.file)]);
+    for (const row of rows) {
+      const paths = files.get(row.table_name) ?? [];
+      paths.push(this.absolute(row.file));
+      files.set(row.table_name, paths);
+    }
     return files;
   }
 
