@@ -97,6 +97,12 @@ const WarehouseConfig = z
       .prefault('data/warehouse.duckdb')
       .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
     lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
+    hot_window: Duration.prefault('7d').describe(
+      'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish (docs/warehouse.md, "Hot and cold")',
+    ),
+    cold_grace: Duration.prefault('7d').describe(
+      'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
+    ),
   })
   .prefault({});
 

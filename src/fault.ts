@@ -9,6 +9,7 @@ export type FaultPoint =
   | 'commit' // a transaction committed to the WAL, before the next checkpoint
   | 'flags' // actuals committed with their data-quality flags pending, the flags not computed yet
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
+  | 'cold-write' // a cold store file written and fsynced, cold_files and the hot table not changed yet
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
@@ -22,6 +23,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'commit',
   'flags',
   'checkpoint',
+  'cold-write',
   'publish-copy',
   'publish-rename',
   'accuracy-batch',

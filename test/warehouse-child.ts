@@ -2,8 +2,8 @@
 // one JSON object per line on stdin, one JSON answer per line on stdout.
 //   node --import tsx test/warehouse-child.ts reader <file> <read_only|read_write>
 //     DuckDB directly, as an analyst's notebook would.
-//   node --import tsx test/warehouse-child.ts writer <path> <lockWaitMs> <job> <runId>
-//     efsync's Warehouse, taking the writer lock.
+//   node --import tsx test/warehouse-child.ts writer <path> <lockWaitMs> <job> <runId> [<hotWindowMs> <nowMs>]
+//     efsync's Warehouse, taking the writer lock (with a hot window, its publish moves closed days).
 // While the writer waits for the lock it says {"waiting": holder}.
 // Commands: {"sql": "..."} → {"rows": [...]}; {"publish": true} → {"ok": true};
 // {"exit": true} exits without closing (the lock must go with the process); {"kill": true} dies
@@ -39,12 +39,20 @@ async function openReader(file: string, mode: string): Promise<Held> {
   };
 }
 
-async function openWriter(path: string, lockWaitMs: string, job: string, runId: string): Promise<Held> {
+async function openWriter(
+  path: string,
+  lockWaitMs: string,
+  job: string,
+  runId: string,
+  hotWindowMs?: string,
+  nowMs?: string,
+): Promise<Held> {
   const warehouse = await Warehouse.open({
     path,
     lockWaitMs: Number(lockWaitMs),
     holder: { job, runId },
     onWait: (holder) => reply({ waiting: holder }),
+    ...(hotWindowMs === undefined ? {} : { hotWindowMs: Number(hotWindowMs), now: () => Number(nowMs) }),
   });
   return {
     query: (sql) => warehouse.all(sql),
@@ -58,7 +66,9 @@ async function main(): Promise<void> {
   let held: Held;
   try {
     held =
-      role === 'reader' ? await openReader(args[0], args[1]) : await openWriter(args[0], args[1], args[2], args[3]);
+      role === 'reader'
+        ? await openReader(args[0], args[1])
+        : await openWriter(args[0], args[1], args[2], args[3], args[4], args[5]);
   } catch (error) {
     reply({ error: (error as Error).message, name: (error as Error).name });
     return;

@@ -29,14 +29,20 @@ export interface Child {
 /**
  * `pidNamespace`: in a new PID namespace (unshare), as in a container started afresh: there the
  * child is pid 2 (under a shell as pid 1, which would ignore the child's own SIGKILL as init).
+ * `env`: added to this process's environment (EFSYNC_FAULT_POINT, to kill it at a named point).
  */
-export function startChild(args: string[], options: { pidNamespace?: boolean } = {}): Child {
+export function startChild(
+  args: string[],
+  options: { pidNamespace?: boolean; env?: Record<string, string> } = {},
+): Child {
+  const env = { ...process.env, ...options.env };
   const command = [process.execPath, '--import', 'tsx', CHILD, ...args];
   const child = options.pidNamespace
     ? spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', ...command], {
         stdio: ['pipe', 'pipe', 'inherit'],
+        env,
       })
-    : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+    : spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'], env });
   const pending: Answer[] = [];
   const waiting: ((answer: Answer) => void)[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {

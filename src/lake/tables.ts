@@ -92,7 +92,8 @@ export const LAKE_TABLES: readonly LakeTable[] = [
  * Warehouse tables that are not data and have no place in the lake: the migration record, the
  * flags a sync has still to compute (empty when it ends), the accuracy ledger and its per-group
  * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
- * and the days retention has done in the warehouse.
+ * the days retention has done in the warehouse, and the list of its cold store's files (the lake
+ * is Parquet already).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -106,6 +107,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_stats',
   'accuracy_histograms',
   'retention_days',
+  'cold_files',
 ];
 
 /**

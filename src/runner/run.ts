@@ -134,6 +134,9 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       open: {
         path: opts.config.warehouse.path,
         lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
+        hotWindowMs: opts.config.warehouse.hot_window,
+        coldGraceMs: opts.config.warehouse.cold_grace,
+        now,
         holder: { job: job.name, runId },
         onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
         onRecover: (recovery) => log.warn({ recovery }, describeRecovery(recovery)),

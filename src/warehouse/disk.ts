@@ -1,7 +1,7 @@
 // A full disk, said in one line: which file, how many bytes it needed (when known), how many
 // are free. DuckDB's own words ("Could not write file …: No space left on device", or after a
 // failed COMMIT "cannot rollback - no transaction is active") do not say the last two.
-import { statfsSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export class DiskFullError extends Error {
@@ -38,4 +38,14 @@ export function explainDiskFull(error: unknown, path: string, bytesNeeded: numbe
   if ((error as NodeJS.ErrnoException)?.code !== 'ENOSPC' && !/No space left on device/i.test(message)) return error;
   const written = /Could not (?:write|truncate|fsync) file "([^"]+)"/.exec(message)?.[1] ?? path;
   return new DiskFullError(written, bytesNeeded, freeBytes(written), { cause: error });
+}
+
+/** Makes a file's (or, opened 'r', a folder's) written data durable. */
+export function fsyncPath(path: string, flags: 'r' | 'r+'): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

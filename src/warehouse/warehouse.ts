@@ -17,6 +17,8 @@
  *   data/warehouse.writer.duckdb  the writer's own file; nobody else opens it. Made, migrated and
  *                                 recovered by writer-file.ts: when it is missing, or will not open,
  *                                 open() rebuilds it from the published file.
+ *   data/warehouse.cold/          the series' closed days, immutable Parquet files (cold.ts) the published
+ *                                 file's views read; publish moves days older than hotWindowMs there
  *   data/warehouse.duckdb.lock    the writer lock (lock.ts). A second writer waits up to lockWaitMs,
  *                                 then throws WarehouseBusyError naming the holder; the lock of a
  *                                 dead holder is taken over.
@@ -34,9 +36,10 @@ import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
-import { DiskFullError, explainDiskFull, freeBytes } from './disk.js';
+import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
+import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
 import { WriterLock, type LockHolder } from './lock.js';
-import { cloneFile, fsyncPath, openWriterFile, type Recovery } from './writer-file.js';
+import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
 export type { Recovery } from './writer-file.js';
@@ -56,7 +59,25 @@ export interface OpenOptions {
   onRecover?: (recovery: Recovery) => void;
   /** Open the published snapshot read-only: no lock, no migrations, no publish. */
   readOnly?: boolean;
+  /**
+   * Days of the series kept in the DuckDB file (warehouse.hot_window): each publish first moves
+   * the days before 00:00 UTC of `now - hotWindowMs` to the cold store (cold.ts). Unset: none moves.
+   */
+  hotWindowMs?: number;
+  /** How long a superseded cold file is kept for readers of older snapshots (warehouse.cold_grace); default 7 days. */
+  coldGraceMs?: number;
+  /** The run's clock, for the hot cutoff and the cold store's times; default Date.now. */
+  now?: () => number;
 }
+
+/** What publish needs to know of the cold store's settings. */
+interface ColdSettings {
+  hotWindowMs: number | undefined;
+  graceMs: number;
+  now: () => number;
+}
+
+const DEFAULT_COLD_GRACE_MS = 7 * 86_400_000;
 
 const DEFAULT_LOCK_WAIT_MS = 10_000;
 /** Room kept for the checkpoint of a run's last ledger rows at publish: four DuckDB blocks. */
@@ -88,6 +109,9 @@ export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly holding = new AsyncLocalStorage<true>();
   private inTransaction = false;
+  private coldSettings: ColdSettings = { hotWindowMs: undefined, graceMs: DEFAULT_COLD_GRACE_MS, now: Date.now };
+  /** The closed days of the series, in Parquet files beside the published file (cold.ts). */
+  readonly cold: ColdStore;
 
   private constructor(
     /** The published file analysts open. */
@@ -102,7 +126,9 @@ export class Warehouse {
     readonly recovery: Recovery | null = null,
     /** Run after close (removes a private copy read instead of a locked published file). */
     private readonly cleanup?: () => void,
-  ) {}
+  ) {
+    this.cold = new ColdStore(this, coldFolderOf(path));
+  }
 
   static async open(options: OpenOptions): Promise<Warehouse> {
     if (options.readOnly) return Warehouse.openReadOnly(options.path);
@@ -119,6 +145,11 @@ export class Warehouse {
       const writerPath = writerPathOf(options.path);
       const { instance, connection, recovery } = await openWriterFile(options.path, writerPath);
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
+      warehouse.coldSettings = {
+        hotWindowMs: options.hotWindowMs,
+        graceMs: options.coldGraceMs ?? DEFAULT_COLD_GRACE_MS,
+        now: options.now ?? Date.now,
+      };
       if (recovery) {
         await warehouse.recordRecovery(recovery, lock.holder);
         options.onRecover?.(recovery);
@@ -245,9 +276,12 @@ export class Warehouse {
   }
 
   /**
-   * Makes what is committed so far visible to analysts: checkpoints the writer file, clones it
-   * (cloneFile) beside the published file (read-only, mode 0444), fsyncs, and renames it over the published
-   * one. Readers holding the old file keep their snapshot; the next reader to open sees the new one.
+   * Makes what is committed so far visible to analysts: moves the closed days to the cold store
+   * (with a hot window set), checkpoints the writer file, clones it (cloneFile) beside the
+   * published file, turns the series tables with cold files into views over hot and cold there
+   * (presentCold), makes it read-only (mode 0444), fsyncs, and renames it over the published one.
+   * Readers holding the old file keep their snapshot (and the cold files it names, kept for the
+   * grace); the next reader to open sees the new one. Last, expired cold files are deleted.
    *
    * `<path>.wal` is a symlink to /dev/null from the first publish on. DuckDB replays whatever
    * WAL lies beside a file onto it, and a reader that opened the file read-write (DuckDB's
@@ -258,14 +292,18 @@ export class Warehouse {
   async publish(): Promise<void> {
     if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
     await this.exclusive(async () => {
+      const { hotWindowMs, graceMs, now } = this.coldSettings;
+      if (hotWindowMs !== undefined) await this.cold.moveClosedDays(hotCutoff(now(), hotWindowMs), now());
       await this.checkpoint();
       faultPoint('checkpoint');
+      const files = await this.cold.currentFiles();
       const draft = `${this.path}.tmp-${randomUUID().slice(0, 8)}`;
       const size = statSync(this.writerPath).size;
       try {
         const free = freeBytes(draft);
         if (free !== null && free < size) throw new DiskFullError(this.path, size, free);
         cloneFile(this.writerPath, draft);
+        if (files.size > 0) await presentColdIn(draft, files);
         chmodSync(draft, 0o444);
         fsyncPath(draft, 'r');
         faultPoint('publish-copy');
@@ -274,9 +312,12 @@ export class Warehouse {
       } catch (error) {
         rmSync(draft, { force: true });
         throw explainDiskFull(error, this.path, size);
+      } finally {
+        rmSync(`${draft}.wal`, { force: true });
       }
       faultPoint('publish-rename');
       fsyncPath(dirname(this.path), 'r');
+      await this.cold.collectGarbage(now(), graceMs);
     });
   }
 
@@ -316,6 +357,17 @@ export class Warehouse {
       this.lock?.release();
       this.cleanup?.();
     }
+  }
+}
+
+/** The publish draft's series tables with cold files become views over hot and cold; checkpointed, so no WAL stays. */
+async function presentColdIn(draft: string, files: Map<string, string[]>): Promise<void> {
+  const opened = await openDuckDB(draft);
+  try {
+    await presentCold(opened.connection, files);
+    await opened.connection.run('CHECKPOINT');
+  } finally {
+    opened.close();
   }
 }
 

@@ -10,26 +10,28 @@
  * - a writer file already at the newest migration is opened without any write;
  * - a writer file DuckDB cannot open (a WAL it cannot replay, a torn file) is moved aside, with
  *   its WAL, under a timestamped name and rebuilt from the published snapshot, so the next sync
- *   continues from the snapshot's sync state.
+ *   continues from the snapshot's sync state. A writer file made from the snapshot gets its
+ *   series tables back from the views the publish made of them (unpresentCold);
+ * - a writer file mostly free space (the cold store moved days out of it) is compacted the same
+ *   way, through a draft, so what a publish copies is the size of the data.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  copyFileSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, constants, copyFileSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { unpresentCold } from './cold.js';
+import { fsyncPath } from './disk.js';
 import { openDuckDB, type DuckDBHandle } from './duckdb.js';
 import { WarehouseBusyError } from './lock.js';
 import { applyMigrations, pendingMigrations } from './migrate.js';
+import { quoteIdentifier, quoteLiteral } from './sql.js';
+
+/**
+ * Free space a writer file may hold (when also over a third of it) before it is compacted at
+ * open. A nightly move frees about one day of the hot window, which the next night's rows
+ * reuse, so a compacted file stays under it.
+ */
+const COMPACT_FREE_BYTES = 8 * 1024 * 1024;
 
 export interface Recovery {
   /** Where the writer file that would not open went (its WAL, if any, beside it with `.wal`). */
@@ -45,7 +47,12 @@ export interface OpenedWriterFile extends DuckDBHandle {
   recovery: Recovery | null;
 }
 
-export async function openWriterFile(publishedPath: string, writerPath: string): Promise<OpenedWriterFile> {
+/** `compactAboveBytes`: the free space a writer file may hold, when over a third of it, before it is compacted. */
+export async function openWriterFile(
+  publishedPath: string,
+  writerPath: string,
+  compactAboveBytes = COMPACT_FREE_BYTES,
+): Promise<OpenedWriterFile> {
   removeDrafts(publishedPath, writerPath);
   if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath);
   let recovery: Recovery | null = null;
@@ -72,7 +79,48 @@ export async function openWriterFile(publishedPath: string, writerPath: string):
     await buildWriterFile(writerPath, writerPath);
     opened = await openDuckDB(writerPath);
   }
+  if (await mostlyFree(opened.connection, compactAboveBytes)) {
+    opened.close();
+    await compactWriterFile(writerPath);
+    opened = await openDuckDB(writerPath);
+  }
   return { ...opened, recovery };
+}
+
+/**
+ * Whether over a third of the file, and over `aboveBytes`, is free blocks: DuckDB reuses freed blocks
+ * but never gives them back, and a publish copies the whole file.
+ */
+async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Promise<boolean> {
+  const reader = await connection.runAndReadAll(
+    'SELECT free_blocks, used_blocks, block_size FROM pragma_database_size() WHERE database_name = current_database()',
+  );
+  const [free, used, blockSize] = reader.getRows()[0].map(Number);
+  return 2 * free > used && free * blockSize > aboveBytes;
+}
+
+/** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
+async function compactWriterFile(writerPath: string): Promise<void> {
+  const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
+  try {
+    const built = await openDuckDB(draft);
+    try {
+      await built.connection.run(`ATTACH ${quoteLiteral(writerPath)} AS compacted_source (READ_ONLY)`);
+      const [[name]] = (await built.connection.runAndReadAll('SELECT current_database()')).getRows();
+      await built.connection.run(`COPY FROM DATABASE compacted_source TO ${quoteIdentifier(String(name))}`);
+      await built.connection.run('DETACH compacted_source');
+      await built.connection.run('CHECKPOINT');
+    } finally {
+      built.close();
+    }
+    fsyncPath(draft, 'r+');
+    rmSync(`${writerPath}.wal`, { force: true });
+    renameSync(draft, writerPath);
+    fsyncPath(dirname(writerPath), 'r');
+  } finally {
+    rmSync(draft, { force: true });
+    rmSync(`${draft}.wal`, { force: true });
+  }
 }
 
 /** Whether the open file lacks migrations; if so, its replayed WAL (if any) is checkpointed first, to be copied. */
@@ -92,8 +140,10 @@ async function buildWriterFile(source: string | null, writerPath: string): Promi
     }
     const built = await openDuckDB(draft);
     try {
+      await unpresentCold(built.connection);
       const pending = await pendingMigrations(built.connection);
       if (pending.length > 0) await applyMigrations(built.connection, pending);
+      await built.connection.run('CHECKPOINT');
     } finally {
       built.close();
     }
@@ -145,15 +195,6 @@ function removeDrafts(publishedPath: string, writerPath: string): void {
  */
 export function cloneFile(from: string, to: string): void {
   copyFileSync(from, to, constants.COPYFILE_FICLONE);
-}
-
-export function fsyncPath(path: string, flags: 'r' | 'r+'): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function firstLine(error: unknown): string {

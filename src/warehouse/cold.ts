@@ -1,0 +1,414 @@
+/**
+ * The cold store (docs/warehouse.md, "Hot and cold: where each byte lives"): the closed UTC days
+ * of the series tables, moved out of the DuckDB file into immutable Parquet files written by
+ * DuckDB, one per table, day of valid_time and generation, under `<dir>/<base>.cold/<table>/`.
+ * `cold_files` (migration 024) says which files exist and which is current.
+ *
+ *   const cold = new ColdStore(warehouse, coldFolderOf(path));
+ *   await cold.moveClosedDays(cutoffMs, nowMs);            // at publish: days before the cutoff leave DuckDB
+ *   await cold.rewritePartition('forecasts', '2026-01-01', keepSql, nowMs); // retention thins one day
+ *   await cold.currentFiles();                             // Map table → absolute paths, for the views
+ *   await cold.history('forecasts');                       // SQL: hot rows UNION ALL the cold files
+ *   await cold.collectGarbage(nowMs, graceMs);             // superseded files past the grace, orphans
+ *
+ * A file is never rewritten: a changed day gets a new file (next generation, random suffix), and
+ * the switch is one transaction (new rows, old rows superseded, hot rows deleted). A kill before it
+ * leaves an orphan file no row names, which collectGarbage deletes; after it, the move is whole.
+ * Every file holds one table's day, and a move reads at most MOVE_CHUNK_DAYS days at once, so
+ * memory does not grow with the history.
+ *
+ * presentCold and unpresentCold work on a DuckDB connection of their own (the published draft,
+ * a writer draft copied from the snapshot), so they take no ColdStore.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { faultPoint } from '../fault.js';
+import { fsyncPath } from './disk.js';
+import { instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
+
+/** A series table that goes cold: its rows are partitioned by the UTC day of `valid_time`. */
+export interface ColdTable {
+  name: string;
+  /** The columns the loader keeps unique together. */
+  key: readonly string[];
+  /**
+   * When a late hot row meets a cold row of the same key at a move: the hot one replaces it
+   * (the newest revision of an actual), or the cold one stays (a vintage is never overwritten).
+   */
+  hotWins: boolean;
+}
+
+export const COLD_TABLES: readonly ColdTable[] = [
+  { name: 'forecasts', key: ['site_id', 'model_name', 'model_version', 'update_time', 'valid_time'], hotWins: false },
+  { name: 'model_outputs', key: ['model_id', 'as_of', 'valid_time'], hotWins: false },
+  { name: 'actuals', key: ['site_id', 'valid_time'], hotWins: true },
+  { name: 'actual_revisions', key: ['site_id', 'valid_time', 'replaced_at'], hotWins: false },
+  { name: 'actuals_by_type', key: ['site_id', 'type', 'valid_time'], hotWins: true },
+  { name: 'actual_revisions_by_type', key: ['site_id', 'type', 'valid_time', 'replaced_at'], hotWins: false },
+];
+
+/** The name a series table with cold files has in the published file; the table's name is its view. */
+export function hotNameOf(table: string): string {
+  return `${table}_hot`;
+}
+
+const DAY_MS = 86_400_000;
+/** Days a move copies into one TEMP table and commits together (a first move of a long history). */
+const MOVE_CHUNK_DAYS = 7;
+
+/** `<dir>/<base>.cold` beside the published `<dir>/<base>.duckdb`. */
+export function coldFolderOf(path: string): string {
+  return resolve(dirname(path), `${basename(path, extname(path))}.cold`);
+}
+
+/** 00:00 UTC of the day `hotWindowMs` before `nowMs`: rows before it are cold. */
+export function hotCutoff(nowMs: number, hotWindowMs: number): number {
+  return Math.floor((nowMs - hotWindowMs) / DAY_MS) * DAY_MS;
+}
+
+/** What ColdStore needs of the warehouse (src/warehouse/warehouse.ts has it). */
+export interface ColdStoreDb {
+  all<T = Record<string, unknown>>(sql: string, params?: (string | number | null)[]): Promise<T[]>;
+  run(sql: string, params?: (string | number | null)[]): Promise<void>;
+  changed(sql: string, params?: (string | number | null)[]): Promise<number>;
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export interface MovedDay {
+  table: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  /** Rows of the day's new file (the hot rows merged with the day's earlier file). */
+  rows: number;
+}
+
+export interface Rewritten {
+  kept: number;
+  removed: number;
+}
+
+/** A day's new file, written and fsynced, not yet in cold_files. */
+interface Written {
+  day: string;
+  generation: number;
+  /** Relative to the folder; null when the day is emptied. */
+  file: string | null;
+  rows: number;
+  bytes: number;
+}
+
+interface CurrentFile {
+  generation: number;
+  file: string;
+}
+
+export class ColdStore {
+  constructor(
+    private readonly db: ColdStoreDb,
+    /** Absolute: the published views name files by absolute path. */
+    readonly folder: string,
+  ) {}
+
+  /**
+   * Moves every day before `cutoffMs` (00:00 UTC of a day) still in a hot table into its cold
+   * file: normally the one day that closed since the last publish, or a late row's day. Days go
+   * in chunks of up to MOVE_CHUNK_DAYS: a chunk of several days is first copied, sorted by valid
+   * time, into a TEMP table, so each day's file reads its rows alone instead of scanning the hot
+   * table again (whose row groups mix days when a first sync loaded a long history per site);
+   * the chunk's files are committed, and its hot rows deleted, in one transaction.
+   */
+  async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
+    const moved: MovedDay[] = [];
+    for (const table of COLD_TABLES) {
+      const days = await this.hotDaysBefore(table.name, cutoffMs);
+      for (let i = 0; i < days.length; i += MOVE_CHUNK_DAYS) {
+        moved.push(...(await this.moveChunk(table, days.slice(i, i + MOVE_CHUNK_DAYS), nowMs)));
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * Thins the cold file of one day: a new generation holding only the rows for which `keepSql`
+   * holds. `keepSql` is a SQL boolean over the table's columns, evaluated in a query whose FROM
+   * is the day's rows named as the table (so a correlated subquery on the table's name sees the
+   * same day; window functions go inside such a subquery). Costs one day of one table. The hot
+   * rows of that day, if any (a late row not moved yet), are not touched: delete those in the
+   * hot table. A day with no cold file, or whose file keeps every row, is left as it is.
+   */
+  async rewritePartition(table: string, day: string, keepSql: string, nowMs: number): Promise<Rewritten> {
+    const spec = coldTable(table);
+    const dayMs = parseDay(day);
+    const current = await this.currentFile(spec.name, dayMs);
+    if (!current) return { kept: 0, removed: 0 };
+    const source = `read_parquet(${quoteLiteral(this.absolute(current.file))})`;
+    const [{ total, kept }] = await this.db.all<{ total: bigint; kept: bigint }>(
+      `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
+       SELECT count(*) AS total, count(*) FILTER (WHERE ${keepSql}) AS kept FROM ${quoteIdentifier(spec.name)}`,
+    );
+    const removed = Number(total) - Number(kept);
+    if (removed === 0) return { kept: Number(kept), removed: 0 };
+    const rows = `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
+      SELECT * FROM ${quoteIdentifier(spec.name)} WHERE ${keepSql}`;
+    const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
+    await this.commit(spec, [written], nowMs, null);
+    return { kept: Number(kept), removed };
+  }
+
+  /** Per table with cold files, the absolute paths of its current files, oldest day first. */
+  async currentFiles(): Promise<Map<string, string[]>> {
+    const rows = await this.db.all<{ table_name: string; file: string }>(
+      `SELECT table_name, file FROM cold_files WHERE superseded_at IS NULL ORDER BY table_name, day`,
+    );
+    const files = new Map<string, string[]>();
+    for (const row of rows) {
+      const paths = files.get(row.table_name) ?? [];
+      paths.push(this.absolute(row.file));
+      files.set(row.table_name, paths);
+    }
+    return files;
+  }
+
+  /**
+   * SQL for every row a series table holds, hot and cold, to put where a table name goes
+   * (`SELECT ... FROM ${await cold.history('forecasts')} f`): for statements inside efsync that
+   * read older days than the hot window in the writer file.
+   */
+  async history(table: string): Promise<string> {
+    const spec = coldTable(table);
+    const files = (await this.currentFiles()).get(spec.name) ?? [];
+    const columns = await columnsOf(this.db, spec.name);
+    return `(${unionSql(quoteIdentifier(spec.name), columns, files)})`;
+  }
+
+  /**
+   * Deletes the files of generations superseded more than `graceMs` ago (and forgets them), and
+   * files under the folder that no row names (a move or rewrite killed before its commit). Only
+   * the writer lock's holder calls it, between moves, so no file it deletes is being written.
+   */
+  async collectGarbage(nowMs: number, graceMs: number): Promise<number> {
+    const expired = await this.db.all<{ file: string }>(
+      `SELECT file FROM cold_files WHERE superseded_at < ${instant('$1')}`,
+      [nowMs - graceMs],
+    );
+    for (const { file } of expired) rmSync(this.absolute(file), { force: true });
+    if (expired.length > 0) {
+      await this.db.run(`DELETE FROM cold_files WHERE superseded_at < ${instant('$1')}`, [nowMs - graceMs]);
+    }
+    const named = new Set((await this.db.all<{ file: string }>('SELECT file FROM cold_files')).map((row) => row.file));
+    let orphans = 0;
+    for (const file of this.filesOnDisk()) {
+      if (named.has(file)) continue;
+      rmSync(this.absolute(file), { force: true });
+      orphans++;
+    }
+    return expired.length + orphans;
+  }
+
+  private async hotDaysBefore(table: string, cutoffMs: number): Promise<number[]> {
+    const rows = await this.db.all<{ day: bigint }>(
+      `SELECT DISTINCT CAST(floor(epoch_ms(valid_time) / ${DAY_MS}) AS BIGINT) AS day
+       FROM ${quoteIdentifier(table)} WHERE valid_time < ${instant('$1')} ORDER BY day`,
+      [cutoffMs],
+    );
+    return rows.map((row) => Number(row.day) * DAY_MS);
+  }
+
+  private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
+    const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY_MS)}`;
+    let source = quoteIdentifier(table.name);
+    if (days.length > 1) {
+      await this.db.run(
+        `CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range} ORDER BY valid_time`,
+      );
+      source = 'cold_move';
+    }
+    try {
+      const written: Written[] = [];
+      for (const dayMs of days)
+        written.push(await this.writeDay(table, dayMs, await this.mergedDay(table, dayMs, source)));
+      await this.commit(table, written, nowMs, `DELETE FROM ${quoteIdentifier(table.name)} WHERE ${range}`);
+      return written.map((w) => ({ table: table.name, day: w.day, rows: w.rows }));
+    } finally {
+      if (days.length > 1) await this.db.run('DROP TABLE IF EXISTS cold_move');
+    }
+  }
+
+  /** SQL for a day's rows of `source` merged with the day's current file, if any. */
+  private async mergedDay(table: ColdTable, dayMs: number, source: string): Promise<string> {
+    const columns = await columnsOf(this.db, table.name);
+    const hot = `SELECT ${columns} FROM ${source} WHERE ${dayFilter(dayMs)}`;
+    const current = await this.currentFile(table.name, dayMs);
+    if (!current) return hot;
+    const cold = `SELECT ${columns} FROM read_parquet(${quoteLiteral(this.absolute(current.file))})`;
+    const match = table.key
+      .map((column) => `k.${quoteIdentifier(column)} = d.${quoteIdentifier(column)}`)
+      .join(' AND ');
+    // the rows of the losing side whose key the winning side has are dropped
+    const [winner, loser] = table.hotWins ? [hot, cold] : [cold, hot];
+    return `WITH w AS (${winner}), l AS (${loser})
+      SELECT * FROM w UNION ALL SELECT * FROM l d WHERE NOT EXISTS (SELECT 1 FROM w k WHERE ${match})`;
+  }
+
+  /**
+   * Writes `rows` (SQL; null: the day is to be emptied) to a new generation's file, sorted by the
+   * key (so row-group min/max let a reader skip other sites), and fsyncs it. Not yet committed:
+   * a kill from here to commit() leaves a file no row names.
+   */
+  private async writeDay(table: ColdTable, dayMs: number, rows: string | null): Promise<Written> {
+    const day = dayText(dayMs);
+    const [{ generation }] = await this.db.all<{ generation: number }>(
+      `SELECT coalesce(max(generation), 0) + 1 AS generation FROM cold_files WHERE table_name = $1 AND day = CAST($2 AS DATE)`,
+      [table.name, day],
+    );
+    if (rows === null) return { day, generation, file: null, rows: 0, bytes: 0 };
+    const file = `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
+    const path = this.absolute(file);
+    mkdirSync(dirname(path), { recursive: true });
+    const order = table.key.map(quoteIdentifier).join(', ');
+    const count = await this.db.changed(
+      `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`,
+    );
+    fsyncPath(path, 'r');
+    fsyncPath(dirname(path), 'r');
+    faultPoint('cold-write');
+    return { day, generation, file, rows: count, bytes: statSync(path).size };
+  }
+
+  /** In one transaction: each written day's current row superseded and its new one recorded, then `alsoSql`. */
+  private async commit(table: ColdTable, written: Written[], nowMs: number, alsoSql: string | null): Promise<void> {
+    await this.db.transaction(async () => {
+      for (const w of written) {
+        await this.db.run(
+          `UPDATE cold_files SET superseded_at = ${instant('$3')}
+           WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
+          [table.name, w.day, nowMs],
+        );
+        if (w.file === null) continue;
+        await this.db.run(
+          `INSERT INTO cold_files (table_name, day, generation, file, row_count, bytes, written_at, superseded_at)
+           VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL)`,
+          [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
+        );
+      }
+      if (alsoSql !== null) await this.db.run(alsoSql);
+    });
+  }
+
+  private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {
+    const rows = await this.db.all<CurrentFile>(
+      `SELECT generation, file FROM cold_files
+       WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
+      [table, dayText(dayMs)],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Paths relative to the folder of every Parquet file under it (`<table>/<file>`). */
+  private filesOnDisk(): string[] {
+    if (!existsSync(this.folder)) return [];
+    return readdirSync(this.folder, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .flatMap((entry) => readdirSync(join(this.folder, entry.name)).map((file) => `${entry.name}/${file}`));
+  }
+
+  private absolute(file: string): string {
+    return join(this.folder, file);
+  }
+}
+
+/**
+ * In a copy of the writer file about to be published: each series table with cold files becomes
+ * `<table>_hot`, and a view of the table's name reads it together with its files (absolute
+ * paths, so any working directory reads them), with the table's comments.
+ */
+export async function presentCold(connection: DuckDBConnection, files: Map<string, string[]>): Promise<void> {
+  for (const [table, paths] of files) {
+    if (paths.length === 0) continue;
+    const columns = await columnsOf(connectionDb(connection), table);
+    const hot = hotNameOf(table);
+    await connection.run(`ALTER TABLE ${quoteIdentifier(table)} RENAME TO ${quoteIdentifier(hot)}`);
+    await connection.run(`CREATE VIEW ${quoteIdentifier(table)} AS ${unionSql(quoteIdentifier(hot), columns, paths)}`);
+    await copyComments(connection, hot, table);
+  }
+}
+
+/** Undoes presentCold in a writer file copied from the published snapshot: views dropped, tables renamed back. */
+export async function unpresentCold(connection: DuckDBConnection): Promise<void> {
+  for (const { name } of COLD_TABLES) {
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND view_name = $1`,
+      [name],
+    );
+    if (Number(reader.getRows()[0][0]) === 0) continue;
+    await connection.run(`DROP VIEW ${quoteIdentifier(name)}`);
+    await connection.run(`ALTER TABLE ${quoteIdentifier(hotNameOf(name))} RENAME TO ${quoteIdentifier(name)}`);
+  }
+}
+
+function unionSql(hotTable: string, columns: string, paths: readonly string[]): string {
+  const hot = `SELECT ${columns} FROM ${hotTable}`;
+  if (paths.length === 0) return hot;
+  return `${hot} UNION ALL SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])`;
+}
+
+async function copyComments(connection: DuckDBConnection, from: string, to: string): Promise<void> {
+  const table = await connection.runAndReadAll(
+    `SELECT comment FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1`,
+    [from],
+  );
+  const comment = table.getRows()[0]?.[0];
+  if (typeof comment === 'string')
+    await connection.run(`COMMENT ON VIEW ${quoteIdentifier(to)} IS ${quoteLiteral(comment)}`);
+  const columns = await connection.runAndReadAll(
+    `SELECT column_name, comment FROM duckdb_columns()
+     WHERE database_name = current_database() AND table_name = $1 AND comment IS NOT NULL`,
+    [from],
+  );
+  for (const [column, text] of columns.getRows()) {
+    await connection.run(
+      `COMMENT ON COLUMN ${quoteIdentifier(to)}.${quoteIdentifier(String(column))} IS ${quoteLiteral(String(text))}`,
+    );
+  }
+}
+
+/** The table's columns in order, quoted and comma-separated. */
+async function columnsOf(db: Pick<ColdStoreDb, 'all'>, table: string): Promise<string> {
+  const rows = await db.all<{ column_name: string }>(
+    `SELECT column_name FROM duckdb_columns()
+     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
+    [table],
+  );
+  if (rows.length === 0) throw new Error(`cold store: no table ${table}`);
+  return rows.map((row) => quoteIdentifier(row.column_name)).join(', ');
+}
+
+function connectionDb(connection: DuckDBConnection): Pick<ColdStoreDb, 'all'> {
+  return {
+    all: async <T>(sql: string, params?: (string | number | null)[]) =>
+      (await connection.runAndReadAll(sql, params)).getRowObjectsJS() as T[],
+  };
+}
+
+function coldTable(name: string): ColdTable {
+  const spec = COLD_TABLES.find((table) => table.name === name);
+  if (!spec) throw new Error(`cold store: table ${name} is not one of ${COLD_TABLES.map((t) => t.name).join(', ')}`);
+  return spec;
+}
+
+function dayFilter(dayMs: number): string {
+  return `valid_time >= ${instantLiteral(dayMs)} AND valid_time < ${instantLiteral(dayMs + DAY_MS)}`;
+}
+
+function dayText(dayMs: number): string {
+  return new Date(dayMs).toISOString().slice(0, 10);
+}
+
+function parseDay(day: string): number {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(ms))
+    throw new Error(`cold store: day ${day}: expected YYYY-MM-DD`);
+  return ms;
+}
