@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './boundary.js';
-import { isTimeZone, parseDuration } from './time.js';
+import { DAY, isTimeZone, parseDuration } from './time.js';
 import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
 
 export const DEFAULT_CONFIG_PATH = 'config/efsync.yaml';
@@ -89,6 +89,12 @@ const ServiceConfig = z
   })
   .prefault({});
 
+/**
+ * The shortest hot window: accuracy aligns pairs from the writer's hot tables only, and the nightly
+ * score reaches 30 days back plus the 7 days of the week-ahead persistence reference, and a day.
+ */
+const MIN_HOT_WINDOW = 38 * DAY;
+
 const WarehouseConfig = z
   .strictObject({
     path: z
@@ -97,9 +103,13 @@ const WarehouseConfig = z
       .prefault('data/warehouse.duckdb')
       .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
     lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
-    hot_window: Duration.prefault('7d').describe(
-      'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish (docs/warehouse.md, "Hot and cold")',
-    ),
+    hot_window: Duration.prefault('40d')
+      .refine((ms) => ms >= MIN_HOT_WINDOW, {
+        message: `at least ${MIN_HOT_WINDOW / DAY}d: the nightly score reads its 30-day window and the week-ahead reference before it from the hot tables`,
+      })
+      .describe(
+        'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish (docs/warehouse.md, "Hot and cold")',
+      ),
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
     ),
@@ -330,31 +340,37 @@ const EmulatorConfig = z
   })
   .prefault({});
 
-export const Config = z.strictObject({
-  service: ServiceConfig,
-  warehouse: WarehouseConfig,
-  sink: z
-    .enum(['warehouse', 'parquet'])
-    .prefault('warehouse')
-    .describe(
-      'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
-    ),
-  lake: z
-    .string()
-    .min(1)
-    .nullable()
-    .prefault(null)
-    .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
-  sync: SyncConfig,
-  capacity: CapacityConfig,
-  accuracy: AccuracyConfig,
-  retention: RetentionConfig,
-  schedule: ScheduleConfig,
-  emulator: EmulatorConfig,
-  log: z
-    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
-    .prefault({}),
-});
+export const Config = z
+  .strictObject({
+    service: ServiceConfig,
+    warehouse: WarehouseConfig,
+    sink: z
+      .enum(['warehouse', 'parquet'])
+      .prefault('warehouse')
+      .describe(
+        'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
+      ),
+    lake: z
+      .string()
+      .min(1)
+      .nullable()
+      .prefault(null)
+      .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
+    sync: SyncConfig,
+    capacity: CapacityConfig,
+    accuracy: AccuracyConfig,
+    retention: RetentionConfig,
+    schedule: ScheduleConfig,
+    emulator: EmulatorConfig,
+    log: z
+      .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
+      .prefault({}),
+  })
+  .refine((config) => !config.retention.enabled || config.retention.all_vintages < config.warehouse.hot_window, {
+    path: ['warehouse', 'hot_window'],
+    message:
+      'longer than retention.all_vintages: retention thins the hot days only, so a day must be thinned before it goes cold',
+  });
 
 export type Config = z.output<typeof Config>;
 

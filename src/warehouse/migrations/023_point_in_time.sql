@@ -15,6 +15,6 @@ SELECT model_id, site_id, model_name, model_version, valid_time, as_of, valid_ti
        forecast, capacity
 FROM model_outputs
 WHERE as_of <= CAST(at_time AS TIMESTAMPTZ)
-QUALIFY row_number() OVER (PARTITION BY model_id, valid_time ORDER BY as_of DESC) = 1;
+QUALIFY row_number() OVER (PARTITION BY site_id, model_id, valid_time ORDER BY as_of DESC) = 1;
 COMMENT ON MACRO TABLE forecast_as_of IS 'forecast_as_of(instant): per site and valid time, the newest forecast vintage issued (update_time) at or before the instant: what forecast_latest answered then, of the vintages retention kept';
-COMMENT ON MACRO TABLE model_output_as_of IS 'model_output_as_of(instant): per model and valid time, the newest output vintage (as_of) at or before the instant, of the vintages retention kept';
+COMMENT ON MACRO TABLE model_output_as_of IS 'model_output_as_of(instant): per site, model and valid time, the newest output vintage (as_of) at or before the instant, of the vintages retention kept';
