@@ -106,11 +106,11 @@ describe.each(kinds)('the %s body', (_name, read, schema, body) => {
 });
 
 describe('what the checker tolerates', () => {
-  it('reads offsets as sent, fractional seconds, a space for T and a bare date, all to UTC epoch ms', () => {
+  it('reads offsets as sent, fractional seconds (to the microsecond), a space for T and a bare date, all to UTC epoch ms', () => {
     const series = readForecastSeries(forecast);
     expect(series.valid_time).toEqual([T_MS, T_MS + 900_000, T_MS + 1_800_000, T_MS + 2_700_500]);
     const issue = Date.UTC(2026, 2, 28, 21);
-    expect(series.update_time).toEqual([issue, issue + 123, issue, Date.UTC(2026, 2, 28)]);
+    expect(series.update_time).toEqual([issue, issue + 123.456, issue, Date.UTC(2026, 2, 28)]);
   });
 
   it('keeps nulls as null, extra keys as they came, and fills a missing capacity with nulls, saying so', () => {
