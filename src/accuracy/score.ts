@@ -3,7 +3,7 @@
 import { sqlList } from '../warehouse/sql.js';
 import { UsageError } from '../boundary.js';
 import type { Config } from '../config.js';
-import { formatInstant } from '../time.js';
+import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -21,6 +21,7 @@ import {
   validatePairsCsv,
   type PairsColumns,
 } from './pairs.js';
+import { referencePeriodMs } from './reference.js';
 import { countFlags, type FlagCount, qualitySettingsFromConfig, refreshCapacityWindows } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
@@ -215,7 +216,20 @@ export interface WarehouseRun {
 }
 
 /** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
+/** How far before its window a score reads actuals: the week-ahead reference, and a day for the intervals around it. */
+const HISTORY_REACH = referencePeriodMs('load') + DAY;
+
 export async function runWarehouseAccuracy(
+  warehouse: Warehouse,
+  settings: AccuracySettings,
+  meta: { runId: string; now: number },
+): Promise<WarehouseRun> {
+  // Days older than the hot window are in the cold store: the score reads them through it.
+  const reach = settings.from === undefined ? undefined : settings.from - HISTORY_REACH;
+  return warehouse.cold.withHistory(reach, () => scoreWithHistory(warehouse, settings, meta));
+}
+
+async function scoreWithHistory(
   warehouse: Warehouse,
   settings: AccuracySettings,
   meta: { runId: string; now: number },

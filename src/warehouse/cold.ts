@@ -42,7 +42,7 @@ export interface ColdTable {
 
 export const COLD_TABLES: readonly ColdTable[] = [
   { name: 'forecasts', key: ['site_id', 'model_name', 'model_version', 'update_time', 'valid_time'], hotWins: false },
-  { name: 'model_outputs', key: ['model_id', 'as_of', 'valid_time'], hotWins: false },
+  { name: 'model_outputs', key: ['site_id', 'model_id', 'as_of', 'valid_time'], hotWins: false },
   { name: 'actuals', key: ['site_id', 'valid_time'], hotWins: true },
   { name: 'actual_revisions', key: ['site_id', 'valid_time', 'replaced_at'], hotWins: false },
   { name: 'actuals_by_type', key: ['site_id', 'type', 'valid_time'], hotWins: true },
@@ -155,6 +155,36 @@ export class ColdStore {
     const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
     await this.commit(spec, [written], nowMs, null);
     return { kept: Number(kept), removed };
+  }
+
+  /**
+   * Runs `fn` with each series table that has cold files of days from `fromMs` on (every day:
+   * undefined) shadowed, on
+   * this connection only, by a temporary view of the same name: the table (named by its catalog)
+   * UNION ALL those files. Statements that read days older than the hot window, such as a score
+   * whose window reaches past it, then read them unchanged; a window inside the hot days shadows
+   * nothing and costs nothing. The tables are not touched; the views are dropped when `fn` ends.
+   */
+  async withHistory<T>(fromMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+    const rows = await this.db.all<{ table_name: string; file: string }>(
+      `SELECT table_name, file FROM cold_files
+        WHERE superseded_at IS NULL AND file IS NOT NULL AND ($1::VARCHAR IS NULL OR day >= $1::DATE)
+        ORDER BY table_name, day`,
+      [fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS)],
+    );
+    const files = new Map<string, string[]>();
+    for (const row of rows) files.set(row.table_name, [...(files.get(row.table_name) ?? []), this.absolute(row.file)]);
+    const [{ catalog }] = await this.db.all<{ catalog: string }>('SELECT current_database() AS catalog');
+    for (const [table, paths] of files) {
+      const hot = `${quoteIdentifier(catalog)}.main.${quoteIdentifier(table)}`;
+      const union = unionSql(hot, await columnsOf(this.db, table), paths);
+      await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
+    }
+    try {
+      return await fn();
+    } finally {
+      for (const table of files.keys()) await this.db.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(table)}`);
+    }
   }
 
   /** Per table with cold files, the absolute paths of its current files, oldest day first. */
