@@ -11,24 +11,13 @@ import { join } from 'node:path';
 import { runMeasured } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { writerPathOf } from '../src/warehouse/warehouse.js';
+import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 
 const API_KEY = 'bench-key';
 const DAY = 86_400_000;
 
-/**
- * The steps a night reports, in order; a step the nightly chain does not have (yet) is `null`
- * and printed `-`. `publish` is the runner's publish after the chain.
- */
-export const NIGHT_STEPS = [
-  'sync-sites',
-  'sync-models',
-  'sync-forecasts',
-  'sync-outputs',
-  'sync-actuals',
-  'retention',
-  'accuracy',
-  'publish',
-] as const;
+/** The steps a night reports, in order: the nightly chain's, then the runner's publish after it. */
+export const NIGHT_STEPS = [...NIGHTLY_STEPS, 'publish'] as const;
 
 export interface StepFigures {
   status: string;
