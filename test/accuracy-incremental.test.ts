@@ -43,6 +43,8 @@ function settingsOf(config: LoadedConfig, now: number, extra: Partial<AccuracySe
     to: now,
     // every site a batch of its own
     batchPoints: 1,
+    // a ramp reads the pair an hour before: a day's statistics read the day before it too
+    events: [{ name: 'ramp', kind: 'ramp', threshold: 20, unit: 'kw', direction: 'both', span: HOUR }],
     ...extra,
   };
 }
@@ -106,6 +108,10 @@ describe('incremental accuracy', () => {
     // nothing changed: nothing aligned, the same scores
     const again = await score(config, NOW + MINUTE);
     expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, pairs: all });
+    // batches are planned from what may change, not from the window's points: every site a batch
+    // of its own for the full alignment, one batch when nothing changed
+    expect(first.run.result.ledger!.batches).toBeGreaterThan(1);
+    expect(again.run.result.ledger!.batches).toBe(1);
     // and no day's statistics read again: the metrics come from the stored ones
     const days = first.run.result.ledger!.stats!.of;
     expect(first.run.result.ledger!.stats).toMatchObject({ mode: 'full', days, of: days });

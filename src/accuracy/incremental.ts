@@ -149,16 +149,19 @@ function spanning(a: number | null | undefined, b: number | null | undefined, pi
 }
 
 /**
- * Per site and issue time, the points with a valid time in the ledger's window then (`old`) and
- * in this run's window (`points`), in one pass over both windows.
+ * Per site and issue time, the points with a valid time in the ledger's window then (`old`), in
+ * this run's window (`points`), and in one of them only (`moved_points`: new to the window, or
+ * leaving it), in one pass over both windows.
  */
 async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
   const from = old ? spanning(old.from, options.from, Math.min) : options.from;
   const to = old ? spanning(old.to, options.to, Math.max) : options.to;
   const inOld = old ? inWindowSql('valid_time', old.from, old.to) : 'FALSE';
+  const inNew = inWindowSql('valid_time', options.from, options.to);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages AS
     SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
-      count(*) FILTER (WHERE ${inWindowSql('valid_time', options.from, options.to)}) AS points
+      count(*) FILTER (WHERE ${inNew}) AS points,
+      count(*) FILTER (WHERE (${inOld}) <> (${inNew})) AS moved_points
     FROM (${vintagePointsSql(options, from, to)}) GROUP BY site_id, issue_time`);
 }
 
@@ -282,19 +285,39 @@ async function dropUnchosen(wh: Warehouse): Promise<void> {
 }
 
 /**
- * Numbers the chosen sites into batches of about `batchPoints` points each in this run's window
- * (acc_vintages), in site order, as acc_site_batch; returns the batch numbers. A site with more
+ * Numbers the chosen sites into batches of about `batchPoints` points each, in site order, as
+ * acc_site_batch; returns the batch numbers. A full alignment counts every point of this run's
+ * window (acc_vintages); an incremental one the points it may align or remove: those new to the
+ * window or leaving it, those of a changed vintage, and for each changed hour (acc_dirty_hours)
+ * the site's points of an hour, twice (as valid time and as reference time); an incremental run
+ * over a window open at either end counts every point, as a full one does. So a nightly run
+ * that changes a day of a month's window is one batch or a few, not one per month of points: each
+ * batch reads the window's forecast rows and ledger pairs of its sites once more. A site with more
  * points than that is a batch of its own; without `batchPoints`, every site is in one batch.
- * Every statement of an alignment holds at most one batch of points (its temp tables and the
- * build sides of its joins), so the memory of aligning does not grow with the warehouse; each
- * batch reads the forecast tables once more, for its sites.
+ * Every statement of an alignment holds at most one batch of the points it aligns (its temp
+ * tables and the build sides of its joins), so the memory of aligning does not grow with the
+ * warehouse.
  */
-async function planBatches(wh: Warehouse, batchPoints: number | undefined): Promise<number[]> {
+async function planBatches(wh: Warehouse, options: AlignOptions, incremental: boolean): Promise<number[]> {
+  const { batchPoints } = options;
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
+  const estimated = incremental && options.from !== undefined && options.to !== undefined;
+  const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / 3_600_000)) : 1;
+  const weight = estimated
+    ? `CAST(sum(v.moved_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
+        + ceil(2 * coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT)`
+    : 'sum(v.points)';
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
-      SELECT s.site_id, coalesce(sum(v.points), 0) AS points
-      FROM acc_site s LEFT JOIN acc_vintages v USING (site_id) GROUP BY s.site_id)`);
+      SELECT s.site_id, coalesce(${weight}, 0) AS points
+      FROM acc_site s LEFT JOIN acc_vintages v USING (site_id)
+      ${
+        estimated
+          ? `LEFT JOIN acc_dirty_issues d ON d.site_id = v.site_id AND d.issue_time = v.issue_time
+      LEFT JOIN (SELECT site_id, count(*) AS hours FROM acc_dirty_hours GROUP BY site_id) h ON h.site_id = s.site_id`
+          : ''
+      }
+      GROUP BY s.site_id)`);
   const rows = await wh.all<{ batch: bigint }>('SELECT DISTINCT batch FROM acc_site_batch ORDER BY batch');
   return rows.map((r) => Number(r.batch));
 }
@@ -408,7 +431,7 @@ export async function refreshLedger(
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
   const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0 };
-  for (const batch of await planBatches(wh, options.batchPoints)) {
+  for (const batch of await planBatches(wh, options, incremental !== null)) {
     await alignBatch(
       wh,
       options,

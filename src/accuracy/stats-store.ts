@@ -181,7 +181,9 @@ async function sumHistograms(wh: Warehouse, from: string, to: string): Promise<v
  * The statistics of every day in `days` (a query of chunks; null: every day of the ledger)
  * computed from the ledger a slice of sites at a time: a slice holds about `slicePairs` of the
  * pairs of those days, whole sites in site order (all sites without it), and its statement reads
- * those sites' pairs of those days and of the days before them a ramp reaches back to, so no
+ * those sites' pairs of those days and of the days before them a ramp reaches back to (those days
+ * only: the day leaving the window and the newest are a month apart, and the days between them
+ * stay as stored), so no
  * statement holds more than a slice whatever the window and the number of sites (one day of 1,000
  * sites at once ran out of memory at 96MB). Each slice's rows go to a temp table, committed
  * statement by statement (DuckDB keeps what a transaction writes in memory until it commits, and
@@ -199,7 +201,8 @@ async function computeDays(
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_sliced AS FROM ${STATS} LIMIT 0`);
   const computeSlice = async ({ lo, hi, first, last }: Slice): Promise<void> => {
     const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
-      AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)})`;
+      AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)}
+      ${days === null ? '' : `AND ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
     await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       ${days === null ? '' : `WHERE chunk IN (${days})`}`);
   };

@@ -40,6 +40,7 @@ import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
 import { WriterLock, type LockHolder } from './lock.js';
 import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
+import { quoteIdentifier, quoteLiteral } from './sql.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
 export type { Recovery } from './writer-file.js';
@@ -303,7 +304,7 @@ export class Warehouse {
         const free = freeBytes(draft);
         if (free !== null && free < size) throw new DiskFullError(this.path, size, free);
         cloneFile(this.writerPath, draft);
-        if (files.size > 0) await presentColdIn(draft, files);
+        if (files.size > 0) await this.presentColdIn(draft, files);
         chmodSync(draft, 0o444);
         fsyncPath(draft, 'r');
         faultPoint('publish-copy');
@@ -347,6 +348,29 @@ export class Warehouse {
     );
   }
 
+  /**
+   * The publish draft's series tables with cold files become views over hot and cold; checkpointed,
+   * so no WAL stays. The draft is attached to the writer's own DuckDB instance, on a connection of
+   * its own, so that it shares the writer's memory instead of a second instance's.
+   */
+  private async presentColdIn(draft: string, files: Map<string, string[]>): Promise<void> {
+    const connection = await this.instance.connect();
+    try {
+      const writer = String((await connection.runAndReadAll('SELECT current_database()')).getRows()[0][0]);
+      await connection.run(`ATTACH ${quoteLiteral(draft)} AS efsync_publish`);
+      try {
+        await connection.run('USE efsync_publish');
+        await presentCold(connection, files);
+        await connection.run('CHECKPOINT efsync_publish');
+      } finally {
+        await connection.run(`USE ${quoteIdentifier(writer)}`);
+        await connection.run('DETACH efsync_publish');
+      }
+    } finally {
+      connection.closeSync();
+    }
+  }
+
   /** Closes even a database DuckDB invalidated (a failed write), and always releases the lock. */
   async close(): Promise<void> {
     await this.queue;
@@ -357,17 +381,6 @@ export class Warehouse {
       this.lock?.release();
       this.cleanup?.();
     }
-  }
-}
-
-/** The publish draft's series tables with cold files become views over hot and cold; checkpointed, so no WAL stays. */
-async function presentColdIn(draft: string, files: Map<string, string[]>): Promise<void> {
-  const opened = await openDuckDB(draft);
-  try {
-    await presentCold(opened.connection, files);
-    await opened.connection.run('CHECKPOINT');
-  } finally {
-    opened.close();
   }
 }
 
