@@ -140,6 +140,32 @@ describe('retention of vintages', () => {
     }
   });
 
+  it("keeps each site's own vintages of a model the sites share (outputs are keyed by site and model)", async () => {
+    const wh = await fixture('shared-model');
+    try {
+      // site b lists the same model, its outputs issued six hours after site a's
+      await wh.run(
+        `INSERT INTO models VALUES ('m1', 'b', 'gbm', 'gbm', 1, NULL, 'ai', NULL, 1, true, NULL, NULL, NULL, ${at(T0)})`,
+      );
+      await wh.run(`INSERT INTO model_outputs
+        SELECT 'm1', ${at(T0)} + to_hours(i * 12 + 6), ${at(T0)} + to_hours(i * 12 + 6 + h), 'b', 'gbm', 1, 470 + h, NULL
+        FROM range(0, ${DAYS * 2}) r(i), range(1, 25) q(h)`);
+      const old = `valid_time < ${at(T0 + 11 * DAY)}`;
+      const expected = await rows(
+        wh,
+        `SELECT site_id, valid_time, as_of FROM model_outputs WHERE ${old}
+         QUALIFY as_of = max(as_of) OVER (PARTITION BY site_id, model_id, valid_time) ORDER BY ALL`,
+      );
+      await retain(wh, { ...DEFAULT_POLICY, keep: ['latest'] });
+      expect(await rows(wh, `SELECT site_id, valid_time, as_of FROM model_outputs WHERE ${old} ORDER BY ALL`)).toEqual(
+        expected,
+      );
+      expect(new Set(expected.map((r) => r.site_id))).toEqual(new Set(['a', 'b']));
+    } finally {
+      await wh.close();
+    }
+  });
+
   it('forecast_as_of answers from the kept vintages for old valid times: the newest kept at or before the instant', async () => {
     const wh = await fixture('as-of');
     try {

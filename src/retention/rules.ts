@@ -23,14 +23,15 @@ export interface RetentionPolicy {
  * the accuracy pairs (and their quantiles) before the ledger's window.
  */
 export type RetainedTable =
-  | { table: 'forecasts' | 'model_outputs'; rule: 'vintages'; series: string; issue: string }
+  | { table: 'forecasts' | 'model_outputs'; rule: 'vintages'; series: readonly string[]; issue: string }
   | { table: 'actual_revisions' | 'actual_revisions_by_type'; rule: 'revisions' }
   | { table: 'accuracy_pairs'; rule: 'ledger' };
 
 export const RETAINED_TABLES: readonly RetainedTable[] = [
   // partitioned as the views forecast_latest and forecast_day_ahead are
-  { table: 'forecasts', rule: 'vintages', series: 'site_id', issue: 'update_time' },
-  { table: 'model_outputs', rule: 'vintages', series: 'model_id', issue: 'as_of' },
+  { table: 'forecasts', rule: 'vintages', series: ['site_id'], issue: 'update_time' },
+  // a model's outputs are per site (models are keyed by site and model, migration 020)
+  { table: 'model_outputs', rule: 'vintages', series: ['site_id', 'model_id'], issue: 'as_of' },
   { table: 'actual_revisions', rule: 'revisions' },
   { table: 'actual_revisions_by_type', rule: 'revisions' },
   { table: 'accuracy_pairs', rule: 'ledger' },
@@ -76,7 +77,7 @@ export function keptVintagesSql(
   ending: boolean,
 ): string {
   const issue = quoteIdentifier(table.issue);
-  const series = quoteIdentifier(table.series);
+  const series = table.series.map((column) => quoteIdentifier(column)).join(', ');
   const picks = keep.map((kept) => {
     if (kept === 'latest') return `max(${issue})`;
     if (kept === 'day_ahead')
@@ -96,7 +97,7 @@ export function vintageGoesSql(
   alias: string,
   kept: string,
 ): string {
-  const series = quoteIdentifier(table.series);
-  return `NOT EXISTS (SELECT 1 FROM ${kept} k WHERE k.${series} = ${alias}.${series}
+  const series = table.series.map((column) => `k.${quoteIdentifier(column)} = ${alias}.${quoteIdentifier(column)}`);
+  return `NOT EXISTS (SELECT 1 FROM ${kept} k WHERE ${series.join(' AND ')}
     AND k.valid_time = ${alias}.valid_time AND k.kept_issue = ${alias}.${quoteIdentifier(table.issue)})`;
 }
