@@ -5,10 +5,10 @@
 // peak RSS (the summary lines of the chain and of the publish, src/runner/measure.ts), the
 // process's peak RSS, published and writer file sizes, rows. The same at the baseline depth, and
 // the ratios. Prints figures; asserts nothing.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runMeasured } from './process.js';
+import { runMeasured, startEmulatorProcess } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { writerPathOf } from '../src/warehouse/warehouse.js';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
@@ -73,7 +73,13 @@ export async function benchHistory(o: HistoryOptions, say: (line: string) => voi
     say(
       `${o.days} days: ${night === 0 ? 'building the warehouse (first nightly)' : `night ${night}`} at ${iso(now)} ...`,
     );
-    const emulator = await startEmulator(o.cli, o.sites, o.days, now, join(dir, 'emulator-state.json'));
+    const emulator = await startEmulatorProcess(o.cli, {
+      apiKey: API_KEY,
+      sites: o.sites,
+      historyDays: o.days,
+      now,
+      state: join(dir, 'emulator-state.json'),
+    });
     try {
       nights.push(await runNight(o.cli, { ...env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) }, night, now));
     } finally {
@@ -172,47 +178,6 @@ async function rowsOf(path: string): Promise<{ rowsWritten: number; seriesRows: 
   } finally {
     db.close();
   }
-}
-
-async function startEmulator(
-  cli: readonly string[],
-  sites: number,
-  days: number,
-  now: number,
-  state: string,
-): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...cli,
-      'emulator',
-      '--api-key',
-      API_KEY,
-      '--sites',
-      String(sites),
-      '--seed',
-      '1',
-      '--port',
-      '0',
-      '--history-days',
-      String(days),
-      '--now',
-      iso(now),
-      '--state',
-      state,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`emulator exited with ${code} before listening`)));
-  });
-  return { url, process: child };
 }
 
 /** SIGTERM, then the exit: the emulator saves its state before the next night loads it. */

@@ -1,6 +1,6 @@
 // The bench's child processes: an efsync command timed from spawn to exit, with the kernel's
-// high-water mark of its resident memory (VmHWM) as its peak RSS.
-import { spawn } from 'node:child_process';
+// high-water mark of its resident memory (VmHWM) as its peak RSS; the emulator in its own process.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export interface Measured {
@@ -45,4 +45,40 @@ function highWaterKb(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/** What `efsync emulator` is started with: seed 1 and a free port always; `state` keeps its sites between runs. */
+export interface EmulatorOptions {
+  apiKey: string;
+  sites: number;
+  historyDays: number;
+  /** The emulator's clock. */
+  now: number;
+  state?: string;
+}
+
+export interface EmulatorProcess {
+  url: string;
+  process: ChildProcess;
+}
+
+/** `efsync emulator` in a child process (`cli` as for runMeasured), once it prints the URL it listens on. */
+export async function startEmulatorProcess(
+  cli: string | readonly string[],
+  o: EmulatorOptions,
+): Promise<EmulatorProcess> {
+  const args = ['emulator', '--api-key', o.apiKey, '--sites', String(o.sites), '--seed', '1', '--port', '0'];
+  args.push('--history-days', String(o.historyDays), '--now', new Date(o.now).toISOString());
+  if (o.state !== undefined) args.push('--state', o.state);
+  const child = spawn(process.execPath, [...[cli].flat(), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`emulator exited with ${code} before listening`)));
+  });
+  return { url, process: child };
 }

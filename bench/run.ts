@@ -3,7 +3,6 @@
 // scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]`
 // instead the history bench (bench/history.ts): nightly runs on a warehouse D days deep, and on
 // one of the baseline depth. Prints figures; asserts no timings.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { benchHistory, historyJson, printHistory, ratios, type DepthFigures } fr
 import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
-import { runMeasured } from './process.js';
+import { runMeasured, startEmulatorProcess } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 
@@ -91,7 +90,15 @@ async function historyBench(days: number): Promise<void> {
 
 async function syncBench(): Promise<void> {
   say(`efsync bench: ${SITES} sites, ${HISTORY_DAYS} days of 15-minute data, work dir ${work}`);
-  const emulator = await startEmulatorProcess();
+  // The service does not change while the bench runs (its clock fixed at the start): a quarter
+  // hour that ended between the two syncs made the second, "nothing new", write a new actual and
+  // a revision per site.
+  const emulator = await startEmulatorProcess(CLI, {
+    apiKey: API_KEY,
+    sites: SITES,
+    historyDays: HISTORY_DAYS,
+    now: Date.now(),
+  });
   try {
     const env = benchEnv(emulator.url);
     if (args.shards !== undefined) {
@@ -162,41 +169,6 @@ async function syncBench(): Promise<void> {
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
-}
-
-async function startEmulatorProcess(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'emulator',
-      '--api-key',
-      API_KEY,
-      '--sites',
-      String(SITES),
-      '--seed',
-      '1',
-      '--port',
-      '0',
-      '--history-days',
-      String(HISTORY_DAYS),
-      // The service does not change while the bench runs: a quarter hour that ended between the
-      // two syncs made the second, "nothing new", write a new actual and a revision per site.
-      '--now',
-      new Date().toISOString(),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`emulator exited with ${code} before listening`)));
-  });
-  return { url, process: child };
 }
 
 function benchEnv(url: string): NodeJS.ProcessEnv {

@@ -15,18 +15,21 @@ import { formatPlan, planCapacity, planJson, valueAt } from '../src/capacity/pla
 import type { Emulator } from '../src/emulator/server.js';
 import { EXIT } from '../src/boundary.js';
 import { runJob } from '../src/runner/run.js';
-import { DAY, formatMinute, parseInstant } from '../src/time.js';
+import { DAY, parseInstant } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
+  applyEachMinute,
   capacityConfig,
   clientFor,
   NOW,
   OTHER_KEY,
   publishedLedger,
   quietLog,
+  SEVILLA_WITH_WINDOW,
   siteNamed,
   startDemoEmulator,
   tempDir,
+  timelineFrom,
   writeFiles,
 } from './capacity-support.js';
 
@@ -283,15 +286,7 @@ describe('capacity plan and apply', () => {
 
   it("removing a window from the file: the service's timeline equals the file after apply; drift shows in plan", async () => {
     const sevilla = await siteNamed(client, 'Sevilla solar tracking');
-    const withWindow = `site: Sevilla solar tracking
-unit: kW
-points:
-  - valid_time: 2026-11-22T00:00Z
-    value: 6000
-windows:
-  - {from: 2026-11-23T08:00Z, to: 2026-11-23T16:00Z, value: 0, reason: grid outage}
-`;
-    const dir = folder({ 'sevilla.yaml': withWindow });
+    const dir = folder({ 'sevilla.yaml': SEVILLA_WITH_WINDOW });
     const config = capacityConfig(emulator, dir);
     const planNow = async () => {
       const ledger = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
@@ -302,13 +297,8 @@ windows:
       }
     };
     /** The service's points from the file's first point on (before it, the site's nameplate stays). */
-    const timeline = async () =>
-      (await client.getSite(sevilla.site_id)).capacity_kw_array
-        .filter((s) => s.dateStart! >= at('2026-11-22T00:00Z'))
-        .map((s) => [formatMinute(s.dateStart!), s.value]);
-    // Each apply a minute after the one before, so the ledger knows which push was the last.
-    let clock = NOW;
-    const applyLater = () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
+    const timeline = () => timelineFrom(client, sevilla.site_id, at('2026-11-22T00:00Z'));
+    const applyLater = applyEachMinute(config);
     expect(await applyLater()).toMatchObject({ status: 'ok' });
     expect(await timeline()).toEqual([
       ['2026-11-22T00:00Z', 6000],
@@ -317,7 +307,7 @@ windows:
     ]);
 
     // The window is taken out of the file: an upload alone would leave it on the service.
-    writeFiles(dir, { 'sevilla.yaml': withWindow.replace(/windows:\n.*\n/, '') });
+    writeFiles(dir, { 'sevilla.yaml': SEVILLA_WITH_WINDOW.replace(/windows:\n.*\n/, '') });
     const plan = planJson(await planNow()).sites[0];
     expect(plan).toMatchObject({
       push: true,

@@ -3,34 +3,25 @@
 // file's points (never a hole), the one line and the ledger say what it holds, and the next apply
 // repairs it. The emulator's untidy switches play the failures.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import pushCapacity from '../jobs/push-capacity.js';
 import type { ServiceClient } from '../src/api/client.js';
 import type { SiteResponse } from '../src/api/schemas.js';
 import type { Emulator } from '../src/emulator/server.js';
 import type { UntidyKind } from '../src/emulator/untidy.js';
-import { runJob } from '../src/runner/run.js';
-import { formatMinute, parseInstant } from '../src/time.js';
+import { parseInstant } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
+  applyEachMinute,
   capacityConfig,
   clientFor,
-  NOW,
-  quietLog,
+  SEVILLA_WITH_WINDOW,
   siteNamed,
   startDemoEmulator,
   tempDir,
+  timelineFrom,
   writeFiles,
 } from './capacity-support.js';
 
-const WITH_WINDOW = `site: Sevilla solar tracking
-unit: kW
-points:
-  - valid_time: 2026-11-22T00:00Z
-    value: 6000
-windows:
-  - {from: 2026-11-23T08:00Z, to: 2026-11-23T16:00Z, value: 0, reason: grid outage}
-`;
-const WITHOUT_WINDOW = WITH_WINDOW.replace(/windows:\n.*\n/, '');
+const WITHOUT_WINDOW = SEVILLA_WITH_WINDOW.replace(/windows:\n.*\n/, '');
 const BEFORE = [
   ['2026-11-22T00:00Z', 6000],
   ['2026-11-23T08:00Z', 0],
@@ -42,17 +33,10 @@ let emulator: Emulator;
 let client: ServiceClient;
 let sevilla: SiteResponse;
 let config: ReturnType<typeof capacityConfig>;
-let clock: number;
+let apply: ReturnType<typeof applyEachMinute>;
 
-/** Each apply a minute after the one before, so the ledger knows which push was the last. */
-const apply = () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
-
-/** The service's points from the file's first point on (before it, the site's nameplate). */
-async function timeline() {
-  return (await client.getSite(sevilla.site_id)).capacity_kw_array
-    .filter((s) => s.dateStart! >= parseInstant('2026-11-22T00:00Z'))
-    .map((s) => [formatMinute(s.dateStart!), s.value]);
-}
+/** The service's points from the file's first point on. */
+const timeline = () => timelineFrom(client, sevilla.site_id, parseInstant('2026-11-22T00:00Z'));
 
 async function lastPush(): Promise<{ status: string; error: string | null; held_points: string | null }> {
   const warehouse = await Warehouse.open({ path: config.warehouse.path, readOnly: true });
@@ -83,9 +67,9 @@ beforeEach(async () => {
   client = clientFor(emulator);
   sevilla = await siteNamed(client, 'Sevilla solar tracking');
   const dir = tempDir('capacity-repair');
-  writeFiles(dir, { 'sevilla.yaml': WITH_WINDOW });
+  writeFiles(dir, { 'sevilla.yaml': SEVILLA_WITH_WINDOW });
   config = capacityConfig(emulator, dir);
-  clock = NOW;
+  apply = applyEachMinute(config);
   expect(await apply()).toMatchObject({ status: 'ok' });
   expect(await timeline()).toEqual(BEFORE);
 });

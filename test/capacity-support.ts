@@ -1,13 +1,17 @@
 // Shared setup of the capacity tests: a capacity folder in a temp dir, an emulator with demo
-// sites on a fixed clock, a config pointing at both, and the published push ledger.
+// sites on a fixed clock, a config pointing at both, applies a minute apart, the service's
+// timeline, and the published push ledger.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import pushCapacity from '../jobs/push-capacity.js';
 import { ServiceClient } from '../src/api/client.js';
 import type { SiteResponse } from '../src/api/schemas.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
+import { runJob } from '../src/runner/run.js';
+import { formatMinute } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 /** 2026-11-21 06:00 UTC: the emulator's clock; tomorrow's forecasts are issued by then. */
@@ -60,6 +64,29 @@ export async function siteNamed(client: ServiceClient, name: string): Promise<Si
   const site = (await client.listSites()).find((s) => s.name === name);
   if (!site) throw new Error(`no demo site named ${name}`);
   return site;
+}
+
+/** Sevilla's file with a window: a grid outage on 2026-11-23 from 08:00 to 16:00. */
+export const SEVILLA_WITH_WINDOW = `site: Sevilla solar tracking
+unit: kW
+points:
+  - valid_time: 2026-11-22T00:00Z
+    value: 6000
+windows:
+  - {from: 2026-11-23T08:00Z, to: 2026-11-23T16:00Z, value: 0, reason: grid outage}
+`;
+
+/** The service's change points of a site from `from` on (before it, the site's nameplate), as [minute, value]. */
+export async function timelineFrom(client: ServiceClient, siteId: string, from: number): Promise<[string, number][]> {
+  return (await client.getSite(siteId)).capacity_kw_array
+    .filter((s) => s.dateStart! >= from)
+    .map((s) => [formatMinute(s.dateStart!), s.value]);
+}
+
+/** `efsync capacity apply` of `config`, each a minute after the one before: the ledger knows which push was last. */
+export function applyEachMinute(config: LoadedConfig) {
+  let clock = NOW;
+  return () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
 }
 
 export interface LedgerRow {

@@ -1,11 +1,10 @@
 // The run clock `EFSYNC_NOW` sets for tests and benchmarks: a run of the command line takes its
 // "now" from it (the run ledger, the sync's windows), the daemon refuses it.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../src/boundary.js';
 import { runClock } from '../src/clock.js';
 import type { Emulator } from '../src/emulator/server.js';
-import { CLI } from './fixtures/runner-child.js';
+import { runCli } from './fixtures/runner-child.js';
 import { emulator, NOW, query, tempDir, writeConfigFile } from './sync-support.js';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -40,7 +39,7 @@ describe('EFSYNC_NOW on the command line', () => {
   it('is the clock of a run: its ledger row and the sync window end at that instant', async () => {
     const dir = tempDir();
     const config = writeConfigFile(dir, { dir, url: emu.url });
-    const run = await efsync({ EFSYNC_NOW: new Date(NOW).toISOString() }, 'run', 'sync-actuals', '--config', config);
+    const run = await runCli(['run', 'sync-actuals', '--config', config], { EFSYNC_NOW: new Date(NOW).toISOString() });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^publish: \(\d+\.\d\d s/m); // what the publish cost (measure.ts)
     const [ledger] = await query<{ started: number }>(
@@ -58,26 +57,8 @@ describe('EFSYNC_NOW on the command line', () => {
   });
 
   it('is refused by the daemon, which keeps the wall clock', async () => {
-    const run = await efsync({ EFSYNC_NOW: '2026-03-01T02:00:00Z' }, 'schedule');
+    const run = await runCli(['schedule'], { EFSYNC_NOW: '2026-03-01T02:00:00Z' });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('EFSYNC_NOW is for single runs in tests and benchmarks');
   });
 });
-
-/** The CLI in a child process (the emulator in this process keeps answering). */
-function efsync(
-  env: Record<string, string>,
-  ...args: string[]
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, ...args], {
-      env: { ...process.env, EFSYNC_LOG_LEVEL: 'warn', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}

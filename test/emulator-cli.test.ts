@@ -29,6 +29,11 @@ async function withEmulatorChild(args: string[], use: (url: string) => Promise<v
   return exited;
 }
 
+/** GET `path` of the service API at `url` with the key `k`: the answer's JSON. */
+async function getJson<T>(url: string, path: string): Promise<T> {
+  return (await (await fetch(`${url}/platform/v2${path}`, { headers: { authorization: 'k' } })).json()) as T;
+}
+
 describe('efsync emulator', () => {
   it('prints its URL, serves the sites of a key, and saves its state on SIGTERM', async () => {
     const statePath = join(mkdtempSync(join(tmpdir(), 'efsync-emulator-cli-')), 'state.json');
@@ -55,14 +60,9 @@ describe('efsync emulator', () => {
   it('holds its clock at --now: the actuals end at the last quarter hour before it', async () => {
     const args = ['--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'];
     const code = await withEmulatorChild(args, async (url) => {
-      const headers = { authorization: 'k' };
-      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
+      const [site] = await getJson<any[]>(url, '/sites');
       const range = 'start_date=2026-03-01T08:00:00Z&end_date=2026-03-02T00:00:00Z';
-      const actuals = (await (
-        await fetch(`${url}/platform/v2/sites/${site.id}/actual?${range}`, { headers })
-      ).json()) as {
-        valid_time: string[];
-      };
+      const actuals = await getJson<{ valid_time: string[] }>(url, `/sites/${site.id}/actual?${range}`);
       expect(actuals.valid_time.at(-1)).toBe('2026-03-01T10:00:00Z');
     });
     expect(code).toBe(0);
@@ -101,11 +101,8 @@ describe('efsync emulator', () => {
       'physical=20',
     ];
     const first = await withEmulatorChild(args, async (url) => {
-      const headers = { authorization: 'k' };
-      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
-      const updates = (await (
-        await fetch(`${url}/platform/v2/sites/${site.id}/forecast/updates`, { headers })
-      ).json()) as string[];
+      const [site] = await getJson<any[]>(url, '/sites');
+      const updates = await getJson<string[]>(url, `/sites/${site.id}/forecast/updates`);
       expect(updates.at(-1)).toMatch(/^2026-03-01T\d\d:\d\d:0\d(\.\d{1,6})?Z$/);
       // physical fires at 06:00 and, 20 minutes late, issues 06:20:0x
       expect(updates.some((text) => text.startsWith('2026-03-01T06:20:0'))).toBe(true);
@@ -137,18 +134,11 @@ describe('efsync emulator', () => {
     const args = ['--api-key', 'k', '--sites', '1', '--port', '0', '--now', '2026-03-01T10:20:00Z'];
     args.push('--untidy', 'update-nulls', 'duplicates');
     const code = await withEmulatorChild(args, async (url) => {
-      const headers = { authorization: 'k' };
-      const [site] = (await (await fetch(`${url}/platform/v2/sites`, { headers })).json()) as any[];
-      const updates = (await (
-        await fetch(`${url}/platform/v2/sites/${site.id}/forecast/updates`, { headers })
-      ).json()) as unknown[];
+      const [site] = await getJson<any[]>(url, '/sites');
+      const updates = await getJson<unknown[]>(url, `/sites/${site.id}/forecast/updates`);
       expect(updates.filter((entry) => entry === null)).toHaveLength(1);
       const range = 'start_date=2026-03-01T08:00:00Z&end_date=2026-03-01T10:00:00Z';
-      const actuals = (await (
-        await fetch(`${url}/platform/v2/sites/${site.id}/actual?${range}`, { headers })
-      ).json()) as {
-        valid_time: string[];
-      };
+      const actuals = await getJson<{ valid_time: string[] }>(url, `/sites/${site.id}/actual?${range}`);
       expect(actuals.valid_time.length).toBeGreaterThan(2);
       expect(actuals.valid_time.at(-1)).toBe(actuals.valid_time[1]);
     });

@@ -10,22 +10,16 @@ import { loadOptions, skippedUpdates, type ResourceSync } from './types.js';
 import {
   type ItemResult,
   readEach,
-  recordFailed,
   settleRead,
-  type VintageItem,
+  settleReads,
+  type VintageReads,
   withPending,
   WrongVintage,
 } from './vintages.js';
 import { planForecastUpdates } from './windows.js';
 
-interface ForecastReads {
-  series: ForecastSeries[];
-  /** Pending vintages read this time: forgotten once stored. */
-  settled: VintageItem[];
-}
-
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
-export const forecastsSync: ResourceSync<ForecastReads> = {
+export const forecastsSync: ResourceSync<VintageReads<ForecastSeries>> = {
   async fetch(env, site, mark) {
     const updates = await site.updates();
     const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
@@ -48,26 +42,14 @@ export const forecastsSync: ResourceSync<ForecastReads> = {
         return { item, value: series };
       },
     );
-    const settlement = await recordFailed(env, site.siteId, 'forecasts', results, pending);
-    const series = results.flatMap((result) => ('value' in result ? [result.value] : []));
-    const rows = series.reduce((sum, read) => sum + read.valid_time.length, 0);
-    if (rows === 0) await settleRead(env.warehouse, site.siteId, 'forecasts', settlement.read);
-    return {
-      data: { series, settled: rows === 0 ? [] : settlement.read },
-      rows,
-      mark: plan.mark,
-      rejected: settlement.failures,
-      defaulted: [
-        ...skippedUpdates('forecasts', updates),
-        ...series.flatMap((read) => read.defaulted.map((field) => `forecasts.${field}`)),
-      ],
-    };
+    const settled = await settleReads(env, site.siteId, 'forecasts', results, pending);
+    return { ...settled, mark: plan.mark, defaulted: [...skippedUpdates('forecasts', updates), ...settled.defaulted] };
   },
   async load(env, site, fetched) {
     const rows = await loadForecasts(
       env.warehouse,
       site.siteId,
-      fetched.data.series.map(forecastColumns),
+      fetched.data.values.map(forecastColumns),
       loadOptions(env, 'forecasts', fetched.mark),
     );
     await settleRead(env.warehouse, site.siteId, 'forecasts', fetched.data.settled);

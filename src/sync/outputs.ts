@@ -12,11 +12,11 @@ import { outputColumns } from './normalize.js';
 import { loadOptions, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
 import {
   type ItemResult,
-  type PendingVintage,
   readEach,
-  recordFailed,
   settleRead,
+  settleReads,
   type VintageItem,
+  type VintageReads,
   withPending,
   WrongVintage,
 } from './vintages.js';
@@ -25,13 +25,7 @@ import { outputRead, planModelOutputs, planOutputWindow } from './windows.js';
 /** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
 type Vintage = ModelOutput & { as_of: number };
 
-interface OutputReads {
-  vintages: Vintage[];
-  /** Pending items read this time: forgotten once stored. */
-  settled: VintageItem[];
-}
-
-export const outputsSync: ResourceSync<OutputReads> = {
+export const outputsSync: ResourceSync<VintageReads<Vintage>> = {
   async fetch(env, site, mark) {
     const [models, updates] = await Promise.all([site.models(), site.updates()]);
     const window = planOutputWindow(env.now, mark, env.settings, env.backfill);
@@ -49,26 +43,14 @@ export const outputsSync: ResourceSync<OutputReads> = {
     const results = await readEach(items, env.requestsPerSite, env.signal, (item) =>
       readVintage(env, byId.get(item.modelId) as ModelRef, item),
     );
-    const settlement = await recordFailed(env, site.siteId, 'outputs', results, pending as PendingVintage[]);
-    const outputs = results.flatMap((result) => ('value' in result && result.value ? [result.value] : []));
-    const rows = outputs.reduce((sum, output) => sum + output.valid_time.length, 0);
-    if (rows === 0) await settleRead(env.warehouse, site.siteId, 'outputs', settlement.read);
-    return {
-      data: { vintages: outputs, settled: rows === 0 ? [] : settlement.read },
-      rows,
-      mark: window.mark,
-      rejected: settlement.failures,
-      defaulted: [
-        ...skippedUpdates('outputs', updates),
-        ...outputs.flatMap((output) => output.defaulted.map((field) => `outputs.${field}`)),
-      ],
-    };
+    const settled = await settleReads(env, site.siteId, 'outputs', results, pending);
+    return { ...settled, mark: window.mark, defaulted: [...skippedUpdates('outputs', updates), ...settled.defaulted] };
   },
   async load(env, site, fetched) {
     const rows = await loadModelOutputs(
       env.warehouse,
       site.siteId,
-      fetched.data.vintages.map(outputColumns),
+      fetched.data.values.map(outputColumns),
       loadOptions(env, 'outputs', fetched.mark),
     );
     await settleRead(env.warehouse, site.siteId, 'outputs', fetched.data.settled);

@@ -13,16 +13,15 @@ import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import type { RateLimit } from '../api/pacing.js';
 import { ActualsSeries, ForecastSeries, ModelOutput } from '../api/schemas.js';
-import type { Config, Resource } from '../config.js';
-import { inShard, type Shard } from '../lake/shard.js';
-import type { Logger } from '../log.js';
+import type { Resource } from '../config.js';
+import { inShard } from '../lake/shard.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
-import { REQUESTS_PER_SITE, type SeriesResource, selectSites, seriesSteps, siteTask } from './run.js';
+import { REQUESTS_PER_SITE, type SeriesResource, type SyncRequest, selectSites, seriesSteps, siteTask } from './run.js';
 import { knownModels, readMarks } from './state.js';
 import type { SyncEnv } from './types.js';
 import { type PendingVintages, readPending } from './vintages.js';
-import type { Backfill, SyncMark } from './windows.js';
+import type { SyncMark } from './windows.js';
 
 /** What the requests of a run read, in the order a run makes them. */
 export const PLAN_ITEMS = ['sites', 'models', 'forecast updates', 'forecasts', 'outputs', 'actuals'] as const;
@@ -38,18 +37,14 @@ export interface SyncPlan {
   sent: number;
 }
 
-export interface PlanRequest {
-  client: ServiceClient;
+/** What a plan needs of the sync's request for the same run: the published file instead of the open warehouse. */
+export type PlanRequest = Pick<
+  SyncRequest,
+  'client' | 'log' | 'now' | 'resources' | 'sites' | 'shard' | 'backfill' | 'sync'
+> & {
   /** The published warehouse (read-only): its sync state; a missing file plans a first sync. */
   warehousePath: string;
-  log: Logger;
-  now: number;
-  resources: readonly Resource[];
-  sites?: string[] | undefined;
-  shard?: Shard | undefined;
-  backfill?: Backfill | undefined;
-  sync: Config['sync'];
-}
+};
 
 /** Which client methods a run calls, what each reads, and whether the plan sends it. */
 const LISTINGS: Record<string, PlanItem> = {

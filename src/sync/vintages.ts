@@ -116,7 +116,7 @@ function itemKey(item: VintageItem): string {
 }
 
 /** What a site's vintage reads leave to record: failures now, successes once their data has landed. */
-export interface Settlement {
+interface Settlement {
   /** The failures of this run, as run_failures rows. */
   failures: Failure[];
   /** Pending items read successfully: deleted from vintage_reads once their data is stored (settleRead). */
@@ -132,12 +132,54 @@ export interface SettleContext {
   vintageRetries: number;
 }
 
+/** The vintages a site's fetch read, to load, and the pending items among them to forget once they are stored. */
+export interface VintageReads<T> {
+  values: T[];
+  settled: VintageItem[];
+}
+
+/** A site's vintage reads settled, in the fields of the fetch's answer (sync/types.ts Fetched). */
+export interface SettledReads<T> {
+  data: VintageReads<T>;
+  /** Rows of the vintages read (0: nothing to load). */
+  rows: number;
+  /** The run's failure rows (recordFailed). */
+  rejected: Failure[];
+  /** Documented variants filled in, as `resource.field`, once per vintage read. */
+  defaulted: string[];
+}
+
+/**
+ * Settles a site's reads of `resource`: records the failed and awaited items (recordFailed) and
+ * keeps the vintages read (a null value: a model that has produced nothing yet, nothing to
+ * store). With no rows no load follows (sync/run.ts), so the pending items read are forgotten now;
+ * otherwise the load forgets them once their rows are stored (settleRead).
+ */
+export async function settleReads<T extends { valid_time: readonly unknown[]; defaulted: readonly string[] }>(
+  ctx: SettleContext,
+  siteId: string,
+  resource: VintageResource,
+  results: readonly ItemResult<T | null>[],
+  pending: readonly PendingVintage[] = [],
+): Promise<SettledReads<T>> {
+  const settlement = await recordFailed(ctx, siteId, resource, results, pending);
+  const values = results.flatMap((result) => ('value' in result && result.value ? [result.value] : []));
+  const rows = values.reduce((sum, value) => sum + value.valid_time.length, 0);
+  if (rows === 0) await settleRead(ctx.warehouse, siteId, resource, settlement.read);
+  return {
+    data: { values, settled: rows === 0 ? [] : settlement.read },
+    rows,
+    rejected: settlement.failures,
+    defaulted: values.flatMap((value) => value.defaulted.map((field) => `${resource}.${field}`)),
+  };
+}
+
 /**
  * Records the failed and awaited items of a site's resource in vintage_reads (one more attempt;
  * given up past `retries`) and returns the run's failure rows: every failed item, and an awaited
  * one only when it is given up. Written before the data loads: a crash in between reads them again.
  */
-export async function recordFailed<T>(
+async function recordFailed<T>(
   ctx: SettleContext,
   siteId: string,
   resource: VintageResource,

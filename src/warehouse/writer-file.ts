@@ -101,29 +101,14 @@ async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Pro
 
 /** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
 async function compactWriterFile(writerPath: string): Promise<void> {
-  const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
-  try {
-    const built = await openDuckDB(draft);
-    try {
-      await built.connection.run(`ATTACH ${quoteLiteral(writerPath)} AS compacted_source (READ_ONLY)`);
-      const [[name]] = (await built.connection.runAndReadAll('SELECT current_database()')).getRows();
-      await built.connection.run(`COPY FROM DATABASE compacted_source TO ${quoteIdentifier(String(name))}`);
-      await built.connection.run('DETACH compacted_source');
-      await built.connection.run('CHECKPOINT');
-    } finally {
-      built.close();
-    }
-    fsyncPath(draft, 'r+');
-    rmSync(`${writerPath}.wal`, { force: true });
-    renameSync(draft, writerPath);
-    fsyncPath(dirname(writerPath), 'r');
-  } finally {
-    rmSync(draft, { force: true });
-    rmSync(`${draft}.wal`, { force: true });
-  }
+  await replaceThroughDraft(writerPath, null, async (connection) => {
+    await connection.run(`ATTACH ${quoteLiteral(writerPath)} AS compacted_source (READ_ONLY)`);
+    const [[name]] = (await connection.runAndReadAll('SELECT current_database()')).getRows();
+    await connection.run(`COPY FROM DATABASE compacted_source TO ${quoteIdentifier(String(name))}`);
+    await connection.run('DETACH compacted_source');
+  });
 }
 
-/** Whether the open file lacks migrations; if so, its replayed WAL (if any) is checkpointed first, to be copied. */
 async function migrationsPending(connection: DuckDBConnection): Promise<boolean> {
   if ((await pendingMigrations(connection)).length === 0) return false;
   await connection.run('CHECKPOINT');
@@ -132,6 +117,23 @@ async function migrationsPending(connection: DuckDBConnection): Promise<boolean>
 
 /** A migrated, checkpointed copy of `source` (empty when null), renamed over `writerPath`. */
 async function buildWriterFile(source: string | null, writerPath: string): Promise<void> {
+  await replaceThroughDraft(writerPath, source, async (connection) => {
+    await unpresentCold(connection);
+    const pending = await pendingMigrations(connection);
+    if (pending.length > 0) await applyMigrations(connection, pending);
+  });
+}
+
+/**
+ * The one way the writer file is replaced: a draft beside it (a copy of `source`, or empty when
+ * null) is filled by `fill`, checkpointed, synced and renamed over it, so a kill at any instant
+ * leaves the old file or the new one, and a draft the next open removes.
+ */
+async function replaceThroughDraft(
+  writerPath: string,
+  source: string | null,
+  fill: (connection: DuckDBConnection) => Promise<void>,
+): Promise<void> {
   const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
   try {
     if (source !== null) {
@@ -140,9 +142,7 @@ async function buildWriterFile(source: string | null, writerPath: string): Promi
     }
     const built = await openDuckDB(draft);
     try {
-      await unpresentCold(built.connection);
-      const pending = await pendingMigrations(built.connection);
-      if (pending.length > 0) await applyMigrations(built.connection, pending);
+      await fill(built.connection);
       await built.connection.run('CHECKPOINT');
     } finally {
       built.close();
