@@ -95,6 +95,14 @@ const ServiceConfig = z
  */
 const MIN_HOT_WINDOW = 38 * DAY;
 
+/** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
+const MemoryLimit = (byDefault: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB')
+    .nullable()
+    .prefault(byDefault);
+
 const WarehouseConfig = z
   .strictObject({
     path: z
@@ -113,16 +121,11 @@ const WarehouseConfig = z
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
     ),
+    memory_limit: MemoryLimit('64MB').describe(
+      "DuckDB's memory for the writer's work outside a step that sets its own (the publish, the writer file's compaction at open); DuckDB spills past it; null: up to 80% of RAM",
+    ),
   })
   .prefault({});
-
-/** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
-const MemoryLimit = (byDefault: string) =>
-  z
-    .string()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'a size such as 128MB')
-    .nullable()
-    .prefault(byDefault);
 
 const Threads = (byDefault: number) => z.int().min(1).max(256).nullable().prefault(byDefault);
 

@@ -346,7 +346,7 @@ describe('the cold store', () => {
     }
     const comments = `SELECT table_name, column_name, comment FROM duckdb_columns() ORDER BY ALL`;
     const describe = async () => {
-      const opened = await openWriterFile(path, writer, Number.MAX_SAFE_INTEGER);
+      const opened = await openWriterFile(path, writer, { compactAboveBytes: Number.MAX_SAFE_INTEGER });
       try {
         const read = async (sql: string) => (await opened.connection.runAndReadAll(sql)).getRowObjectsJS();
         return { comments: await read(comments), rows: await hashes(read) };
@@ -356,7 +356,7 @@ describe('the cold store', () => {
     };
     const before = await describe();
     const size = statSync(writer).size;
-    const compacted = await openWriterFile(path, writer, 0);
+    const compacted = await openWriterFile(path, writer, { compactAboveBytes: 0 });
     compacted.close();
     expect(statSync(writer).size).toBeLessThan(size / 2);
     expect(await describe()).toEqual(before);

@@ -30,4 +30,16 @@ describe('a step under DuckDB limits', () => {
       await wh.close();
     }
   });
+
+  it("opened with a memory limit of its own (warehouse.memory_limit), a step's limit gives way to it, not to DuckDB's default", async () => {
+    const wh = await Warehouse.open({ path: join(tempDir(), 'warehouse.duckdb'), memoryLimit: '48MB' });
+    try {
+      expect((await settings(wh)).memory_limit).toBe('45.7 MiB');
+      const inside = await withDuckDBSettings(wh, { memory_limit: '96MB', threads: null }, () => settings(wh));
+      expect(inside.memory_limit).toBe('91.5 MiB');
+      expect((await settings(wh)).memory_limit).toBe('45.7 MiB');
+    } finally {
+      await wh.close();
+    }
+  });
 });

@@ -136,6 +136,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         lockWaitMs: opts.lockWaitMs ?? opts.config.warehouse.lock_wait,
         hotWindowMs: opts.config.warehouse.hot_window,
         coldGraceMs: opts.config.warehouse.cold_grace,
+        memoryLimit: opts.config.warehouse.memory_limit,
         now,
         holder: { job: job.name, runId },
         onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
@@ -273,6 +274,7 @@ export async function recordSkippedRuns(
     warehouse = await Warehouse.open({
       path: config.warehouse.path,
       lockWaitMs: 0,
+      memoryLimit: config.warehouse.memory_limit,
       holder: { job: 'schedule', runId: newRunId(now()) },
     });
   } catch (error) {

@@ -31,9 +31,13 @@ export interface DuckDBHandle {
  * instance are UTC too (a plain SET would hold for this connection only). It cannot go into the
  * instance's config: ICU is not loaded yet when the config is read.
  */
-export async function openDuckDB(path: string, options: { readOnly?: boolean } = {}): Promise<DuckDBHandle> {
+export async function openDuckDB(
+  path: string,
+  options: { readOnly?: boolean; memoryLimit?: string | null } = {},
+): Promise<DuckDBHandle> {
   const instance = await DuckDBInstance.create(path, {
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
+    ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
     // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/native.ts)
     allow_unsigned_extensions: 'true',
   });

@@ -13,7 +13,8 @@ export interface DuckDBLimits {
 
 /**
  * Runs `fn` with DuckDB's settings at these values (null: left as they are), then resets them to
- * DuckDB's defaults, so a later step of the same run (accuracy after the sync) starts from those.
+ * DuckDB's defaults (the memory limit to the warehouse's own, warehouse.memory_limit, when it has
+ * one), so a later step of the same run (accuracy after the sync) starts from those.
  * (Not the values read before: DuckDB shows a memory limit rounded, `18.8 GiB`, which is not
  * the limit it had.) Steps do not nest.
  */
@@ -31,6 +32,8 @@ export async function withDuckDBSettings<T>(
   } finally {
     memoryLimits.delete(warehouse);
     for (const [name] of changed) await warehouse.run(`RESET ${name}`);
+    if (limit && warehouse.memoryLimit !== null)
+      await warehouse.run(`SET memory_limit = ${quoteLiteral(warehouse.memoryLimit)}`);
   }
 }
 
@@ -57,7 +60,8 @@ export async function purgeBufferPool(warehouse: Warehouse): Promise<void> {
       });
     } finally {
       const limit = memoryLimits.get(warehouse);
-      await warehouse.run(limit === undefined ? 'RESET memory_limit' : `SET memory_limit = ${quoteLiteral(limit)}`);
+      const restored = limit ?? warehouse.memoryLimit;
+      await warehouse.run(restored === null ? 'RESET memory_limit' : `SET memory_limit = ${quoteLiteral(restored)}`);
     }
   });
 }

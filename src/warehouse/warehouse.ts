@@ -69,6 +69,11 @@ export interface OpenOptions {
   coldGraceMs?: number;
   /** The run's clock, for the hot cutoff and the cold store's times; default Date.now. */
   now?: () => number;
+  /**
+   * DuckDB's memory_limit outside the steps that set their own (warehouse.memory_limit): the
+   * publish, the writer file's compaction at open; unset: DuckDB's default, up to 80% of RAM.
+   */
+  memoryLimit?: string | null;
 }
 
 /** What publish needs to know of the cold store's settings. */
@@ -111,6 +116,8 @@ export class Warehouse {
   private readonly holding = new AsyncLocalStorage<true>();
   private inTransaction = false;
   private coldSettings: ColdSettings = { hotWindowMs: undefined, graceMs: DEFAULT_COLD_GRACE_MS, now: Date.now };
+  /** DuckDB's memory_limit between steps (OpenOptions.memoryLimit): what a step's own limit gives way to. */
+  memoryLimit: string | null = null;
   /** The closed days of the series, in Parquet files beside the published file (cold.ts). */
   readonly cold: ColdStore;
 
@@ -144,8 +151,10 @@ export class Warehouse {
     try {
       faultPoint('open');
       const writerPath = writerPathOf(options.path);
-      const { instance, connection, recovery } = await openWriterFile(options.path, writerPath);
+      const memoryLimit = options.memoryLimit ?? null;
+      const { instance, connection, recovery } = await openWriterFile(options.path, writerPath, { memoryLimit });
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
+      warehouse.memoryLimit = memoryLimit;
       warehouse.coldSettings = {
         hotWindowMs: options.hotWindowMs,
         graceMs: options.coldGraceMs ?? DEFAULT_COLD_GRACE_MS,

@@ -47,18 +47,24 @@ export interface OpenedWriterFile extends DuckDBHandle {
   recovery: Recovery | null;
 }
 
-/** `compactAboveBytes`: the free space a writer file may hold, when over a third of it, before it is compacted. */
+/**
+ * `compactAboveBytes`: the free space a writer file may hold, when over a third of it, before it
+ * is compacted; `memoryLimit`: DuckDB's memory for every instance opened here (the writer's, and
+ * the drafts a rebuild, a migration or a compaction fills), null for DuckDB's default.
+ */
 export async function openWriterFile(
   publishedPath: string,
   writerPath: string,
-  compactAboveBytes = COMPACT_FREE_BYTES,
+  options: { compactAboveBytes?: number; memoryLimit?: string | null } = {},
 ): Promise<OpenedWriterFile> {
+  const { compactAboveBytes = COMPACT_FREE_BYTES, memoryLimit = null } = options;
+  const open = (path: string) => openDuckDB(path, { memoryLimit });
   removeDrafts(publishedPath, writerPath);
-  if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath);
+  if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath, memoryLimit);
   let recovery: Recovery | null = null;
   let opened: DuckDBHandle;
   try {
-    opened = await openDuckDB(writerPath);
+    opened = await open(writerPath);
   } catch (error) {
     const reason = firstLine(error);
     if (/Could not set lock on file/i.test(reason)) {
@@ -71,18 +77,18 @@ export async function openWriterFile(
       reason,
       rebuiltFrom: existsSync(publishedPath) ? 'published snapshot' : 'empty warehouse',
     };
-    await buildWriterFile(snapshotOf(publishedPath), writerPath);
-    opened = await openDuckDB(writerPath);
+    await buildWriterFile(snapshotOf(publishedPath), writerPath, memoryLimit);
+    opened = await open(writerPath);
   }
   if (await migrationsPending(opened.connection)) {
     opened.close();
-    await buildWriterFile(writerPath, writerPath);
-    opened = await openDuckDB(writerPath);
+    await buildWriterFile(writerPath, writerPath, memoryLimit);
+    opened = await open(writerPath);
   }
   if (await mostlyFree(opened.connection, compactAboveBytes)) {
     opened.close();
-    await compactWriterFile(writerPath);
-    opened = await openDuckDB(writerPath);
+    await compactWriterFile(writerPath, memoryLimit);
+    opened = await open(writerPath);
   }
   return { ...opened, recovery };
 }
@@ -100,8 +106,8 @@ async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Pro
 }
 
 /** The writer file copied table by table (COPY FROM DATABASE: schema, data, comments) into a draft renamed over it. */
-async function compactWriterFile(writerPath: string): Promise<void> {
-  await replaceThroughDraft(writerPath, null, async (connection) => {
+async function compactWriterFile(writerPath: string, memoryLimit: string | null): Promise<void> {
+  await replaceThroughDraft(writerPath, null, memoryLimit, async (connection) => {
     await connection.run(`ATTACH ${quoteLiteral(writerPath)} AS compacted_source (READ_ONLY)`);
     const [[name]] = (await connection.runAndReadAll('SELECT current_database()')).getRows();
     await connection.run(`COPY FROM DATABASE compacted_source TO ${quoteIdentifier(String(name))}`);
@@ -116,8 +122,8 @@ async function migrationsPending(connection: DuckDBConnection): Promise<boolean>
 }
 
 /** A migrated, checkpointed copy of `source` (empty when null), renamed over `writerPath`. */
-async function buildWriterFile(source: string | null, writerPath: string): Promise<void> {
-  await replaceThroughDraft(writerPath, source, async (connection) => {
+async function buildWriterFile(source: string | null, writerPath: string, memoryLimit: string | null): Promise<void> {
+  await replaceThroughDraft(writerPath, source, memoryLimit, async (connection) => {
     await unpresentCold(connection);
     const pending = await pendingMigrations(connection);
     if (pending.length > 0) await applyMigrations(connection, pending);
@@ -132,6 +138,7 @@ async function buildWriterFile(source: string | null, writerPath: string): Promi
 async function replaceThroughDraft(
   writerPath: string,
   source: string | null,
+  memoryLimit: string | null,
   fill: (connection: DuckDBConnection) => Promise<void>,
 ): Promise<void> {
   const draft = `${writerPath}.draft-${randomUUID().slice(0, 8)}`;
@@ -140,7 +147,7 @@ async function replaceThroughDraft(
       cloneFile(source, draft);
       chmodSync(draft, 0o644); // the published snapshot is read-only; the writer file is not
     }
-    const built = await openDuckDB(draft);
+    const built = await openDuckDB(draft, { memoryLimit });
     try {
       await fill(built.connection);
       await built.connection.run('CHECKPOINT');
