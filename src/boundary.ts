@@ -139,7 +139,7 @@ export function describeError(error: unknown, flags: Record<string, unknown> = {
     return `${where}cannot ${error.syscall}: ${what} (${error.code})${flag ? `; check ${flag}` : ''}`;
   }
   if (outcome === 'internal') {
-    return `internal error: ${message} (a bug in efsync: the stack is in the JSON log, or run again with --debug)`;
+    return `internal error: ${message} (a bug in efsync: run again with --debug for the stack trace, which the JSON log also holds)`;
   }
   return message;
 }
