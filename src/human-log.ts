@@ -1,10 +1,10 @@
-// Log lines for a person at a terminal: `01:08:53 WARN  item failed; going on  siteId=7f3c… resource=forecasts`.
+// Log lines for a person at a terminal: `01:08:53 WARN  item failed  siteId=7f3c… resource=forecasts`.
 // pino still builds each line (levels, redaction of secrets); this destination turns its JSON into
 // one short line and prints it above the progress bar. Every field but the few below stays in the
 // JSON form (`--log-format json`, or stderr not a terminal).
 import { printAbove } from './progress.js';
 
-/** What a reader of a terminal needs of a line, in this order; the run id, host, pid and request details are left out. */
+/** What a terminal's reader needs of a line, in this order; the rest (run id, request paths, counts) is in the JSON form. */
 const SHOWN = [
   'job',
   'step',
