@@ -20,6 +20,7 @@
 import { CommanderError, type Command } from 'commander';
 import { ServiceError } from './api/errors.js';
 import { createLogger } from './log.js';
+import { printAbove } from './progress.js';
 import { interruptAll } from './warehouse/duckdb.js';
 import { WarehouseBusyError } from './warehouse/lock.js';
 import { InputFileError } from './yaml.js';
@@ -138,7 +139,7 @@ export function describeError(error: unknown, flags: Record<string, unknown> = {
     return `${where}cannot ${error.syscall}: ${what} (${error.code})${flag ? `; check ${flag}` : ''}`;
   }
   if (outcome === 'internal') {
-    return `internal error: ${message} (a bug in efsync: the stack is in the JSON log, or run again with --debug)`;
+    return `internal error: ${message} (a bug in efsync: run again with --debug for the stack trace, which the JSON log also holds)`;
   }
   return message;
 }
@@ -202,11 +203,11 @@ function onSignal(name: NodeJS.Signals): void {
     return;
   }
   if (!stop.signal.aborted) {
-    process.stderr.write(`efsync: ${name}: ${stopping}; a second signal stops at once\n`);
+    printAbove(process.stderr, `efsync: ${name}: ${stopping}; a second signal stops at once\n`);
     stop.abort(new Error(name));
     return;
   }
-  process.stderr.write(`efsync: second ${name}: recording the run as interrupted, then exiting\n`);
+  printAbove(process.stderr, `efsync: second ${name}: recording the run as interrupted, then exiting\n`);
   const hooks = [...secondSignalHooks].map((hook) => hook().catch(() => undefined));
   const grace = new Promise((resolve) => setTimeout(resolve, SECOND_SIGNAL_GRACE_MS).unref());
   void Promise.race([Promise.all(hooks), grace]).then(exitInterrupted);

@@ -70,6 +70,24 @@ describe('runChain', () => {
     ]);
   });
 
+  it("gives each step's summary lines to stepEnded as the step ends, before the next step runs", async () => {
+    const seen: string[] = [];
+    const registry = new JobRegistry().add(step('a', { summary: ['2 rows'] }, seen)).add(step('b', {}, seen));
+    const result = await runJob(chainJob(registry, ['a', 'b']), {
+      config: tempConfig(),
+      log: quietLog,
+      stepEnded: (lines) => seen.push(...lines),
+    });
+    expect(seen).toEqual([
+      'a',
+      expect.stringMatching(COST('a: ok')),
+      '  2 rows',
+      'b',
+      expect.stringMatching(COST('b: ok')),
+    ]);
+    expect(result.summary).toEqual([seen[1], seen[2], seen[4]]);
+  });
+
   it('refuses a chain with an unknown step before running any', async () => {
     const order: string[] = [];
     const registry = new JobRegistry().add(step('a', {}, order));

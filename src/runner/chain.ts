@@ -1,7 +1,8 @@
 // A job made of other jobs, run in order in one run (one lock, one ledger row, one signal).
 // The chain stops only on a fatal step (one that failed as a whole or threw) or on the signal:
 // a partial sync, where some sites failed, still lets the steps after it run. Each step's line in
-// the summary gives its wall time and peak RSS (measure.ts): what the history bench reads.
+// the summary gives its wall time and peak RSS (measure.ts): what the history bench reads. The
+// lines of a step go to `ctx.stepEnded` as it ends, so a terminal shows each step's at once.
 import { outcomeOf } from '../boundary.js';
 import type { Failure, JobContext, JobOutcome } from './job.js';
 import { describeCost, measureStep } from './measure.js';
@@ -21,17 +22,21 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       break;
     }
     const ended = measureStep();
-    const outcome = await runStep(ctx, job.name, () => job.run({ ...ctx, log: ctx.log.child({ step: job.name }) }));
+    // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
+    const stepCtx = { ...ctx, log: ctx.log.child({ step: job.name }), stepEnded: undefined };
+    const outcome = await runStep(ctx, job.name, () => job.run(stepCtx));
     const cost = ended();
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
     for (const [table, count] of Object.entries(outcome.removed ?? {})) removed[table] = (removed[table] ?? 0) + count;
     failures.push(...outcome.failures);
     for (const [field, count] of Object.entries(outcome.defaulted ?? {}))
       defaulted[field] = (defaulted[field] ?? 0) + count;
-    summary.push(
+    const lines = [
       `${job.name}: ${outcome.status} ${describeCost(cost)}`,
       ...(outcome.summary ?? []).map((line) => `  ${line}`),
-    );
+    ];
+    summary.push(...lines);
+    ctx.stepEnded?.(lines);
     if (outcome.status === 'failed') {
       status = 'failed';
       const rest = steps.slice(index + 1);

@@ -8,7 +8,7 @@ import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags }
 import { parseShard, shardFromEnv } from '../lake/shard.js';
 import { clockOverride, CLOCK_VARIABLE, runClock } from '../clock.js';
 import { createLogger } from '../log.js';
-import { terminalProgress } from '../progress.js';
+import { printAbove, terminalProgress } from '../progress.js';
 import { parseDuration, parseInstant } from '../time.js';
 import type { Job, JobOptions } from './job.js';
 import { describeCost } from './measure.js';
@@ -188,6 +188,13 @@ export async function runCommandJob(
   const lockWaitMs = durationFlag('--wait', flags.wait);
   const { runJob } = await import('./run.js');
   const log = createLogger({ level: config.log.level });
+  // With the default summary, a chain's steps are printed as each ends, above the progress bar;
+  // the run's summary begins with those lines, and the rest is printed after the run.
+  let printed = 0;
+  const stepEnded = (lines: readonly string[]) => {
+    printAbove(process.stdout, lines.map((line) => `${line}\n`).join(''));
+    printed += lines.length;
+  };
   const result = await runJob(job, {
     config,
     options,
@@ -195,19 +202,22 @@ export async function runCommandJob(
     log,
     signal: stopSignal(STOPPING_RUN),
     progress: terminalProgress(),
+    stepEnded: output.print ? undefined : stepEnded,
     timeoutMs,
     lockWaitMs,
     now: runClock(),
   });
-  (output.print ?? printSummary)(result);
+  if (output.print) output.print(result);
+  else printSummary(result, printed);
   (output.runLineTo ?? process.stdout).write(
     `${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`,
   );
   return result.outcome;
 }
 
-function printSummary(result: RunResult): void {
-  const lines = [...result.summary];
+/** The summary but its first `printed` lines, then the publish and what went wrong. */
+function printSummary(result: RunResult, printed: number): void {
+  const lines = result.summary.slice(printed);
   if (result.published) lines.push(`publish: ${describeCost(result.published)}`);
   if (result.status === 'busy') lines.push(`not run: ${result.error}`);
   else if (result.error) lines.push(`error: ${result.error}`);

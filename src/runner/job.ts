@@ -32,6 +32,11 @@ export interface JobContext {
   signal: AbortSignal;
   options: JobOptions;
   progress: Progress;
+  /**
+   * Given each step's summary lines as the step ends (runner/chain.ts), so a terminal shows them
+   * then rather than at the end of the run; they stay in the chain's summary too.
+   */
+  stepEnded?(lines: readonly string[]): void;
   /** The clock, injectable for tests. */
   now(): number;
 }

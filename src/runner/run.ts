@@ -52,6 +52,8 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   now?: () => number;
   progress?: Progress;
+  /** A chain's step ended with these summary lines (JobContext.stepEnded). */
+  stepEnded?: (lines: readonly string[]) => void;
   /** Abort the run after this long; default `schedule.timeout`; 0 for none. */
   timeoutMs?: number;
   /** How long to wait for another writer; default `warehouse.lock_wait`. */
@@ -346,6 +348,7 @@ async function execute(
     signal: abort.signal,
     options: opts.options ?? {},
     progress: opts.progress ?? silentProgress,
+    stepEnded: opts.stepEnded,
     now: opts.now,
   };
   try {
