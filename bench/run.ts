@@ -2,7 +2,7 @@
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
 // scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]`
 // instead the history bench (bench/history.ts): nightly runs on a warehouse D days deep, and on
-// one of the baseline depth. Prints figures; asserts no timings.
+// one of the baseline depth. `--keep` leaves the work dir. Prints figures; asserts no timings.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     'history-days': { type: 'string' },
     nights: { type: 'string', default: '7' },
     'baseline-days': { type: 'string', default: '7' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const SITES = Number(args.sites);
@@ -49,7 +50,9 @@ try {
   if (args['history-days'] !== undefined) await historyBench(Number(args['history-days']));
   else await syncBench();
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  // --keep leaves the warehouses (and the emulator's state) for a profile of the next night
+  if (args.keep) say(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
 }
 
 /**
