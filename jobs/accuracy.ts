@@ -10,7 +10,8 @@ import {
   type WarehouseRun,
 } from '../src/accuracy/score.js';
 import { reportPath } from '../src/config.js';
-import { defineJob, type JobContext, type JobOutcome } from '../src/runner/job.js';
+import { defineJob, type JobContext } from '../src/job.js';
+import type { JobOutcome } from '../src/outcome.js';
 import { DAY } from '../src/time.js';
 import { withDuckDBSettings } from '../src/warehouse/settings.js';
 

@@ -3,7 +3,7 @@
 // recorded in the ledger (capacity_pushes). `--site` narrows the push, never the validation.
 import { applyOutcome, applyPlan } from '../src/capacity/apply.js';
 import { onlySites, planCapacity } from '../src/capacity/plan.js';
-import { defineJob } from '../src/runner/job.js';
+import { defineJob } from '../src/job.js';
 
 export default defineJob({
   name: 'push-capacity',

@@ -2,7 +2,7 @@
 // "Retention"): old vintages but the kept ones, old revisions of actuals, accuracy pairs before
 // the ledger's window. The nightly chain runs it between the sync and accuracy; `efsync retention
 // --dry-run` (or `efsync run retention --dry-run`) counts what would go and removes nothing.
-import { defineJob } from '../src/runner/job.js';
+import { defineJob } from '../src/job.js';
 import { applyRetention, describeRetention, retentionPolicy } from '../src/retention/apply.js';
 import { withDuckDBSettings } from '../src/warehouse/settings.js';
 

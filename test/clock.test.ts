@@ -2,8 +2,8 @@
 // "now" from it (the run ledger, the sync's windows), the daemon refuses it.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UsageError } from '../src/boundary.js';
-import { runClock } from '../src/clock.js';
+import { UsageError } from '../src/cli/boundary.js';
+import { runClock } from '../src/cli/clock.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { CLI } from './fixtures/runner-child.js';
 import { emulator, NOW, query, tempDir, writeConfigFile } from './sync-support.js';

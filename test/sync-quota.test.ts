@@ -4,7 +4,7 @@
 // client's backoff is scaled with it (service.throttle).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
 import { loadJobs } from '../src/runner/registry.js';

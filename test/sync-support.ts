@@ -8,7 +8,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ServiceClient } from '../src/api/client.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
-import type { JobOptions } from '../src/runner/job.js';
+import type { JobOptions } from '../src/job.js';
 import { runJob, type RunResult } from '../src/runner/run.js';
 import { syncJob } from '../src/sync/index.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/server.js';

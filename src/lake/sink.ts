@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { UsageError } from '../boundary.js';
-import type { Job, JobOptions } from '../runner/job.js';
+import { RequestError } from '../errors.js';
+import type { Job, JobOptions } from '../job.js';
 import { snapshotHoldsAllBut } from '../runner/ledger.js';
 import { WriterLock } from '../warehouse/lock.js';
 import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
@@ -68,9 +68,9 @@ async function openLakeSink(opts: OpenSinkOptions): Promise<RunSink> {
   const { config, options, log } = opts;
   const { holder, lockWaitMs, onWait } = opts.open;
   const lake = config.lake;
-  if (!lake) throw new UsageError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
+  if (!lake) throw new RequestError('sink parquet needs a lake folder: set lake in the config or pass --lake PATH');
   if (!isLakeJob(opts.job)) {
-    throw new UsageError(
+    throw new RequestError(
       `job ${opts.job.name} cannot write to the lake (only the sync jobs can): run it on a warehouse (sink warehouse)`,
     );
   }

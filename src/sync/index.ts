@@ -1,7 +1,8 @@
 // The sync as the rest of efsync uses it: jobs hand the sync (run.ts) what it needs of their run.
 import { qualitySettingsFromConfig } from '../accuracy/quality.js';
 import type { Resource } from '../config.js';
-import { defineJob, type Job, type JobContext, type JobOutcome } from '../runner/job.js';
+import { defineJob, type Job, type JobContext } from '../job.js';
+import type { JobOutcome } from '../outcome.js';
 import { backfillOf, syncAll } from './run.js';
 
 /**

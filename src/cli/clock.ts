@@ -4,7 +4,7 @@
 // clock's pace, so durations in the run ledger stay true. Read here and nowhere else; what is not a
 // run's notion of "now" (the writer lock's staleness, the daemon's timers) keeps the wall clock.
 import { UsageError } from './boundary.js';
-import { parseInstant } from './time.js';
+import { parseInstant } from '../time.js';
 
 export const CLOCK_VARIABLE = 'EFSYNC_NOW';
 

@@ -3,11 +3,12 @@
 // apply is a run of the push-capacity job (3 warehouse busy, 4 failed as a whole, 5 interrupted).
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { command, type Outcome } from '../boundary.js';
+import { command } from './boundary.js';
+import type { Outcome } from '../outcome.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
-import { CONFIG_OPTION, runCommandJob } from '../runner/commands.js';
+import { CONFIG_OPTION, runCommandJob } from './runner.js';
 import { InputFileError } from '../yaml.js';
-import { CapacityConfigError, checkCapacityDir } from './validate.js';
+import { CapacityConfigError, checkCapacityDir } from '../capacity/validate.js';
 
 interface CommonFlags {
   dir?: string;
@@ -117,7 +118,7 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<Ou
   const { createLogger } = await import('../log.js');
   const { connectService } = await import('../service.js');
   const { Warehouse } = await import('../warehouse/warehouse.js');
-  const { formatPlan, onlySites, planCapacity, planJson } = await import('./plan.js');
+  const { formatPlan, onlySites, planCapacity, planJson } = await import('../capacity/plan.js');
   const connection = await connectService(config, createLogger({ level: config.log.level }));
   // The published snapshot holds the ledger, and reading it never waits for a writer.
   const warehouse = existsSync(config.warehouse.path)

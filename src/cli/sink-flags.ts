@@ -1,5 +1,5 @@
 // `--sink warehouse|parquet` and `--lake PATH` on `efsync run` and `efsync sync`, over the config's `sink` and `lake`.
-import { UsageError } from '../boundary.js';
+import { UsageError } from './boundary.js';
 import type { LoadedConfig } from '../config.js';
 
 export interface SinkFlags {
