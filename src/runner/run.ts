@@ -20,7 +20,7 @@ import { EXIT, type ExitCode, type Outcome } from '../outcome.js';
 import { onSecondSignal } from './signals.js';
 import { outcomeOf } from './outcome.js';
 import type { LoadedConfig } from '../config.js';
-import { openSink, type RunSink } from '../lake/sink.js';
+import { openSink, type RunSink } from './sink.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
 import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
