@@ -3,33 +3,14 @@
 // The nightly chain runs it after the sync; `efsync accuracy` runs the same with more options.
 import { headlineTable } from '../src/accuracy/format.js';
 import { ledgerLine } from '../src/accuracy/incremental.js';
-import {
-  runWarehouseAccuracy,
-  settingsFromConfig,
-  type AccuracySettings,
-  type WarehouseRun,
-} from '../src/accuracy/score.js';
+import { scoreInRun } from '../src/accuracy/job.js';
+import { settingsFromConfig } from '../src/accuracy/score.js';
 import { reportPath } from '../src/config.js';
-import { defineJob, type JobContext } from '../src/job.js';
-import type { JobOutcome } from '../src/outcome.js';
+import { defineJob } from '../src/job.js';
 import { DAY } from '../src/time.js';
-import { withDuckDBSettings } from '../src/warehouse/settings.js';
 
 /** Valid times scored when the run names no window: the last 30 days up to now. */
 const DEFAULT_WINDOW = 30 * DAY;
-
-/** Scores the warehouse of a run with `settings`: the body of this job and of `efsync accuracy`. */
-export async function scoreInRun(
-  ctx: JobContext,
-  settings: AccuracySettings,
-): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
-  const { memory_limit, threads } = ctx.config.accuracy;
-  const run = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, () =>
-    runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() }),
-  );
-  const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
-  return { run, outcome: { status: failures.length ? 'partial' : 'ok', rows: run.written, failures } };
-}
 
 export default defineJob({
   name: 'accuracy',

@@ -9,7 +9,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
 import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 import { API_KEY, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 3;

@@ -5,7 +5,7 @@
 // Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file;
 // 3 the warehouse is busy; 4 failed; 5 interrupted.
 import type { Command } from 'commander';
-import { scoreInRun } from '../../jobs/accuracy.js';
+import { scoreInRun } from '../accuracy/job.js';
 import { command, UsageError } from './boundary.js';
 import type { Outcome } from '../outcome.js';
 import { runClock } from './clock.js';
