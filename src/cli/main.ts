@@ -1,5 +1,6 @@
-// The `efsync` command line: each part of the product registers its own commands, every one of
-// them through the boundary (boundary.ts): typed errors, one exit-code table, one signal handler.
+// The `efsync` command line (bin/efsync.js runs its compiled dist/src/cli/main.js): one module of
+// src/cli/ per command group registers its commands, every one of them through the boundary
+// (boundary.ts): typed errors, one exit-code table; one signal handler (src/runner/signals.ts).
 import { Command } from 'commander';
 import { registerAccuracyCommands } from './accuracy.js';
 import { commanderExit } from './boundary.js';
