@@ -1,7 +1,8 @@
 // The layering of efsync, read from its import statements: every part of src/, jobs/ and bench/
 // and the parts it may import (docs/architecture.md draws the same table), and no import cycles.
 // Adding an import that breaks a rule fails here, naming the file and the import; a file that
-// belongs to no part fails too, so a new part is given its place here and in the drawing.
+// belongs to no part fails too, so a new part is given its place here and in the drawing; and
+// only src/cli defines commands (imports commander).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -144,6 +145,13 @@ describe('the layering of src/, jobs/ and bench/', () => {
       expect(violations(part)).toEqual([]);
     });
   }
+
+  it('defines commands in src/cli only: no other file imports commander', () => {
+    const commanders = [...graph.keys()].filter(
+      (file) => !file.startsWith('src/cli/') && /from\s+'commander'/.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(commanders).toEqual([]);
+  });
 
   it('has no import cycles', () => {
     expect(cycles(graph)).toEqual([]);
