@@ -23,11 +23,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   job: ['api', 'config', 'lake', 'warehouse'],
   capacity: ['api', 'warehouse', 'job'],
   accuracy: ['config', 'warehouse', 'capacity', 'job'],
-  retention: ['config', 'warehouse'],
+  retention: ['config', 'warehouse', 'job'],
   export: ['warehouse'],
   sync: ['api', 'config', 'warehouse', 'lake', 'accuracy', 'job'],
   runner: ['api', 'config', 'warehouse', 'lake', 'service', 'job'],
-  jobs: ['config', 'warehouse', 'job', 'capacity', 'accuracy', 'retention', 'sync', 'runner'],
+  jobs: ['job', 'capacity', 'accuracy', 'retention', 'sync', 'runner'],
   cli: [
     'config',
     'api',
