@@ -3,8 +3,8 @@
 // runner runs them.
 import type { ServiceClient } from './api/client.js';
 import type { LoadedConfig, Resource } from './config.js';
-import type { Logger } from './log.js';
 import type { Shard } from './lake/shard.js';
+import type { Logger } from './log.js';
 import type { JobOutcome } from './outcome.js';
 import type { Progress } from './progress.js';
 import type { Warehouse } from './warehouse/warehouse.js';

@@ -3,13 +3,13 @@
 // apply is a run of the push-capacity job (3 warehouse busy, 4 failed as a whole, 5 interrupted).
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { command } from './boundary.js';
-import type { Outcome } from '../outcome.js';
-import { loadConfig, type LoadedConfig } from '../config.js';
-import { loadJobs } from '../runner/registry.js';
-import { CONFIG_OPTION, runCommandJob } from './runner.js';
-import { InputFileError } from '../yaml.js';
 import { CapacityConfigError, checkCapacityDir } from '../capacity/validate.js';
+import { loadConfig, type LoadedConfig } from '../config.js';
+import type { Outcome } from '../outcome.js';
+import { loadJobs } from '../runner/registry.js';
+import { InputFileError } from '../yaml.js';
+import { command } from './boundary.js';
+import { CONFIG_OPTION, runCommandJob } from './runner.js';
 
 interface CommonFlags {
   dir?: string;

@@ -1,10 +1,10 @@
 // `efsync export`: a table, a view or a query of the published warehouse as an Arrow IPC file.
 import type { Command } from 'commander';
-import { command, UsageError } from './boundary.js';
 import type { Outcome } from '../outcome.js';
+import { quoteIdentifier } from '../warehouse/sql.js';
+import { command, UsageError } from './boundary.js';
 import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner.js';
 import { openPublished, userQuery } from './sql.js';
-import { quoteIdentifier } from '../warehouse/sql.js';
 
 interface ExportFlags extends CommonFlags {
   table?: string;

@@ -3,12 +3,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { command, UsageError } from './boundary.js';
-import { ConfigError } from '../errors.js';
-import type { Outcome } from '../outcome.js';
 import { loadConfig } from '../config.js';
-import { CONFIG_OPTION } from './runner.js';
+import { ConfigError } from '../errors.js';
 import { MANIFEST_DIR } from '../lake/layout.js';
+import type { Outcome } from '../outcome.js';
+import { command, UsageError } from './boundary.js';
+import { CONFIG_OPTION } from './runner.js';
 
 interface LakeFlags {
   lake?: string;

@@ -2,9 +2,9 @@
 // src/cli/ per command group registers its commands, every one of them through the boundary
 // (boundary.ts): typed errors, one exit-code table; one signal handler (src/runner/signals.ts).
 import { Command } from 'commander';
+import { installSignalHandler } from '../runner/signals.js';
 import { registerAccuracyCommands } from './accuracy.js';
 import { commanderExit } from './boundary.js';
-import { installSignalHandler } from '../runner/signals.js';
 import { registerCapacityCommands } from './capacity.js';
 import { registerDemoCommands } from './demo.js';
 import { registerEmulatorCommands } from './emulator.js';

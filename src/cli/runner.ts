@@ -2,21 +2,21 @@
 // way every writing command runs a job (`runCommandJob`): the human summary on stdout, pino JSON
 // logs on stderr, the outcome for the boundary's exit-code table.
 import type { Command } from 'commander';
-import { command, UsageError } from './boundary.js';
-import { ConfigError } from '../errors.js';
-import { stopSignal } from '../runner/signals.js';
-import type { Outcome } from '../outcome.js';
 import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConfig, type Resource } from '../config.js';
-import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from './sink-flags.js';
-import { parseShard, shardFromEnv } from '../lake/shard.js';
-import { clockOverride, CLOCK_VARIABLE, runClock } from './clock.js';
-import { createLogger } from '../log.js';
-import { terminalProgress } from '../progress.js';
-import { parseDuration, parseInstant } from '../time.js';
+import { ConfigError } from '../errors.js';
 import type { Job, JobOptions } from '../job.js';
+import { parseShard, shardFromEnv } from '../lake/shard.js';
+import { createLogger } from '../log.js';
+import type { Outcome } from '../outcome.js';
+import { terminalProgress } from '../progress.js';
 import { describeCost } from '../runner/measure.js';
 import { loadJobs } from '../runner/registry.js';
 import type { RunResult } from '../runner/run.js';
+import { stopSignal } from '../runner/signals.js';
+import { parseDuration, parseInstant } from '../time.js';
+import { command, UsageError } from './boundary.js';
+import { clockOverride, CLOCK_VARIABLE, runClock } from './clock.js';
+import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from './sink-flags.js';
 
 /** What SIGINT/SIGTERM does to a run, the daemon's included. */
 const STOPPING_RUN = 'stopping after the site in flight (the run is recorded as interrupted)';

@@ -2,13 +2,13 @@
 // ledger, timeout, signals, publish), the same options and the same exit codes. With `--plan` it
 // runs nothing: it prints what the next run will cost the service (plan.ts).
 import type { Command } from 'commander';
-import { command } from './boundary.js';
-import type { Outcome } from '../outcome.js';
 import type { LoadedConfig } from '../config.js';
 import { createLogger } from '../log.js';
-import { configWithDb, jobOptions, runCommandJob, runOptions, type RunFlags } from './runner.js';
+import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { backfillOf } from '../sync/run.js';
+import { command } from './boundary.js';
+import { configWithDb, jobOptions, runCommandJob, runOptions, type RunFlags } from './runner.js';
 
 export function registerSyncCommands(program: Command): void {
   runOptions(program.command('sync'))

@@ -2,10 +2,10 @@
 // The chain stops only on a fatal step (one that failed as a whole or threw) or on the signal:
 // a partial sync, where some sites failed, still lets the steps after it run. Each step's line in
 // the summary gives its wall time and peak RSS (measure.ts): what the history bench reads.
-import { outcomeOf } from './outcome.js';
-import type { Failure, JobOutcome } from '../outcome.js';
 import type { JobContext } from '../job.js';
+import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
+import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 
 export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {

@@ -16,19 +16,18 @@
  * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
-import { EXIT, type ExitCode, type Outcome } from '../outcome.js';
-import { onSecondSignal } from './signals.js';
-import { outcomeOf } from './outcome.js';
 import type { LoadedConfig } from '../config.js';
-import { openSink, type RunSink } from './sink.js';
+import type { Job, JobContext, JobOptions } from '../job.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
+import { EXIT, type ExitCode, type Failure, type JobOutcome, type Outcome } from '../outcome.js';
 import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
-import type { Failure, JobOutcome } from '../outcome.js';
-import type { Job, JobContext, JobOptions } from '../job.js';
 import { measureStep, type StepCost } from './measure.js';
+import { outcomeOf } from './outcome.js';
+import { onSecondSignal } from './signals.js';
+import { openSink, type RunSink } from './sink.js';
 import {
   finishRun,
   insertFailures,
