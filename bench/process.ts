@@ -13,7 +13,7 @@ export interface Measured {
   stdout: string;
 }
 
-/** `cli`: the script, or node's arguments before the command's (e.g. tsx and src/cli.ts in tests). */
+/** `cli`: the script, or node's arguments before the command's (e.g. tsx and src/cli/main.ts in tests). */
 export async function runMeasured(
   cli: string | readonly string[],
   args: readonly string[],

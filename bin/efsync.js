@@ -82,9 +82,9 @@ function holdYoungGeneration(semiMb) {
   observer.observe({ entryTypes: ['gc'] });
 }
 
-const cli = join(__dirname, '..', 'dist', 'src', 'cli.js');
+const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(cli)) {
-  process.stderr.write('efsync is not built (no dist/src/cli.js): run npm ci, or npm run build\n');
+  process.stderr.write('efsync is not built (no dist/src/cli/main.js): run npm ci, or npm run build\n');
   process.exit(2);
 }
 import(pathToFileURL(cli).href);

@@ -2,7 +2,7 @@
 // partial sync (some sites failed) still lets the steps after it run; a step that fails as a
 // whole stops the chain.
 import { runChain } from '../src/runner/chain.js';
-import { defineJob } from '../src/runner/job.js';
+import { defineJob } from '../src/job.js';
 import { loadJobs } from '../src/runner/registry.js';
 
 export const NIGHTLY_STEPS = [

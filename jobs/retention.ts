@@ -2,9 +2,8 @@
 // "Retention"): old vintages but the kept ones, old revisions of actuals, accuracy pairs before
 // the ledger's window. The nightly chain runs it between the sync and accuracy; `efsync retention
 // --dry-run` (or `efsync run retention --dry-run`) counts what would go and removes nothing.
-import { defineJob } from '../src/runner/job.js';
-import { applyRetention, describeRetention, retentionPolicy } from '../src/retention/apply.js';
-import { withDuckDBSettings } from '../src/warehouse/settings.js';
+import { defineJob } from '../src/job.js';
+import { retainInRun } from '../src/retention/job.js';
 
 export default defineJob({
   name: 'retention',
@@ -12,22 +11,5 @@ export default defineJob({
   // Run by the nightly chain after the sync, or when asked.
   schedule: null,
   dryRun: true,
-  async run(ctx) {
-    const dryRun = ctx.options.dryRun === true;
-    if (!ctx.config.retention.enabled && !dryRun)
-      return { status: 'ok', rows: {}, failures: [], summary: ['retention.enabled is false: nothing removed'] };
-    const policy = retentionPolicy(ctx.config.retention);
-    // It deletes, a slice at a time, what the sync wrote: under the sync's DuckDB settings.
-    const { memory_limit, threads } = ctx.config.sync;
-    const result = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, () =>
-      applyRetention(ctx.warehouse, policy, { runId: ctx.runId, now: ctx.now(), dryRun, signal: ctx.signal }),
-    );
-    return {
-      status: 'ok',
-      rows: {},
-      removed: dryRun ? {} : result.removed,
-      failures: [],
-      summary: describeRetention(result, policy, dryRun),
-    };
-  },
+  run: retainInRun,
 });

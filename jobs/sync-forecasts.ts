@@ -1,5 +1,5 @@
 // Syncs forecasts of every site into the warehouse (the nightly chain runs it; schedule it alone in config).
-import { defineJob } from '../src/runner/job.js';
+import { defineJob } from '../src/job.js';
 import { runSync } from '../src/sync/index.js';
 
 export default defineJob({

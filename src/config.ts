@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from './boundary.js';
+import { ConfigError } from './errors.js';
 import { DAY, isTimeZone, parseDuration } from './time.js';
 import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
 

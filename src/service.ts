@@ -1,7 +1,7 @@
 // The service efsync talks to: the configured one, or an embedded emulator when none is
 // configured (demo data on loopback), so that every command runs on a fresh clone.
 import { ServiceClient, type ServiceClientOptions } from './api/client.js';
-import { ConfigError } from './boundary.js';
+import { ConfigError } from './errors.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
 import { startEmulator } from './emulator/server.js';
 import type { Logger } from './log.js';

@@ -1,11 +1,65 @@
-// The layering of src/, read from its import statements: extract (src/api) → normalize and
-// compose (src/sync) → load (src/warehouse), each stage knowing only its neighbours, and no
-// import cycles. Adding an import that breaks a rule fails here, naming the file and the import.
+// The layering of efsync, read from its import statements: every part of src/, jobs/ and bench/
+// and the parts it may import (docs/architecture.md draws the same table), and no import cycles.
+// Adding an import that breaks a rule fails here, naming the file and the import; a file that
+// belongs to no part fails too, so a new part is given its place here and in the drawing; and
+// only src/cli defines commands (imports commander).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const SRC = resolve(import.meta.dirname, '../src');
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** What every part may import: the building blocks that import nothing of any part. */
+const SHARED = ['time.ts', 'fault.ts', 'yaml.ts', 'log.ts', 'human-log.ts', 'progress.ts', 'outcome.ts', 'errors.ts'];
+
+/** Each part and the parts it may import (besides itself and SHARED), lowest first. */
+const ALLOWED: Record<string, readonly string[]> = {
+  config: [],
+  api: [],
+  warehouse: [],
+  emulator: ['api'],
+  service: ['api', 'config', 'emulator'],
+  lake: ['warehouse'],
+  job: ['api', 'config', 'lake', 'warehouse'],
+  capacity: ['api', 'warehouse', 'job'],
+  accuracy: ['config', 'warehouse', 'capacity', 'job'],
+  retention: ['config', 'warehouse', 'job'],
+  export: ['warehouse'],
+  sync: ['api', 'config', 'warehouse', 'lake', 'accuracy', 'job'],
+  runner: ['api', 'config', 'warehouse', 'lake', 'service', 'job'],
+  jobs: ['job', 'capacity', 'accuracy', 'retention', 'sync', 'runner'],
+  cli: [
+    'config',
+    'api',
+    'warehouse',
+    'emulator',
+    'service',
+    'lake',
+    'job',
+    'capacity',
+    'accuracy',
+    'retention',
+    'export',
+    'sync',
+    'runner',
+  ],
+  bench: [
+    'config',
+    'api',
+    'warehouse',
+    'emulator',
+    'service',
+    'lake',
+    'job',
+    'capacity',
+    'accuracy',
+    'retention',
+    'export',
+    'sync',
+    'runner',
+    'jobs',
+  ],
+};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -15,74 +69,91 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Every relative import and re-export of every file (type-only ones too), as paths under src/. */
+/** Every relative import and re-export of every file (type-only ones too), as paths under the repository. */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const pattern = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g;
-  for (const file of sourceFiles(SRC)) {
+  for (const file of ['src', 'jobs', 'bench'].flatMap((dir) => sourceFiles(join(ROOT, dir)))) {
     const text = readFileSync(file, 'utf8');
     const targets = [...text.matchAll(pattern)].map((match) => {
       const target = resolve(dirname(file), match[1] ?? match[2]).replace(/\.js$/, '.ts');
-      return relative(SRC, target);
+      return relative(ROOT, target);
     });
-    graph.set(relative(SRC, file), [...new Set(targets)]);
+    graph.set(relative(ROOT, file), [...new Set(targets)]);
   }
   return graph;
 }
 
 const graph = importGraph();
 
-/** The imports of files under `from` that reach into any of `forbidden` (folders or files of src/). */
-function violations(from: string, forbidden: readonly string[]): string[] {
+/** The part a file belongs to: `shared`, a folder of src/ or a file of it (`config`), jobs or bench; null: none. */
+function partOf(file: string): string | null {
+  const [top, second, third] = file.split('/');
+  if (top === 'jobs' || top === 'bench') return top;
+  if (top !== 'src' || second === undefined) return null;
+  if (third === undefined && SHARED.includes(second)) return 'shared';
+  const part = second.replace(/\.ts$/, '');
+  return part in ALLOWED ? part : null;
+}
+
+/** The imports of the files of `part` that reach a part it may not import. */
+function violations(part: string): string[] {
+  const allowed = new Set([part, 'shared', ...(part === 'shared' ? [] : ALLOWED[part])]);
   return [...graph].flatMap(([file, targets]) =>
-    file.startsWith(`${from}/`)
-      ? targets
-          .filter((target) => forbidden.some((f) => target === f || target.startsWith(`${f}/`)))
-          .map((target) => `${file} imports ${target}`)
+    partOf(file) === part
+      ? targets.filter((target) => !allowed.has(partOf(target) ?? target)).map((target) => `${file} imports ${target}`)
       : [],
   );
 }
 
 /** Every import cycle, each as a path a → b → … → a (one per strongly connected set of files). */
-function cycles(): string[] {
+function cycles(edges: ReadonlyMap<string, readonly string[]>): string[] {
   const found: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
-  const visit = (file: string): void => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const target of graph.get(file) ?? []) {
+  const visit = (node: string): void => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const target of edges.get(node) ?? []) {
       if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target].join(' → '));
       else if (!state.has(target)) visit(target);
     }
     stack.pop();
-    state.set(file, 'done');
+    state.set(node, 'done');
   };
-  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  for (const node of [...edges.keys()].sort()) if (!state.has(node)) visit(node);
   return found;
 }
 
-describe('the layering of src/', () => {
+describe('the layering of src/, jobs/ and bench/', () => {
   it('reads the import graph (the reader finds the imports it is meant to)', () => {
-    expect(graph.get('sync/run.ts')).toContain('warehouse/loader.ts');
-    expect(graph.get('warehouse/loader.ts')).toContain('warehouse/series.ts');
+    expect(graph.get('src/sync/run.ts')).toContain('src/warehouse/loader.ts');
+    expect(graph.get('src/warehouse/loader.ts')).toContain('src/warehouse/series.ts');
+    expect(graph.get('jobs/push-capacity.ts')).toContain('src/capacity/job.ts');
   });
 
-  it('src/warehouse knows DuckDB and its own rows: nothing of the service, the sync, accuracy, the runner or the config', () => {
-    expect(
-      violations('warehouse', ['api', 'sync', 'accuracy', 'runner', 'retention', 'config.ts', 'service.ts']),
-    ).toEqual([]);
+  it('puts every file in a part', () => {
+    expect([...graph.keys()].filter((file) => partOf(file) === null)).toEqual([]);
   });
 
-  it('src/retention knows the warehouse: nothing of the service, the sync or accuracy (its rules are SQL on tables)', () => {
-    expect(violations('retention', ['api', 'sync', 'accuracy', 'service.ts'])).toEqual([]);
+  it('draws the parts one way: no part may import, through others, a part that may import it', () => {
+    expect(cycles(new Map(Object.entries(ALLOWED)))).toEqual([]);
   });
 
-  it('src/api knows HTTP and the service: nothing of the config or the warehouse', () => {
-    expect(violations('api', ['config.ts', 'warehouse', 'sync', 'runner'])).toEqual([]);
+  for (const part of ['shared', ...Object.keys(ALLOWED)]) {
+    it(`${part} imports only ${part === 'shared' ? 'shared modules' : ['shared', ...ALLOWED[part]].join(', ')}`, () => {
+      expect(violations(part)).toEqual([]);
+    });
+  }
+
+  it('defines commands in src/cli only: no other file imports commander', () => {
+    const commanders = [...graph.keys()].filter(
+      (file) => !file.startsWith('src/cli/') && /from\s+'commander'/.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(commanders).toEqual([]);
   });
 
   it('has no import cycles', () => {
-    expect(cycles()).toEqual([]);
+    expect(cycles(graph)).toEqual([]);
   });
 });

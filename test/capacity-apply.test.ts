@@ -13,7 +13,7 @@ import type { ServiceClient } from '../src/api/client.js';
 import { applyPlan } from '../src/capacity/apply.js';
 import { formatPlan, planCapacity, planJson, valueAt } from '../src/capacity/plan.js';
 import type { Emulator } from '../src/emulator/server.js';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import { runJob } from '../src/runner/run.js';
 import { DAY, parseInstant } from '../src/time.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempDir } from './sync-support.js';

@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 describe('the built command', () => {
   it('creates a warehouse from the copied migrations, runs a job from dist/jobs and queries it', async () => {
-    expect(existsSync(join(ROOT, 'dist', 'src', 'cli.js'))).toBe(true);
+    expect(existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))).toBe(true);
     const db = join(tempDir(), 'warehouse.duckdb');
     const sync = await run(process.execPath, [BIN, 'run', 'sync-sites', '--db', db], { cwd: ROOT, env: ENV });
     expect(sync.stdout).toContain('sync-sites run');

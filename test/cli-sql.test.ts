@@ -4,8 +4,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/boundary.js';
-import { EXAMPLE_QUERIES } from '../src/demo.js';
+import { EXIT } from '../src/outcome.js';
+import { EXAMPLE_QUERIES } from '../src/cli/demo.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempDir } from './sync-support.js';
 

@@ -1,8 +1,8 @@
 // The run clock `EFSYNC_NOW` sets for tests and benchmarks: a run of the command line takes its
 // "now" from it (the run ledger, the sync's windows), the daemon refuses it.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UsageError } from '../src/boundary.js';
-import { runClock } from '../src/clock.js';
+import { UsageError } from '../src/cli/boundary.js';
+import { runClock } from '../src/cli/clock.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { runCli } from './fixtures/runner-child.js';
 import { emulator, NOW, query, tempDir, writeConfigFile } from './sync-support.js';

@@ -6,7 +6,7 @@ import { Config } from '../src/config.js';
 import { parseShard } from '../src/lake/shard.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 
 const [file, now, shard] = process.argv.slice(2);
 const config = { ...Config.parse(JSON.parse(readFileSync(file, 'utf8'))), file };

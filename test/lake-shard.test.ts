@@ -1,7 +1,7 @@
 // Shards: every site in exactly one shard, stable across processes and releases, and when the
 // number of shards changes only the sites that must move do; a sharded sync writes only its sites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobOptions } from '../src/runner/commands.js';
+import { jobOptions } from '../src/cli/runner.js';
 import { fnv1a64, inShard, parseShard, shardFromEnv, shardOf } from '../src/lake/shard.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { clientFor, emulator, query, runSync, tempDir, testConfig } from './sync-support.js';

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempConfig } from './fixtures/runner-setup.js';

@@ -1,7 +1,7 @@
 // Two efsync processes at once never both write: the second exits 3 naming the holder, or waits
 // for the first to finish and then runs.
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import { SLOW_RUN, startChild } from './fixtures/runner-child.js';
 import { publishedRuns, tempConfig } from './fixtures/runner-setup.js';
 

@@ -2,9 +2,9 @@
 import { statSync } from 'node:fs';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/boundary.js';
-import { UsageError } from '../src/boundary.js';
-import { defineJob } from '../src/runner/job.js';
+import { EXIT } from '../src/outcome.js';
+import { UsageError } from '../src/cli/boundary.js';
+import { defineJob } from '../src/job.js';
 import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { runJob } from '../src/runner/run.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';

@@ -1,7 +1,8 @@
 // The Scheduler with an injected clock over real runs: a schedule fires, a job never overlaps
 // itself, a failed run is retried with backoff, a busy warehouse becomes a recorded skip.
 import { describe, expect, it } from 'vitest';
-import { defineJob, type JobOutcome } from '../src/runner/job.js';
+import { defineJob } from '../src/job.js';
+import type { JobOutcome } from '../src/outcome.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
   ledgerLines,

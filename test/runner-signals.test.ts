@@ -2,7 +2,7 @@
 // the process exits 5 and the lock is free. A second SIGTERM exits 5 at once after recording the
 // run. A killed process (SIGKILL) is found out by the next run.
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { collectStatus } from '../src/runner/status.js';

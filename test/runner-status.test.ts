@@ -1,8 +1,8 @@
 // `efsync status --json`: last run of each job, next scheduled times, freshness per site and
 // recent failures, read from the published warehouse (so it answers while a sync writes).
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/boundary.js';
-import { defineJob } from '../src/runner/job.js';
+import { EXIT } from '../src/outcome.js';
+import { defineJob } from '../src/job.js';
 import { runJob } from '../src/runner/run.js';
 import type { Status } from '../src/runner/status.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';

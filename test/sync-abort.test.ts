@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { runJob } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 8;

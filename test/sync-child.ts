@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 
 const [file, now] = process.argv.slice(2);
 const config = { ...Config.parse(JSON.parse(readFileSync(file, 'utf8'))), file };

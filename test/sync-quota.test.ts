@@ -4,12 +4,12 @@
 // client's backoff is scaled with it (service.throttle).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../src/boundary.js';
+import { EXIT } from '../src/outcome.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
 import { loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 import { API_KEY, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 3;

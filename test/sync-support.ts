@@ -8,9 +8,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { ServiceClient } from '../src/api/client.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
-import type { JobOptions } from '../src/runner/job.js';
+import type { JobOptions } from '../src/job.js';
 import { runJob, type RunResult } from '../src/runner/run.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/server.js';
 
 /** The fixed clock of the sync tests: mid-afternoon UTC, so the day has past and future forecasts. */

@@ -7,7 +7,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import type { SiteRecord } from '../src/emulator/store.js';
 import { JobRegistry } from '../src/runner/registry.js';
 import { collectStatus, formatStatus } from '../src/runner/status.js';
-import { syncJob } from '../src/sync/index.js';
+import syncJob from '../jobs/sync.js';
 import { readEach } from '../src/sync/vintages.js';
 import { DAY, formatExactInstant, HOUR } from '../src/time.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';

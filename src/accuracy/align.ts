@@ -10,7 +10,7 @@
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
 import { instantLiteral } from '../warehouse/sql.js';
 import { quoteLiteral } from '../warehouse/sql.js';
-import { UsageError } from '../boundary.js';
+import { RequestError } from '../errors.js';
 import { DAY, HOUR, MINUTE } from '../time.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import { groupTimeSql } from './groups.js';
@@ -102,7 +102,7 @@ export async function chooseSites(sql: SqlRunner, options: AlignOptions): Promis
     const known = new Set(found.flatMap((s) => [s.site_id, s.name]));
     const missing = options.sites.filter((s) => !known.has(s));
     if (missing.length)
-      throw new UsageError(
+      throw new RequestError(
         `--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`,
       );
   }

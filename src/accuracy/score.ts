@@ -1,7 +1,7 @@
 // The two ways in: score the warehouse (alignment, then metrics), or score a table or CSV file
 // of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
 import { sqlList } from '../warehouse/sql.js';
-import { UsageError } from '../boundary.js';
+import { RequestError } from '../errors.js';
 import type { Config } from '../config.js';
 import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
@@ -107,10 +107,11 @@ async function namedBySite(sql: SqlRunner, series: SeriesPoint[]): Promise<Serie
 /** Groups a flat pairs table can be split by: lead needs issue_time, site a site column. */
 function checkGroupsForPairs(groups: Group[], columns: PairsColumns): void {
   if (groups.includes('lead') && !columns.issueTime)
-    throw new UsageError('--by lead needs an issue_time column in the pairs file');
-  if (groups.includes('site') && !columns.site) throw new UsageError('--by site needs a site column in the pairs file');
+    throw new RequestError('--by lead needs an issue_time column in the pairs file');
+  if (groups.includes('site') && !columns.site)
+    throw new RequestError('--by site needs a site column in the pairs file');
   if (groups.includes('model'))
-    throw new UsageError(
+    throw new RequestError(
       '--by model groups the warehouse site forecast by serving model; a pairs file scores each model column value as its own row instead',
     );
 }

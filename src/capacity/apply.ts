@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import { isServiceError } from '../api/errors.js';
-import type { Failure, JobOutcome } from '../runner/job.js';
+import type { Failure, JobOutcome } from '../outcome.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { formatMinute } from '../time.js';
 import { gitCommit, recordPush, wirePoints } from './ledger.js';

@@ -13,7 +13,7 @@ import type { ServiceClient } from '../api/client.js';
 import { isServiceError } from '../api/errors.js';
 import type { CapacityTimeline } from '../api/schemas.js';
 import { DAY, formatInstant, formatMinute } from '../time.js';
-import { UsageError } from '../boundary.js';
+import { RequestError } from '../errors.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { lastSuccessfulPushes, wirePoints, type StoredPush } from './ledger.js';
 import {
@@ -225,7 +225,7 @@ export function onlySites(plan: CapacityPlan, sites: string[] | undefined): Capa
     site.timeline.siteId === wanted || site.timeline.siteName === wanted;
   const unknown = sites.filter((wanted) => !plan.sites.some((site) => matches(site, wanted)));
   if (unknown.length > 0) {
-    throw new UsageError(
+    throw new RequestError(
       `--site ${unknown.map((u) => JSON.stringify(u)).join(', ')}: no capacity file covers that site`,
     );
   }

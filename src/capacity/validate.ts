@@ -2,7 +2,7 @@
 // duplicates, windows) need only the file; the site rules (the site exists, values within its
 // nameplate) need the service's site list. Every error names file, line, column and rule.
 import { nameplateKw, type SiteResponse } from '../api/schemas.js';
-import { ConfigError } from '../boundary.js';
+import { ConfigError } from '../errors.js';
 import { formatMinute } from '../time.js';
 import { InputFileError } from '../yaml.js';
 import { readCapacityDir, type CapacityFile, type Position, type SourceWindow } from './files.js';

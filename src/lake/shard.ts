@@ -9,7 +9,7 @@
  *   shardOf('site-17', 4)         → 0..3
  *   inShard(sites, shard)         → the sites whose site_id falls in the shard (all when no shard)
  */
-import { UsageError } from '../boundary.js';
+import { RequestError } from '../errors.js';
 
 export interface Shard {
   /** From 0 to count - 1. */
@@ -18,7 +18,7 @@ export interface Shard {
 }
 
 /** A shard setting that makes no sense: a usage error naming where it came from. */
-export class ShardError extends UsageError {}
+export class ShardError extends RequestError {}
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;

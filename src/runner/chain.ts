@@ -3,9 +3,10 @@
 // a partial sync, where some sites failed, still lets the steps after it run. Each step's line in
 // the summary gives its wall time and peak RSS (measure.ts): what the history bench reads. The
 // lines of a step go to `ctx.stepEnded` as it ends, so a terminal shows each step's at once.
-import { outcomeOf } from '../boundary.js';
-import type { Failure, JobContext, JobOutcome } from './job.js';
+import type { JobContext } from '../job.js';
+import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
+import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 
 export async function runChain(ctx: JobContext, registry: JobRegistry, steps: readonly string[]): Promise<JobOutcome> {

@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import { instant, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import type { Failure } from './job.js';
+import type { Failure } from '../outcome.js';
 
 /** `crashed`: left `running` by a process that died (killed, power cut); set by the next run. */
 export type RunStatus = 'running' | 'ok' | 'partial' | 'failed' | 'interrupted' | 'crashed' | 'skipped';

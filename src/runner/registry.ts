@@ -3,13 +3,13 @@
 import { readdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigError, UsageError } from '../boundary.js';
-import type { Job } from './job.js';
+import { ConfigError, RequestError } from '../errors.js';
+import type { Job } from '../job.js';
 
 export const JOBS_DIR = fileURLToPath(new URL('../../jobs/', import.meta.url));
 
 /** `efsync run` with a job name that no module in jobs/ defines: a usage error (exit 2). */
-export class UnknownJobError extends UsageError {
+export class UnknownJobError extends RequestError {
   constructor(
     readonly job: string,
     readonly known: string[],

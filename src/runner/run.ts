@@ -5,27 +5,29 @@
  *                                      log?, signal?, now?, progress?, timeoutMs?, lockWaitMs? });
  *   result.status    // ok | partial | failed | interrupted | skipped | busy
  *   result.outcome   // its outcome for the boundary (usage, config, service, ... when it failed)
- *   result.exitCode  // the documented exit code of that outcome (boundary.ts EXIT)
+ *   result.exitCode  // the documented exit code of that outcome (EXIT of src/outcome.ts)
  *
  * It takes the warehouse writer lock (waiting at most `lockWaitMs`, then `busy` naming the holder),
  * marks runs left `running` by a killed process as crashed, writes the `runs` row (running),
  * runs the job with a child logger carrying the run id, a lazily connected service and a signal
  * aborted by the caller's signal (SIGINT/SIGTERM) or the per-run timeout, then records the outcome
  * and the failures, publishes the snapshot for analysts, and closes everything. While the job runs,
- * a second SIGINT/SIGTERM (boundary.ts) records the run as interrupted before the process exits.
+ * a second SIGINT/SIGTERM (signals.ts) records the run as interrupted before the process exits.
  * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
-import { EXIT, onSecondSignal, outcomeOf, type ExitCode, type Outcome } from '../boundary.js';
 import type { LoadedConfig } from '../config.js';
-import { openSink, type RunSink } from '../lake/sink.js';
+import type { Job, JobContext, JobOptions } from '../job.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
+import { EXIT, type ExitCode, type Failure, type JobOutcome, type Outcome } from '../outcome.js';
 import { silentProgress, type Progress } from '../progress.js';
 import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
-import type { Failure, Job, JobContext, JobOptions, JobOutcome } from './job.js';
 import { measureStep, type StepCost } from './measure.js';
+import { outcomeOf } from './outcome.js';
+import { onSecondSignal } from './signals.js';
+import { openSink, type RunSink } from './sink.js';
 import {
   finishRun,
   insertFailures,

@@ -12,7 +12,7 @@ import cron from 'node-cron';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { formatInZone } from '../time.js';
-import { ConfigError } from '../boundary.js';
+import { ConfigError } from '../errors.js';
 import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { coveredUntil } from './ledger.js';

@@ -1,7 +1,8 @@
 // The sync as the rest of efsync uses it: jobs hand the sync (run.ts) what it needs of their run.
 import { qualitySettingsFromConfig } from '../accuracy/quality.js';
 import type { Resource } from '../config.js';
-import { defineJob, type Job, type JobContext, type JobOutcome } from '../runner/job.js';
+import type { JobContext } from '../job.js';
+import type { JobOutcome } from '../outcome.js';
 import { backfillOf, syncAll } from './run.js';
 
 /**
@@ -28,11 +29,3 @@ export async function runSync(ctx: JobContext, resources?: readonly Resource[]):
     quality: qualitySettingsFromConfig(config.accuracy.quality, config.service.interval_label.actuals),
   });
 }
-
-/** Syncs the resources named by the run's options (`efsync sync --only ...`) or config. */
-export const syncJob: Job = defineJob({
-  name: 'sync',
-  description: 'Sync sites, models, forecasts, model outputs and actuals (or --only some) into the warehouse',
-  schedule: null,
-  run: (ctx: JobContext): Promise<JobOutcome> => runSync(ctx),
-});

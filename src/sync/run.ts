@@ -18,11 +18,11 @@ import { pacingSince, type PacingStats } from '../api/pacing.js';
 import { KeyRejectedError, ServiceError } from '../api/errors.js';
 import type { ForecastUpdateList, SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
-import { UsageError } from '../boundary.js';
+import { RequestError } from '../errors.js';
 import { inShard, type Shard } from '../lake/shard.js';
 import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
-import type { Failure, JobOutcome } from '../runner/job.js';
+import type { Failure, JobOutcome } from '../outcome.js';
 import { flagPending, type QualitySettings } from '../warehouse/flags.js';
 import {
   forgetDigests,
@@ -557,9 +557,9 @@ function syncEnv(req: SyncRequest, pending: SyncEnv['pending']): SyncEnv {
 /** The window of a backfill (`--from` and `--to`, both or neither), checked before anything is read. */
 export function backfillOf(options: { from?: number; to?: number }): Backfill | undefined {
   const { from, to } = options;
-  if ((from === undefined) !== (to === undefined)) throw new UsageError('--from and --to go together');
+  if ((from === undefined) !== (to === undefined)) throw new RequestError('--from and --to go together');
   if (from === undefined || to === undefined) return undefined;
-  if (from >= to) throw new UsageError('--from must be before --to');
+  if (from >= to) throw new RequestError('--from must be before --to');
   return { from, to };
 }
 
@@ -571,7 +571,7 @@ export function backfillOf(options: { from?: number; to?: number }): Backfill | 
 export function selectSites(sites: SiteResponse[], wanted: string[] | undefined): SiteResponse[] {
   const unknown = (wanted ?? []).filter((w) => !sites.some((s) => s.site_id === w || s.name === w));
   if (unknown.length > 0)
-    throw new UsageError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
+    throw new RequestError(`unknown site: ${unknown.join(', ')} (not among the account's ${sites.length} sites)`);
   const selected =
     wanted && wanted.length > 0
       ? sites.filter((s) => wanted.includes(s.site_id) || wanted.includes(s.name))

@@ -3,7 +3,7 @@
 import type { Listing, ServiceClient } from '../api/client.js';
 import type { ForecastUpdateList } from '../api/schemas.js';
 import type { Logger } from '../log.js';
-import type { Failure } from '../runner/job.js';
+import type { Failure } from '../outcome.js';
 import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';

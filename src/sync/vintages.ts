@@ -8,7 +8,7 @@
 // quota, the service unreachable, an abort) still fail the whole resource, as before.
 import pLimit from 'p-limit';
 import { isServiceError } from '../api/errors.js';
-import type { Failure } from '../runner/job.js';
+import type { Failure } from '../outcome.js';
 import { formatExactInstant } from '../time.js';
 import { instant } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';

@@ -8,7 +8,7 @@ const open = new Set<DuckDBConnection>();
 /**
  * Interrupts the statement running on every open connection (it fails and its transaction rolls
  * back). process.exit() waits for a running DuckDB statement to end, which for an accuracy pass
- * can be minutes: the signal handler calls this first (src/boundary.ts).
+ * can be minutes: the signal handler calls this first (src/runner/signals.ts).
  */
 export function interruptAll(): void {
   for (const connection of open) connection.interrupt();

@@ -1,10 +1,11 @@
 // `efsync demo` (`npm start`): the nightly chain against the configured service, or against an
 // embedded emulator with demo sites when none is configured; then where to look next.
 import type { Command } from 'commander';
-import { command, type Outcome } from './boundary.js';
-import { configWithDb, CONFIG_OPTION, DB_OPTION, runCommandJob, type CommonFlags } from './runner/commands.js';
-import { loadJobs } from './runner/registry.js';
-import { reportPath, type LoadedConfig } from './config.js';
+import { reportPath, type LoadedConfig } from '../config.js';
+import type { Outcome } from '../outcome.js';
+import { loadJobs } from '../runner/registry.js';
+import { command } from './boundary.js';
+import { configWithDb, CONFIG_OPTION, DB_OPTION, runCommandJob, type CommonFlags } from './runner.js';
 
 /** Shown after the demo; the README shows the same. */
 export const EXAMPLE_QUERIES = [

@@ -5,21 +5,22 @@
 // Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file;
 // 3 the warehouse is busy; 4 failed; 5 interrupted.
 import type { Command } from 'commander';
-import { scoreInRun } from '../../jobs/accuracy.js';
-import { command, UsageError, type Outcome } from '../boundary.js';
-import { runClock } from '../clock.js';
+import { parseEventOption } from '../accuracy/events.js';
+import { resultsTable, toJsonRows } from '../accuracy/format.js';
+import { INTERVAL_LABELS, parseGroups } from '../accuracy/groups.js';
+import { ledgerLine } from '../accuracy/incremental.js';
+import { scoreInRun } from '../accuracy/job.js';
+import type { AccuracyRow } from '../accuracy/metrics.js';
+import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from '../accuracy/score.js';
 import { reportPath } from '../config.js';
-import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from '../runner/commands.js';
-import { defineJob } from '../runner/job.js';
+import { defineJob } from '../job.js';
+import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { isTimeZone, parseDuration, parseInstant } from '../time.js';
-import { resultsTable, toJsonRows } from './format.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
-import { parseEventOption } from './events.js';
-import { INTERVAL_LABELS, parseGroups } from './groups.js';
-import { ledgerLine } from './incremental.js';
-import type { AccuracyRow } from './metrics.js';
-import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
+import { command, UsageError } from './boundary.js';
+import { runClock } from './clock.js';
+import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from './runner.js';
 
 interface Flags {
   from?: string;

@@ -1,9 +1,10 @@
 // `efsync export`: a table, a view or a query of the published warehouse as an Arrow IPC file.
 import type { Command } from 'commander';
-import { command, UsageError, type Outcome } from '../boundary.js';
-import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from '../runner/commands.js';
-import { openPublished, userQuery } from '../sql.js';
+import type { Outcome } from '../outcome.js';
 import { quoteIdentifier } from '../warehouse/sql.js';
+import { command, UsageError } from './boundary.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner.js';
+import { openPublished, userQuery } from './sql.js';
 
 interface ExportFlags extends CommonFlags {
   table?: string;
@@ -34,7 +35,7 @@ async function exportCommand(flags: ExportFlags): Promise<Outcome> {
     const sql = flags.query ?? `SELECT * FROM ${quoteIdentifier(flags.table!)}`;
     await userQuery(warehouse, `SELECT * FROM (${sql}) LIMIT 0`, flags.query ? '--query' : `--table ${flags.table}`);
     // Loaded for an export only: apache-arrow is ~150 of the ~600 modules a command loaded at start.
-    const { exportArrow } = await import('./arrow.js');
+    const { exportArrow } = await import('../export/arrow.js');
     const rows = await exportArrow(warehouse.connection, sql, flags.out);
     process.stdout.write(`${flags.out}: ${rows} rows\n`);
     return 'ok';

@@ -4,9 +4,11 @@
 import { existsSync } from 'node:fs';
 import type { DuckDBResultReader } from '@duckdb/node-api';
 import type { Command } from 'commander';
-import { command, ConfigError, UsageError, type Outcome } from './boundary.js';
-import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner/commands.js';
-import { Warehouse } from './warehouse/warehouse.js';
+import { ConfigError } from '../errors.js';
+import type { Outcome } from '../outcome.js';
+import { Warehouse } from '../warehouse/warehouse.js';
+import { command, UsageError } from './boundary.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner.js';
 
 interface SqlFlags extends CommonFlags {
   csv?: boolean;

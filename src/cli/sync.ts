@@ -2,12 +2,13 @@
 // ledger, timeout, signals, publish), the same options and the same exit codes. With `--plan` it
 // runs nothing: it prints what the next run will cost the service (plan.ts).
 import type { Command } from 'commander';
-import { command, type Outcome } from '../boundary.js';
 import type { LoadedConfig } from '../config.js';
 import { createLogger } from '../log.js';
-import { configWithDb, jobOptions, runCommandJob, runOptions, type RunFlags } from '../runner/commands.js';
+import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
-import { backfillOf } from './run.js';
+import { backfillOf } from '../sync/run.js';
+import { command } from './boundary.js';
+import { configWithDb, jobOptions, runCommandJob, runOptions, type RunFlags } from './runner.js';
 
 export function registerSyncCommands(program: Command): void {
   runOptions(program.command('sync'))
@@ -33,7 +34,7 @@ async function planCommand(config: LoadedConfig, flags: RunFlags): Promise<Outco
   const log = createLogger({ level: config.log.level });
   const [{ connectService }, { planSync, formatPlan }] = await Promise.all([
     import('../service.js'),
-    import('./plan.js'),
+    import('../sync/plan.js'),
   ]);
   const connection = await connectService(config, log);
   try {

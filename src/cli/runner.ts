@@ -2,18 +2,21 @@
 // way every writing command runs a job (`runCommandJob`): the human summary on stdout, pino JSON
 // logs on stderr, the outcome for the boundary's exit-code table.
 import type { Command } from 'commander';
-import { command, ConfigError, stopSignal, UsageError, type Outcome } from '../boundary.js';
 import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConfig, type Resource } from '../config.js';
-import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from '../lake/flags.js';
+import { ConfigError } from '../errors.js';
+import type { Job, JobOptions } from '../job.js';
 import { parseShard, shardFromEnv } from '../lake/shard.js';
-import { clockOverride, CLOCK_VARIABLE, runClock } from '../clock.js';
 import { createLogger } from '../log.js';
+import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
+import { describeCost } from '../runner/measure.js';
+import { loadJobs } from '../runner/registry.js';
+import type { RunResult } from '../runner/run.js';
+import { stopSignal } from '../runner/signals.js';
 import { parseDuration, parseInstant } from '../time.js';
-import type { Job, JobOptions } from './job.js';
-import { describeCost } from './measure.js';
-import { loadJobs } from './registry.js';
-import type { RunResult } from './run.js';
+import { command, UsageError } from './boundary.js';
+import { clockOverride, CLOCK_VARIABLE, runClock } from './clock.js';
+import { describeSink, LAKE_OPTION, SINK_OPTION, withSinkFlags, type SinkFlags } from './sink-flags.js';
 
 /** What SIGINT/SIGTERM does to a run, the daemon's included. */
 const STOPPING_RUN = 'stopping after the site in flight (the run is recorded as interrupted)';
@@ -186,7 +189,7 @@ export async function runCommandJob(
 ): Promise<Outcome> {
   const timeoutMs = durationFlag('--timeout', flags.timeout);
   const lockWaitMs = durationFlag('--wait', flags.wait);
-  const { runJob } = await import('./run.js');
+  const { runJob } = await import('../runner/run.js');
   const log = createLogger({ level: config.log.level });
   // With the default summary, a chain's steps are printed as each ends, above the progress bar;
   // the run's summary begins with those lines, and the rest is printed after the run.
@@ -234,7 +237,7 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
   }
   const config = configWithDb(flags);
   const registry = await loadJobs();
-  const { runDaemon, jobSchedules } = await import('./schedule.js');
+  const { runDaemon, jobSchedules } = await import('../runner/schedule.js');
   jobSchedules(config, registry);
   const log = createLogger({ level: config.log.level });
   await runDaemon({
@@ -249,7 +252,7 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
 
 async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<Outcome> {
   const config = configWithDb(flags);
-  const { collectStatus, formatStatus } = await import('./status.js');
+  const { collectStatus, formatStatus } = await import('../runner/status.js');
   const status = await collectStatus(config, await loadJobs());
   process.stdout.write(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status).join('\n')}\n`);
   return 'ok';
@@ -257,7 +260,7 @@ async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<O
 
 async function checkCommand(flags: CommonFlags): Promise<Outcome> {
   const config = loadConfig(flags.config);
-  const { jobSchedules } = await import('./schedule.js');
+  const { jobSchedules } = await import('../runner/schedule.js');
   const schedules = jobSchedules(config, await loadJobs()).filter((s) => s.expr !== null);
   const service = config.service.base_url === null ? 'the embedded emulator (demo data)' : config.service.base_url;
   if (config.service.base_url !== null && resolveApiKey(config) === null) {

@@ -1,18 +1,20 @@
-// The `efsync` command line: each part of the product registers its own commands, every one of
-// them through the boundary (boundary.ts): typed errors, one exit-code table, one signal handler.
+// The `efsync` command line (bin/efsync.js runs its compiled dist/src/cli/main.js): one module of
+// src/cli/ per command group registers its commands, every one of them through the boundary
+// (boundary.ts): typed errors, one exit-code table; one signal handler (src/runner/signals.ts).
 import { Command, Option } from 'commander';
-import { registerAccuracyCommands } from './accuracy/commands.js';
-import { commanderExit, installSignalHandler } from './boundary.js';
-import { registerCapacityCommands } from './capacity/commands.js';
+import { installSignalHandler } from '../runner/signals.js';
+import { registerAccuracyCommands } from './accuracy.js';
+import { commanderExit } from './boundary.js';
+import { registerCapacityCommands } from './capacity.js';
 import { registerDemoCommands } from './demo.js';
-import { registerEmulatorCommands } from './emulator/commands.js';
-import { registerExportCommands } from './export/commands.js';
-import { registerLakeCommands } from './lake/commands.js';
-import { LOG_FORMATS, setLogOutput, type LogFormat } from './log.js';
-import { registerRetentionCommands } from './retention/commands.js';
-import { registerRunnerCommands } from './runner/commands.js';
+import { registerEmulatorCommands } from './emulator.js';
+import { registerExportCommands } from './export.js';
+import { registerLakeCommands } from './lake.js';
+import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
+import { registerRetentionCommands } from './retention.js';
+import { registerRunnerCommands } from './runner.js';
 import { registerSqlCommands } from './sql.js';
-import { registerSyncCommands } from './sync/commands.js';
+import { registerSyncCommands } from './sync.js';
 
 installSignalHandler();
 

@@ -1,12 +1,14 @@
 // `efsync lake views` and `efsync lake compact`: the readers' views file over a lake, and the
-// compaction of its small files. Outcomes and exit codes through the boundary (src/boundary.ts).
+// compaction of its small files. Outcomes and exit codes through the boundary (boundary.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { command, ConfigError, UsageError, type Outcome } from '../boundary.js';
 import { loadConfig } from '../config.js';
-import { CONFIG_OPTION } from '../runner/commands.js';
-import { MANIFEST_DIR } from './layout.js';
+import { ConfigError } from '../errors.js';
+import { MANIFEST_DIR } from '../lake/layout.js';
+import type { Outcome } from '../outcome.js';
+import { command, UsageError } from './boundary.js';
+import { CONFIG_OPTION } from './runner.js';
 
 interface LakeFlags {
   lake?: string;
@@ -26,7 +28,7 @@ export function registerLakeCommands(program: Command): void {
     .action(
       command<[], LakeFlags & { out: string }>(async (flags): Promise<Outcome> => {
         const path = lakeOf(flags);
-        const { writeViewsFile } = await import('./views.js');
+        const { writeViewsFile } = await import('../lake/views.js');
         const written = await writeViewsFile(path, flags.out);
         process.stdout.write(
           `wrote ${written.out}: ${written.tables} table views and ${written.views} analyst views over the lake ${path}\n`,
@@ -44,7 +46,7 @@ export function registerLakeCommands(program: Command): void {
     .action(
       command<[], LakeFlags>(async (flags): Promise<Outcome> => {
         const path = lakeOf(flags);
-        const { compactLake } = await import('./compact.js');
+        const { compactLake } = await import('../lake/compact.js');
         const started = performance.now();
         const done = await compactLake(path);
         const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -1,6 +1,6 @@
 // `--sink warehouse|parquet` and `--lake PATH` on `efsync run` and `efsync sync`, over the config's `sink` and `lake`.
-import { UsageError } from '../boundary.js';
 import type { LoadedConfig } from '../config.js';
+import { UsageError } from './boundary.js';
 
 export interface SinkFlags {
   sink?: string;

@@ -3,8 +3,8 @@
 // `--now`. The clock then starts at that instant when the process starts and runs at the wall
 // clock's pace, so durations in the run ledger stay true. Read here and nowhere else; what is not a
 // run's notion of "now" (the writer lock's staleness, the daemon's timers) keeps the wall clock.
+import { parseInstant } from '../time.js';
 import { UsageError } from './boundary.js';
-import { parseInstant } from './time.js';
 
 export const CLOCK_VARIABLE = 'EFSYNC_NOW';
 

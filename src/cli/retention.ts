@@ -1,16 +1,9 @@
 // `efsync retention [--dry-run]`: the retention job run now through the runner (lock, ledger,
 // publish), as `efsync run retention` is; with --dry-run it counts what would go and removes nothing.
 import type { Command } from 'commander';
-import { command } from '../boundary.js';
-import {
-  CONFIG_OPTION,
-  configWithDb,
-  DB_OPTION,
-  runCommandJob,
-  type CommonFlags,
-  type RunFlags,
-} from '../runner/commands.js';
 import { loadJobs } from '../runner/registry.js';
+import { command } from './boundary.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob, type CommonFlags, type RunFlags } from './runner.js';
 
 type RetentionFlags = CommonFlags & Pick<RunFlags, 'timeout' | 'wait'> & { dryRun?: boolean };
 

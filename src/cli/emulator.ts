@@ -1,14 +1,16 @@
 // `efsync emulator`: the local forecasting service on loopback, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
-import { command, stopSignal, UsageError, type Outcome } from '../boundary.js';
+import { command, UsageError } from './boundary.js';
+import { stopSignal } from '../runner/signals.js';
+import type { Outcome } from '../outcome.js';
 import { parseDuration, parseInstant } from '../time.js';
-import { EMULATOR_PROFILES, type EmulatorProfile } from './handlers.js';
-import type { Quota } from './limits.js';
-import { startEmulator } from './server.js';
-import type { ModelKind } from './store.js';
+import { EMULATOR_PROFILES, type EmulatorProfile } from '../emulator/handlers.js';
+import type { Quota } from '../emulator/limits.js';
+import { startEmulator } from '../emulator/server.js';
+import type { ModelKind } from '../emulator/store.js';
 
 const MODEL_KINDS: readonly ModelKind[] = ['ai', 'physical', 'quantile'];
-import { UNTIDY_KINDS, type UntidyKind } from './untidy.js';
+import { UNTIDY_KINDS, type UntidyKind } from '../emulator/untidy.js';
 
 interface EmulatorFlags {
   host: string;

@@ -3,11 +3,13 @@
 // apply is a run of the push-capacity job (3 warehouse busy, 4 failed as a whole, 5 interrupted).
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { command, type Outcome } from '../boundary.js';
+import { CapacityConfigError, checkCapacityDir } from '../capacity/validate.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
-import { CONFIG_OPTION, runCommandJob } from '../runner/commands.js';
+import type { Outcome } from '../outcome.js';
+import { loadJobs } from '../runner/registry.js';
 import { InputFileError } from '../yaml.js';
-import { CapacityConfigError, checkCapacityDir } from './validate.js';
+import { command } from './boundary.js';
+import { CONFIG_OPTION, runCommandJob } from './runner.js';
 
 interface CommonFlags {
   dir?: string;
@@ -117,7 +119,7 @@ async function planCommand(config: LoadedConfig, flags: CommonFlags): Promise<Ou
   const { createLogger } = await import('../log.js');
   const { connectService } = await import('../service.js');
   const { Warehouse } = await import('../warehouse/warehouse.js');
-  const { formatPlan, onlySites, planCapacity, planJson } = await import('./plan.js');
+  const { formatPlan, onlySites, planCapacity, planJson } = await import('../capacity/plan.js');
   const connection = await connectService(config, createLogger({ level: config.log.level }));
   // The published snapshot holds the ledger, and reading it never waits for a writer.
   const warehouse = existsSync(config.warehouse.path)
@@ -140,8 +142,7 @@ async function applyCommand(config: LoadedConfig, flags: CommonFlags): Promise<O
   // The offline rules first: a broken file stops here, before any connection or lock.
   const { errors } = checkCapacityDir(config.capacity.dir);
   if (errors.length > 0) throw new CapacityConfigError(errors);
-  const { default: pushCapacity } = await import('../../jobs/push-capacity.js');
-  return runCommandJob(pushCapacity, config, {}, flags.site ? { sites: flags.site } : {}, {
+  return runCommandJob((await loadJobs()).get('push-capacity'), config, {}, flags.site ? { sites: flags.site } : {}, {
     print: (result) => {
       for (const line of result.summary) process.stdout.write(`${line}\n`);
       if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);

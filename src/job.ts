@@ -1,10 +1,13 @@
-// What a job is: a name, a default schedule and a function composed of src/ calls.
-import type { ServiceClient } from '../api/client.js';
-import type { LoadedConfig, Resource } from '../config.js';
-import type { Logger } from '../log.js';
-import type { Shard } from '../lake/shard.js';
-import type { Progress } from '../progress.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+// What a job is: a name, a default schedule and a function composed of src/ calls, and what a run
+// hands it (its context). Jobs (jobs/*.ts) and the domain functions they compose take it; the
+// runner runs them.
+import type { ServiceClient } from './api/client.js';
+import type { LoadedConfig, Resource } from './config.js';
+import type { Shard } from './lake/shard.js';
+import type { Logger } from './log.js';
+import type { JobOutcome } from './outcome.js';
+import type { Progress } from './progress.js';
+import type { Warehouse } from './warehouse/warehouse.js';
 
 export interface JobOptions {
   /** Only these sites (ids or names); all sites when absent. */
@@ -39,29 +42,6 @@ export interface JobContext {
   stepEnded?(lines: readonly string[]): void;
   /** The clock, injectable for tests. */
   now(): number;
-}
-
-export interface Failure {
-  siteId?: string;
-  resource?: string;
-  /** The one item that failed alone (a listed site, a model, a vintage), when not the whole resource. */
-  item?: string;
-  /** Where in the item the answer broke the interface. */
-  fieldPath?: string;
-  reason: string;
-}
-
-export interface JobOutcome {
-  status: 'ok' | 'partial' | 'failed';
-  /** Rows written per table. */
-  rows: Record<string, number>;
-  /** Rows removed per table (retention). */
-  removed?: Record<string, number>;
-  failures: Failure[];
-  /** Documented variants filled in, per `resource.field` (see SiteResponse and the series schemas). */
-  defaulted?: Record<string, number>;
-  /** Lines for the human summary on stdout. */
-  summary?: string[];
 }
 
 export interface Job {

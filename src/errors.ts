@@ -1,0 +1,44 @@
+// The errors whose outcome their thrower knows (src/outcome.ts), for every layer: a wrong
+// request (`RequestError`), a wrong file, key or path (`ConfigError`), a failure as a whole
+// (`FailedError`), an interruption. The command line's own flag errors are its `UsageError`
+// (src/cli/boundary.ts); the boundary says each in one line and exits with its outcome's code.
+import type { Outcome } from './outcome.js';
+
+/** An error whose outcome its thrower knows. `hint` says what to do, when the message does not. */
+export class EfsyncError extends Error {
+  constructor(
+    readonly outcome: Exclude<Outcome, 'ok' | 'partial'>,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** What was asked cannot be done as asked (a window, a site, a shard, a grouping, a job); the message names it. */
+export class RequestError extends EfsyncError {
+  constructor(message: string, hint?: string) {
+    super('usage', message, hint);
+  }
+}
+
+/** A config file, key, input file or path is wrong; the message names it. */
+export class ConfigError extends EfsyncError {
+  constructor(message: string, hint?: string) {
+    super('config', message, hint);
+  }
+}
+
+/** Failed as a whole for a stated reason that is neither the service nor a bug (a timeout). */
+export class FailedError extends EfsyncError {
+  constructor(message: string, hint?: string) {
+    super('failed', message, hint);
+  }
+}
+
+export class InterruptedError extends EfsyncError {
+  constructor(message: string) {
+    super('interrupted', message);
+  }
+}
