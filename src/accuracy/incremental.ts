@@ -75,6 +75,11 @@ interface LedgerState {
   actualsSeenTo: number;
 }
 
+/** The ledger's state, and the first changed hour markChanges found (µs; null: no hour changed). */
+interface Changes extends LedgerState {
+  dirtyFromUs: number | null;
+}
+
 const HOUR_US = 3_600_000_000;
 const ms = (v: Date | null) => (v === null ? null : v.getTime());
 const sqlInstant = (v: number | undefined | null) => (v === undefined || v === null ? 'NULL' : instantLiteral(v));
@@ -191,7 +196,7 @@ async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerSt
  *     around every actual first seen or revised since the last run, and every actual whose flags
  *     were set, changed or cleared, by one forecast plus one actual interval either side.
  */
-async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<void> {
+async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<Changes> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
     SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time
     FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
@@ -213,6 +218,8 @@ async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Prom
     WITH margin AS (SELECT coalesce(max(f_len), 0) + coalesce(max(a_len), 0) + ${HOUR_US} AS us FROM acc_site)
     SELECT DISTINCT site_id, unnest(range((epoch_us(valid_time) - us) // ${HOUR_US}, (epoch_us(valid_time) + us) // ${HOUR_US} + 1)) AS hour
     FROM acc_changed_actuals, margin`);
+  const [{ first }] = await wh.all<{ first: bigint | null }>('SELECT min(hour) AS first FROM acc_dirty_hours');
+  return { ...old, dirtyFromUs: first === null ? null : Number(first) * HOUR_US };
 }
 
 /**
@@ -220,19 +227,25 @@ async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Prom
  * must be aligned anew: outside the old window, of a changed vintage, or with their actual or
  * their reference actual in a changed hour. Left joins with a hit flag rather than EXISTS
  * conditions: DuckDB ran the three ORed EXISTS 5-7 times slower than these hash joins (each
- * right side is unique on its key, so no row is repeated).
+ * right side is unique on its key, so no row is repeated). A reference lies before its valid
+ * time, so a row whose valid time is before the first changed hour can only be stale through
+ * its vintage or the window: the hours are computed and joined for the rows from that hour on
+ * (the last days of a month's window after a nightly sync), not for the whole window.
  */
-function changedRowsSql(rows: string, old: LedgerState): string {
+function changedRowsSql(rows: string, changes: Changes): string {
   const hour = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
   const hit = (table: string, key: string) => `(SELECT site_id, ${key}, true AS hit FROM ${table})`;
-  return `SELECT p.* EXCLUDE (valid_hour, reference_hour) FROM (
+  const moved = (t: string) => `NOT (${inWindowSql(t, changes.from, changes.to)})`;
+  const late = changes.dirtyFromUs === null ? 'FALSE' : `x.valid_time >= make_timestamptz(${changes.dirtyFromUs})`;
+  return `SELECT p.* EXCLUDE (valid_hour, reference_hour, issue_hit) FROM (
       SELECT x.*, ${hour('x.valid_time')} AS valid_hour,
-        ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour
-      FROM (${rows}) x JOIN acc_batch s USING (site_id)) p
-    LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = p.site_id AND i.issue_time = p.issue_time
+        ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour, i.hit AS issue_hit
+      FROM (${rows}) x JOIN acc_batch s USING (site_id)
+      LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = x.site_id AND i.issue_time = x.issue_time
+      WHERE ${moved('x.valid_time')} OR i.hit OR ${late}) p
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} v ON v.site_id = p.site_id AND v.hour = p.valid_hour
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} r ON r.site_id = p.site_id AND r.hour = p.reference_hour
-    WHERE NOT (${inWindowSql('p.valid_time', old.from, old.to)}) OR i.hit OR v.hit OR r.hit`;
+    WHERE ${moved('p.valid_time')} OR p.issue_hit OR v.hit OR r.hit`;
 }
 
 /**
@@ -240,7 +253,7 @@ function changedRowsSql(rows: string, old: LedgerState): string {
  * out): for a full alignment all of the batch's sites'; else those outside this run's window and
  * those changedRowsSql says are stale.
  */
-async function markStale(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
+async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | null): Promise<void> {
   const ofBatch = 'site_id IN (SELECT site_id FROM acc_batch)';
   const stale = old
     ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindowSql('valid_time', options.from, options.to)})
@@ -340,7 +353,7 @@ interface BatchProgress {
 async function alignBatch(
   wh: Warehouse,
   options: AlignOptions,
-  incremental: LedgerState | null,
+  incremental: Changes | null,
   sites: string,
   progress: BatchProgress,
   meta: { listener?: LedgerListener },
@@ -424,10 +437,10 @@ export async function refreshLedger(
       : old.fingerprint !== fingerprint
         ? 'settings, sites, capacity or models changed'
         : null;
-  const incremental = reason === null ? old : null;
-  await countVintages(wh, options, incremental);
-  const reach = await flagsReachSql(wh, options, incremental);
-  if (incremental) await markChanges(wh, incremental, reach);
+  const kept = reason === null ? old : null;
+  await countVintages(wh, options, kept);
+  const reach = await flagsReachSql(wh, options, kept);
+  const incremental = kept ? await markChanges(wh, kept, reach) : null;
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
   const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0 };
