@@ -4,13 +4,17 @@
 import { reportPath } from '../config.js';
 import type { JobContext } from '../job.js';
 import type { JobOutcome } from '../outcome.js';
-import { DAY } from '../time.js';
+import { DAY, startOfUtcDay } from '../time.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
 import { headlineTable } from './format.js';
 import { ledgerLine } from './incremental.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
 
-/** Valid times scored when the run names no window: the last 30 days up to now. */
+/**
+ * Valid times scored when the run names no window: from 00:00 UTC 30 days before now, up to now.
+ * The start is a UTC midnight so that each night one whole day leaves the window: its statistics
+ * (kept per UTC day) go with it, and no day is left half in it to be summed again.
+ */
 const DEFAULT_WINDOW = 30 * DAY;
 
 /** Scores the warehouse of a run with `settings`; a site left out makes the run partial. */
@@ -34,7 +38,7 @@ export async function scoreWindowInRun(ctx: JobContext): Promise<JobOutcome> {
   const to = ctx.options.to ?? ctx.now();
   const { outcome, run } = await scoreInRun(ctx, {
     ...settingsFromConfig(ctx.config.accuracy, ctx.config.service.interval_label, ctx.config.capacity.dir),
-    from: ctx.options.from ?? to - DEFAULT_WINDOW,
+    from: ctx.options.from ?? startOfUtcDay(to - DEFAULT_WINDOW),
     to,
     sites: ctx.options.sites,
     reportPath: reportPath(ctx.config),
