@@ -155,8 +155,8 @@ function spanning(a: number | null | undefined, b: number | null | undefined, pi
 
 /**
  * Per site and issue time, the points with a valid time in the ledger's window then (`old`), in
- * this run's window (`points`), and in one of them only (`moved_points`: new to the window, or
- * leaving it), in one pass over both windows.
+ * this run's window (`points`), and in this run's only (`new_points`), in one pass over both
+ * windows.
  */
 async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
   const from = old ? spanning(old.from, options.from, Math.min) : options.from;
@@ -166,7 +166,7 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages AS
     SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
       count(*) FILTER (WHERE ${inNew}) AS points,
-      count(*) FILTER (WHERE (${inOld}) <> (${inNew})) AS moved_points
+      count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points
     FROM (${vintagePointsSql(options, from, to)}) GROUP BY site_id, issue_time`);
 }
 
@@ -300,9 +300,10 @@ async function dropUnchosen(wh: Warehouse): Promise<void> {
 /**
  * Numbers the chosen sites into batches of about `batchPoints` points each, in site order, as
  * acc_site_batch; returns the batch numbers. A full alignment counts every point of this run's
- * window (acc_vintages); an incremental one the points it may align or remove: those new to the
- * window or leaving it, those of a changed vintage, and for each changed hour (acc_dirty_hours)
- * the site's points of an hour, twice (as valid time and as reference time); an incremental run
+ * window (acc_vintages); an incremental one the points it may align: those new to the window,
+ * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
+ * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
+ * twice, the batches were about four times too many at 100 sites); an incremental run
  * over a window open at either end counts every point, as a full one does. So a nightly run
  * that changes a day of a month's window is one batch or a few, not one per month of points: each
  * batch reads the window's forecast rows and ledger pairs of its sites once more. A site with more
@@ -317,8 +318,8 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
   const estimated = incremental && options.from !== undefined && options.to !== undefined;
   const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / 3_600_000)) : 1;
   const weight = estimated
-    ? `CAST(sum(v.moved_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
-        + ceil(2 * coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT)`
+    ? `CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
+        + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT)`
     : 'sum(v.points)';
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
