@@ -556,7 +556,9 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
  * and the job report.
  */
 export function ledgerLine(ledger: LedgerRefresh): string {
-  const changed = ledger.sitesChanged ? ` (${ledger.sitesChanged} site${ledger.sitesChanged === 1 ? '' : 's'} new or changed)` : '';
+  const changed = ledger.sitesChanged
+    ? ` (${ledger.sitesChanged} site${ledger.sitesChanged === 1 ? '' : 's'} new or changed)`
+    : '';
   const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : `incremental${changed}`;
   const inSql = ledger.stats?.engine === 'sql' ? ', in SQL (native functions not loaded: docs/accuracy.md#speed)' : '';
   const stats = ledger.stats
