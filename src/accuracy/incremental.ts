@@ -387,6 +387,26 @@ interface BatchProgress {
   aligned: number;
   started: boolean;
   batches: number;
+  /** Ledger pairs deleted since the last checkpoint (settleDeletes). */
+  deleted: number;
+}
+
+/**
+ * Ledger pairs deleted between checkpoints, per point of accuracy.batch_points (ten batches'
+ * worth: 1,000,000 by default). DuckDB keeps what a delete marks in memory, outside its memory
+ * limit, until a checkpoint writes it, so a full alignment at 100 sites (12 M pairs replaced)
+ * held ~100 MB of it by its end, and ten times that at 1,000 sites.
+ */
+const DELETES_PER_BATCH_POINT = 10;
+
+/** Checkpoints once ten batches' worth of ledger pairs were deleted since the last one. */
+async function settleDeletes(wh: Warehouse, options: AlignOptions, progress: BatchProgress): Promise<void> {
+  if (options.batchPoints === undefined) return;
+  const [{ n }] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM acc_stale');
+  progress.deleted += Number(n);
+  if (progress.deleted < options.batchPoints * DELETES_PER_BATCH_POINT) return;
+  await wh.checkpoint();
+  progress.deleted = 0;
 }
 
 /**
@@ -425,6 +445,7 @@ async function alignBatch(
     await alignBatch(wh, options, incremental, sqlList(ids.slice(half)), progress, meta);
     return;
   }
+  await settleDeletes(wh, options, progress);
   faultPoint('accuracy-batch');
 }
 
@@ -496,7 +517,7 @@ export async function refreshLedger(
   const incremental = kept ? await markChanges(wh, kept, reach) : null;
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
-  const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0 };
+  const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0, deleted: 0 };
   for (const batch of await planBatches(wh, options, incremental !== null)) {
     await alignBatch(
       wh,
