@@ -332,6 +332,24 @@ const ScheduleConfig = z
   })
   .prefault({});
 
+/** A pair of ages: past `warn` a check warns, past `crit` it is critical. */
+const Thresholds = (warn: string, crit: string) =>
+  z
+    .strictObject({ warn: Duration.prefault(warn), crit: Duration.prefault(crit) })
+    .refine((t) => t.warn <= t.crit, { message: 'warn must not be longer than crit' })
+    .prefault({});
+
+const MonitoringConfig = z
+  .strictObject({
+    actual_age: Thresholds('6h', '24h').describe("Age of a site's newest stored actual (efsync status --check)"),
+    forecast_age: Thresholds('12h', '36h').describe("Age of the issue time of a site's newest stored forecast vintage"),
+    last_ok_age: Thresholds('26h', '50h').describe("Time since a scheduled job's last run that ended ok"),
+    ready_failing_for: Duration.prefault('24h').describe(
+      "The daemon's /readyz fails once a job's last run failed and it has not ended ok for this long",
+    ),
+  })
+  .prefault({});
+
 const EmulatorConfig = z
   .strictObject({
     sites: z.int().min(1).prefault(4),
@@ -364,6 +382,7 @@ export const Config = z
     accuracy: AccuracyConfig,
     retention: RetentionConfig,
     schedule: ScheduleConfig,
+    monitoring: MonitoringConfig,
     emulator: EmulatorConfig,
     log: z
       .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })

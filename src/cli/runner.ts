@@ -11,6 +11,7 @@ import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
 import { describeCost } from '../runner/measure.js';
 import { loadJobs } from '../runner/registry.js';
+import type { RunnerMetrics } from '../runner/metrics.js';
 import type { RunResult } from '../runner/run.js';
 import { stopSignal } from '../runner/signals.js';
 import { parseDuration, parseInstant } from '../time.js';
@@ -34,6 +35,8 @@ export interface RunFlags extends CommonFlags {
   only?: string;
   timeout?: string;
   wait?: string;
+  metricsFile?: string;
+  pushgateway?: string;
 }
 
 export const DB_OPTION = ['--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)'] as const;
@@ -52,6 +55,11 @@ export function runOptions(cmd: Command): Command {
     .option('--only <resources>', `comma-separated subset of ${RESOURCES.join(',')}`)
     .option('--timeout <duration>', 'abort the run after this long (default schedule.timeout; 0 for none)')
     .option('--wait <duration>', 'wait this long for another writer (default warehouse.lock_wait)')
+    .option(
+      '--metrics-file <path>',
+      "write the run's Prometheus metrics to this file (node_exporter's textfile collector)",
+    )
+    .option('--pushgateway <url>', "push the run's Prometheus metrics to this Pushgateway")
     .option(...DB_OPTION)
     .option(...SINK_OPTION)
     .option(...LAKE_OPTION)
@@ -183,13 +191,17 @@ export interface CommandJobOutput {
 export async function runCommandJob(
   job: Job,
   config: LoadedConfig,
-  flags: Pick<RunFlags, 'timeout' | 'wait'>,
+  flags: Pick<RunFlags, 'timeout' | 'wait' | 'metricsFile' | 'pushgateway'>,
   options: JobOptions,
   output: CommandJobOutput = {},
 ): Promise<Outcome> {
   const timeoutMs = durationFlag('--timeout', flags.timeout);
   const lockWaitMs = durationFlag('--wait', flags.wait);
+  if (flags.pushgateway !== undefined) urlFlag('--pushgateway', flags.pushgateway);
   const { runJob } = await import('../runner/run.js');
+  const metrics =
+    flags.metricsFile || flags.pushgateway ? new (await import('../runner/metrics.js')).RunnerMetrics() : null;
+  const now = runClock();
   const log = createLogger({ level: config.log.level });
   // With the default summary, a chain's steps are printed as each ends, above the progress bar;
   // the run's summary begins with those lines, and the rest is printed after the run.
@@ -208,14 +220,54 @@ export async function runCommandJob(
     stepEnded: output.print ? undefined : stepEnded,
     timeoutMs,
     lockWaitMs,
-    now: runClock(),
+    now,
+    ...(metrics ? { observer: metrics.observer } : {}),
   });
+  if (metrics) {
+    metrics.recordRun(result);
+    await exportMetrics(metrics, config, flags, now());
+  }
   if (output.print) output.print(result);
   else printSummary(result, printed);
   (output.runLineTo ?? process.stdout).write(
     `${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`,
   );
   return result.outcome;
+}
+
+/**
+ * The run's metrics to `--metrics-file` and/or `--pushgateway`. Where they could not go is said on
+ * stderr and logged, and the run keeps its outcome: the run itself is recorded and published,
+ * and a stale textfile or group is what the monitoring sees (docs/runner.md, "Metrics").
+ */
+async function exportMetrics(
+  metrics: RunnerMetrics,
+  config: LoadedConfig,
+  flags: Pick<RunFlags, 'metricsFile' | 'pushgateway'>,
+  now: number,
+): Promise<void> {
+  const { pushMetrics, writeMetricsFile } = await import('../runner/metrics-out.js');
+  const text = await metrics.text(config, now);
+  const targets: [string, string, () => Promise<void> | void][] = [];
+  if (flags.metricsFile)
+    targets.push(['--metrics-file', flags.metricsFile, () => writeMetricsFile(flags.metricsFile!, text)]);
+  if (flags.pushgateway)
+    targets.push(['--pushgateway', flags.pushgateway, () => pushMetrics(flags.pushgateway!, text)]);
+  for (const [flag, value, write] of targets) {
+    try {
+      await write();
+    } catch (error) {
+      // A Pushgateway URL may carry a password: only its origin is named.
+      const where = flag === '--pushgateway' ? new URL(value).origin : value;
+      process.stderr.write(`efsync: ${flag} ${where}: the metrics were not written: ${(error as Error).message}\n`);
+      createLogger({ level: config.log.level }).error({ err: error, flag, where }, 'metrics not written');
+    }
+  }
+}
+
+function urlFlag(flag: string, text: string): void {
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol))
+    throw new UsageError(`${flag}: not an http(s) URL: ${JSON.stringify(text)}`);
 }
 
 /** The summary but its first `printed` lines, then the publish and what went wrong. */
