@@ -39,6 +39,11 @@ export interface RunFlags extends CommonFlags {
   pushgateway?: string;
 }
 
+interface ScheduleFlags extends CommonFlags {
+  metricsPort?: string;
+  metricsHost: string;
+}
+
 export const DB_OPTION = ['--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)'] as const;
 export const CONFIG_OPTION = ['--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)'] as const;
 
@@ -85,9 +90,11 @@ export function registerRunnerCommands(program: Command): void {
   program
     .command('schedule')
     .description('Run the scheduler daemon (schedule.* in the config); stops gracefully on SIGINT/SIGTERM and exits 0')
+    .option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free one)')
+    .option('--metrics-host <host>', 'the address the metrics port listens on', '0.0.0.0')
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .action(command<[], CommonFlags>((flags) => scheduleCommand(flags)));
+    .action(command<[], ScheduleFlags>((flags) => scheduleCommand(flags)));
 
   program
     .command('status')
@@ -279,7 +286,7 @@ function printSummary(result: RunResult, printed: number): void {
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
+async function scheduleCommand(flags: ScheduleFlags): Promise<Outcome> {
   // The daemon's timers wait on the wall clock; a run clock set elsewhere would fire slots at the
   // wrong times or never, so the daemon refuses it rather than mixing two clocks.
   if (clockOverride() !== null) {
@@ -287,6 +294,7 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
       `${CLOCK_VARIABLE} is for single runs in tests and benchmarks; the daemon keeps the wall clock`,
     );
   }
+  const port = flags.metricsPort === undefined ? undefined : portFlag('--metrics-port', flags.metricsPort);
   const config = configWithDb(flags);
   const registry = await loadJobs();
   const { runDaemon, jobSchedules } = await import('../runner/schedule.js');
@@ -298,8 +306,16 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
     log,
     signal: stopSignal(STOPPING_RUN),
     print: (line) => process.stdout.write(`${line}\n`),
+    ...(port === undefined ? {} : { monitor: { host: flags.metricsHost, port } }),
   });
   return 'ok';
+}
+
+function portFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535)
+    throw new UsageError(`${flag}: not a port (0-65535): ${JSON.stringify(text)}`);
+  return port;
 }
 
 async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<Outcome> {
