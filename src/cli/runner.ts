@@ -100,9 +100,17 @@ export function registerRunnerCommands(program: Command): void {
     .command('status')
     .description('Last run of each job, next scheduled times, freshness per site and recent failures')
     .option('--json', 'print one JSON object')
+    .option(
+      '--check',
+      'one line and exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN from the monitoring.* thresholds (a Nagios plugin)',
+    )
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .action(command<[], CommonFlags & { json?: boolean }>((flags) => statusCommand(flags)));
+    .action(
+      command<[], CommonFlags & { json?: boolean; check?: boolean }>((flags) =>
+        flags.check ? checkStatusCommand(flags) : statusCommand(flags),
+      ),
+    );
 
   const config = program.command('config').description('The config file: its JSON Schema, and a check of it');
   config
@@ -324,6 +332,28 @@ async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<O
   const status = await collectStatus(config, await loadJobs());
   process.stdout.write(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status).join('\n')}\n`);
   return 'ok';
+}
+
+/** The outcome whose exit code is the plugin's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (src/outcome.ts EXIT). */
+const CHECK_OUTCOMES = ['ok', 'partial', 'config', 'busy'] as const satisfies readonly Outcome[];
+
+/**
+ * `efsync status --check`: whatever goes wrong (no config, a warehouse that cannot be read) is
+ * UNKNOWN on the same one line, never another exit code, as a monitor expects of a plugin.
+ */
+async function checkStatusCommand(flags: CommonFlags): Promise<Outcome> {
+  const { checkStatus } = await import('../runner/check.js');
+  let result: { code: 0 | 1 | 2 | 3; line: string };
+  try {
+    const config = configWithDb(flags);
+    const { collectStatus } = await import('../runner/status.js');
+    const now = Date.now();
+    result = checkStatus(await collectStatus(config, await loadJobs(), now), config.monitoring, now);
+  } catch (error) {
+    result = { code: 3, line: `EFSYNC UNKNOWN - ${(error as Error).message.split('\n')[0].replace(/\|/g, '/')}` };
+  }
+  process.stdout.write(`${result.line}\n`);
+  return CHECK_OUTCOMES[result.code];
 }
 
 async function checkCommand(flags: CommonFlags): Promise<Outcome> {
