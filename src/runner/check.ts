@@ -69,7 +69,7 @@ export function checkStatus(status: Status, monitoring: Config['monitoring'], no
         text: `${job.job}: ${okAge === null ? 'never ended ok' : `last ok ${formatAge(okAge)} ago`}`,
       });
   }
-  const code = problems.reduce<CheckCode>((worst, p) => (p.code > worst ? p.code : worst), 0);
+  const code = Math.max(0, ...problems.map((p) => p.code)) as CheckCode;
   const sorted = problems.sort((a, b) => b.code - a.code).map((p) => p.text);
   const sites = status.freshness.length;
   const reason =
