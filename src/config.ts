@@ -350,6 +350,33 @@ const MonitoringConfig = z
   })
   .prefault({});
 
+const Webhook = z.strictObject({
+  name: z.string().min(1).describe('Names the webhook in the logs and alert_deliveries (its URL never appears there)'),
+  url: z.url().describe('Where alerts are POSTed; a Slack URL holds its secret: keep the config file private'),
+  format: z.enum(['json', 'slack']).prefault('json').describe('json: efsync\'s alert object; slack: {"text": ...}'),
+  secret_file: z
+    .string()
+    .nullable()
+    .prefault(null)
+    .describe('File holding a shared secret: each body is signed, header x-efsync-signature: sha256=<HMAC>'),
+});
+
+const AlertsConfig = z
+  .strictObject({
+    webhooks: z
+      .array(Webhook)
+      .prefault([])
+      .refine((hooks) => new Set(hooks.map((h) => h.name)).size === hooks.length, 'webhook names must differ')
+      .describe('Where alerts go; none: alerts are not evaluated'),
+    missed_grace: Duration.prefault('1h').describe(
+      'A scheduled slot with no run this long after it fires missed/<job>',
+    ),
+    retries: z.int().min(0).max(10).prefault(3).describe('Retries of a delivery after the first attempt'),
+    retry_backoff: Duration.prefault('1s').describe('Before the first retry, doubling after each'),
+    timeout: Duration.prefault('10s').describe('Per attempt'),
+  })
+  .prefault({});
+
 const EmulatorConfig = z
   .strictObject({
     sites: z.int().min(1).prefault(4),
@@ -383,6 +410,7 @@ export const Config = z
     retention: RetentionConfig,
     schedule: ScheduleConfig,
     monitoring: MonitoringConfig,
+    alerts: AlertsConfig,
     emulator: EmulatorConfig,
     log: z
       .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })

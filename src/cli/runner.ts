@@ -238,6 +238,7 @@ export async function runCommandJob(
     now,
     ...(metrics ? { observer: metrics.observer } : {}),
   });
+  if (result.status !== 'busy') await alertAfterRun(config, now(), log);
   if (metrics) {
     metrics.recordRun(result);
     await exportMetrics(metrics, config, flags, now());
@@ -248,6 +249,21 @@ export async function runCommandJob(
     `${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`,
   );
   return result.outcome;
+}
+
+/** Alerts (config `alerts:`) after a run; a failure to evaluate them is logged, never the run's outcome. */
+async function alertAfterRun(config: LoadedConfig, now: number, log: ReturnType<typeof createLogger>): Promise<void> {
+  if (config.alerts.webhooks.length === 0) return;
+  const { evaluateAlerts } = await import('../runner/alerts.js');
+  const { jobSchedules } = await import('../runner/schedule.js');
+  try {
+    const schedules = jobSchedules(config, await loadJobs()).flatMap((s) =>
+      s.expr === null ? [] : [{ name: s.job, expr: s.expr }],
+    );
+    await evaluateAlerts({ config, schedules, log, now, lockWaitMs: config.warehouse.lock_wait });
+  } catch (error) {
+    log.error({ err: error }, 'alerts could not be evaluated');
+  }
 }
 
 /**

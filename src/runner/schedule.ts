@@ -15,6 +15,7 @@ import { formatInZone } from '../time.js';
 import { ConfigError } from '../errors.js';
 import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
+import { ALERT_EVERY_MS, evaluateAlerts } from './alerts.js';
 import { coveredUntil } from './ledger.js';
 import { RunnerMetrics } from './metrics.js';
 import { startMonitor } from './monitor.js';
@@ -118,6 +119,12 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     .map((s) => ({ name: s.job, expr: s.expr }));
   const tz = config.schedule.timezone;
   const metrics = new RunnerMetrics();
+  // Alerts after each run, and between runs for stale sites and missed slots (alerts.ts).
+  const alert = (lockWaitMs: number) =>
+    evaluateAlerts({ config, schedules: scheduled, log, now: clock(), lockWaitMs }).catch((error: unknown) => {
+      log.error({ err: error }, 'alerts could not be evaluated');
+      return null;
+    });
   const scheduler = new Scheduler(
     scheduled,
     schedulerPolicy(config),
@@ -134,6 +141,7 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
         observer: metrics.observer,
       });
       metrics.recordRun(result);
+      if (result.status !== 'busy') await alert(config.warehouse.lock_wait);
       print(
         `${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
           `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`,
@@ -181,10 +189,13 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
   if (monitor) print(`  monitoring on ${monitor.url}: /metrics, /healthz, /readyz`);
   for (const job of scheduled)
     print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
+  // Idle checks give way at once to a run (lock wait 0): the run evaluates the alerts itself.
+  const alerting = config.alerts.webhooks.length > 0 ? setInterval(() => void alert(0), ALERT_EVERY_MS) : null;
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  if (alerting) clearInterval(alerting);
   await task.destroy();
   await monitor?.close();
   const reason = options.signal.reason instanceof Error ? options.signal.reason.message : 'shutdown';
