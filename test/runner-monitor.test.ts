@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineJob } from '../src/job.js';
 import { EXIT } from '../src/outcome.js';
 import { liveness } from '../src/runner/monitor.js';
+import { readiness } from '../src/runner/readiness.js';
 import { JobRegistry } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { runDaemon } from '../src/runner/schedule.js';
@@ -83,9 +84,10 @@ describe('/readyz and /healthz', () => {
     const lines: string[] = [];
     let monitoring: (url: string) => void;
     const started = new Promise<string>((resolve) => (monitoring = resolve));
+    const registry = new JobRegistry().add(broken);
     const daemon = runDaemon({
       config,
-      registry: new JobRegistry().add(broken),
+      registry,
       log: quietLog,
       signal: stop.signal,
       print: (line) => {
@@ -93,7 +95,7 @@ describe('/readyz and /healthz', () => {
         const url = /monitoring on (http:\/\/\S+):/.exec(line)?.[1];
         if (url) monitoring(url);
       },
-      monitor: { host: '127.0.0.1', port: 0 },
+      monitor: { host: '127.0.0.1', port: 0, ready: () => readiness({ config, registry, clock: Date.now }) },
     });
     const url = await started;
     const readyz = await fetch(`${url}/readyz`);

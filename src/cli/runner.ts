@@ -322,6 +322,7 @@ async function scheduleCommand(flags: ScheduleFlags): Promise<Outcome> {
   const config = configWithDb(flags);
   const registry = await loadJobs();
   const { runDaemon, jobSchedules } = await import('../runner/schedule.js');
+  const { readiness } = await import('../runner/readiness.js');
   jobSchedules(config, registry);
   const log = createLogger({ level: config.log.level });
   await runDaemon({
@@ -330,7 +331,9 @@ async function scheduleCommand(flags: ScheduleFlags): Promise<Outcome> {
     log,
     signal: stopSignal(STOPPING_RUN),
     print: (line) => process.stdout.write(`${line}\n`),
-    ...(port === undefined ? {} : { monitor: { host: flags.metricsHost, port } }),
+    ...(port === undefined
+      ? {}
+      : { monitor: { host: flags.metricsHost, port, ready: () => readiness({ config, registry, clock: Date.now }) } }),
   });
   return 'ok';
 }

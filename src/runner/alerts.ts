@@ -17,7 +17,7 @@ import { newRunId, type Logger } from '../log.js';
 import { WarehouseBusyError } from '../warehouse/lock.js';
 import { instant } from '../warehouse/sql.js';
 import { Warehouse } from '../warehouse/warehouse.js';
-import { formatAge } from './check.js';
+import { formatAge } from './age.js';
 import { coveredUntil } from './ledger.js';
 import type { ScheduledJob } from './scheduler.js';
 import { nextSlots } from './slots.js';

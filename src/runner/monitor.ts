@@ -1,27 +1,25 @@
 /**
  * The daemon's monitoring port (`efsync schedule --metrics-port N`): `/metrics` (metrics.ts),
- * `/healthz` (the process answers and the scheduler ticks: a liveness probe) and `/readyz` (the
- * config still valid, the published warehouse openable, no job failing for longer than
- * `monitoring.ready_failing_for`: a readiness probe). Each health answer is 200 or 503 with a
+ * `/healthz` (the process answers and the scheduler ticks: a liveness probe) and `/readyz`
+ * (readiness.ts: a readiness probe). Each health answer is 200 or 503 with a
  * small JSON body saying why; nothing in it names the API key or a webhook.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, type LoadedConfig } from '../config.js';
+import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { formatAge } from './check.js';
+import { formatAge } from './age.js';
 import { CONTENT_TYPE } from './exposition.js';
 import type { RunnerMetrics } from './metrics.js';
-import type { JobRegistry } from './registry.js';
-import { collectStatus } from './status.js';
 
 /** The scheduler ticks once a minute: two missed ticks and a margin mean it is stuck. */
 export const TICK_GRACE_MS = 150_000;
 
 export interface MonitorOptions {
   config: LoadedConfig;
-  registry: JobRegistry;
   metrics: RunnerMetrics;
+  /** The readiness checks (readiness.ts, given by the command: it reads the status, which knows the schedules). */
+  ready: () => Promise<Check[]>;
   /** When the scheduler last ticked (Scheduler.lastTickAt). */
   lastTick: () => number | null;
   clock: () => number;
@@ -36,7 +34,7 @@ export interface Monitor {
   close(): Promise<void>;
 }
 
-interface Check {
+export interface Check {
   name: string;
   ok: boolean;
   detail: string;
@@ -52,7 +50,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       if (path === '/metrics')
         return reply(200, CONTENT_TYPE, await options.metrics.text(options.config, options.clock()));
       if (path === '/healthz') return health(liveness(options), reply);
-      if (path === '/readyz') return health(await readiness(options), reply);
+      if (path === '/readyz') return health(await options.ready(), reply);
       return reply(404, 'text/plain', 'efsync: /metrics, /healthz or /readyz\n');
     };
     answer().catch((error: unknown) => {
@@ -85,47 +83,6 @@ export function liveness(options: Pick<MonitorOptions, 'lastTick' | 'clock'>): C
       detail: since === null ? 'not started' : `last tick ${formatAge(Math.max(0, since))} ago`,
     },
   ];
-}
-
-/** Ready: the config file still valid, the published warehouse openable, no job failing too long. */
-export async function readiness(options: Pick<MonitorOptions, 'config' | 'registry' | 'clock'>): Promise<Check[]> {
-  const { config } = options;
-  const checks: Check[] = [configCheck(config)];
-  const now = options.clock();
-  let status: Awaited<ReturnType<typeof collectStatus>>;
-  try {
-    status = await collectStatus(config, options.registry, now);
-  } catch (error) {
-    checks.push({ name: 'warehouse', ok: false, detail: (error as Error).message.split('\n')[0] });
-    return checks;
-  }
-  checks.push({
-    name: 'warehouse',
-    ok: true,
-    detail: status.published ? config.warehouse.path : 'nothing published yet',
-  });
-  const limit = config.monitoring.ready_failing_for;
-  const failing = status.jobs.flatMap((j) => {
-    if (!j.last || (j.last.status !== 'failed' && j.last.status !== 'crashed')) return [];
-    const since = Date.parse(j.last.lastOkAt ?? j.last.startedAt);
-    return now - since > limit ? [`${j.job} ${j.last.status}, no ok run for ${formatAge(now - since)}`] : [];
-  });
-  checks.push({
-    name: 'runs',
-    ok: failing.length === 0,
-    detail: failing.length === 0 ? `no job failing for over ${formatAge(limit)}` : failing.join('; '),
-  });
-  return checks;
-}
-
-function configCheck(config: LoadedConfig): Check {
-  if (!config.file) return { name: 'config', ok: true, detail: 'defaults (no config file)' };
-  try {
-    loadConfig(config.file);
-    return { name: 'config', ok: true, detail: config.file };
-  } catch (error) {
-    return { name: 'config', ok: false, detail: (error as Error).message.split('\n')[0] };
-  }
 }
 
 function closeServer(server: Server): Promise<void> {

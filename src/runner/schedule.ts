@@ -18,7 +18,7 @@ import { Warehouse } from '../warehouse/warehouse.js';
 import { ALERT_EVERY_MS, evaluateAlerts } from './alerts.js';
 import { coveredUntil } from './ledger.js';
 import { RunnerMetrics } from './metrics.js';
-import { startMonitor } from './monitor.js';
+import { startMonitor, type Check } from './monitor.js';
 import type { JobRegistry } from './registry.js';
 import { recordSkippedRuns, runJob } from './run.js';
 import { Scheduler, type ScheduledJob, type SchedulerPolicy } from './scheduler.js';
@@ -106,8 +106,8 @@ export interface DaemonOptions {
   /** Lines for the operator (stdout). */
   print: (line: string) => void;
   clock?: () => number;
-  /** Serve /metrics, /healthz and /readyz here (monitor.ts); none when absent. */
-  monitor?: { host: string; port: number };
+  /** Serve /metrics, /healthz and /readyz here (monitor.ts; `ready`: readiness.ts); none when absent. */
+  monitor?: { host: string; port: number; ready: () => Promise<Check[]> };
 }
 
 /** Runs until `signal` aborts; resolves after a graceful stop. */
@@ -174,7 +174,6 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     ? await startMonitor({
         ...options.monitor,
         config,
-        registry,
         metrics,
         lastTick: () => scheduler.lastTickAt,
         clock,
