@@ -15,7 +15,9 @@ import type { Emulator } from '../src/emulator/server.js';
 import { defineJob } from '../src/job.js';
 import type { JobOutcome } from '../src/outcome.js';
 import { evaluateAlerts } from '../src/runner/alerts.js';
+import { JobRegistry } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
+import { runDaemon } from '../src/runner/schedule.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { publishedAll, quietLog } from './fixtures/runner-setup.js';
 import { API_KEY, emulator, NOW, runSync, tempDir } from './sync-support.js';
@@ -207,6 +209,36 @@ describe('alerts', () => {
     expect(fired.map((r) => [r.body.alert, r.body.state])).toEqual([['run/sync-sites', 'firing']]);
     expect(stderr).toContain('"msg":"alert fired: sync-sites: the last run ended failed');
     for (const text of [stdout, stderr, fired[0].raw]) expect(text).not.toContain(API_KEY);
+  });
+
+  it('the daemon evaluates them after its runs: a caught-up nightly that fails fires', async () => {
+    const dir = tempDir('efsync-alerts-');
+    const config = alertConfig(dir, `${url}/daemon`, { schedule: { jobs: { nightly: '0 2 * * *' } } });
+    const today = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
+    const yesterday = today - 24 * HOUR + 2 * HOUR;
+    const ok = outcomeJob('nightly', () => ({ status: 'ok', rows: { t: 1 }, failures: [] }));
+    await runJob(ok, { config, log: quietLog, trigger: 'schedule', scheduledFor: yesterday, now: () => yesterday });
+    const failing = outcomeJob('nightly', () => ({ status: 'failed', rows: {}, failures: [{ reason: 'down' }] }));
+    const stop = new AbortController();
+    let ran: () => void;
+    const caughtUp = new Promise<void>((resolve) => (ran = resolve));
+    const daemon = runDaemon({
+      config,
+      registry: new JobRegistry().add(failing),
+      log: quietLog,
+      signal: stop.signal,
+      print: (line) => {
+        if (/nightly \(catch-up .*\): failed/.test(line)) ran();
+      },
+    });
+    await caughtUp;
+    stop.abort(new Error('SIGTERM'));
+    await daemon;
+    const fired = hooks.received.filter((r) => r.path.startsWith('/daemon'));
+    expect(fired.map((r) => [r.body.alert ?? r.body.text, r.body.state])).toEqual([
+      ['run/nightly', 'firing'],
+      [':rotating_light: [FIRING] efsync: nightly: the last run ended failed: down', undefined],
+    ]);
   });
 
   describe('a stale site', () => {
