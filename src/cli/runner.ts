@@ -6,7 +6,7 @@ import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConf
 import { ConfigError } from '../errors.js';
 import type { Job, JobOptions } from '../job.js';
 import { parseShard, shardFromEnv } from '../lake/shard.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
 import { describeCost } from '../runner/measure.js';
@@ -252,7 +252,7 @@ export async function runCommandJob(
 }
 
 /** Alerts (config `alerts:`) after a run; a failure to evaluate them is logged, never the run's outcome. */
-async function alertAfterRun(config: LoadedConfig, now: number, log: ReturnType<typeof createLogger>): Promise<void> {
+async function alertAfterRun(config: LoadedConfig, now: number, log: Logger): Promise<void> {
   if (config.alerts.webhooks.length === 0) return;
   const { evaluateAlerts } = await import('../runner/alerts.js');
   const { jobSchedules } = await import('../runner/schedule.js');
