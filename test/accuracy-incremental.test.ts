@@ -173,8 +173,40 @@ describe('incremental accuracy', () => {
     const flaggedToo = await score(config, now, { includeFlagged: true });
     expect(flaggedToo.run.result.ledger).toMatchObject({
       mode: 'full',
-      reason: 'settings, sites, capacity or models changed',
+      reason: 'settings changed',
     });
+  }, 180_000);
+
+  it('a site whose capacity changed is aligned anew and the others only where their data changed: the ledger and scores of --full', async () => {
+    const dir = tempDir('efsync-accuracy-site-changed-');
+    const config = testConfig({ dir, url: emu.url });
+    await syncAt(config, NOW);
+    const first = await score(config, NOW + MINUTE);
+    const [{ site, n }] = await query<{ site: string; n: bigint }>(
+      config.warehouse.path,
+      'SELECT site_id AS site, count(*) AS n FROM accuracy_pairs GROUP BY site_id ORDER BY site_id LIMIT 1',
+    );
+    // a capacity push for one site, synced
+    const wh = await Warehouse.open({ path: config.warehouse.path });
+    try {
+      await wh.run('UPDATE site_capacity SET value_kw = value_kw * 0.8 WHERE site_id = $1', [site]);
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+    const now = NOW + 2 * MINUTE;
+    const next = await score(config, now);
+    const ledger = next.run.result.ledger!;
+    expect(ledger).toMatchObject({ mode: 'incremental', sitesChanged: 1 });
+    // that site's pairs, and the few new to the window a minute later; not the other sites'
+    expect(ledger.pairsAligned).toBeGreaterThanOrEqual(Number(n));
+    expect(ledger.pairsAligned).toBeLessThan(Number(n) + (ledger.pairs - Number(n)) / 10);
+    expect(next.ledger).not.toEqual(first.ledger);
+    const full = await score(config, now, { full: true, batchPoints: undefined });
+    expect(next.ledger).toEqual(full.ledger);
+    expectSameMetrics(next.run.result.rows, full.run.result.rows);
+    // nothing changed since: no site aligned anew
+    expect((await score(config, now)).run.result.ledger).toMatchObject({ mode: 'incremental', sitesChanged: 0 });
   }, 180_000);
 
   it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {

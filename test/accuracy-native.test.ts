@@ -72,6 +72,7 @@ it('a warehouse run scored in SQL says so in its summary line', () => {
   const ledger = {
     mode: 'incremental' as const,
     reason: null,
+    sitesChanged: 0,
     pairsAligned: 12,
     batches: 1,
     pairs: 50,
@@ -84,6 +85,9 @@ it('a warehouse run scored in SQL says so in its summary line', () => {
   );
   expect(ledgerLine({ ...ledger, stats: { ...stats, engine: 'sql' } })).toBe(
     'pairs: incremental, 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read, in SQL (native functions not loaded: docs/accuracy.md#speed)',
+  );
+  expect(ledgerLine({ ...ledger, sitesChanged: 2, stats: { ...stats, engine: 'native' } })).toBe(
+    'pairs: incremental (2 sites new or changed), 12 aligned, 50 scored; statistics: incremental, 1 of 7 days read',
   );
 });
 

@@ -7,7 +7,7 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instantLiteral, sqlList } from '../warehouse/sql.js';
+import { instantLiteral, quoteLiteral, sqlList } from '../warehouse/sql.js';
 import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import {
   alignPoints,
@@ -55,6 +55,8 @@ export interface LedgerRefresh {
   mode: LedgerMode;
   /** Why a full alignment ran (null for incremental). */
   reason: string | null;
+  /** Sites an incremental run aligned anew, new to the ledger or changed (description, capacity, models). */
+  sitesChanged: number;
   /** Pairs aligned from forecasts and actuals by this run. */
   pairsAligned: number;
   /** Batches of sites they were aligned in: those planned, and more where one ran out of memory and went again in halves. */
@@ -90,14 +92,12 @@ function inWindowSql(column: string, from: number | null | undefined, to: number
 }
 
 /**
- * Everything a pair depends on besides the data rows: the options that shape alignment, the
- * chosen sites with their types, nameplates, interval lengths and persistence periods, their
- * capacity timelines, models and quantile levels. Read after chooseSites, unusableSites and
- * siteLevels. A change in any of it makes the next run align everything again.
+ * The options that shape alignment: a change in any of them makes the next run align everything
+ * again. What a pair depends on per site is its digest (siteDigests).
  */
-async function fingerprintOf(wh: Warehouse, options: AlignOptions): Promise<string> {
-  const settings = JSON.stringify({
-    v: 1,
+function fingerprintOf(options: AlignOptions): string {
+  return JSON.stringify({
+    v: 2,
     forecastLabel: options.forecastLabel,
     actualLabel: options.actualLabel,
     forecastIntervalMs: options.forecastIntervalMs ?? null,
@@ -107,16 +107,43 @@ async function fingerprintOf(wh: Warehouse, options: AlignOptions): Promise<stri
     sites: [...(options.sites ?? [])].sort(),
     models: [...(options.models ?? [])].sort(),
   });
+}
+
+/**
+ * Per chosen site, as acc_site_digest, a digest of everything its pairs depend on besides the
+ * data rows: its type, nameplate, interval lengths and persistence period, its capacity timeline,
+ * models and quantile levels. Read after chooseSites, unusableSites and siteLevels. A site whose
+ * digest differs from the ledger's has its pairs aligned anew (markDirtySites), so that a
+ * capacity push or a new site does not align every other site's month again.
+ */
+async function siteDigests(wh: Warehouse): Promise<void> {
   const text = (...columns: string[]) => columns.map((c) => `coalesce(CAST(${c} AS VARCHAR), '-')`).join(` || '/' || `);
   const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
-  const [{ digest }] = await wh.all<{ digest: string }>(`
-    SELECT md5(coalesce(string_agg(x, '|' ORDER BY x), '')) AS digest FROM (
-      SELECT 'site/' || ${text('site_id', 'type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site
-      UNION ALL SELECT 'capacity/' || ${text('site_id', 'segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')}
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_digest AS
+    SELECT site_id, md5(string_agg(x, '|' ORDER BY x)) AS digest FROM (
+      SELECT site_id, 'site/' || ${text('type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site
+      UNION ALL SELECT site_id, 'capacity/' || ${text('segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')}
         FROM site_capacity WHERE ${chosen}
-      UNION ALL SELECT 'model/' || ${text('model_id', 'site_id', 'name', 'quantile')} FROM models WHERE ${chosen}
-      UNION ALL SELECT 'levels/' || ${text('site_id', 'levels')} FROM acc_site_levels)`);
-  return `${settings}#${digest}`;
+      UNION ALL SELECT site_id, 'model/' || ${text('model_id', 'name', 'quantile')} FROM models WHERE ${chosen}
+      UNION ALL SELECT site_id, 'levels/' || ${text('levels')} FROM acc_site_levels)
+    GROUP BY site_id`);
+}
+
+/** Whether the ledger holds a site this run does not score: its pairs would stay, so all is aligned again. */
+async function siteLeftOut(wh: Warehouse): Promise<boolean> {
+  const [{ any }] = await wh.all<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM accuracy_ledger_sites WHERE site_id NOT IN (SELECT site_id FROM acc_site_digest)) AS any',
+  );
+  return any;
+}
+
+/** The chosen sites new to the ledger or whose digest changed, as acc_dirty_sites; returns how many. */
+async function markDirtySites(wh: Warehouse): Promise<number> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_sites AS
+    SELECT d.site_id FROM acc_site_digest d LEFT JOIN accuracy_ledger_sites l USING (site_id)
+    WHERE l.digest IS DISTINCT FROM d.digest`);
+  const [{ n }] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM acc_dirty_sites');
+  return Number(n);
 }
 
 async function readState(wh: Warehouse): Promise<LedgerState | null> {
@@ -224,8 +251,8 @@ async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Prom
 
 /**
  * The rows of `rows` (a query of points or ledger pairs: site_id, issue_time, valid_time) that
- * must be aligned anew: outside the old window, of a changed vintage, or with their actual or
- * their reference actual in a changed hour. Left joins with a hit flag rather than EXISTS
+ * must be aligned anew: of a changed site (acc_dirty_sites), outside the old window, of a changed
+ * vintage, or with their actual or their reference actual in a changed hour. Left joins with a hit flag rather than EXISTS
  * conditions: DuckDB ran the three ORed EXISTS 5-7 times slower than these hash joins (each
  * right side is unique on its key, so no row is repeated). A reference lies before its valid
  * time, so a row whose valid time is before the first changed hour can only be stale through
@@ -239,10 +266,12 @@ function changedRowsSql(rows: string, changes: Changes): string {
   const late = changes.dirtyFromUs === null ? 'FALSE' : `x.valid_time >= make_timestamptz(${changes.dirtyFromUs})`;
   return `SELECT p.* EXCLUDE (valid_hour, reference_hour, issue_hit) FROM (
       SELECT x.*, ${hour('x.valid_time')} AS valid_hour,
-        ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour, i.hit AS issue_hit
+        ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour,
+        i.hit OR d.hit AS issue_hit
       FROM (${rows}) x JOIN acc_batch s USING (site_id)
       LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = x.site_id AND i.issue_time = x.issue_time
-      WHERE ${moved('x.valid_time')} OR i.hit OR ${late}) p
+      LEFT JOIN (SELECT site_id, true AS hit FROM acc_dirty_sites) d ON d.site_id = x.site_id
+      WHERE ${moved('x.valid_time')} OR i.hit OR d.hit OR ${late}) p
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} v ON v.site_id = p.site_id AND v.hour = p.valid_hour
     LEFT JOIN ${hit('acc_dirty_hours', 'hour')} r ON r.site_id = p.site_id AND r.hour = p.reference_hour
     WHERE ${moved('p.valid_time')} OR p.issue_hit OR v.hit OR r.hit`;
@@ -253,13 +282,26 @@ function changedRowsSql(rows: string, changes: Changes): string {
  * out): for a full alignment all of the batch's sites'; else those outside this run's window and
  * those changedRowsSql says are stale.
  */
-async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | null): Promise<void> {
-  const ofBatch = 'site_id IN (SELECT site_id FROM acc_batch)';
+async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | null, range: string): Promise<void> {
+  const ofBatch = `${range} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const stale = old
     ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindowSql('valid_time', options.from, options.to)})
-      UNION SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS}`, old)})`
+      UNION SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range}`, old)})`
     : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
+}
+
+/**
+ * The batch's sites as a range of ids (a batch is consecutive sites in id order), a condition on
+ * site_id: a constant range lets DuckDB skip the ledger's row groups of other sites by their
+ * min/max, where a semi-join reads every row group. Without it each batch read the whole ledger
+ * three times, so that an incremental score cost batches × ledger: quadratic in the sites.
+ */
+async function batchRangeSql(wh: Warehouse): Promise<string> {
+  const [{ lo, hi }] = await wh.all<{ lo: string | null; hi: string | null }>(
+    'SELECT min(site_id) AS lo, max(site_id) AS hi FROM acc_batch',
+  );
+  return lo === null || hi === null ? 'FALSE' : `site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}`;
 }
 
 /**
@@ -270,6 +312,7 @@ async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | nu
  */
 async function applyBatch(
   wh: Warehouse,
+  range: string,
   base: number,
   first: { rebuilt: boolean } | null,
   listener: LedgerListener | undefined,
@@ -281,7 +324,7 @@ async function applyBatch(
     }
     await listener?.removing();
     await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (SELECT pid FROM acc_stale)`);
+    await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
     await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
       valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
     await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
@@ -300,7 +343,8 @@ async function dropUnchosen(wh: Warehouse): Promise<void> {
 /**
  * Numbers the chosen sites into batches of about `batchPoints` points each, in site order, as
  * acc_site_batch; returns the batch numbers. A full alignment counts every point of this run's
- * window (acc_vintages); an incremental one the points it may align: those new to the window,
+ * window (acc_vintages), and so does an incremental one for a changed site (acc_dirty_sites); for
+ * the other sites it counts the points it may align: those new to the window,
  * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
  * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
  * twice, the batches were about four times too many at 100 sites); an incremental run
@@ -318,8 +362,9 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
   const estimated = incremental && options.from !== undefined && options.to !== undefined;
   const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / 3_600_000)) : 1;
   const weight = estimated
-    ? `CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
-        + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT)`
+    ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points)
+        ELSE CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
+          + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT) END`
     : 'sum(v.points)';
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
@@ -361,10 +406,11 @@ async function alignBatch(
 ): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   try {
-    await markStale(wh, options, incremental);
+    const range = await batchRangeSql(wh);
+    await markStale(wh, options, incremental, range);
     await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
     const first = progress.started ? null : { rebuilt: incremental === null };
-    progress.aligned += await applyBatch(wh, progress.base + progress.aligned, first, meta.listener);
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, meta.listener);
     progress.started = true;
     progress.batches++;
   } catch (error) {
@@ -394,6 +440,8 @@ async function saveState(
   await wh.run(
     'INSERT INTO accuracy_ledger_vintages SELECT site_id, issue_time, points FROM acc_vintages WHERE points > 0',
   );
+  await wh.run('DELETE FROM accuracy_ledger_sites');
+  await wh.run('INSERT INTO accuracy_ledger_sites SELECT site_id, digest FROM acc_site_digest');
   await wh.run('DELETE FROM accuracy_ledger_flags');
   await wh.run(`INSERT INTO accuracy_ledger_flags SELECT site_id, valid_time, flags FROM actual_flags
     WHERE site_id IN (SELECT site_id FROM acc_site) AND ${reach}`);
@@ -427,7 +475,8 @@ export async function refreshLedger(
   await chooseSites(wh, options);
   const skipped = await unusableSites(wh, options);
   await siteLevels(wh, options);
-  const fingerprint = await fingerprintOf(wh, options);
+  const fingerprint = fingerprintOf(options);
+  await siteDigests(wh);
   const old = await readState(wh);
   const reason = meta.full
     ? '--full'
@@ -436,11 +485,14 @@ export async function refreshLedger(
         ? 'the last run did not finish'
         : 'no ledger yet'
       : old.fingerprint !== fingerprint
-        ? 'settings, sites, capacity or models changed'
-        : null;
+        ? 'settings changed'
+        : (await siteLeftOut(wh))
+          ? 'a site left the score'
+          : null;
   const kept = reason === null ? old : null;
   await countVintages(wh, options, kept);
   const reach = await flagsReachSql(wh, options, kept);
+  const sitesChanged = kept ? await markDirtySites(wh) : 0;
   const incremental = kept ? await markChanges(wh, kept, reach) : null;
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
@@ -467,6 +519,7 @@ export async function refreshLedger(
     return {
       mode: reason === null ? 'incremental' : 'full',
       reason,
+      sitesChanged,
       pairsAligned,
       batches: progress.batches,
       pairs: Number(pairs),
@@ -485,6 +538,8 @@ async function ledgerHasPairs(wh: Warehouse): Promise<boolean> {
 export async function dropRefresh(wh: Warehouse): Promise<void> {
   for (const table of [
     'acc_vintages',
+    'acc_site_digest',
+    'acc_dirty_sites',
     'acc_dirty_issues',
     'acc_changed_actuals',
     'acc_dirty_hours',
@@ -501,7 +556,10 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
  * and the job report.
  */
 export function ledgerLine(ledger: LedgerRefresh): string {
-  const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : 'incremental';
+  const changed = ledger.sitesChanged
+    ? ` (${ledger.sitesChanged} site${ledger.sitesChanged === 1 ? '' : 's'} new or changed)`
+    : '';
+  const mode = ledger.mode === 'full' ? `full (${ledger.reason})` : `incremental${changed}`;
   const inSql = ledger.stats?.engine === 'sql' ? ', in SQL (native functions not loaded: docs/accuracy.md#speed)' : '';
   const stats = ledger.stats
     ? `; statistics: ${ledger.stats.mode}, ${ledger.stats.days} of ${ledger.stats.of} days read${inSql}`

@@ -103,6 +103,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_pair_quantiles',
   'accuracy_ledger_vintages',
   'accuracy_ledger_flags',
+  'accuracy_ledger_sites',
   'accuracy_stats_state',
   'accuracy_stats',
   'accuracy_histograms',

@@ -1,0 +1,12 @@
+-- The accuracy ledger's fingerprint per site (docs/accuracy.md, "Incremental scoring"): a site
+-- whose description, capacity timeline, models or quantile levels changed, or that is new to the
+-- score, has its pairs aligned anew, the other sites' only where their data changed. Before, one
+-- digest over every site made a capacity push for one site align every site's month again.
+
+CREATE TABLE accuracy_ledger_sites (
+  site_id VARCHAR NOT NULL,
+  digest VARCHAR NOT NULL
+);
+COMMENT ON TABLE accuracy_ledger_sites IS 'One row per site of the accuracy ledger: the digest of what its pairs depend on besides the data, as the last warehouse score aligned them';
+COMMENT ON COLUMN accuracy_ledger_sites.site_id IS 'The site';
+COMMENT ON COLUMN accuracy_ledger_sites.digest IS 'md5 of its type, nameplate, interval lengths, persistence period, capacity timeline, models and quantile levels';
