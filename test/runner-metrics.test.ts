@@ -1,13 +1,15 @@
-// The runner's Prometheus metrics (docs/runner.md, "Metrics"): the text format itself, and a
+// The runner's Prometheus metrics (docs/runner.md, "Metrics"): a set per registry, and a
 // one-shot `efsync run` against the emulator over loopback that writes a textfile and pushes to a
 // Pushgateway (a local receiver), both of which promtool accepts and neither of which carries the key.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
-import { Registry } from '../src/runner/exposition.js';
+import { RunnerMetrics } from '../src/runner/metrics.js';
+import { pushMetrics } from '../src/runner/metrics-out.js';
 import { EXIT } from '../src/outcome.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { needsPromtool, PROMTOOL, promtool } from './fixtures/promtool.js';
@@ -15,45 +17,39 @@ import { API_KEY, emulator, NOW, tempDir, writeConfigFile } from './sync-support
 
 vi.setConfig({ testTimeout: 120_000 });
 
-describe('the exposition format', () => {
-  it('writes HELP, TYPE and samples, escapes label values, and sums histogram buckets', () => {
-    const registry = new Registry();
-    registry.gauge('efsync_a_seconds', 'A gauge\nwith a newline', ['site_id']).set({ site_id: 'a"b\\c\nd' }, 1.5);
-    const counter = registry.counter('efsync_b_total', 'A counter', ['endpoint']);
-    counter.inc({ endpoint: 'GET /x/{id}' });
-    counter.inc({ endpoint: 'GET /x/{id}' }, 2);
-    const histogram = registry.histogram('efsync_c_seconds', 'A histogram', ['endpoint'], [0.1, 1]);
-    for (const value of [0.05, 0.5, 5]) histogram.observe({ endpoint: 'e' }, value);
-    registry.gauge('efsync_d_ratio', 'Not a number').set({}, Number.NaN);
-    expect(registry.text()).toBe(
-      [
-        '# HELP efsync_a_seconds A gauge\\nwith a newline',
-        '# TYPE efsync_a_seconds gauge',
-        'efsync_a_seconds{site_id="a\\"b\\\\c\\nd"} 1.5',
-        '# HELP efsync_b_total A counter',
-        '# TYPE efsync_b_total counter',
-        'efsync_b_total{endpoint="GET /x/{id}"} 3',
-        '# HELP efsync_c_seconds A histogram',
-        '# TYPE efsync_c_seconds histogram',
-        'efsync_c_seconds_bucket{endpoint="e",le="0.1"} 1',
-        'efsync_c_seconds_bucket{endpoint="e",le="1"} 2',
-        'efsync_c_seconds_bucket{endpoint="e",le="+Inf"} 3',
-        'efsync_c_seconds_sum{endpoint="e"} 5.55',
-        'efsync_c_seconds_count{endpoint="e"} 3',
-        '# HELP efsync_d_ratio Not a number',
-        '# TYPE efsync_d_ratio gauge',
-        'efsync_d_ratio NaN',
-        '',
-      ].join('\n'),
+describe('RunnerMetrics', () => {
+  it("keeps each set in its own registry, not prom-client's global one", async () => {
+    const [one, other] = [new RunnerMetrics(), new RunnerMetrics()];
+    one.observer.request('GET /platform/v2/sites', 200, 0.2);
+    expect(await one.registry.metrics()).toContain(
+      'efsync_service_requests_total{endpoint="GET /platform/v2/sites",status="200"} 1',
     );
+    expect(await other.registry.metrics()).not.toContain('efsync_service_requests_total{');
+    expect(register.getSingleMetric('efsync_service_requests_total')).toBeUndefined();
   });
+});
 
-  it('refuses labels other than the declared ones, a counter not named _total, and a name twice', () => {
-    const registry = new Registry();
-    const gauge = registry.gauge('efsync_x', 'x', ['efsync_job']);
-    expect(() => gauge.set({ url: '/sites/123?key=k' }, 1)).toThrow(/labels url are not efsync_job/);
-    expect(() => registry.counter('efsync_requests', 'x')).toThrow(/ends in _total/);
-    expect(() => registry.gauge('efsync_x', 'again')).toThrow(/registered twice/);
+describe('pushMetrics', () => {
+  it("PUTs to the group under the gateway's path prefix, and a status other than 2xx is an error", async () => {
+    let status = 200;
+    const seen: string[] = [];
+    const gateway = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume().on('end', () => res.writeHead(status).end(`${'x'.repeat(500)}\n`));
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    const { registry } = new RunnerMetrics();
+    try {
+      await pushMetrics(`${base}/prefix/`, registry);
+      status = 500;
+      await expect(pushMetrics(base, registry)).rejects.toThrow(/^push failed with status 500, x{171}$/);
+      status = 302;
+      await expect(pushMetrics(base, registry)).rejects.toThrow('the Pushgateway answered 302');
+      expect(seen).toEqual(['PUT /prefix/metrics/job/efsync', 'PUT /metrics/job/efsync', 'PUT /metrics/job/efsync']);
+    } finally {
+      gateway.close();
+    }
   });
 });
 

@@ -278,12 +278,13 @@ async function exportMetrics(
   now: number,
 ): Promise<void> {
   const { pushMetrics, writeMetricsFile } = await import('../runner/metrics-out.js');
+  // text() sets the warehouse's gauges in the registry, which the push then reads as they are.
   const text = await metrics.text(config, now);
   const targets: [string, string, () => Promise<void> | void][] = [];
   if (flags.metricsFile)
     targets.push(['--metrics-file', flags.metricsFile, () => writeMetricsFile(flags.metricsFile!, text)]);
   if (flags.pushgateway)
-    targets.push(['--pushgateway', flags.pushgateway, () => pushMetrics(flags.pushgateway!, text)]);
+    targets.push(['--pushgateway', flags.pushgateway, () => pushMetrics(flags.pushgateway!, metrics.registry)]);
   for (const [flag, value, write] of targets) {
     try {
       await write();

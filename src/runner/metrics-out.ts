@@ -4,11 +4,10 @@
  * file), or a Pushgateway, to one group (`job="efsync"`) that each push replaces.
  */
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'undici';
-import { CONTENT_TYPE } from './exposition.js';
+import { Pushgateway, type Registry } from 'prom-client';
 
-/** The Pushgateway group every run pushes to; the per-job gauges carry their job in `efsync_job`. */
-export const PUSH_GROUP = '/metrics/job/efsync';
+/** The Pushgateway group every run pushes to (`/metrics/job/efsync`); the per-job gauges carry their job in `efsync_job`. */
+const PUSH_JOB = 'efsync';
 
 const PUSH_TIMEOUT_MS = 10_000;
 
@@ -24,18 +23,21 @@ export function writeMetricsFile(path: string, text: string): void {
   }
 }
 
-/** PUT replaces the group's metrics with these; an answer other than 2xx is an error naming the status. */
-export async function pushMetrics(gateway: string, text: string): Promise<void> {
-  // Appended, not resolved: a gateway under a path prefix keeps it.
-  const url = `${gateway.replace(/\/+$/, '')}${PUSH_GROUP}`;
-  const response = await request(url, {
-    method: 'PUT',
-    headers: { 'content-type': CONTENT_TYPE },
-    body: text,
-    headersTimeout: PUSH_TIMEOUT_MS,
-    bodyTimeout: PUSH_TIMEOUT_MS,
-  });
-  const answer = await response.body.text();
-  if (response.statusCode < 200 || response.statusCode > 299)
-    throw new Error(`the Pushgateway answered ${response.statusCode}: ${answer.slice(0, 200).trim()}`);
+/**
+ * PUT replaces the group's metrics with the registry's; an answer other than 2xx is an error
+ * naming the status. prom-client's Pushgateway (Node's http) reads the registry itself.
+ */
+export async function pushMetrics(gateway: string, registry: Registry): Promise<void> {
+  // prom-client appends `/metrics/job/…` to the URL's path: a gateway under a prefix keeps it, and
+  // without the trailing slash there is no `//`.
+  const options = { timeout: PUSH_TIMEOUT_MS, headers: { 'content-type': registry.contentType } };
+  const { resp } = await new Pushgateway(gateway.replace(/\/+$/, ''), options, registry)
+    .push({ jobName: PUSH_JOB })
+    .catch((error: Error) => {
+      // prom-client rejects a 4xx or 5xx itself, quoting the whole answer (perhaps a page of HTML).
+      throw new Error(error.message.trim().slice(0, 200), { cause: error });
+    });
+  // A redirect is not a push either.
+  const status = (resp as { statusCode?: number } | undefined)?.statusCode ?? 0;
+  if (status < 200 || status > 299) throw new Error(`the Pushgateway answered ${status}`);
 }

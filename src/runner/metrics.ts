@@ -1,6 +1,7 @@
 /**
  * efsync's Prometheus metrics (docs/runner.md, "Metrics"): one set of names for the daemon's
- * `/metrics`, the textfile of a one-shot run and a Pushgateway.
+ * `/metrics`, the textfile of a one-shot run and a Pushgateway, on prom-client. Each set has its
+ * own registry, not prom-client's global one, so two sets in one process (tests) never meet.
  *
  *   const metrics = new RunnerMetrics();
  *   runJob(job, { ..., observer: metrics.observer });   // service requests, retries, 429s, latency
@@ -15,10 +16,10 @@
  * a metric's own `job` would be renamed `exported_job` or clash with a Pushgateway's group.)
  */
 import { existsSync, statSync } from 'node:fs';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestObserver } from '../api/client.js';
 import type { LoadedConfig } from '../config.js';
 import { Warehouse } from '../warehouse/warehouse.js';
-import { Registry } from './exposition.js';
 import type { RunStatus } from './ledger.js';
 import type { RunResult } from './run.js';
 
@@ -51,7 +52,14 @@ interface WarehouseFacts {
 
 export class RunnerMetrics {
   readonly registry = new Registry();
-  private readonly r = this.registry;
+  private readonly r = {
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name, help, labelNames, registers: [this.registry] }),
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+      new Counter<L>({ name, help, labelNames, registers: [this.registry] }),
+    histogram: <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers: [this.registry] }),
+  };
   private readonly lastStatus = this.r.gauge(
     'efsync_job_last_run_status',
     "The job's newest run: 1 for its status, 0 for the other statuses",
@@ -169,9 +177,10 @@ export class RunnerMetrics {
     this.setFreshness(facts?.freshness ?? [], now);
     this.nmae.reset();
     for (const n of facts?.nmae ?? []) this.nmae.set({ subject: n.subject, model: n.model }, n.percent / 100);
-    this.size.reset();
-    if (facts) this.size.set({}, facts.sizeBytes);
-    return this.registry.text();
+    // No warehouse, no sample (a label-less gauge would otherwise say 0).
+    if (facts) this.size.set(facts.sizeBytes);
+    else this.size.remove();
+    return this.registry.metrics();
   }
 
   private setRuns(ledger: LastRun[], now: number): void {

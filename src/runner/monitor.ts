@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { formatAge } from './age.js';
-import { CONTENT_TYPE } from './exposition.js';
 import type { RunnerMetrics } from './metrics.js';
 
 /** The scheduler ticks once a minute: two missed ticks and a margin mean it is stuck. */
@@ -48,7 +47,11 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
     const answer = async () => {
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, 'text/plain', 'GET only\n');
       if (path === '/metrics')
-        return reply(200, CONTENT_TYPE, await options.metrics.text(options.config, options.clock()));
+        return reply(
+          200,
+          options.metrics.registry.contentType,
+          await options.metrics.text(options.config, options.clock()),
+        );
       if (path === '/healthz') return health(liveness(options), reply);
       if (path === '/readyz') return health(await options.ready(), reply);
       return reply(404, 'text/plain', 'efsync: /metrics, /healthz or /readyz\n');
