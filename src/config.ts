@@ -332,6 +332,51 @@ const ScheduleConfig = z
   })
   .prefault({});
 
+/** A pair of ages: past `warn` a check warns, past `crit` it is critical. */
+const Thresholds = (warn: string, crit: string) =>
+  z
+    .strictObject({ warn: Duration.prefault(warn), crit: Duration.prefault(crit) })
+    .refine((t) => t.warn <= t.crit, { message: 'warn must not be longer than crit' })
+    .prefault({});
+
+const MonitoringConfig = z
+  .strictObject({
+    actual_age: Thresholds('6h', '24h').describe("Age of a site's newest stored actual (efsync status --check)"),
+    forecast_age: Thresholds('12h', '36h').describe("Age of the issue time of a site's newest stored forecast vintage"),
+    last_ok_age: Thresholds('26h', '50h').describe("Time since a scheduled job's last run that ended ok"),
+    ready_failing_for: Duration.prefault('24h').describe(
+      "The daemon's /readyz fails once a job's last run failed and it has not ended ok for this long",
+    ),
+  })
+  .prefault({});
+
+const Webhook = z.strictObject({
+  name: z.string().min(1).describe('Names the webhook in the logs and alert_deliveries (its URL never appears there)'),
+  url: z.url().describe('Where alerts are POSTed; a Slack URL holds its secret: keep the config file private'),
+  format: z.enum(['json', 'slack']).prefault('json').describe('json: efsync\'s alert object; slack: {"text": ...}'),
+  secret_file: z
+    .string()
+    .nullable()
+    .prefault(null)
+    .describe('File holding a shared secret: each body is signed, header x-efsync-signature: sha256=<HMAC>'),
+});
+
+const AlertsConfig = z
+  .strictObject({
+    webhooks: z
+      .array(Webhook)
+      .prefault([])
+      .refine((hooks) => new Set(hooks.map((h) => h.name)).size === hooks.length, 'webhook names must differ')
+      .describe('Where alerts go; none: alerts are not evaluated'),
+    missed_grace: Duration.prefault('1h').describe(
+      'A scheduled slot with no run this long after it fires missed/<job>',
+    ),
+    retries: z.int().min(0).max(10).prefault(3).describe('Retries of a delivery after the first attempt'),
+    retry_backoff: Duration.prefault('1s').describe('Before the first retry, doubling after each'),
+    timeout: Duration.prefault('10s').describe('Per attempt'),
+  })
+  .prefault({});
+
 const EmulatorConfig = z
   .strictObject({
     sites: z.int().min(1).prefault(4),
@@ -364,6 +409,8 @@ export const Config = z
     accuracy: AccuracyConfig,
     retention: RetentionConfig,
     schedule: ScheduleConfig,
+    monitoring: MonitoringConfig,
+    alerts: AlertsConfig,
     emulator: EmulatorConfig,
     log: z
       .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })

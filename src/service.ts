@@ -1,6 +1,6 @@
 // The service efsync talks to: the configured one, or an embedded emulator when none is
 // configured (demo data on loopback), so that every command runs on a fresh clone.
-import { ServiceClient, type ServiceClientOptions } from './api/client.js';
+import { ServiceClient, type RequestObserver, type ServiceClientOptions } from './api/client.js';
 import { ConfigError } from './errors.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
 import { startEmulator } from './emulator/server.js';
@@ -22,6 +22,8 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv;
   /** The run's signal: aborting it cancels every request in flight and every wait (a timeout, a signal). */
   signal?: AbortSignal;
+  /** Told of every request and retry (the runner's metrics). */
+  observer?: RequestObserver;
 }
 
 export class MissingApiKeyError extends ConfigError {
@@ -41,7 +43,7 @@ export async function connectService(
   if (baseUrl === null) return connectEmbedded(config, log, options);
   const apiKey = resolveApiKey(config, options.env);
   if (apiKey === null) throw new MissingApiKeyError(baseUrl);
-  const client = clientFromConfig(config, apiKey, log, options.signal ? { signal: options.signal } : {});
+  const client = clientFromConfig(config, apiKey, log, clientOverrides(options));
   return { client, embedded: false, close: () => client.close() };
 }
 
@@ -66,7 +68,7 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
     { ...config, service: { ...config.service, base_url: emulator.url } },
     apiKey,
     log,
-    options.signal ? { signal: options.signal } : {},
+    clientOverrides(options),
   );
   return {
     client,
@@ -113,4 +115,12 @@ export function clientFromConfig(
     log,
     ...overrides,
   });
+}
+
+/** What a connection's options add to the client's: the run's signal and the metrics' observer. */
+function clientOverrides(options: ConnectOptions): Partial<ServiceClientOptions> {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+  };
 }

@@ -89,6 +89,14 @@ export interface ServiceClientOptions {
   log?: Logger;
   /** Aborts every call of this client (shutdown); each call may add its own signal too. */
   signal?: AbortSignal;
+  /** Told of every request and retry (the runner's metrics), by route template, never the path. */
+  observer?: RequestObserver;
+}
+
+/** What the client tells an observer; `endpoint` is `GET /platform/v2/sites/{site_id}/forecast`, status null without an answer. */
+export interface RequestObserver {
+  request(endpoint: string, status: number | null, seconds: number): void;
+  retry(endpoint: string, status: number | null): void;
 }
 
 export interface Timeouts {
@@ -233,6 +241,7 @@ export class ServiceClient {
   private readonly retries: RetryOptions;
   private readonly fillParam: string;
   private readonly log?: Logger;
+  private readonly observer?: RequestObserver;
   /** Aborted by the caller's signal (shutdown) or by a refused key; every call follows it. */
   private readonly stopper = new AbortController();
   private readonly signal: AbortSignal;
@@ -255,6 +264,7 @@ export class ServiceClient {
     this.retries = { ...DEFAULT_RETRIES, ...options.retries };
     this.fillParam = options.outputFillParam ?? 'fill';
     this.log = options.log;
+    this.observer = options.observer;
     setMaxListeners(0, this.stopper.signal);
     this.unfollow = options.signal ? follow(options.signal, this.stopper) : () => undefined;
     this.signal = this.stopper.signal;
@@ -610,6 +620,7 @@ export class ServiceClient {
           },
           'service request failed, retrying',
         );
+        this.observer?.retry(`${call.method} ${call.template}`, error.status);
         if (error.status !== 429) await this.pause(call, delay, signal, attempt);
       }
     }
@@ -842,6 +853,7 @@ export class ServiceClient {
   }
 
   private logRequest(call: Call<Schema>, attempt: number, status: number | null, started: number, code?: string): void {
+    this.observer?.request(`${call.method} ${call.template}`, status, (performance.now() - started) / 1000);
     if (!this.log?.isLevelEnabled('debug')) return;
     this.log.debug(
       { method: call.method, path: call.path, status, ms: Math.round(performance.now() - started), attempt, code },

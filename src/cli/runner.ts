@@ -6,11 +6,12 @@ import { configJsonSchema, loadConfig, resolveApiKey, RESOURCES, type LoadedConf
 import { ConfigError } from '../errors.js';
 import type { Job, JobOptions } from '../job.js';
 import { parseShard, shardFromEnv } from '../lake/shard.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
 import { describeCost } from '../runner/measure.js';
 import { loadJobs } from '../runner/registry.js';
+import type { RunnerMetrics } from '../runner/metrics.js';
 import type { RunResult } from '../runner/run.js';
 import { stopSignal } from '../runner/signals.js';
 import { parseDuration, parseInstant } from '../time.js';
@@ -34,6 +35,13 @@ export interface RunFlags extends CommonFlags {
   only?: string;
   timeout?: string;
   wait?: string;
+  metricsFile?: string;
+  pushgateway?: string;
+}
+
+interface ScheduleFlags extends CommonFlags {
+  metricsPort?: string;
+  metricsHost: string;
 }
 
 export const DB_OPTION = ['--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)'] as const;
@@ -52,6 +60,11 @@ export function runOptions(cmd: Command): Command {
     .option('--only <resources>', `comma-separated subset of ${RESOURCES.join(',')}`)
     .option('--timeout <duration>', 'abort the run after this long (default schedule.timeout; 0 for none)')
     .option('--wait <duration>', 'wait this long for another writer (default warehouse.lock_wait)')
+    .option(
+      '--metrics-file <path>',
+      "write the run's Prometheus metrics to this file (node_exporter's textfile collector)",
+    )
+    .option('--pushgateway <url>', "push the run's Prometheus metrics to this Pushgateway")
     .option(...DB_OPTION)
     .option(...SINK_OPTION)
     .option(...LAKE_OPTION)
@@ -77,17 +90,27 @@ export function registerRunnerCommands(program: Command): void {
   program
     .command('schedule')
     .description('Run the scheduler daemon (schedule.* in the config); stops gracefully on SIGINT/SIGTERM and exits 0')
+    .option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free one)')
+    .option('--metrics-host <host>', 'the address the metrics port listens on', '0.0.0.0')
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .action(command<[], CommonFlags>((flags) => scheduleCommand(flags)));
+    .action(command<[], ScheduleFlags>((flags) => scheduleCommand(flags)));
 
   program
     .command('status')
     .description('Last run of each job, next scheduled times, freshness per site and recent failures')
     .option('--json', 'print one JSON object')
+    .option(
+      '--check',
+      'one line and exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN from the monitoring.* thresholds (a Nagios plugin)',
+    )
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
-    .action(command<[], CommonFlags & { json?: boolean }>((flags) => statusCommand(flags)));
+    .action(
+      command<[], CommonFlags & { json?: boolean; check?: boolean }>((flags) =>
+        flags.check ? checkStatusCommand(flags) : statusCommand(flags),
+      ),
+    );
 
   const config = program.command('config').description('The config file: its JSON Schema, and a check of it');
   config
@@ -183,13 +206,17 @@ export interface CommandJobOutput {
 export async function runCommandJob(
   job: Job,
   config: LoadedConfig,
-  flags: Pick<RunFlags, 'timeout' | 'wait'>,
+  flags: Pick<RunFlags, 'timeout' | 'wait' | 'metricsFile' | 'pushgateway'>,
   options: JobOptions,
   output: CommandJobOutput = {},
 ): Promise<Outcome> {
   const timeoutMs = durationFlag('--timeout', flags.timeout);
   const lockWaitMs = durationFlag('--wait', flags.wait);
+  if (flags.pushgateway !== undefined) urlFlag('--pushgateway', flags.pushgateway);
   const { runJob } = await import('../runner/run.js');
+  const metrics =
+    flags.metricsFile || flags.pushgateway ? new (await import('../runner/metrics.js')).RunnerMetrics() : null;
+  const now = runClock();
   const log = createLogger({ level: config.log.level });
   // With the default summary, a chain's steps are printed as each ends, above the progress bar;
   // the run's summary begins with those lines, and the rest is printed after the run.
@@ -208,14 +235,71 @@ export async function runCommandJob(
     stepEnded: output.print ? undefined : stepEnded,
     timeoutMs,
     lockWaitMs,
-    now: runClock(),
+    now,
+    ...(metrics ? { observer: metrics.observer } : {}),
   });
+  if (result.status !== 'busy') await alertAfterRun(config, now(), log);
+  if (metrics) {
+    metrics.recordRun(result);
+    await exportMetrics(metrics, config, flags, now());
+  }
   if (output.print) output.print(result);
   else printSummary(result, printed);
   (output.runLineTo ?? process.stdout).write(
     `${result.job} run ${result.runId}: ${result.status} (exit ${result.exitCode}); ${describeSink(config, options.shard)}\n`,
   );
   return result.outcome;
+}
+
+/** Alerts (config `alerts:`) after a run; a failure to evaluate them is logged, never the run's outcome. */
+async function alertAfterRun(config: LoadedConfig, now: number, log: Logger): Promise<void> {
+  if (config.alerts.webhooks.length === 0) return;
+  const { evaluateAlerts } = await import('../runner/alerts.js');
+  const { jobSchedules } = await import('../runner/schedule.js');
+  try {
+    const schedules = jobSchedules(config, await loadJobs()).flatMap((s) =>
+      s.expr === null ? [] : [{ name: s.job, expr: s.expr }],
+    );
+    await evaluateAlerts({ config, schedules, log, now, lockWaitMs: config.warehouse.lock_wait });
+  } catch (error) {
+    log.error({ err: error }, 'alerts could not be evaluated');
+  }
+}
+
+/**
+ * The run's metrics to `--metrics-file` and/or `--pushgateway`. Where they could not go is said on
+ * stderr and logged, and the run keeps its outcome: the run itself is recorded and published,
+ * and a stale textfile or group is what the monitoring sees (docs/runner.md, "Metrics").
+ */
+async function exportMetrics(
+  metrics: RunnerMetrics,
+  config: LoadedConfig,
+  flags: Pick<RunFlags, 'metricsFile' | 'pushgateway'>,
+  now: number,
+): Promise<void> {
+  const { pushMetrics, writeMetricsFile } = await import('../runner/metrics-out.js');
+  // text() sets the warehouse's gauges in the registry, which the push then reads as they are.
+  const text = await metrics.text(config, now);
+  const targets: [string, string, () => Promise<void> | void][] = [];
+  if (flags.metricsFile)
+    targets.push(['--metrics-file', flags.metricsFile, () => writeMetricsFile(flags.metricsFile!, text)]);
+  if (flags.pushgateway)
+    targets.push(['--pushgateway', flags.pushgateway, () => pushMetrics(flags.pushgateway!, metrics.registry)]);
+  for (const [flag, value, write] of targets) {
+    try {
+      await write();
+    } catch (error) {
+      // A Pushgateway URL may carry a password: only its origin is named.
+      const where = flag === '--pushgateway' ? new URL(value).origin : value;
+      process.stderr.write(`efsync: ${flag} ${where}: the metrics were not written: ${(error as Error).message}\n`);
+      createLogger({ level: config.log.level }).error({ err: error, flag, where }, 'metrics not written');
+    }
+  }
+}
+
+function urlFlag(flag: string, text: string): void {
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol))
+    throw new UsageError(`${flag}: not an http(s) URL: ${JSON.stringify(text)}`);
 }
 
 /** The summary but its first `printed` lines, then the publish and what went wrong. */
@@ -227,7 +311,7 @@ function printSummary(result: RunResult, printed: number): void {
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
+async function scheduleCommand(flags: ScheduleFlags): Promise<Outcome> {
   // The daemon's timers wait on the wall clock; a run clock set elsewhere would fire slots at the
   // wrong times or never, so the daemon refuses it rather than mixing two clocks.
   if (clockOverride() !== null) {
@@ -235,9 +319,11 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
       `${CLOCK_VARIABLE} is for single runs in tests and benchmarks; the daemon keeps the wall clock`,
     );
   }
+  const port = flags.metricsPort === undefined ? undefined : portFlag('--metrics-port', flags.metricsPort);
   const config = configWithDb(flags);
   const registry = await loadJobs();
   const { runDaemon, jobSchedules } = await import('../runner/schedule.js');
+  const { readiness } = await import('../runner/readiness.js');
   jobSchedules(config, registry);
   const log = createLogger({ level: config.log.level });
   await runDaemon({
@@ -246,8 +332,18 @@ async function scheduleCommand(flags: CommonFlags): Promise<Outcome> {
     log,
     signal: stopSignal(STOPPING_RUN),
     print: (line) => process.stdout.write(`${line}\n`),
+    ...(port === undefined
+      ? {}
+      : { monitor: { host: flags.metricsHost, port, ready: () => readiness({ config, registry, clock: Date.now }) } }),
   });
   return 'ok';
+}
+
+function portFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535)
+    throw new UsageError(`${flag}: not a port (0-65535): ${JSON.stringify(text)}`);
+  return port;
 }
 
 async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<Outcome> {
@@ -256,6 +352,28 @@ async function statusCommand(flags: CommonFlags & { json?: boolean }): Promise<O
   const status = await collectStatus(config, await loadJobs());
   process.stdout.write(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status).join('\n')}\n`);
   return 'ok';
+}
+
+/** The outcome whose exit code is the plugin's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (src/outcome.ts EXIT). */
+const CHECK_OUTCOMES = ['ok', 'partial', 'config', 'busy'] as const satisfies readonly Outcome[];
+
+/**
+ * `efsync status --check`: whatever goes wrong (no config, a warehouse that cannot be read) is
+ * UNKNOWN on the same one line, never another exit code, as a monitor expects of a plugin.
+ */
+async function checkStatusCommand(flags: CommonFlags): Promise<Outcome> {
+  const { checkStatus } = await import('../runner/check.js');
+  let result: { code: 0 | 1 | 2 | 3; line: string };
+  try {
+    const config = configWithDb(flags);
+    const { collectStatus } = await import('../runner/status.js');
+    const now = Date.now();
+    result = checkStatus(await collectStatus(config, await loadJobs(), now), config.monitoring, now);
+  } catch (error) {
+    result = { code: 3, line: `EFSYNC UNKNOWN - ${(error as Error).message.split('\n')[0].replace(/\|/g, '/')}` };
+  }
+  process.stdout.write(`${result.line}\n`);
+  return CHECK_OUTCOMES[result.code];
 }
 
 async function checkCommand(flags: CommonFlags): Promise<Outcome> {

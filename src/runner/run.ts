@@ -16,6 +16,7 @@
  * A scheduled slot (`scheduledFor` with trigger schedule, catch-up or retry) that the ledger
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
+import type { RequestObserver } from '../api/client.js';
 import type { LoadedConfig } from '../config.js';
 import type { Job, JobContext, JobOptions } from '../job.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
@@ -62,6 +63,8 @@ export interface RunJobOptions {
   lockWaitMs?: number;
   /** Ledger rows to write first, once the lock is held (skips the daemon noted while it was busy). */
   pendingSkips?: SkipNote[];
+  /** Told of every service request and retry of the run (metrics.ts). */
+  observer?: RequestObserver;
 }
 
 /** A run that did not happen, recorded as `skipped` with the reason. */
@@ -344,7 +347,7 @@ async function execute(
     runId,
     warehouse,
     service: async () => {
-      connection ??= connect(opts.config, log, opts.now, abort.signal);
+      connection ??= connect(opts.config, log, opts.now, abort.signal, opts.observer);
       return (await connection).client;
     },
     signal: abort.signal,
@@ -378,11 +381,12 @@ async function connect(
   log: Logger,
   now: () => number,
   signal: AbortSignal,
+  observer: RequestObserver | undefined,
 ): Promise<ServiceConnection> {
   // Loaded on first use: runs that never call the service never start the embedded emulator.
   // The client follows the run's signal: a timeout or a signal also ends its waits (a quota's pauses).
   const { connectService } = await import('../service.js');
-  return connectService(config, log, { now, signal });
+  return connectService(config, log, { now, signal, ...(observer ? { observer } : {}) });
 }
 
 /** The ledger status of an outcome-less end: busy and skipped runs ran nothing. */

@@ -15,7 +15,10 @@ import { formatInZone } from '../time.js';
 import { ConfigError } from '../errors.js';
 import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
+import { ALERT_EVERY_MS, evaluateAlerts } from './alerts.js';
 import { coveredUntil } from './ledger.js';
+import { RunnerMetrics } from './metrics.js';
+import { startMonitor, type Check } from './monitor.js';
 import type { JobRegistry } from './registry.js';
 import { recordSkippedRuns, runJob } from './run.js';
 import { Scheduler, type ScheduledJob, type SchedulerPolicy } from './scheduler.js';
@@ -103,6 +106,8 @@ export interface DaemonOptions {
   /** Lines for the operator (stdout). */
   print: (line: string) => void;
   clock?: () => number;
+  /** Serve /metrics, /healthz and /readyz here (monitor.ts; `ready`: readiness.ts); none when absent. */
+  monitor?: { host: string; port: number; ready: () => Promise<Check[]> };
 }
 
 /** Runs until `signal` aborts; resolves after a graceful stop. */
@@ -113,6 +118,13 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     .filter((s): s is JobSchedule & { expr: string } => s.expr !== null)
     .map((s) => ({ name: s.job, expr: s.expr }));
   const tz = config.schedule.timezone;
+  const metrics = new RunnerMetrics();
+  // Alerts after each run, and between runs for stale sites and missed slots (alerts.ts).
+  const alert = (lockWaitMs: number) =>
+    evaluateAlerts({ config, schedules: scheduled, log, now: clock(), lockWaitMs }).catch((error: unknown) => {
+      log.error({ err: error }, 'alerts could not be evaluated');
+      return null;
+    });
   const scheduler = new Scheduler(
     scheduled,
     schedulerPolicy(config),
@@ -126,7 +138,10 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
         trigger: request.trigger,
         scheduledFor: request.scheduledFor,
         attempt: request.attempt,
+        observer: metrics.observer,
       });
+      metrics.recordRun(result);
+      if (result.status !== 'busy') await alert(config.warehouse.lock_wait);
       print(
         `${formatInZone(result.endedAt, tz)} ${request.job} (${request.trigger} ${formatInZone(request.scheduledFor, tz)}): ` +
           `${result.status}${result.error ? `: ${result.error}` : ''} [run ${result.runId}]`,
@@ -154,14 +169,34 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
       debug: (message) => cronLog.debug(String(message)),
     },
   });
+  // Before the first line: a port in use fails the start (exit 4) rather than leaving probes unanswered.
+  const monitor = options.monitor
+    ? await startMonitor({
+        ...options.monitor,
+        config,
+        metrics,
+        lastTick: () => scheduler.lastTickAt,
+        clock,
+        log,
+      }).catch(async (error: unknown) => {
+        await task.destroy();
+        await scheduler.stop('the monitoring port could not be opened');
+        throw error;
+      })
+    : null;
   print(`efsync schedule: ${scheduled.length} job(s), time zone ${tz}, catch-up ${config.schedule.catch_up}`);
+  if (monitor) print(`  monitoring on ${monitor.url}: /metrics, /healthz, /readyz`);
   for (const job of scheduled)
     print(`  ${job.name.padEnd(16)} ${job.expr.padEnd(16)} next ${formatInZone(nextSlot(job.expr, tz, clock()), tz)}`);
+  // Idle checks give way at once to a run (lock wait 0): the run evaluates the alerts itself.
+  const alerting = config.alerts.webhooks.length > 0 ? setInterval(() => void alert(0), ALERT_EVERY_MS) : null;
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  if (alerting) clearInterval(alerting);
   await task.destroy();
+  await monitor?.close();
   const reason = options.signal.reason instanceof Error ? options.signal.reason.message : 'shutdown';
   await scheduler.stop(reason);
   print(`efsync schedule: stopped (${reason})`);

@@ -142,6 +142,11 @@ export class Scheduler {
     while (this.current) await this.current.done;
   }
 
+  /** When `start()` or `tick()` last ran (the daemon's /healthz: is the scheduler ticking); null before start. */
+  get lastTickAt(): number | null {
+    return this.lastTick;
+  }
+
   /** Retries waiting for their time. */
   get waitingRetries(): readonly RunRequest[] {
     return this.retries.map((r) => r.request);
