@@ -58,3 +58,17 @@ export class DeltaTableError extends ConfigError {
     super(message, hint);
   }
 }
+
+/**
+ * Another writer's Delta commit invalidated this one's plan (it removed a file this commit read,
+ * or changed the table's metadata): nothing was committed; plan again on the newer snapshot.
+ */
+export class DeltaConflictError extends FailedError {
+  constructor(
+    readonly table: string,
+    readonly version: number,
+    why: string,
+  ) {
+    super(`${table}: a concurrent commit (version ${version}) conflicts: ${why}`);
+  }
+}
