@@ -1,9 +1,9 @@
 // `npm run bench -- --shards N`: the sync as N shard processes at once writing one Parquet lake
 // (and as 1, 2, ... shards below N, each into a fresh lake), then `efsync lake compact` of the
-// N-shard lake. Rows are those the shards committed (their manifest entries). Prints figures only.
+// N-shard lake. Rows are those the shards committed (their Delta adds). Prints figures only.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { committedFiles, readManifests } from '../src/lake/layout.js';
+import { lakeFiles } from '../src/lake/layout.js';
 
 export interface ShardFigures {
   shards: number;
@@ -35,18 +35,15 @@ export async function benchShards(
     );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     if (codes.some((c) => c !== 0)) throw new Error(`a shard of ${n} exited with ${codes.join(', ')}`);
-    const rows = readManifests(lake)
-      .filter((e) => e.kind === 'sync')
-      .flatMap((e) => e.files)
-      .reduce((sum, f) => sum + f.rows, 0);
+    const rows = [...(await lakeFiles(lake)).values()].flat().reduce((sum, f) => sum + f.rows, 0);
     runs.push({ shards: n, seconds, rows });
   }
-  const filesBefore = [...committedFiles(lake).values()].flat().length;
+  const filesBefore = [...(await lakeFiles(lake)).values()].flat().length;
   const t0 = process.hrtime.bigint();
   const code = await runCli(cli, ['lake', 'compact', '--lake', lake], env);
   if (code !== 0) throw new Error(`efsync lake compact exited with ${code}`);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { runs, compact: { seconds, filesBefore, filesAfter: [...committedFiles(lake).values()].flat().length } };
+  return { runs, compact: { seconds, filesBefore, filesAfter: [...(await lakeFiles(lake)).values()].flat().length } };
 }
 
 function runCli(cli: string, args: string[], env: NodeJS.ProcessEnv): Promise<number | null> {

@@ -9,6 +9,7 @@ import { writeDataFiles } from '../src/lake/delta/files.js';
 import { readSnapshot } from '../src/lake/delta/snapshot.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { quoteLiteral } from '../src/warehouse/sql.js';
+import { join } from 'node:path';
 
 /** The test's ROWS. */
 const ROWS = 3;
@@ -26,6 +27,7 @@ try {
       prefix: `part-${writer}-${i}`,
       statsColumns: ['site_id', 'valid_time'],
       dataChange: true,
+      staging: join(table, '..', '_staging'),
     });
     const done = await commit({
       table,

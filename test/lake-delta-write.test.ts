@@ -57,6 +57,7 @@ async function append(table: string, rows: [string, string, number][], readVersi
     prefix: 'part-test',
     statsColumns: ['site_id', 'valid_time'],
     dataChange: true,
+    staging: join(table, '..', '_staging'),
   });
   const version = readVersion ?? (await readSnapshot(db.connection, table)).version;
   await commit({ table, readVersion: version, operation: 'WRITE', actions: adds.map((add) => ({ add })) });
@@ -135,6 +136,7 @@ describe('a Delta table efsync writes', () => {
       prefix: 'part-test',
       statsColumns: ['site_id'],
       dataChange: true,
+      staging: join(table, '..', '_staging'),
     });
     const done = await commit({
       table,

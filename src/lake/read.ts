@@ -1,10 +1,10 @@
 // The SQL that reads a table's committed rows out of Parquet files, resolved as the single-file
 // warehouse holds them: the newest row per key, each site's newest snapshot, or every row of a
-// ledger. Used by the views file (live, from the manifest), the seed of a shard's scratch
-// warehouse and the compactor (both from the file list they read at their start).
+// ledger. Used by the views file (live, replaying the Delta log), the seed of a shard's scratch
+// warehouse and the compactor (both from the snapshot they read at their start).
 import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { TableSchema } from './schema.js';
-import type { CommittedFile } from './layout.js';
+import type { LakeFile } from './layout.js';
 
 /** The table's columns, each cast to the warehouse's type (files written by older versions may lack some). */
 export function castColumns(table: TableSchema, alias: string): string {
@@ -40,7 +40,7 @@ QUALIFY ${version} = max(${version}) OVER (PARTITION BY ${table.resolve.key.map(
 }
 
 /** The rows of exactly these files (plus the table's empty schema file, so the list is never empty), with their seq. */
-export function filesSource(table: TableSchema, schemaFile: string, files: readonly CommittedFile[]): string {
+export function filesSource(table: TableSchema, schemaFile: string, files: readonly LakeFile[]): string {
   const list = [schemaFile, ...files.map((f) => f.file)].map(quoteLiteral).join(', ');
   const seqs =
     files.length === 0

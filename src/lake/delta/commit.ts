@@ -29,6 +29,8 @@ export interface CommitRequest {
   readFiles?: readonly string[];
   /** Gives up after this many versions lost to other writers. */
   maxAttempts?: number;
+  /** More commitInfo fields (efsync's own: who committed what). */
+  info?: Record<string, unknown>;
 }
 
 export interface Committed {
@@ -44,7 +46,13 @@ const MAX_BACKOFF_MS = 500;
 export async function commit(request: CommitRequest): Promise<Committed> {
   faultPoint('delta-files');
   const txnId = randomUUID();
-  const info: CommitInfo = { timestamp: Date.now(), operation: request.operation, txnId, engineInfo: 'efsync' };
+  const info: CommitInfo = {
+    timestamp: Date.now(),
+    operation: request.operation,
+    txnId,
+    engineInfo: 'efsync',
+    ...request.info,
+  };
   const text = [{ commitInfo: info }, ...request.actions].map((a) => `${JSON.stringify(a)}\n`).join('');
   const dir = logDir(request.table);
   const temp = join(dir, `.${txnId}.json.tmp`);

@@ -12,9 +12,6 @@ import type { AddFile } from './actions.js';
 import { fsyncPath } from './commit.js';
 import { fileStats } from './stats.js';
 
-/** Where DuckDB writes before the files move into the table: a `_` folder, which readers and directory listings skip. */
-export const STAGING_DIR = '_staging';
-
 export interface WriteFilesInput {
   /** The table's root folder. */
   table: string;
@@ -27,11 +24,19 @@ export interface WriteFilesInput {
   statsColumns: readonly string[];
   /** dataChange of the adds: false for a compaction's rewrite of rows already there. */
   dataChange: boolean;
+  /**
+   * A folder on the table's file system, outside the table, where DuckDB writes before each
+   * file is renamed into the table: a reader globbing the table's folder never meets a file
+   * being written.
+   */
+  staging: string;
+  /** The adds' tags (efsync's commit order, src/lake/read.ts). */
+  tags?: Record<string, string>;
 }
 
 /** Writes the query's rows into new files of the table; their add actions (none when it has no rows). */
 export async function writeDataFiles(db: DuckDBConnection, input: WriteFilesInput): Promise<AddFile[]> {
-  const staging = join(input.table, STAGING_DIR, randomUUID());
+  const staging = join(input.staging, randomUUID());
   mkdirSync(staging, { recursive: true });
   try {
     const pattern = `${input.prefix}-${randomUUID().slice(0, 8)}-{i}`;
@@ -59,6 +64,7 @@ export async function writeDataFiles(db: DuckDBConnection, input: WriteFilesInpu
         modificationTime: Math.floor(stat.mtimeMs),
         dataChange: input.dataChange,
         stats: JSON.stringify(await fileStats(db, destination, input.statsColumns)),
+        ...(input.tags ? { tags: input.tags } : {}),
       });
     }
     return adds;

@@ -28,8 +28,22 @@ export interface TableDefinition {
 
 export type Ensured = { version: number; change: 'created' | 'evolved' | 'none' };
 
-/** Creates the table at `table`, or adds the columns it lacks; refuses a column dropped or retyped. */
+/**
+ * Creates the table at `table`, or adds the columns it lacks; refuses a column retyped. Two
+ * processes doing it at once (shards starting on a new lake) both end well: the loser of a
+ * version sees the winner's metadata as a conflict and looks again.
+ */
 export async function ensureTable(db: DuckDBConnection, table: string, definition: TableDefinition): Promise<Ensured> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ensureOnce(db, table, definition);
+    } catch (error) {
+      if (!(error instanceof DeltaConflictError) || attempt >= 5) throw error;
+    }
+  }
+}
+
+async function ensureOnce(db: DuckDBConnection, table: string, definition: TableDefinition): Promise<Ensured> {
   const wanted = schemaOf(definition);
   if (!hasCommits(table)) {
     mkdirSync(logDir(table), { recursive: true });

@@ -84,10 +84,13 @@ const DUCKDB_TO_PRIMITIVE: Record<string, string> = {
   BLOB: 'binary',
   DATE: 'date',
   'TIMESTAMP WITH TIME ZONE': 'timestamp',
+  // JSON text: Parquet holds it as a string (with the JSON annotation), so do Delta readers.
+  JSON: 'string',
 };
 
 /** The Delta type of a DuckDB column type as `information_schema` names it (efsync's tables use only these). */
-export function deltaType(duckdb: string): string {
+export function deltaType(duckdb: string): DeltaType {
+  if (duckdb.endsWith('[]')) return { type: 'array', elementType: deltaType(duckdb.slice(0, -2)), containsNull: true };
   const primitive = DUCKDB_TO_PRIMITIVE[duckdb.toUpperCase()];
   if (primitive) return primitive;
   const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/i.exec(duckdb);
