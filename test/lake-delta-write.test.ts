@@ -4,7 +4,7 @@
 // plan is refused; a writer killed at every step of a commit leaves a table that reads, and
 // its rerun completes.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeltaConflictError } from '../src/errors.js';
@@ -172,6 +172,26 @@ describe('a Delta table efsync writes', () => {
     await expect(refused).rejects.toThrow(`version ${planned + 1}`);
     expect(listLog(table).commits).toEqual([0, 1, 2, 3]);
     expect(readdirSync(logDir(table)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('recognises its own commit by its transaction id when the link landed but its outcome was lost', async () => {
+    const table = await newTable();
+    const txnId = 'retried-commit';
+    const actions = [{ txn: { appId: 'efsync-test', version: 1 } }];
+    // What a link that landed leaves when its reply was lost (an NFS retry then answers EEXIST).
+    writeFileSync(
+      join(logDir(table), commitName(1)),
+      [{ commitInfo: { timestamp: Date.now(), operation: 'WRITE', txnId } }, ...actions]
+        .map((a) => `${JSON.stringify(a)}\n`)
+        .join(''),
+    );
+    expect(await commit({ table, readVersion: 0, operation: 'WRITE', actions, txnId })).toMatchObject({
+      version: 1,
+      retries: 0,
+    });
+    expect(listLog(table).commits).toEqual([0, 1]);
+    // Another id at that version is another writer's commit: this one lands at the next.
+    expect((await commit({ table, readVersion: 0, operation: 'WRITE', actions })).version).toBe(2);
   });
 
   it('writes a checkpoint every 10 commits that reads as the commits do, and readers start from it', async () => {

@@ -31,6 +31,11 @@ export interface CommitRequest {
   maxAttempts?: number;
   /** More commitInfo fields (efsync's own: who committed what). */
   info?: Record<string, unknown>;
+  /**
+   * The transaction id, when the caller keeps it to retry a commit whose outcome it did not
+   * learn: a version already holding it is this commit, not another writer's.
+   */
+  txnId?: string;
 }
 
 export interface Committed {
@@ -45,7 +50,7 @@ const MAX_BACKOFF_MS = 500;
 
 export async function commit(request: CommitRequest): Promise<Committed> {
   faultPoint('delta-files');
-  const txnId = randomUUID();
+  const txnId = request.txnId ?? randomUUID();
   const info: CommitInfo = {
     timestamp: Date.now(),
     operation: request.operation,
