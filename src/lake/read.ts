@@ -20,7 +20,7 @@ export function castColumns(table: TableSchema, alias: string): string {
  * unique per key, as a key is in one file per commit.
  *
  * Not `QUALIFY row_number() OVER (... ORDER BY seq DESC) = 1`: DuckDB 1.5.6 rewrites that
- * (top_n_window_elimination) and, joined to the manifest, dropped whole files from a query that
+ * (top_n_window_elimination) and, joined to the list of committed files, dropped whole files from a query that
  * read every column of the view (`SELECT count(*), string_agg(t::VARCHAR, '') FROM sites t`
  * counted 7 of 10 sites); the max() window form is not rewritten.
  */
