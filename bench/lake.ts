@@ -1,4 +1,4 @@
-// `npm run bench -- --shards N`: the sync as N shard processes at once writing one Parquet lake
+// `npm run bench -- --shards N`: the sync as N shard processes at once writing one lake of Delta tables
 // (and as 1, 2, ... shards below N, each into a fresh lake), then `efsync lake compact` of the
 // N-shard lake. Rows are those the shards committed (their Delta adds). Prints figures only.
 import { spawn } from 'node:child_process';
