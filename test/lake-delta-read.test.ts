@@ -105,6 +105,24 @@ describe.skipIf(tables.length === 0)('the golden tables Spark wrote', () => {
     expect(atTen.tombstones.size).toBeGreaterThan(0);
   });
 
+  it('reads a checkpoint in two parts (multi-part), and passes over one missing a part', async () => {
+    const table = copyOf('basic-with-inserts-deletes-checkpoint');
+    const single = join(logDir(table), '00000000000000000010.checkpoint.parquet');
+    const part = (i: number) => join(logDir(table), `00000000000000000010.checkpoint.000000000${i}.0000000002.parquet`);
+    const rows = `SELECT *, row_number() OVER () AS n FROM read_parquet('${single}')`;
+    await db.connection.run(
+      `COPY (SELECT * EXCLUDE (n) FROM (${rows}) WHERE n % 2 = 0) TO '${part(1)}' (FORMAT parquet)`,
+    );
+    await db.connection.run(
+      `COPY (SELECT * EXCLUDE (n) FROM (${rows}) WHERE n % 2 = 1) TO '${part(2)}' (FORMAT parquet)`,
+    );
+    rmSync(single);
+    for (let v = 0; v <= 10; v++) rmSync(join(logDir(table), commitName(v)));
+    expect(await rowsOf(table, undefined, [])).toHaveLength(41);
+    rmSync(part(2));
+    await expect(readSnapshot(db.connection, table)).rejects.toThrow(/commit 0 is missing/);
+  });
+
   it('passes over a checkpoint that does not read, for the commits before it', async () => {
     const table = copyOf('basic-with-inserts-deletes-checkpoint');
     writeFileSync(join(logDir(table), '00000000000000000010.checkpoint.parquet'), 'not parquet');
