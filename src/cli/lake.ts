@@ -83,8 +83,9 @@ export function registerLakeCommands(program: Command): void {
     .option(...CONFIG_OPTION)
     .action(
       command<[], LakeFlags & { retain: string }>(async (flags): Promise<Outcome> => {
-        const path = lakeOf(flags);
+        // the flag first: a bad --retain is the same mistake wherever the lake is
         const retain = retention(flags.retain);
+        const path = lakeOf(flags);
         const { vacuumLake } = await import('../lake/vacuum.js');
         const done = await vacuumLake(path, retain);
         process.stdout.write(
