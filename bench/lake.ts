@@ -1,14 +1,18 @@
-// `npm run bench -- --shards N`: the sync as N shard processes at once writing one Parquet lake
+// `npm run bench -- --shards N`: the sync as N shard processes at once writing one lake of Delta tables
 // (and as 1, 2, ... shards below N, each into a fresh lake), then `efsync lake compact` of the
-// N-shard lake. Rows are those the shards committed (their manifest entries). Prints figures only.
-import { spawn } from 'node:child_process';
+// N-shard lake. Rows are those the shards committed (their Delta adds); a shard's commit time is
+// its run's publish (the Delta commits of every table, from its summary line). Prints figures only.
 import { join } from 'node:path';
-import { committedFiles, readManifests } from '../src/lake/layout.js';
+import { lakeFiles } from '../src/lake/layout.js';
+import { stepsOf } from './history.js';
+import { runMeasured } from './process.js';
 
 export interface ShardFigures {
   shards: number;
   seconds: number;
   rows: number;
+  /** Each shard's commit to the lake, in seconds, by shard index. */
+  commitS: number[];
 }
 
 export interface LakeFigures {
@@ -28,30 +32,30 @@ export async function benchShards(
   for (const n of counts) {
     lake = join(work, `lake-${n}`);
     const t0 = process.hrtime.bigint();
-    const codes = await Promise.all(
+    const shards = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        runCli(cli, ['sync', '--sink', 'parquet', '--lake', lake, '--shard', `${i}/${n}`], env),
+        runMeasured(cli, ['sync', '--sink', 'parquet', '--lake', lake, '--shard', `${i}/${n}`], env, {
+          keepStdout: true,
+        }),
       ),
     );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (codes.some((c) => c !== 0)) throw new Error(`a shard of ${n} exited with ${codes.join(', ')}`);
-    const rows = readManifests(lake)
-      .filter((e) => e.kind === 'sync')
-      .flatMap((e) => e.files)
-      .reduce((sum, f) => sum + f.rows, 0);
-    runs.push({ shards: n, seconds, rows });
+    if (shards.some((s) => s.code !== 0)) throw new Error(`a shard of ${n} exited with ${shards.map((s) => s.code)}`);
+    const rows = [...(await lakeFiles(lake)).values()].flat().reduce((sum, f) => sum + f.rows, 0);
+    runs.push({ shards: n, seconds, rows, commitS: shards.map((s) => commitSeconds(s.stdout)) });
   }
-  const filesBefore = [...committedFiles(lake).values()].flat().length;
-  const t0 = process.hrtime.bigint();
-  const code = await runCli(cli, ['lake', 'compact', '--lake', lake], env);
-  if (code !== 0) throw new Error(`efsync lake compact exited with ${code}`);
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { runs, compact: { seconds, filesBefore, filesAfter: [...committedFiles(lake).values()].flat().length } };
+  const filesBefore = [...(await lakeFiles(lake)).values()].flat().length;
+  const compacted = await runMeasured(cli, ['lake', 'compact', '--lake', lake], env);
+  if (compacted.code !== 0) throw new Error(`efsync lake compact exited with ${compacted.code}`);
+  const filesAfter = [...(await lakeFiles(lake)).values()].flat().length;
+  return { runs, compact: { seconds: compacted.seconds, filesBefore, filesAfter } };
 }
 
-function runCli(cli: string, args: string[], env: NodeJS.ProcessEnv): Promise<number | null> {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  return new Promise((resolve) => child.on('exit', resolve));
+/** The publish step of a sync's summary: for the lake sink, its Delta commits. */
+function commitSeconds(stdout: string): number {
+  const seconds = stepsOf(stdout).publish?.seconds;
+  if (seconds === undefined) throw new Error(`a shard's summary has no publish line:\n${stdout}`);
+  return seconds;
 }
 
 export function printShards(figures: LakeFigures): void {
@@ -60,9 +64,15 @@ export function printShards(figures: LakeFigures): void {
     `${r.seconds.toFixed(2)} s`,
     `${r.rows.toLocaleString('en-US')} rows`,
     `${Math.round(r.rows / r.seconds).toLocaleString('en-US')} rows/s`,
+    `commit ${Math.min(...r.commitS).toFixed(2)}-${Math.max(...r.commitS).toFixed(2)} s`,
   ]);
   const c = figures.compact;
-  lines.push(['lake compact', `${c.seconds.toFixed(2)} s`, `${c.filesBefore} files to ${c.filesAfter}`, '']);
+  lines.push(['lake compact', `${c.seconds.toFixed(2)} s`, `${c.filesBefore} files to ${c.filesAfter}`, '', '']);
   for (const line of lines)
-    console.log(line.map((cell, i) => (i === 0 ? cell.padEnd(14) : cell.padStart(18))).join(''));
+    console.log(
+      line
+        .map((cell, i) => (i === 0 ? cell.padEnd(14) : cell.padStart(i === 4 ? 22 : 18)))
+        .join('')
+        .trimEnd(),
+    );
 }

@@ -106,7 +106,7 @@ async function syncBench(): Promise<void> {
     const env = benchEnv(emulator.url);
     if (args.shards !== undefined) {
       // The lake instead: N shard processes at once (and fewer), then compaction (bench/lake.ts).
-      say(`sharded syncs into Parquet lakes, up to ${args.shards} shards ...`);
+      say(`sharded syncs into lakes of Delta tables, up to ${args.shards} shards ...`);
       printShards(await benchShards(CLI, env, work, Number(args.shards)));
     } else {
       say('initial sync ...');

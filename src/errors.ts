@@ -42,3 +42,33 @@ export class InterruptedError extends EfsyncError {
     super('interrupted', message);
   }
 }
+
+/**
+ * A Delta table (src/lake/delta/) that cannot be read or written as asked: a protocol version or
+ * table feature efsync does not implement (`unsupported`), or a log that breaks the protocol (a
+ * missing commit, a checkpoint that does not parse: `corrupt`). The message names the table and
+ * what was found.
+ */
+export class DeltaTableError extends ConfigError {
+  constructor(
+    readonly reason: 'unsupported' | 'corrupt',
+    message: string,
+    hint?: string,
+  ) {
+    super(message, hint);
+  }
+}
+
+/**
+ * Another writer's Delta commit invalidated this one's plan (it removed a file this commit read,
+ * or changed the table's metadata): nothing was committed; plan again on the newer snapshot.
+ */
+export class DeltaConflictError extends FailedError {
+  constructor(
+    readonly table: string,
+    readonly version: number,
+    why: string,
+  ) {
+    super(`${table}: a concurrent commit (version ${version}) conflicts: ${why}`);
+  }
+}

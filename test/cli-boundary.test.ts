@@ -80,8 +80,10 @@ const cases: Case[] = [
     ['emulator'],
     ['config', 'schema'],
     ['config', 'check'],
+    ['lake', 'init', '--lake', '/nonexistent/lake'],
     ['lake', 'views', '--out', 'v.duckdb'],
     ['lake', 'compact'],
+    ['lake', 'vacuum'],
   ].map((command) => ({ name: `${command.join(' ')} --bogus`, args: () => [...command, '--bogus'], exit: EXIT.usage })),
   // a missing file
   ...[
@@ -113,6 +115,7 @@ const cases: Case[] = [
   ...[
     ['lake', 'views', '--out', '/tmp/never-written.duckdb'],
     ['lake', 'compact'],
+    ['lake', 'vacuum'],
   ].map((command) => ({
     name: `${command.slice(0, 2).join(' ')} --lake (missing)`,
     args: () => [...command, '--lake', '/nonexistent/lake'],
@@ -207,5 +210,26 @@ describe('every command, every way in which it can fail', () => {
     const debug = await startChild([...CLI, 'sync', '--db', UNWRITABLE_DB, '--debug'], ENV).exit;
     expect(debug.code).toBe(EXIT.config);
     expect(debug.stderr).toMatch(/^\s+at .+/m);
+  });
+
+  it('names the lake flags: a bad --retain, a lake not given, a lake that is not there', async () => {
+    const noLake = serviceConfig('no-lake', UNREACHABLE_URL);
+    const [badRetain, notGiven, initNotGiven, notThere] = await Promise.all(
+      [
+        ['lake', 'vacuum', '--lake', '/nonexistent/lake', '--retain', 'soon'],
+        ['lake', 'vacuum', '--config', noLake],
+        ['lake', 'init'],
+        ['lake', 'vacuum', '--lake', '/nonexistent/lake'],
+      ].map((args) => startChild([...CLI, ...args], ENV).exit),
+    );
+    expect(badRetain.code).toBe(EXIT.usage);
+    expect(badRetain.stderr).toContain('--retain: not a duration');
+    expect(notGiven.code).toBe(EXIT.usage);
+    expect(notGiven.stderr).toContain('no lake: pass --lake PATH or set lake in the config');
+    expect(initNotGiven.code).toBe(EXIT.usage);
+    expect(initNotGiven.stderr).toContain("required option '--lake <path>' not specified");
+    expect(notThere.code).toBe(EXIT.config);
+    expect(notThere.stderr).toContain('no lake at /nonexistent/lake');
+    expect(notThere.stderr).toContain('check --lake');
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
-import { committedFiles, readManifests } from '../src/lake/layout.js';
+import { lakeFiles, tableCommits } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { API_KEY, DATA_TABLES, emulator, NOW, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 import { CLI } from './fixtures/runner-child.js';
@@ -101,14 +101,14 @@ describe('shard processes writing one lake', () => {
     ).toEqual([0, null, 0, 0]);
     expect(runs[1].signal).toBe('SIGKILL');
     expect(
-      readManifests(lake)
-        .filter((e) => e.kind === 'sync')
-        .map((e) => e.shard)
+      tableCommits(lake, 'runs')
+        .map((c) => (c.info.efsync as { shard: string } | undefined)?.shard)
+        .filter((shard) => shard !== undefined)
         .sort(),
     ).toEqual(['0/4', '2/4', '3/4']);
 
-    // What a shard killed between moving its files into place and writing its manifest leaves.
-    const [committed] = committedFiles(lake).get('forecasts') ?? [];
+    // What a shard killed between moving its files into place and its commit leaves.
+    const [committed] = (await lakeFiles(lake)).get('forecasts') ?? [];
     const stray = committed.file.replace(/part-s\d+of4-[^/]*$/, 'part-s1of4-20261118T000000Z-killed00-0.parquet');
     copyFileSync(committed.file, stray);
 
@@ -122,11 +122,11 @@ describe('shard processes writing one lake', () => {
     expect(existsSync(stray)).toBe(false);
     expect(await tableHashes(views, TABLES)).toEqual(expected);
 
-    const filesBefore = [...committedFiles(lake).values()].flat().length;
+    const filesBefore = [...(await lakeFiles(lake)).values()].flat().length;
     const compacted = await cli(['lake', 'compact', '--lake', lake]);
     expect(compacted.code).toBe(0);
     expect(compacted.stdout).toMatch(/^compacted \d+ files into \d+/);
-    expect([...committedFiles(lake).values()].flat().length).toBeLessThan(filesBefore);
+    expect([...(await lakeFiles(lake)).values()].flat().length).toBeLessThan(filesBefore);
     const rewritten = await cli(['lake', 'views', '--lake', lake, '--out', views]);
     expect(rewritten.code).toBe(0);
     expect(await tableHashes(views, TABLES)).toEqual(expected);

@@ -1,14 +1,16 @@
 // The lake read as engines other than DuckDB read it: straight from the Parquet files, with hive
 // partitioning (polars' scan_parquet('<table>/month=*/*.parquet', hive_partitioning=True), Spark's
 // and Trino's partition discovery), through hyparquet, a Parquet reader that shares no code with
-// DuckDB. After `lake compact` the files hold one row per key, so they equal the views file; the
-// instants are UTC-adjusted timestamps, which polars reads as Datetime(time_zone='UTC').
+// DuckDB. After `lake compact` the active files hold one row per key, and after `lake vacuum`
+// the folders hold only the active files, so they equal the views file; the instants are
+// UTC-adjusted timestamps, which polars reads as Datetime(time_zone='UTC').
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type SchemaElement } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { compactLake } from '../src/lake/compact.js';
+import { vacuumLake } from '../src/lake/vacuum.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
@@ -83,6 +85,9 @@ describe('the lake read straight from its files', () => {
       }
     }
     await compactLake(lake);
+    // The compacted inputs stay for readers of older snapshots until vacuum; with no retention,
+    // the folders hold exactly the active files, as a plain directory reader needs.
+    await vacuumLake(lake, 0);
     await writeViewsFile(lake, views);
 
     const checked = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
-import { readManifests } from '../src/lake/layout.js';
+import { lakeFiles, tableCommits } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { DATA_TABLES, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
@@ -58,9 +58,16 @@ describe('a sharded sync into the lake', () => {
     }
     const [{ n: sites }] = await query<{ n: bigint }>(views, 'SELECT count(DISTINCT site_id) AS n FROM sync_state');
     expect(Number(sites)).toBe(SITES);
-    // One manifest entry per shard run that wrote anything, plus the init entry.
-    const entries = readManifests(lake);
-    expect(entries.filter((e) => e.kind === 'sync').length).toBeGreaterThanOrEqual(8);
+    // The views' replay of the logs in SQL and the log reader's (PROTOCOL.md's reconciliation,
+    // src/lake/delta/snapshot.ts) agree on every table's active files.
+    const replayed = await query<{ filename: string }>(views, 'SELECT filename FROM lake_files ORDER BY filename');
+    const reconciled = [...(await lakeFiles(lake)).values()].flat().map((f) => f.file);
+    expect(replayed.map((r) => r.filename)).toEqual(reconciled.sort());
+    // One commit of the run ledger per shard run.
+    const commits = tableCommits(lake, 'runs');
+    expect(
+      commits.filter((c) => (c.info.efsync as { kind: string } | undefined)?.kind === 'sync').length,
+    ).toBeGreaterThanOrEqual(8);
     const [{ n: ok }] = await query<{ n: bigint }>(views, "SELECT count(*) AS n FROM runs WHERE status = 'ok'");
     expect(Number(ok)).toBe(4 + 4 + 3);
   }, 600_000);

@@ -1,18 +1,20 @@
 /**
- * Commits a shard run's scratch warehouse to the lake: the rows that differ from what was seeded
- * (everything, for tables not seeded) are written by DuckDB as Parquet under
- * <lake>/_staging/<who>-<run>/, moved into the table folders, and then ONE manifest entry listing
- * them is renamed into place: the commit point. Until it lands no reader sees any of the files
- * through the manifest; a run killed before it leaves files that its shard's next run removes
- * (layout.ts removeUncommitted).
+ * Commits a shard run's scratch warehouse to the lake: per table, the rows that differ from what
+ * was seeded (everything, for tables not seeded) are written by DuckDB as Parquet (staged under
+ * <lake>/_staging/, then renamed into the table's folder) and added to the table by one Delta
+ * commit. Delta commits one table at a time: the series and small tables first, sync_state and
+ * the run ledger last, so a shard killed between two tables has never advanced a sync state past
+ * rows the lake lacks, and its rerun (seeded from what did land) commits the rest.
  */
-import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { quoteIdentifier } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import { lakePath, moveIntoLake, STAGING_DIR, writeManifest, type ManifestFile } from './layout.js';
+import { commit } from './delta/commit.js';
+import { writeDataFiles } from './delta/files.js';
+import { listLog } from './delta/log.js';
+import { lakePath, MONTH, SEQ_TAG, STAGING_DIR, tableDir } from './layout.js';
 import { warehouseSchema, type TableSchema } from './schema.js';
 import { formatShard, type Shard } from './shard.js';
+import { join } from 'node:path';
 
 export interface CommitInput {
   lake: string;
@@ -26,63 +28,54 @@ export interface Committed {
   /** Rows committed per table (only non-zero). */
   rows: Record<string, number>;
   files: number;
-  manifest: string | null;
+  /** The Delta version committed per table. */
+  versions: Record<string, number>;
 }
+
+/** Tables committed last: the watermark and the run's ledger rows land after the data they describe. */
+const LAST = ['sync_state', 'runs', 'run_failures'];
 
 export async function commitToLake(warehouse: Warehouse, input: CommitInput): Promise<Committed> {
   const schema = await warehouseSchema();
-  const staging = join(lakePath(input.lake), STAGING_DIR, `${input.who}-${input.runId}`);
-  const rows: Record<string, number> = {};
-  const files: ManifestFile[] = [];
+  const ordered = [
+    ...schema.tables.filter((t) => !LAST.includes(t.name)),
+    ...schema.tables.filter((t) => LAST.includes(t.name)),
+  ];
   const seq = Date.now();
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  try {
-    for (const table of schema.tables) {
-      const count = await stageTable(warehouse, table, staging, `part-${input.who}-${input.runId}`);
-      if (count === 0) continue;
-      rows[table.name] = count;
-      const perFile = await fileRows(warehouse, join(staging, table.name));
-      for (const path of moveIntoLake(input.lake, staging, table.name)) {
-        files.push({ table: table.name, path, rows: perFile.get(path.split('/').slice(1).join('/')) ?? 0, seq });
+  const committed: Committed = { rows: {}, files: 0, versions: {} };
+  for (const table of ordered) {
+    const dir = tableDir(input.lake, table.name);
+    const readVersion = listLog(dir).commits.at(-1) ?? -1;
+    const adds = await warehouse.exclusive(async () => {
+      await warehouse.run(`CREATE OR REPLACE TEMP TABLE lake_new AS ${newRowsSql(table)}`);
+      try {
+        return await writeDataFiles(warehouse.connection, {
+          table: dir,
+          query: `SELECT *${table.partition === 'month' ? `, ${monthOf('valid_time')} AS ${MONTH}` : ''} FROM temp.lake_new ORDER BY ${clusterOrder(table)}`,
+          partitionColumns: table.partition === 'month' ? [MONTH] : [],
+          prefix: `part-${input.who}-${input.runId}`,
+          statsColumns: statsColumns(table),
+          dataChange: true,
+          staging: join(lakePath(input.lake), STAGING_DIR),
+          tags: { [SEQ_TAG]: String(seq) },
+        });
+      } finally {
+        await warehouse.run('DROP TABLE IF EXISTS temp.lake_new');
       }
-    }
-    if (files.length === 0) return { rows, files: 0, manifest: null };
-    const manifest = writeManifest(input.lake, {
-      run_id: input.runId,
-      kind: 'sync',
-      shard: formatShard(input.shard),
-      committed_at: new Date(seq).toISOString(),
-      files,
-      replaces: [],
     });
-    return { rows, files: files.length, manifest };
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
+    if (adds.length === 0) continue;
+    const done = await commit({
+      table: dir,
+      readVersion,
+      operation: 'WRITE',
+      actions: adds.map((add) => ({ add })),
+      info: { efsync: { kind: 'sync', run_id: input.runId, shard: formatShard(input.shard) } },
+    });
+    committed.rows[table.name] = adds.reduce((sum, a) => sum + Number(JSON.parse(a.stats ?? '{}').numRecords ?? 0), 0);
+    committed.files += adds.length;
+    committed.versions[table.name] = done.version;
   }
-}
-
-/** Writes the table's new rows as Parquet under `<staging>/<table>/`; returns how many. */
-async function stageTable(warehouse: Warehouse, table: TableSchema, staging: string, prefix: string): Promise<number> {
-  await warehouse.run(`CREATE OR REPLACE TEMP TABLE lake_new AS ${newRowsSql(table)}`);
-  try {
-    const [{ n }] = await warehouse.all<{ n: bigint }>('SELECT count(*) AS n FROM temp.lake_new');
-    if (n === 0n) return 0;
-    const order = clusterOrder(table);
-    const dir = join(staging, table.name);
-    if (table.partition === 'month') {
-      await warehouse.run(`COPY (SELECT *, ${monthOf('valid_time')} AS month FROM temp.lake_new ORDER BY ${order})
-        TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (month), FILENAME_PATTERN ${quoteLiteral(`${prefix}-{i}`)})`);
-    } else {
-      mkdirSync(dir, { recursive: true });
-      await warehouse.run(
-        `COPY (SELECT * FROM temp.lake_new ORDER BY ${order}) TO ${quoteLiteral(join(dir, `${prefix}-0.parquet`))} (FORMAT parquet)`,
-      );
-    }
-    return Number(n);
-  } finally {
-    await warehouse.run('DROP TABLE IF EXISTS temp.lake_new');
-  }
+  return committed;
 }
 
 /** The rows of the scratch table that the lake does not hold yet. */
@@ -103,27 +96,20 @@ export function monthOf(column: string): string {
   return `strftime(make_timestamp(epoch_us(${quoteIdentifier(column)})), '%Y-%m')`;
 }
 
-/** Rows sorted by key (site first), so row-group min/max let readers skip other sites. */
-export function clusterOrder(table: TableSchema): string {
+/** Key columns first, site first: the order files are sorted in, so row-group min/max let readers skip other sites. */
+function keyColumns(table: TableSchema): string[] {
   const names = table.columns.map((c) => c.name);
   const key =
     table.resolve.kind === 'latest' ? [...table.resolve.key] : names.includes('site_id') ? ['site_id'] : [names[0]];
-  const first = names.includes('site_id') ? ['site_id', ...key.filter((k) => k !== 'site_id')] : key;
-  return first.map(quoteIdentifier).join(', ');
+  return names.includes('site_id') ? ['site_id', ...key.filter((k) => k !== 'site_id')] : key;
 }
 
-/** Rows of each Parquet file under `dir`, by path relative to `dir`. */
-async function fileRows(warehouse: Warehouse, dir: string): Promise<Map<string, number>> {
-  const rows = await warehouse.all<{ file_name: string; num_rows: bigint }>(
-    `SELECT file_name, num_rows FROM parquet_file_metadata(${quoteLiteral(`${dir}/**/*.parquet`)})`,
-  );
-  return new Map(
-    rows.map((r) => [
-      r.file_name
-        .slice(dir.length + 1)
-        .split('\\')
-        .join('/'),
-      Number(r.num_rows),
-    ]),
-  );
+export function clusterOrder(table: TableSchema): string {
+  return keyColumns(table).map(quoteIdentifier).join(', ');
+}
+
+/** The add stats' columns: the key columns and valid_time, where a table has one. */
+export function statsColumns(table: TableSchema): string[] {
+  const names = table.columns.map((c) => c.name);
+  return [...new Set([...keyColumns(table), ...(names.includes('valid_time') ? ['valid_time'] : [])])];
 }

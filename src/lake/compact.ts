@@ -1,34 +1,37 @@
 /**
- * `efsync lake compact`: per table and partition, the committed files merged into one, holding
- * only the rows a reader resolves to (duplicates and superseded rows dropped), committed as one
- * manifest entry that lists the new files and the files they replace; the replaced files are
- * deleted after the commit. One compactor at a time (its lock); safe beside running shards: it
- * replaces only files committed when it started, and a newer commit of a key still wins (the
- * merged file takes the largest seq of its inputs).
+ * `efsync lake compact`: per table and partition, the active files merged into one holding only
+ * the rows a reader resolves to (duplicates and superseded rows dropped), committed as one Delta
+ * commit that removes the k inputs and adds the merged file, with `dataChange: false` (no row
+ * changed for a reader). The inputs stay on disk for readers of older snapshots until `lake
+ * vacuum`. Then a checkpoint of each table 10 commits past its last. One compactor at a time
+ * (its lock); safe beside running shards: they only add files, so a shard's commit never
+ * conflicts with it, and the merged file keeps the largest commit order (SEQ_TAG) of its inputs,
+ * so a row a shard committed meanwhile still wins for its key.
  */
-import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { WriterLock } from '../warehouse/lock.js';
+import { newRunId } from '../log.js';
+import { quoteLiteral } from '../warehouse/sql.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
+import { WriterLock } from '../warehouse/lock.js';
+import { checkpointIfDue } from './delta/checkpoint-write.js';
+import { commit } from './delta/commit.js';
+import { writeDataFiles } from './delta/files.js';
+import { statsColumns } from './commit.js';
 import {
-  committedFiles,
+  activeFiles,
   ensureLake,
-  absolute,
   lakePath,
+  lakeSnapshots,
   LOCK_DIR,
-  moveIntoLake,
-  readManifests,
+  MONTH,
   removeUncommitted,
   SCHEMA_FILE,
+  SEQ_TAG,
   STAGING_DIR,
-  writeManifest,
-  type CommittedFile,
-  type ManifestFile,
+  type LakeFile,
 } from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
-import { quoteLiteral } from '../warehouse/sql.js';
 import { warehouseSchema } from './schema.js';
-import { newRunId } from '../log.js';
 
 export const COMPACTOR = 'compact';
 
@@ -40,7 +43,8 @@ export interface Compacted {
   /** Rows before and after, over the partitions compacted. */
   rowsBefore: number;
   rowsAfter: number;
-  manifest: string | null;
+  /** Tables checkpointed. */
+  checkpoints: number;
 }
 
 export async function compactLake(lake: string, options: { lockWaitMs?: number } = {}): Promise<Compacted> {
@@ -52,73 +56,69 @@ export async function compactLake(lake: string, options: { lockWaitMs?: number }
     { job: 'lake compact', runId },
     options.lockWaitMs ?? 0,
   );
-  const staging = join(lakePath(lake), STAGING_DIR, `${COMPACTOR}-${runId}`);
   const db = await openDuckDB(':memory:');
+  const done: Compacted = { runId, replaced: 0, written: 0, rowsBefore: 0, rowsAfter: 0, checkpoints: 0 };
   try {
+    await removeUncommitted(db.connection, lake, COMPACTOR);
     const schema = await warehouseSchema();
-    removeUncommitted(lake, COMPACTOR, schema.tables);
-    deleteReplaced(lake);
-    const files = committedFiles(lake);
-    const written: ManifestFile[] = [];
-    const replaces: string[] = [];
-    let rowsBefore = 0;
-    let rowsAfter = 0;
+    const snapshots = await lakeSnapshots(db.connection, lake);
     for (const table of schema.tables) {
-      for (const [partition, group] of partitions(files.get(table.name) ?? [])) {
+      const snapshot = snapshots.get(table.name);
+      if (!snapshot) continue;
+      for (const [month, group] of byMonth(activeFiles(snapshot))) {
         if (group.length < 2) continue;
-        const dir = join(staging, table.name, partition);
-        mkdirSync(dir, { recursive: true });
-        const source = filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), group);
-        const target = join(dir, `part-${COMPACTOR}-${runId}-0.parquet`);
-        const result = await db.connection.run(
-          `COPY (${resolvedSql(table, source)} ORDER BY ALL) TO ${quoteLiteral(target)} (FORMAT parquet)`,
-        );
-        const rows = Number(result.rowsChanged);
-        const seq = Math.max(...group.map((f) => f.seq));
-        rowsBefore += group.reduce((sum, f) => sum + f.rows, 0);
-        rowsAfter += rows;
-        for (const path of moveIntoLake(lake, staging, table.name))
-          written.push({ table: table.name, path, rows, seq });
-        replaces.push(...group.map((f) => f.path));
+        const source = filesSource(table, join(snapshot.table, SCHEMA_FILE), group);
+        const adds = await writeDataFiles(db.connection, {
+          table: snapshot.table,
+          query: `SELECT *${month === null ? '' : `, ${quoteLiteral(month)} AS ${MONTH}`} FROM (${resolvedSql(table, source)}) ORDER BY ALL`,
+          partitionColumns: month === null ? [] : [MONTH],
+          prefix: `part-${COMPACTOR}-${runId}`,
+          statsColumns: statsColumns(table),
+          dataChange: false,
+          staging: join(lakePath(lake), STAGING_DIR),
+          tags: { [SEQ_TAG]: String(Math.max(...group.map((f) => f.seq))) },
+        });
+        const now = Date.now();
+        await commit({
+          table: snapshot.table,
+          readVersion: snapshot.version,
+          operation: 'OPTIMIZE',
+          readFiles: group.map((f) => f.path),
+          actions: [
+            ...group.map((f) => ({
+              remove: {
+                path: f.path,
+                deletionTimestamp: now,
+                dataChange: false,
+                extendedFileMetadata: true,
+                partitionValues: f.add.partitionValues,
+                size: f.add.size,
+              },
+            })),
+            ...adds.map((add) => ({ add })),
+          ],
+          info: { efsync: { kind: 'compact', run_id: runId, shard: null } },
+        });
+        done.replaced += group.length;
+        done.written += adds.length;
+        done.rowsBefore += group.reduce((sum, f) => sum + f.rows, 0);
+        done.rowsAfter += adds.reduce((sum, a) => sum + Number(JSON.parse(a.stats ?? '{}').numRecords ?? 0), 0);
       }
+      if ((await checkpointIfDue(db.connection, snapshot.table)) !== null) done.checkpoints += 1;
     }
-    if (written.length === 0) return { runId, replaced: 0, written: 0, rowsBefore, rowsAfter, manifest: null };
-    const manifest = writeManifest(lake, {
-      run_id: runId,
-      kind: 'compact',
-      shard: null,
-      committed_at: new Date().toISOString(),
-      files: written,
-      replaces,
-    });
-    deleteReplaced(lake);
-    return { runId, replaced: replaces.length, written: written.length, rowsBefore, rowsAfter, manifest };
+    return done;
   } finally {
     db.close();
-    rmSync(staging, { recursive: true, force: true });
     lock.release();
   }
 }
 
-/** Committed files by partition folder (relative to the table), e.g. `month=2026-11` or ``. */
-function partitions(files: CommittedFile[]): Map<string, CommittedFile[]> {
-  const byPartition = new Map<string, CommittedFile[]>();
+/** Active files by their month partition (null for an unpartitioned table). */
+function byMonth(files: LakeFile[]): Map<string | null, LakeFile[]> {
+  const groups = new Map<string | null, LakeFile[]>();
   for (const file of files) {
-    const partition = file.path.split('/').slice(1, -1).join('/');
-    byPartition.set(partition, [...(byPartition.get(partition) ?? []), file]);
+    const month = file.add.partitionValues[MONTH] ?? null;
+    groups.set(month, [...(groups.get(month) ?? []), file]);
   }
-  return byPartition;
-}
-
-/** Files a committed compaction replaced that are still on disk (the compactor was stopped before deleting them). */
-function deleteReplaced(lake: string): void {
-  for (const entry of readManifests(lake)) {
-    for (const path of entry.replaces) {
-      try {
-        unlinkSync(absolute(lake, path));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-    }
-  }
+  return groups;
 }

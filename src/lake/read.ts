@@ -1,10 +1,10 @@
 // The SQL that reads a table's committed rows out of Parquet files, resolved as the single-file
 // warehouse holds them: the newest row per key, each site's newest snapshot, or every row of a
-// ledger. Used by the views file (live, from the manifest), the seed of a shard's scratch
-// warehouse and the compactor (both from the file list they read at their start).
+// ledger. Used by the views file (live, replaying the Delta log), the seed of a shard's scratch
+// warehouse and the compactor (both from the snapshot they read at their start).
 import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { TableSchema } from './schema.js';
-import type { CommittedFile } from './layout.js';
+import type { LakeFile } from './layout.js';
 
 /** The table's columns, each cast to the warehouse's type (files written by older versions may lack some). */
 export function castColumns(table: TableSchema, alias: string): string {
@@ -20,7 +20,7 @@ export function castColumns(table: TableSchema, alias: string): string {
  * unique per key, as a key is in one file per commit.
  *
  * Not `QUALIFY row_number() OVER (... ORDER BY seq DESC) = 1`: DuckDB 1.5.6 rewrites that
- * (top_n_window_elimination) and, joined to the manifest, dropped whole files from a query that
+ * (top_n_window_elimination) and, joined to the list of committed files, dropped whole files from a query that
  * read every column of the view (`SELECT count(*), string_agg(t::VARCHAR, '') FROM sites t`
  * counted 7 of 10 sites); the max() window form is not rewritten.
  */
@@ -40,7 +40,7 @@ QUALIFY ${version} = max(${version}) OVER (PARTITION BY ${table.resolve.key.map(
 }
 
 /** The rows of exactly these files (plus the table's empty schema file, so the list is never empty), with their seq. */
-export function filesSource(table: TableSchema, schemaFile: string, files: readonly CommittedFile[]): string {
+export function filesSource(table: TableSchema, schemaFile: string, files: readonly LakeFile[]): string {
   const list = [schemaFile, ...files.map((f) => f.file)].map(quoteLiteral).join(', ');
   const seqs =
     files.length === 0

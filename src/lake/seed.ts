@@ -11,7 +11,8 @@
  */
 import { instantLiteral, quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import { committedFiles, SCHEMA_FILE, absolute } from './layout.js';
+import { join } from 'node:path';
+import { lakeFiles, SCHEMA_FILE, tableDir } from './layout.js';
 import { filesSource, resolvedSql } from './read.js';
 import { warehouseSchema, type TableSchema } from './schema.js';
 import { shardOf, type Shard } from './shard.js';
@@ -35,9 +36,9 @@ export interface Seeded {
 
 export async function seedFromLake(warehouse: Warehouse, lake: string, options: SeedOptions): Promise<Seeded> {
   const schema = await warehouseSchema();
-  const files = committedFiles(lake);
+  const files = await lakeFiles(lake);
   const source = (table: TableSchema) =>
-    filesSource(table, absolute(lake, `${table.name}/${SCHEMA_FILE}`), files.get(table.name) ?? []);
+    filesSource(table, join(tableDir(lake, table.name), SCHEMA_FILE), files.get(table.name) ?? []);
   const rows: Record<string, number> = {};
   return warehouse.transaction(async () => {
     await warehouse.run('CREATE SCHEMA lake_seed');

@@ -3,7 +3,7 @@
  * `--sink parquet --lake PATH`; the runner opens it, src/runner/sink.ts): it holds the shard's lock
  * in the lake, removes what a killed run of the shard left uncommitted, and gives the job a
  * scratch warehouse in a temp folder seeded from the lake; publish commits the rows that are new
- * to the lake as one manifest entry.
+ * to the lake, one Delta commit per table that has any (commit.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,8 @@ import type { Logger } from '../log.js';
 import { WriterLock } from '../warehouse/lock.js';
 import { Warehouse, type OpenOptions } from '../warehouse/warehouse.js';
 import { commitToLake } from './commit.js';
+import { openDuckDB } from '../warehouse/duckdb.js';
 import { ensureLake, LOCK_DIR, lakePath, removeUncommitted } from './layout.js';
-import { warehouseSchema } from './schema.js';
 import { type SeedOptions, seedFromLake } from './seed.js';
 import { formatShard, shardTag } from './shard.js';
 
@@ -44,7 +44,7 @@ export async function openLakeSink(opts: LakeSinkOptions) {
   const scratch = mkdtempSync(join(tmpdir(), `efsync-lake-${who}-`));
   let warehouse: Warehouse | undefined;
   try {
-    const removed = removeUncommitted(lake, who, (await warehouseSchema()).tables);
+    const removed = await removeUncommittedOf(lake, who);
     if (removed.length > 0)
       log.warn({ files: removed.length }, 'removed files of an earlier run of this shard that never committed');
     warehouse = await Warehouse.open({ path: join(scratch, 'scratch.duckdb'), lockWaitMs: 0, holder });
@@ -66,7 +66,7 @@ export async function openLakeSink(opts: LakeSinkOptions) {
     async publish() {
       const committed = await commitToLake(opened, { lake, who, shard, runId: holder.runId });
       log.info(
-        { lake, rows: committed.rows, files: committed.files, manifest: committed.manifest },
+        { lake, rows: committed.rows, files: committed.files, versions: committed.versions },
         'committed to the lake',
       );
     },
@@ -79,4 +79,13 @@ export async function openLakeSink(opts: LakeSinkOptions) {
       }
     },
   };
+}
+
+async function removeUncommittedOf(lake: string, who: string): Promise<string[]> {
+  const db = await openDuckDB(':memory:');
+  try {
+    return await removeUncommitted(db.connection, lake, who);
+  } finally {
+    db.close();
+  }
 }
