@@ -42,7 +42,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   accuracy: ['config', 'warehouse', 'capacity', 'job'],
   retention: ['config', 'warehouse', 'job'],
   export: ['warehouse'],
-  sync: ['api', 'config', 'warehouse', 'lake', 'accuracy', 'job'],
+  sync: ['api', 'config', 'warehouse', 'lake', 'job'],
   runner: ['api', 'config', 'warehouse', 'lake', 'service', 'job'],
   jobs: ['job', 'capacity', 'accuracy', 'retention', 'sync', 'runner'],
   cli: BELOW_CLI,

@@ -2,10 +2,9 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
-import { count, startReader } from './warehouse-support.js';
+import { count, DEFAULT_QUALITY, startReader } from './warehouse-support.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);

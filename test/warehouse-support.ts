@@ -2,6 +2,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Config, qualitySettingsFromConfig } from '../src/config.js';
+
+/** The data-quality settings of the config's defaults. */
+const DEFAULTS = Config.parse({});
+export const DEFAULT_QUALITY = qualitySettingsFromConfig(
+  DEFAULTS.accuracy.quality,
+  DEFAULTS.service.interval_label.actuals,
+);
 
 const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
 
