@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { saveSyncStates } from '../src/warehouse/loader.js';
-import { writeSyncStates } from '../src/warehouse/series.js';
+import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';

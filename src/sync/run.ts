@@ -25,6 +25,7 @@ import type { Progress } from '../progress.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { flagPending, type QualitySettings } from '../warehouse/flags.js';
 import {
+  addRows,
   forgetDigests,
   loadModels,
   saveIntervalLabels,
@@ -607,10 +608,6 @@ export function siteTask(env: SyncEnv, siteId: string): SiteTask {
     models: refs,
     updates: () => (updates ??= env.client.getSiteForecastUpdates(siteId)),
   };
-}
-
-function addRows(total: RowCounts, part: RowCounts): void {
-  for (const [table, count] of Object.entries(part)) total[table] = (total[table] ?? 0) + count;
 }
 
 function seconds(ms: number): string {
