@@ -2,6 +2,9 @@
 // batch staged (staging.ts) goes into the core tables by an anti-join on each table's key (the
 // SQL is merge.ts's), and the rows written are counted per site. The commit queue
 // (commit-queue.ts) runs them, every kind of a batch in one transaction.
+// No key is staged twice, so the merges take the staged rows as they are: keys are made unique
+// in one place, the loader (each load's, by dedupe.ts's rule: the last value given wins), and a
+// batch holds one load per site and kind (commit-queue.ts).
 import {
   actualChangesSql,
   applyActualChangesSql,
@@ -32,7 +35,7 @@ export type SeriesKind = 'forecasts' | 'outputs' | 'actuals' | 'typed_actuals';
 export interface Series extends StagingTables {
   /**
    * Merges what is staged for `sites`; rows written per site. `options`: those of the batch's
-   * first load; `staged`: what stage found of the staged blocks.
+   * first load; `staged`: what was staged.
    */
   merge(warehouse: Warehouse, sites: string[], options: LoadOptions, staged: Staged): Promise<Map<string, RowsWritten>>;
 }
@@ -45,10 +48,9 @@ export const SERIES: Record<SeriesKind, Series> = {
     shared: {
       table: 'stage_forecast_vintages',
       definition: 'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
-      key: [0, 1, 2],
     },
     merge: (warehouse, sites, _options, staged) =>
-      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites), staged.alone), 'forecasts', staged),
+      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts', staged),
   },
   outputs: {
     // A model's vintage is a block: its model_id and model_name once, not on each of its rows
@@ -58,10 +60,9 @@ export const SERIES: Record<SeriesKind, Series> = {
     shared: {
       table: 'stage_output_vintages',
       definition: 'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
-      key: [0, 3],
     },
     merge: (warehouse, sites, _options, staged) =>
-      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites), staged.alone), 'model_outputs', staged),
+      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'model_outputs', staged),
   },
   actuals: {
     staging: 'stage_actuals',
@@ -88,13 +89,13 @@ export const SERIES: Record<SeriesKind, Series> = {
 };
 
 /**
- * Writes the fresh rows into `table` and counts them per site. When no key repeats in what was
- * staged (every block alone) and `table` holds no row of the batch's sites yet (their first
- * sync), every staged row is fresh: the counts are the staged rows. Else, several sites: the
- * INSERT returns each written row's site as its 1-based position in `sites` (a small integer,
- * cheap to read back) and the counts are taken here; DuckDB cannot aggregate over RETURNING in
- * SQL, and materialising the fresh rows in a TEMP table to count them cost ~6 s of a 1,000-site
- * sync. (Returning and reading back a first sync's millions of positions was ~10% of its merges.)
+ * Writes the fresh rows into `table` and counts them per site. When `table` holds no row of the
+ * batch's sites yet (their first sync), every staged row is fresh (no key is staged twice): the
+ * counts are the staged rows. Else, several sites: the INSERT returns each written row's site as
+ * its 1-based position in `sites` (a small integer, cheap to read back) and the counts are taken
+ * here; DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
+ * table to count them cost ~6 s of a 1,000-site sync. (Returning and reading back a first sync's
+ * millions of positions was ~10% of its merges.)
  */
 async function insertFresh(
   warehouse: Warehouse,
@@ -103,7 +104,7 @@ async function insertFresh(
   table: string,
   staged: Staged,
 ): Promise<Map<string, RowsWritten>> {
-  if (staged.alone === staged.blocks && !(await holdsAny(warehouse, table, sites))) {
+  if (!(await holdsAny(warehouse, table, sites))) {
     await warehouse.run(`INSERT INTO main.${table} ${freshSql}`);
     return new Map(sites.map((site, index) => [site, { [table]: staged.rowsBySite[index] ?? 0 }]));
   }

@@ -33,12 +33,8 @@ export interface StagingTables {
   staging: string;
   /** The staging table's columns; with `shared`, block_no INTEGER follows site_no. */
   definition: string;
-  /**
-   * The table of what each block's rows share: block_no INTEGER and these columns. `key`: the
-   * positions of those that name a vintage, as the merge SQL partitions them; with the site, the
-   * key of the rows a block holds (a model listed under two sites has its output under each).
-   */
-  shared?: { table: string; definition: string; key: readonly number[] };
+  /** The table of what each block's rows share (a vintage): block_no INTEGER and these columns. */
+  shared?: { table: string; definition: string };
 }
 
 /**
@@ -50,21 +46,14 @@ function numbered(block: StageBlock, siteNo: number): StageBlock {
   return { rows: block.rows, columns: [{ type: INTEGER, values: { constant: siteNo } }, ...block.columns] };
 }
 
-/** What was staged of a series: blocks 1..alone need no collapsing (see stage); rows per site_no (index 0: site_no 1). */
+/** What was staged of a series: its rows per site_no (index 0: site_no 1). */
 export interface Staged {
-  alone: number;
-  blocks: number;
   rowsBySite: number[];
 }
 
 /**
  * Stages a batch's blocks of one series: with a `shared` table, each block's shared values as one
- * row of it, numbered, and that block_no on each of the block's rows. Returns how many blocks
- * are alone: numbered first, 1..alone, they are the blocks of vintages (shared key, and site)
- * whose valid times (first column) do not repeat within the batch, so none of their rows can
- * repeat a key of the batch and the merge takes them as they are. Collapsing repeated keys
- * (a hash aggregate over every staged row) was about half of a first sync's merge statements;
- * only the other blocks (the same vintage read twice) still go through it.
+ * row of it, numbered, and that block_no on each of the block's rows.
  */
 export async function stage(
   warehouse: Warehouse,
@@ -83,15 +72,12 @@ export async function stage(
       series.staging,
       blocks.map(({ block, siteNo }) => numbered(block, siteNo)),
     );
-    return { alone: 0, blocks: blocks.length, rowsBySite };
+    return { rowsBySite };
   }
   await warehouse.run(
     `CREATE OR REPLACE TEMP TABLE ${series.shared.table} (block_no INTEGER, ${series.shared.definition})`,
   );
-  const { alone, filled } = aloneFirst(
-    blocks.filter(({ block }) => block.rows > 0),
-    series.shared.key,
-  );
+  const filled = blocks.filter(({ block }) => block.rows > 0);
   const blockNo = (index: number): StageColumn => ({ type: INTEGER, values: { constant: index + 1 } });
   await appendBlocks(
     warehouse,
@@ -105,56 +91,7 @@ export async function stage(
       numbered({ rows: block.rows, columns: [blockNo(index), ...block.columns] }, siteNo),
     ),
   );
-  return { alone, blocks: filled.length, rowsBySite };
-}
-
-/** The blocks alone (see stage) first, then the others; and how many are alone. */
-function aloneFirst(
-  blocks: { block: StageBlock; siteNo: number }[],
-  key: readonly number[],
-): { alone: number; filled: { block: StageBlock; siteNo: number }[] } {
-  const keyOf = ({ block, siteNo }: { block: StageBlock; siteNo: number }) =>
-    [siteNo, ...key.map((index) => constantOf(block.shared?.[index]))].join('\0');
-  const groups = new Map<string, StageBlock[]>();
-  for (const entry of blocks) {
-    const group = groups.get(keyOf(entry));
-    if (group) group.push(entry.block);
-    else groups.set(keyOf(entry), [entry.block]);
-  }
-  const aloneGroups = new Set([...groups].filter(([, group]) => distinctTimes(group)).map(([name]) => name));
-  const first = blocks.filter((entry) => aloneGroups.has(keyOf(entry)));
-  return { alone: first.length, filled: [...first, ...blocks.filter((entry) => !aloneGroups.has(keyOf(entry)))] };
-}
-
-/**
- * Whether no valid time (first column) repeats within the blocks of one vintage: each block's
- * rise strictly, and those of several blocks (a vintage some reads returned in part) differ.
- */
-function distinctTimes(group: readonly StageBlock[]): boolean {
-  if (!group.every((block) => rising(block.columns[0]))) return false;
-  if (group.length === 1) return true;
-  const times = new Set<unknown>();
-  let rows = 0;
-  for (const block of group) {
-    const values = block.columns[0].values as ArrayLike<unknown>;
-    for (let i = 0; i < values.length; i++) times.add(values[i]);
-    rows += values.length;
-  }
-  return times.size === rows;
-}
-
-function constantOf(column: StageColumn | undefined): string | number {
-  return column && 'constant' in column.values ? column.values.constant : '';
-}
-
-/** Whether a column's values rise strictly (so no value repeats); a constant column does not. */
-function rising(column: StageColumn | undefined): boolean {
-  if (!column || 'constant' in column.values) return false;
-  const values = column.values;
-  for (let i = 1; i < values.length; i++) {
-    if (!((values[i] as number) > (values[i - 1] as number))) return false;
-  }
-  return true;
+  return { rowsBySite };
 }
 
 /**
