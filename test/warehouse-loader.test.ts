@@ -13,7 +13,7 @@ import {
   loadModels,
   loadSites,
 } from '../src/warehouse/loader.js';
-import type { ForecastColumns } from '../src/warehouse/rows.js';
+import type { ForecastColumns, SiteRows } from '../src/warehouse/rows.js';
 import { modelRows, siteRows, type SiteModel } from '../src/sync/normalize.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
@@ -514,6 +514,14 @@ describe('sites and models', () => {
     );
     expect(site.nameplate_kw).toBe(6000);
     expect(JSON.parse(site.details)).toEqual({ owner_note: 'kept' });
+  });
+
+  it('stages the columns the migrated schema gives a reference table, a column added later too', async () => {
+    await warehouse.run('ALTER TABLE sites ADD COLUMN region VARCHAR');
+    const rows = siteRows(wind);
+    const site = { ...rows.site, region: 'north' } as SiteRows['site'];
+    expect(await loadSites(warehouse, [{ ...rows, site }], { now: T0 })).toMatchObject({ sites: 1 });
+    expect(await warehouse.all('SELECT site_id, region FROM sites')).toEqual([{ site_id: 'site-b', region: 'north' }]);
   });
 
   const model = (priority: number, states: { state: string; timestamp_utc: number }[]): SiteModel => ({

@@ -42,17 +42,21 @@
  *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
  *     `actuals_by_type` and `actual_revisions_by_type`.
  *   saveSyncStates(warehouse, states: { siteId, state: SyncStateUpdate }[], options?) → RowsWritten
- *     Sync states on their own, all in one transaction: for site resources that had nothing to
+ *     Sync states on their own, 1,000 to a transaction: for site resources that had nothing to
  *     write (a load with rows does it inside its own transaction when given `options.syncState`).
  *   forgetDigests(warehouse, resources: string[])                              → void
  *     Clears the digests of those sync_state resources: their next read merges in full.
+ *   saveIntervalLabels(warehouse, { forecasts, actuals })                       → void
+ *     Records the configured interval labels (interval_labels), when they changed.
  *
  * options: { now?: number (default Date.now(); stamps synced_at, first_seen_at, replaced_at, ...),
- *            syncState?: SyncStateUpdate (written in the same transaction as the data) }
+ *            syncState?: SyncStateUpdate (written in the same transaction as the data),
+ *            quality?: QualitySettings (actuals: their flags computed in the same transaction) }
  * SyncStateUpdate: { resource: 'forecasts' | 'outputs' | 'actuals' | string, syncedTo: number,
- *            lastAsOf?: number | null, runId: string }. synced_to and last_as_of never move back
- *            (a --from/--to backfill of an older window keeps the incremental cursor), and the row
- *            is written only when one of them advances.
+ *            lastAsOf?: number | null, runId: string, digest?: string | null }. synced_to and
+ *            last_as_of never move back (a --from/--to backfill of an older window keeps the
+ *            incremental cursor), and the row is written only when one of them advances or the
+ *            digest changes.
  * RowsWritten: { [table]: rows inserted + updated } with only non-zero tables, e.g.
  *            { forecasts: 5376, sync_state: 1 }; sum several with `addRows(total, part)`.
  *
@@ -79,6 +83,12 @@ export { forgetDigests, saveSyncStates, type SyncStateUpdate } from './sync-stat
 
 // ---------------------------------------------------------------- series
 
+/**
+ * The number of rows of a series' columns, which must all have as many values. The client checks
+ * the same of the service's bodies (src/api/columns.ts), but this is the warehouse's own
+ * boundary: it takes columns from any caller (the sync, the bench, tests) and knows nothing of
+ * the API, and a short column would store nulls under keys it never gave.
+ */
 function checkLengths(what: string, columns: Record<string, Column<unknown>>): number {
   const entries = Object.entries(columns);
   const [firstName, first] = entries[0];

@@ -6,106 +6,51 @@ import { addRows, type ModelRows, type RowsWritten, type SiteRows } from './rows
 import { instant } from './sql.js';
 import type { Warehouse } from './warehouse.js';
 
-/** A column of a reference table: its SQL type, and whether it is left out of change detection. */
+/** A column of a reference table, as the migrated schema declares it. */
 interface RefColumn {
   name: string;
+  /** Its SQL type, as duckdb_columns() names it. */
   type: string;
   /** Instants come as epoch ms and are converted in SQL. */
-  instant?: boolean;
-  /** Bookkeeping (synced_at): a change here alone is no change. */
-  bookkeeping?: boolean;
+  instant: boolean;
+  /** Bookkeeping (synced_at): stamped by the loader, and a change here alone is no change. */
+  bookkeeping: boolean;
 }
 
-interface RefTable {
-  table: string;
-  columns: RefColumn[];
+const BOOKKEEPING = new Set(['synced_at']);
+
+/** The reference tables' columns per warehouse, read once from its schema (migrations run at open). */
+const schemas = new WeakMap<Warehouse, Map<string, RefColumn[]>>();
+
+/** The columns of reference table `table`, in order, from the migrated schema: not repeated here. */
+async function columnsOf(warehouse: Warehouse, table: string): Promise<RefColumn[]> {
+  const tables = schemas.get(warehouse) ?? new Map<string, RefColumn[]>();
+  schemas.set(warehouse, tables);
+  let columns = tables.get(table);
+  if (!columns) {
+    const rows = await warehouse.all<{ name: string; type: string }>(
+      `SELECT column_name AS name, data_type AS type FROM duckdb_columns()
+       WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
+      [table],
+    );
+    columns = rows.map(({ name, type }) => ({
+      name,
+      type,
+      instant: type === 'TIMESTAMP WITH TIME ZONE',
+      bookkeeping: BOOKKEEPING.has(name),
+    }));
+    tables.set(table, columns);
+  }
+  return columns;
 }
-
-const col = (name: string, type: string, extra: Partial<RefColumn> = {}): RefColumn => ({ name, type, ...extra });
-
-const SITES: RefTable = {
-  table: 'sites',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('name', 'VARCHAR'),
-    col('type', 'VARCHAR'),
-    col('latitude', 'DOUBLE'),
-    col('longitude', 'DOUBLE'),
-    col('nameplate_kw', 'DOUBLE'),
-    col('created_at', 'TIMESTAMPTZ', { instant: true }),
-    col('settings', 'JSON'),
-    col('details', 'JSON'),
-    col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
-  ],
-};
-
-const SITE_ASSETS: RefTable = {
-  table: 'site_assets',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('asset_index', 'INTEGER'),
-    col('mount', 'VARCHAR'),
-    col('capacity_kw', 'DOUBLE'),
-    col('install_date', 'DATE'),
-    col('azimuth', 'DOUBLE'),
-    col('tilt', 'DOUBLE'),
-    col('axis_tilt', 'DOUBLE'),
-    col('axis_azimuth', 'DOUBLE'),
-    col('max_angle', 'DOUBLE'),
-    col('details', 'JSON'),
-  ],
-};
-
-const SITE_CAPACITY: RefTable = {
-  table: 'site_capacity',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('segment_index', 'INTEGER'),
-    col('valid_from', 'TIMESTAMPTZ', { instant: true }),
-    col('valid_to', 'TIMESTAMPTZ', { instant: true }),
-    col('value_kw', 'DOUBLE'),
-    col('details', 'JSON'),
-  ],
-};
-
-const MODELS: RefTable = {
-  table: 'models',
-  columns: [
-    col('model_id', 'VARCHAR'),
-    col('site_id', 'VARCHAR'),
-    col('name', 'VARCHAR'),
-    col('label', 'VARCHAR'),
-    col('version', 'INTEGER'),
-    col('display_name', 'VARCHAR'),
-    col('model_type', 'VARCHAR'),
-    col('quantile', 'DOUBLE'),
-    col('priority', 'INTEGER'),
-    col('serving_active', 'BOOLEAN'),
-    col('output_types', 'VARCHAR[]'),
-    col('schedule_cron', 'VARCHAR'),
-    col('latest_state', 'VARCHAR'),
-    col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
-  ],
-};
-
-const MODEL_STATES: RefTable = {
-  table: 'model_states',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('model_id', 'VARCHAR'),
-    col('state', 'VARCHAR'),
-    col('state_at', 'TIMESTAMPTZ', { instant: true }),
-    col('details', 'JSON'),
-  ],
-};
 
 /**
  * Empty staging tables temp.<table>_in for the given tables, shaped as theirs: one statement
  * each (a create if missing and a delete for every one of the five cost ~10 statements a load,
  * ~40 of the ~125 of a 1,000-site resync).
  */
-async function freshRefStaging(warehouse: Warehouse, specs: readonly RefTable[]): Promise<void> {
-  for (const { table } of specs) {
+async function freshRefStaging(warehouse: Warehouse, tables: readonly string[]): Promise<void> {
+  for (const table of tables) {
     await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${table}_in AS SELECT * FROM main.${table} LIMIT 0`);
   }
 }
@@ -118,16 +63,17 @@ async function freshRefStaging(warehouse: Warehouse, specs: readonly RefTable[])
  */
 async function stageRows(
   warehouse: Warehouse,
-  spec: RefTable,
+  table: string,
   rows: readonly Readonly<Record<string, unknown>>[],
   now: number,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const names = spec.columns.map((c) => c.name).join(', ');
-  const values = spec.columns.map((c, i) => fromJson(i, c)).join(', ');
-  const ordered = rows.map((row) => spec.columns.map((c) => (c.bookkeeping ? now : row[c.name])));
+  const columns = await columnsOf(warehouse, table);
+  const names = columns.map((c) => c.name).join(', ');
+  const values = columns.map((c, i) => fromJson(i, c)).join(', ');
+  const ordered = rows.map((row) => columns.map((c) => (c.bookkeeping ? now : row[c.name])));
   await warehouse.run(
-    `INSERT INTO temp.${spec.table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`,
+    `INSERT INTO temp.${table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`,
     [JSON.stringify(ordered)], // undefined in a row becomes null, as JSON.stringify does in arrays
   );
 }
@@ -142,18 +88,18 @@ function fromJson(index: number, column: RefColumn): string {
 }
 
 /**
- * Rewrites the groups of `spec.table` whose staged rows differ from the stored ones (see
+ * Rewrites the groups of `table` whose staged rows differ from the stored ones (see
  * changedGroupsSql); returns the rows written (an update counts once).
  */
-async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: string, scope: string): Promise<number> {
-  const compared = spec.columns.filter((c) => !c.bookkeeping).map((c) => c.name);
+async function replaceChanged(warehouse: Warehouse, table: string, groupKey: string, scope: string): Promise<number> {
+  const compared = (await columnsOf(warehouse, table)).filter((c) => !c.bookkeeping).map((c) => c.name);
   await warehouse.run(
-    `CREATE OR REPLACE TEMP TABLE changed_groups AS ${changedGroupsSql(spec.table, groupKey, compared, scope)}`,
+    `CREATE OR REPLACE TEMP TABLE changed_groups AS ${changedGroupsSql(table, groupKey, compared, scope)}`,
   );
   const changedKeys = `SELECT ${groupKey} FROM temp.changed_groups`;
-  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE (${groupKey}) IN (${changedKeys})`);
+  const deleted = await warehouse.changed(`DELETE FROM main.${table} WHERE (${groupKey}) IN (${changedKeys})`);
   const inserted = await warehouse.changed(
-    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE (${groupKey}) IN (${changedKeys})`,
+    `INSERT INTO main.${table} SELECT * FROM temp.${table}_in WHERE (${groupKey}) IN (${changedKeys})`,
   );
   return Math.max(deleted, inserted);
 }
@@ -169,31 +115,31 @@ export async function loadSites(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, [SITES, SITE_ASSETS, SITE_CAPACITY]);
+    await freshRefStaging(warehouse, ['sites', 'site_assets', 'site_capacity']);
     await stageRows(
       warehouse,
-      SITES,
+      'sites',
       sites.map((rows) => rows.site),
       now,
     );
     await stageRows(
       warehouse,
-      SITE_ASSETS,
+      'site_assets',
       sites.flatMap((rows) => rows.assets),
       now,
     );
     await stageRows(
       warehouse,
-      SITE_CAPACITY,
+      'site_capacity',
       sites.flatMap((rows) => rows.capacity),
       now,
     );
     const scope = 'SELECT site_id FROM temp.sites_in';
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
-      addRows(written, { sites: await replaceChanged(warehouse, SITES, 'site_id', scope) });
-      addRows(written, { site_assets: await replaceChanged(warehouse, SITE_ASSETS, 'site_id', scope) });
-      addRows(written, { site_capacity: await replaceChanged(warehouse, SITE_CAPACITY, 'site_id', scope) });
+      addRows(written, { sites: await replaceChanged(warehouse, 'sites', 'site_id', scope) });
+      addRows(written, { site_assets: await replaceChanged(warehouse, 'site_assets', 'site_id', scope) });
+      addRows(written, { site_capacity: await replaceChanged(warehouse, 'site_capacity', 'site_id', scope) });
       return written;
     });
   });
@@ -231,23 +177,23 @@ export async function loadModels(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, [MODELS, MODEL_STATES]);
+    await freshRefStaging(warehouse, ['models', 'model_states']);
     await stageRows(
       warehouse,
-      MODELS,
+      'models',
       models.map((rows) => rows.model),
       now,
     );
     await stageRows(
       warehouse,
-      MODEL_STATES,
+      'model_states',
       models.flatMap((rows) => rows.states),
       now,
     );
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
       const scope = 'SELECT site_id, model_id FROM temp.models_in';
-      addRows(written, { models: await replaceChanged(warehouse, MODELS, 'site_id, model_id', scope) });
+      addRows(written, { models: await replaceChanged(warehouse, 'models', 'site_id, model_id', scope) });
       addRows(written, { model_states: await warehouse.changed(STATES_APPEND) });
       addRows(written, { model_settings_history: await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]) });
       return written;
