@@ -1,6 +1,5 @@
 // The errors whose outcome their thrower knows (src/outcome.ts), for every layer: a wrong
-// request (`RequestError`), a wrong file, key or path (`ConfigError`), a failure as a whole
-// (`FailedError`), an interruption. The command line's own flag errors are its `UsageError`
+// request (`RequestError`), a wrong file, key or path (`ConfigError`). The command line's own flag errors are its `UsageError`
 // (src/cli/boundary.ts); the boundary says each in one line and exits with its outcome's code.
 import type { Outcome } from './outcome.js';
 
@@ -27,18 +26,5 @@ export class RequestError extends EfsyncError {
 export class ConfigError extends EfsyncError {
   constructor(message: string, hint?: string) {
     super('config', message, hint);
-  }
-}
-
-/** Failed as a whole for a stated reason that is neither the service nor a bug (a timeout). */
-export class FailedError extends EfsyncError {
-  constructor(message: string, hint?: string) {
-    super('failed', message, hint);
-  }
-}
-
-export class InterruptedError extends EfsyncError {
-  constructor(message: string) {
-    super('interrupted', message);
   }
 }
