@@ -1,4 +1,4 @@
-// The daemon as `efsync schedule` runs it: node-cron ticking on (fake) timers fires the nightly at
+// The daemon as `efsync schedule` runs it: its minute timer ticking on (fake) timers fires the nightly at
 // its slot, and a stop signal ends it gracefully.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
@@ -29,7 +29,7 @@ function printer() {
 }
 
 describe('efsync schedule (runDaemon)', () => {
-  it('fires the nightly when node-cron reaches its slot, then stops on the signal', async () => {
+  it('fires the nightly when its minute timer reaches its slot, then stops on the signal', async () => {
     vi.useFakeTimers({
       now: new Date('2026-11-20T01:59:50Z'),
       toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
@@ -39,7 +39,7 @@ describe('efsync schedule (runDaemon)', () => {
     const out = printer();
     const stop = new AbortController();
     const daemon = runDaemon({ config, registry, log: quietLog, signal: stop.signal, print: out.print });
-    await out.until(/^efsync schedule: 1 job/); // node-cron is ticking from here on
+    await out.until(/^efsync schedule: 1 job/); // the minute timer is ticking from here on
     await vi.advanceTimersByTimeAsync(15_000);
     vi.useRealTimers(); // the run itself (DuckDB, the lock) on real time
     await out.until(/nightly \(schedule 2026-11-20T02:00:00Z\): ok/);
