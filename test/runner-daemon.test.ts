@@ -3,10 +3,17 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { JobRegistry } from '../src/runner/registry.js';
-import { runJob } from '../src/runner/run.js';
 import { runDaemon } from '../src/runner/schedule.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
-import { ledgerLines, publishedRuns, quietLog, tableJob, tempConfig, waitingJob } from './fixtures/runner-setup.js';
+import {
+  ledgerLines,
+  publishedRuns,
+  quietLog,
+  tableJob,
+  tempConfig,
+  waitingJob,
+  runSlot,
+} from './fixtures/runner-setup.js';
 
 afterEach(() => vi.useRealTimers());
 
@@ -55,13 +62,7 @@ describe('efsync schedule (runDaemon)', () => {
   it('a stop during a run records it as interrupted and ends the daemon', async () => {
     const config = tempConfig({ schedule: { jobs: { slow: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
-    await runJob(tableJob('slow'), {
-      config,
-      log: quietLog,
-      now: () => yesterday,
-      trigger: 'schedule',
-      scheduledFor: yesterday,
-    });
+    await runSlot(config, 'slow', yesterday);
     const stop = new AbortController();
     const registry = new JobRegistry().add(waitingJob('slow', () => stop.abort(new Error('SIGTERM'))));
     const out = printer();
@@ -89,13 +90,7 @@ describe('efsync schedule (runDaemon)', () => {
     const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
     const today = Date.UTC(2026, 10, 20, 2);
-    await runJob(tableJob('nightly'), {
-      config,
-      log: quietLog,
-      now: () => yesterday,
-      trigger: 'schedule',
-      scheduledFor: yesterday,
-    });
+    await runSlot(config, 'nightly', yesterday);
     // A process that died at 02:10 left its row `running` in the writer's file, never published.
     const crashed = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'CRASHED' } });
     await insertRun(crashed, {

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from './warehouse-support.js';
+import { DEFAULT_QUALITY, openTempWarehouse, removeWarehouse } from './warehouse-support.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
 import {
@@ -15,7 +12,7 @@ import {
 } from '../src/warehouse/loader.js';
 import type { ForecastColumns, SiteRows } from '../src/warehouse/rows.js';
 import { modelRows, siteRows, type SiteModel } from '../src/sync/normalize.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
+import type { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -25,14 +22,9 @@ let dir: string;
 let warehouse: Warehouse;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'efsync-loader-'));
-  warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+  ({ dir, warehouse } = await openTempWarehouse('efsync-loader-'));
 });
-
-afterEach(async () => {
-  await warehouse.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeWarehouse(warehouse, dir));
 
 /** A forecast vintage issued at `issued` for 24 hourly points, values from `value(hour)`. */
 function vintage(issued: number, value: (hour: number) => number | null, model = 'ensemble'): ForecastColumns {

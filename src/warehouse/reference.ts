@@ -45,13 +45,18 @@ async function columnsOf(warehouse: Warehouse, table: string): Promise<RefColumn
 }
 
 /**
- * Empty staging tables temp.<table>_in for the given tables, shaped as theirs: one statement
- * each (a create if missing and a delete for every one of the five cost ~10 statements a load,
- * ~40 of the ~125 of a 1,000-site resync).
+ * Empty staging tables temp.<table>_in for the given tables, shaped as theirs, then their rows
+ * staged (stageRows). One statement each to empty them (a create if missing and a delete for every
+ * one of the five cost ~10 statements a load, ~40 of the ~125 of a 1,000-site resync).
  */
-async function freshRefStaging(warehouse: Warehouse, tables: readonly string[]): Promise<void> {
-  for (const table of tables) {
+async function stageAll(
+  warehouse: Warehouse,
+  now: number,
+  rowsByTable: Record<string, readonly Readonly<Record<string, unknown>>[]>,
+): Promise<void> {
+  for (const [table, rows] of Object.entries(rowsByTable)) {
     await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${table}_in AS SELECT * FROM main.${table} LIMIT 0`);
+    await stageRows(warehouse, table, rows, now);
   }
 }
 
@@ -115,25 +120,11 @@ export async function loadSites(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, ['sites', 'site_assets', 'site_capacity']);
-    await stageRows(
-      warehouse,
-      'sites',
-      sites.map((rows) => rows.site),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      'site_assets',
-      sites.flatMap((rows) => rows.assets),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      'site_capacity',
-      sites.flatMap((rows) => rows.capacity),
-      now,
-    );
+    await stageAll(warehouse, now, {
+      sites: sites.map((rows) => rows.site),
+      site_assets: sites.flatMap((rows) => rows.assets),
+      site_capacity: sites.flatMap((rows) => rows.capacity),
+    });
     const scope = 'SELECT site_id FROM temp.sites_in';
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
@@ -177,19 +168,10 @@ export async function loadModels(
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
   return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, ['models', 'model_states']);
-    await stageRows(
-      warehouse,
-      'models',
-      models.map((rows) => rows.model),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      'model_states',
-      models.flatMap((rows) => rows.states),
-      now,
-    );
+    await stageAll(warehouse, now, {
+      models: models.map((rows) => rows.model),
+      model_states: models.flatMap((rows) => rows.states),
+    });
     return warehouse.transaction(async () => {
       const written: RowsWritten = {};
       const scope = 'SELECT site_id, model_id FROM temp.models_in';

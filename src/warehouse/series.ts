@@ -40,30 +40,35 @@ export interface Series extends StagingTables {
   merge(warehouse: Warehouse, sites: string[], options: LoadOptions, staged: Staged): Promise<Map<string, RowsWritten>>;
 }
 
+/**
+ * A series of vintages (forecasts, model outputs): a vintage is a block, staged with its
+ * `vintage` columns once in `vintages`, not on each of its rows (copying a model output's
+ * model_id and model_name into every row was ~12% of the sync's main thread), and only the rows
+ * of new keys inserted into `table`.
+ */
+function vintageSeries(name: string, vintage: string, table: string, freshSql: (sites: string) => string): Series {
+  return {
+    staging: `stage_${name}`,
+    definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
+    shared: { table: `stage_${name.replace(/s$/, '')}_vintages`, definition: vintage },
+    merge: (warehouse, sites, _options, staged) =>
+      insertFresh(warehouse, sites, freshSql(sqlList(sites)), table, staged),
+  };
+}
+
 export const SERIES: Record<SeriesKind, Series> = {
-  forecasts: {
-    // A vintage (model_name, model_version, update_time) is a block, as for outputs below.
-    staging: 'stage_forecasts',
-    definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    shared: {
-      table: 'stage_forecast_vintages',
-      definition: 'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
-    },
-    merge: (warehouse, sites, _options, staged) =>
-      insertFresh(warehouse, sites, freshForecastsSql(sqlList(sites)), 'forecasts', staged),
-  },
-  outputs: {
-    // A model's vintage is a block: its model_id and model_name once, not on each of its rows
-    // (copying the two strings into every row was ~12% of the sync's main thread).
-    staging: 'stage_outputs',
-    definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
-    shared: {
-      table: 'stage_output_vintages',
-      definition: 'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
-    },
-    merge: (warehouse, sites, _options, staged) =>
-      insertFresh(warehouse, sites, freshOutputsSql(sqlList(sites)), 'model_outputs', staged),
-  },
+  forecasts: vintageSeries(
+    'forecasts',
+    'model_name VARCHAR, model_version INTEGER, update_time DOUBLE',
+    'forecasts',
+    freshForecastsSql,
+  ),
+  outputs: vintageSeries(
+    'outputs',
+    'model_id VARCHAR, model_name VARCHAR, model_version INTEGER, as_of DOUBLE',
+    'model_outputs',
+    freshOutputsSql,
+  ),
   actuals: {
     staging: 'stage_actuals',
     definition: 'site_no INTEGER, valid_time DOUBLE, value DOUBLE, seen_at DOUBLE',
