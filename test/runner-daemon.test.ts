@@ -1,7 +1,6 @@
 // The daemon as `efsync schedule` runs it: its minute timer ticking on (fake) timers fires the nightly at
 // its slot, and a stop signal ends it gracefully.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { JobRegistry } from '../src/runner/registry.js';
 import { runDaemon } from '../src/runner/schedule.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
@@ -13,6 +12,7 @@ import {
   tempConfig,
   waitingJob,
   runSlot,
+  insertRunningRun,
 } from './fixtures/runner-setup.js';
 
 afterEach(() => vi.useRealTimers());
@@ -93,17 +93,12 @@ describe('efsync schedule (runDaemon)', () => {
     await runSlot(config, 'nightly', yesterday);
     // A process that died at 02:10 left its row `running` in the writer's file, never published.
     const crashed = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'CRASHED' } });
-    await insertRun(crashed, {
+    await insertRunningRun(crashed, {
       runId: 'CRASHED',
       job: 'nightly',
       trigger: 'schedule',
       scheduledFor: today,
-      attempt: 1,
       startedAt: today,
-      status: 'running',
-      errorSummary: null,
-      host: THIS_PROCESS.host,
-      pid: 999_999,
     });
     await crashed.close();
 

@@ -110,6 +110,22 @@ async function replaceChanged(warehouse: Warehouse, table: string, groupKey: str
 }
 
 /**
+ * Stages `rowsByTable` (stageAll), then in one transaction writes what changed (`write`, run in
+ * order, the rows written per table); holding the connection throughout.
+ */
+function loadReference(
+  warehouse: Warehouse,
+  now: number,
+  rowsByTable: Record<string, readonly Readonly<Record<string, unknown>>[]>,
+  write: () => Promise<RowsWritten>,
+): Promise<RowsWritten> {
+  return warehouse.exclusive(async () => {
+    await stageAll(warehouse, now, rowsByTable);
+    return warehouse.transaction(async () => addRows({}, await write()));
+  });
+}
+
+/**
  * Upserts the given sites with their assets and capacity segments, in one transaction (so a
  * reader never sees a site without its assets). Sites not in the list are left alone.
  */
@@ -118,22 +134,21 @@ export async function loadSites(
   sites: readonly SiteRows[],
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
-  const now = options.now ?? Date.now();
-  return warehouse.exclusive(async () => {
-    await stageAll(warehouse, now, {
+  const scope = 'SELECT site_id FROM temp.sites_in';
+  return loadReference(
+    warehouse,
+    options.now ?? Date.now(),
+    {
       sites: sites.map((rows) => rows.site),
       site_assets: sites.flatMap((rows) => rows.assets),
       site_capacity: sites.flatMap((rows) => rows.capacity),
-    });
-    const scope = 'SELECT site_id FROM temp.sites_in';
-    return warehouse.transaction(async () => {
-      const written: RowsWritten = {};
-      addRows(written, { sites: await replaceChanged(warehouse, 'sites', 'site_id', scope) });
-      addRows(written, { site_assets: await replaceChanged(warehouse, 'site_assets', 'site_id', scope) });
-      addRows(written, { site_capacity: await replaceChanged(warehouse, 'site_capacity', 'site_id', scope) });
-      return written;
-    });
-  });
+    },
+    async () => ({
+      sites: await replaceChanged(warehouse, 'sites', 'site_id', scope),
+      site_assets: await replaceChanged(warehouse, 'site_assets', 'site_id', scope),
+      site_capacity: await replaceChanged(warehouse, 'site_capacity', 'site_id', scope),
+    }),
+  );
 }
 
 /**
@@ -167,18 +182,15 @@ export async function loadModels(
   options: { now?: number } = {},
 ): Promise<RowsWritten> {
   const now = options.now ?? Date.now();
-  return warehouse.exclusive(async () => {
-    await stageAll(warehouse, now, {
-      models: models.map((rows) => rows.model),
-      model_states: models.flatMap((rows) => rows.states),
-    });
-    return warehouse.transaction(async () => {
-      const written: RowsWritten = {};
-      const scope = 'SELECT site_id, model_id FROM temp.models_in';
-      addRows(written, { models: await replaceChanged(warehouse, 'models', 'site_id, model_id', scope) });
-      addRows(written, { model_states: await warehouse.changed(STATES_APPEND) });
-      addRows(written, { model_settings_history: await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]) });
-      return written;
-    });
-  });
+  const scope = 'SELECT site_id, model_id FROM temp.models_in';
+  return loadReference(
+    warehouse,
+    now,
+    { models: models.map((rows) => rows.model), model_states: models.flatMap((rows) => rows.states) },
+    async () => ({
+      models: await replaceChanged(warehouse, 'models', 'site_id, model_id', scope),
+      model_states: await warehouse.changed(STATES_APPEND),
+      model_settings_history: await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]),
+    }),
+  );
 }
