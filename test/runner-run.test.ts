@@ -15,6 +15,7 @@ import {
   tableJob,
   tempConfig,
   waitingJob,
+  throwingJob,
 } from './fixtures/runner-setup.js';
 
 const NOW = Date.UTC(2026, 10, 21, 2, 0, 0);
@@ -69,24 +70,10 @@ describe('runJob', () => {
 
   it('records a job that throws as failed (exit 4), a usage error exits 2', async () => {
     const config = tempConfig();
-    const broken = defineJob({
-      name: 'broken',
-      description: '',
-      schedule: null,
-      run: async () => {
-        throw new Error('service unreachable');
-      },
-    });
+    const broken = throwingJob('broken', new Error('service unreachable'));
     const failed = await runJob(broken, { config, log: quietLog, now: () => NOW - 1000 });
     expect(failed).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'service unreachable' });
-    const misused = defineJob({
-      name: 'misused',
-      description: '',
-      schedule: null,
-      run: async () => {
-        throw new UsageError('unknown site: nope');
-      },
-    });
+    const misused = throwingJob('misused', new UsageError('unknown site: nope'));
     expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({
       status: 'failed',
       exitCode: EXIT.usage,
