@@ -7,11 +7,11 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { runJob } from '../src/runner/run.js';
 import syncJob from '../jobs/sync.js';
-import { emulatorForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 8;
 
-const served = emulatorForFile({ sites: SITES });
+const served = emuForFile({ sites: SITES });
 
 describe('a sync aborted after its first site landed', () => {
   it('is interrupted, keeps whole sites only, and a rerun completes it', async () => {

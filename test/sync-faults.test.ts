@@ -3,9 +3,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from './client-support.js';
-import { emulatorForFile, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { emuForFile, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
-const served = emulatorForFile({ sites: 3, slowMs: 400 });
+const served = emuForFile({ sites: 3, slowMs: 400 });
 
 describe('a sync through faultRate 0.15', () => {
   it('ends ok with the same data as a clean sync', async () => {

@@ -5,21 +5,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import {
-  emulatorForFile,
-  NOW,
-  query,
-  runSync,
-  tableHashes,
-  tempDir,
-  testConfig,
-  writeConfigFile,
-} from './sync-support.js';
+import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
 const SITES = 20;
 const KILL_AFTER_SITES = 3;
 
-const served = emulatorForFile({ sites: SITES });
+const served = emuForFile({ sites: SITES });
 
 /** Starts a sync in a child process and SIGKILLs it once `sites` sites have landed; resolves with what it saw. */
 function killMidSync(

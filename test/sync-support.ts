@@ -49,7 +49,7 @@ export async function emulator(options: Partial<EmulatorOptions> & { now?: () =>
 }
 
 /** An emulator for a file's tests, `.emu` once they start: started before them, closed after. */
-export function emulatorForFile(options: Parameters<typeof emulator>[0] = {}): { emu: Emulator } {
+export function emuForFile(options: Parameters<typeof emulator>[0] = {}): { emu: Emulator } {
   const file = {} as { emu: Emulator };
   beforeAll(async () => {
     file.emu = await emulator(options);
