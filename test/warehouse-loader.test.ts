@@ -188,25 +188,15 @@ describe('forecasts', () => {
 describe('sync state', () => {
   it('is written with the data, only moves forward, and not at all on a rerun', async () => {
     const state = (syncedTo: number) => ({ syncState: { resource: 'forecasts', syncedTo, runId: 'r1' } });
-    expect(
-      await loadForecasts(
+    const loadDay = () =>
+      loadForecasts(
         warehouse,
         's1',
         vintage(T0, () => 1),
         state(T0 + 24 * H),
-      ),
-    ).toEqual({
-      forecasts: 24,
-      sync_state: 1,
-    });
-    expect(
-      await loadForecasts(
-        warehouse,
-        's1',
-        vintage(T0, () => 1),
-        state(T0 + 24 * H),
-      ),
-    ).toEqual({});
+      );
+    expect(await loadDay()).toEqual({ forecasts: 24, sync_state: 1 });
+    expect(await loadDay()).toEqual({});
     // A backfill of an older window keeps the incremental cursor where it was.
     expect(
       await loadForecasts(
