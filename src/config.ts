@@ -424,6 +424,26 @@ export const Config = z
 
 export type Config = z.output<typeof Config>;
 
+/**
+ * The data-quality flags' settings: the thresholds of accuracy.quality and the label of the
+ * actuals' intervals, in the shape src/warehouse/flags.ts takes them (its QualitySettings). The
+ * one reading of those keys, for the sync's loads and accuracy's reflagging alike.
+ */
+export function qualitySettingsFromConfig(
+  quality: Config['accuracy']['quality'],
+  label: Config['service']['interval_label']['actuals'],
+) {
+  return {
+    staleSpanMs: quality.stale_span,
+    negativePct: quality.negative_pct,
+    overCapacityPct: quality.over_capacity_pct,
+    nightPct: quality.night_pct,
+    clippingPoints: quality.clipping_points,
+    clippingPct: quality.clipping_pct,
+    label,
+  };
+}
+
 export interface LoadedConfig extends Config {
   /** Where it was read from, or null when no file exists and the defaults apply. */
   file: string | null;

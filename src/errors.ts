@@ -1,6 +1,5 @@
 // The errors whose outcome their thrower knows (src/outcome.ts), for every layer: a wrong
-// request (`RequestError`), a wrong file, key or path (`ConfigError`), a failure as a whole
-// (`FailedError`), an interruption. The command line's own flag errors are its `UsageError`
+// request (`RequestError`), a wrong file, key or path (`ConfigError`). The command line's own flag errors are its `UsageError`
 // (src/cli/boundary.ts); the boundary says each in one line and exits with its outcome's code.
 import type { Outcome } from './outcome.js';
 
@@ -34,12 +33,6 @@ export class ConfigError extends EfsyncError {
 export class FailedError extends EfsyncError {
   constructor(message: string, hint?: string) {
     super('failed', message, hint);
-  }
-}
-
-export class InterruptedError extends EfsyncError {
-  constructor(message: string) {
-    super('interrupted', message);
   }
 }
 

@@ -215,8 +215,3 @@ export const DAY = 86_400_000;
 export function startOfUtcDay(ms: number): number {
   return Math.floor(ms / DAY) * DAY;
 }
-
-/** `ms` rounded down to a multiple of `step` (from the epoch). */
-export function floorTo(ms: number, step: number): number {
-  return Math.floor(ms / step) * step;
-}

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { DEFAULT_QUALITY } from './warehouse-support.js';
 import accuracyJob from '../jobs/accuracy.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';

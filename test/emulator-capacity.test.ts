@@ -2,18 +2,10 @@
 // delete takes the points of a range out, and the timeline shows in Get Site Capacity,
 // capacity_kw_array, the forecast's capacity column and caps the forecasts (zero capacity, zero
 // forecast).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../src/emulator/server.js';
-import { api, startTestEmulator, type Api } from './emulator-support.js';
+import { describe, expect, it } from 'vitest';
+import { k1ForFile } from './emulator-support.js';
 
-let emulator: Emulator;
-let k1: Api;
-
-beforeAll(async () => {
-  emulator = await startTestEmulator();
-  k1 = api(emulator, 'k1');
-});
-afterAll(() => emulator.close());
+const k1 = k1ForFile();
 
 async function windSite(): Promise<string> {
   const body = {

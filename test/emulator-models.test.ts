@@ -1,18 +1,10 @@
 // Models over HTTP: what creating a site creates, the list filters, and the update-model
 // priority rules (strict, auto_increment, swap) and serving switch.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CronExpressionParser } from 'cron-parser';
-import type { Emulator } from '../src/emulator/server.js';
-import { api, sitesByKind, startTestEmulator, type Api } from './emulator-support.js';
+import { k1ForFile, sitesByKind } from './emulator-support.js';
 
-let emulator: Emulator;
-let k1: Api;
-
-beforeAll(async () => {
-  emulator = await startTestEmulator();
-  k1 = api(emulator, 'k1');
-});
-afterAll(() => emulator.close());
+const k1 = k1ForFile();
 
 /** A fresh site with ai, physical and three quantile models, so each test owns its priorities. */
 async function freshSite(): Promise<string> {

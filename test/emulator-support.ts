@@ -1,6 +1,7 @@
 // Shared by the emulator tests: plain fetch over loopback (not the client, so the emulator is
 // checked on its own), and the fixed clock most tests use: noon UTC on the day Europe/Stockholm
 // moves to summer time.
+import { afterAll, beforeAll } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/server.js';
 
 export const NOON = Date.parse('2026-03-29T12:00:00Z');
@@ -46,6 +47,18 @@ export function api(emulator: Emulator, key: string | undefined): Api {
 /** An emulator with demo sites on the fixed clock. */
 export function startTestEmulator(options: Partial<EmulatorOptions> = {}): Promise<Emulator> {
   return startEmulator({ apiKeys: ['k1', 'k2'], sites: 6, seed: 7, now: () => NOON, ...options });
+}
+
+/** Requests with key k1 to a test emulator started before the file's tests and closed after them. */
+export function k1ForFile(): Api {
+  let emulator: Emulator | undefined;
+  let k1: Api | undefined;
+  beforeAll(async () => {
+    emulator = await startTestEmulator();
+    k1 = api(emulator, 'k1');
+  });
+  afterAll(() => emulator?.close());
+  return { get: (path, query) => k1!.get(path, query), send: (method, path, body) => k1!.send(method, path, body) };
 }
 
 /** A fetched site list as `{ name: site }`, and the first site of a type (and mount). */

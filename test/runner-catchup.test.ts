@@ -14,6 +14,7 @@ import {
   tempConfig,
   testScheduler,
   waitingJob,
+  runSlot,
 } from './fixtures/runner-setup.js';
 
 const DAY = 86_400_000;
@@ -54,13 +55,7 @@ describe('planCatchUp', () => {
 describe('the daemon starting after downtime', () => {
   async function restartAfterDowntime(catchUp: 'skip' | 'once' | 'each') {
     const config = tempConfig({ schedule: { catch_up: catchUp, catch_up_limit: 2 } });
-    await runJob(tableJob('nightly'), {
-      config,
-      log: quietLog,
-      now: () => NIGHT,
-      trigger: 'schedule',
-      scheduledFor: NIGHT,
-    });
+    await runSlot(config, 'nightly', NIGHT);
     const clock = manualClock(RESTART);
     const scheduler = testScheduler(config, [tableJob('nightly')], [{ name: 'nightly', expr: '0 2 * * *' }], clock.now);
     scheduler.start(await readCoveredUntil(config));
@@ -110,13 +105,7 @@ describe('the daemon starting after downtime', () => {
   it('a nightly interrupted by a shutdown is caught up at the next start, as its next attempt', async () => {
     const config = tempConfig();
     const slot = Date.UTC(2026, 10, 20, 2, 0);
-    await runJob(tableJob('nightly'), {
-      config,
-      log: quietLog,
-      now: () => slot - DAY,
-      trigger: 'schedule',
-      scheduledFor: slot - DAY,
-    });
+    await runSlot(config, 'nightly', slot - DAY);
     const stop = new AbortController();
     await runJob(
       waitingJob('nightly', () => stop.abort(new Error('SIGTERM'))),

@@ -1,12 +1,19 @@
-// The daemon as `efsync schedule` runs it: node-cron ticking on (fake) timers fires the nightly at
+// The daemon as `efsync schedule` runs it: its minute timer ticking on (fake) timers fires the nightly at
 // its slot, and a stop signal ends it gracefully.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { JobRegistry } from '../src/runner/registry.js';
-import { runJob } from '../src/runner/run.js';
 import { runDaemon } from '../src/runner/schedule.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
-import { ledgerLines, publishedRuns, quietLog, tableJob, tempConfig, waitingJob } from './fixtures/runner-setup.js';
+import {
+  ledgerLines,
+  publishedRuns,
+  quietLog,
+  tableJob,
+  tempConfig,
+  waitingJob,
+  runSlot,
+  insertRunningRun,
+} from './fixtures/runner-setup.js';
 
 afterEach(() => vi.useRealTimers());
 
@@ -29,7 +36,7 @@ function printer() {
 }
 
 describe('efsync schedule (runDaemon)', () => {
-  it('fires the nightly when node-cron reaches its slot, then stops on the signal', async () => {
+  it('fires the nightly when its minute timer reaches its slot, then stops on the signal', async () => {
     vi.useFakeTimers({
       now: new Date('2026-11-20T01:59:50Z'),
       toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
@@ -39,7 +46,7 @@ describe('efsync schedule (runDaemon)', () => {
     const out = printer();
     const stop = new AbortController();
     const daemon = runDaemon({ config, registry, log: quietLog, signal: stop.signal, print: out.print });
-    await out.until(/^efsync schedule: 1 job/); // node-cron is ticking from here on
+    await out.until(/^efsync schedule: 1 job/); // the minute timer is ticking from here on
     await vi.advanceTimersByTimeAsync(15_000);
     vi.useRealTimers(); // the run itself (DuckDB, the lock) on real time
     await out.until(/nightly \(schedule 2026-11-20T02:00:00Z\): ok/);
@@ -55,13 +62,7 @@ describe('efsync schedule (runDaemon)', () => {
   it('a stop during a run records it as interrupted and ends the daemon', async () => {
     const config = tempConfig({ schedule: { jobs: { slow: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
-    await runJob(tableJob('slow'), {
-      config,
-      log: quietLog,
-      now: () => yesterday,
-      trigger: 'schedule',
-      scheduledFor: yesterday,
-    });
+    await runSlot(config, 'slow', yesterday);
     const stop = new AbortController();
     const registry = new JobRegistry().add(waitingJob('slow', () => stop.abort(new Error('SIGTERM'))));
     const out = printer();
@@ -89,26 +90,15 @@ describe('efsync schedule (runDaemon)', () => {
     const config = tempConfig({ schedule: { jobs: { nightly: '0 2 * * *' } } });
     const yesterday = Date.UTC(2026, 10, 19, 2);
     const today = Date.UTC(2026, 10, 20, 2);
-    await runJob(tableJob('nightly'), {
-      config,
-      log: quietLog,
-      now: () => yesterday,
-      trigger: 'schedule',
-      scheduledFor: yesterday,
-    });
+    await runSlot(config, 'nightly', yesterday);
     // A process that died at 02:10 left its row `running` in the writer's file, never published.
     const crashed = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'nightly', runId: 'CRASHED' } });
-    await insertRun(crashed, {
+    await insertRunningRun(crashed, {
       runId: 'CRASHED',
       job: 'nightly',
       trigger: 'schedule',
       scheduledFor: today,
-      attempt: 1,
       startedAt: today,
-      status: 'running',
-      errorSummary: null,
-      host: THIS_PROCESS.host,
-      pid: 999_999,
     });
     await crashed.close();
 

@@ -1,8 +1,9 @@
 // Daylight saving in Europe/Stockholm: a nightly at 02:30 local, a time that does not exist on
 // 2026-03-29 and exists twice on 2026-10-25, runs exactly once each night: at 03:00 (the end
-// of the gap) in spring, at the first 02:30 in autumn. node-cron alone would skip the spring night.
-import cron from 'node-cron';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+// of the gap) in spring, at the first 02:30 in autumn. cron-parser given the zone would run the
+// spring night an hour after the gap.
+import { CronExpressionParser } from 'cron-parser';
+import { describe, expect, it } from 'vitest';
 import { nextSlots } from '../src/runner/slots.js';
 import { formatInZone } from '../src/time.js';
 import {
@@ -52,19 +53,17 @@ describe('slots across a DST change', () => {
   });
 });
 
-describe("node-cron's own behaviour on those nights (why the daemon places slots itself)", () => {
-  afterEach(() => vi.useRealTimers());
+describe("cron-parser's own behaviour in the zone on those nights (why slots.ts places slots itself)", () => {
+  const inZone = (from: string) =>
+    local(
+      CronExpressionParser.parse(NIGHTLY, { tz: TZ, currentDate: new Date(from) })
+        .take(2)
+        .map((date) => date.getTime()),
+    );
 
-  it('skips the spring night and runs the autumn one at its second 02:30', () => {
-    vi.useFakeTimers({ now: new Date('2026-03-28T12:00:00Z'), toFake: ['Date'] });
-    const spring = cron.createTask(NIGHTLY, () => undefined, { timezone: TZ });
-    expect(spring.getNextRuns(2).map((d) => formatInZone(d.getTime(), TZ))).toEqual([
-      '2026-03-30T02:30:00+02:00', // no run on 2026-03-29 at all
-      '2026-03-31T02:30:00+02:00',
-    ]);
-    vi.setSystemTime(new Date('2026-10-24T12:00:00Z'));
-    const autumn = cron.createTask(NIGHTLY, () => undefined, { timezone: TZ });
-    expect(formatInZone(autumn.getNextRuns(1)[0].getTime(), TZ)).toBe('2026-10-25T02:30:00+01:00');
+  it('runs the spring night at 03:30, an hour after the gap, and the autumn one at its first 02:30', () => {
+    expect(inZone('2026-03-28T12:00:00Z')).toEqual(['2026-03-29T03:30:00+02:00', '2026-03-30T02:30:00+02:00']);
+    expect(inZone('2026-10-24T12:00:00Z')).toEqual(['2026-10-25T02:30:00+02:00', '2026-10-26T02:30:00+01:00']);
   });
 });
 

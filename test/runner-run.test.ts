@@ -5,10 +5,18 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/outcome.js';
 import { UsageError } from '../src/cli/boundary.js';
 import { defineJob } from '../src/job.js';
-import { insertRun, THIS_PROCESS } from '../src/runner/ledger.js';
 import { runJob } from '../src/runner/run.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
-import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig, waitingJob } from './fixtures/runner-setup.js';
+import {
+  insertRunningRun,
+  publishedAll,
+  publishedRuns,
+  quietLog,
+  tableJob,
+  tempConfig,
+  waitingJob,
+  throwingJob,
+} from './fixtures/runner-setup.js';
 
 const NOW = Date.UTC(2026, 10, 21, 2, 0, 0);
 const clock = () => NOW;
@@ -62,24 +70,10 @@ describe('runJob', () => {
 
   it('records a job that throws as failed (exit 4), a usage error exits 2', async () => {
     const config = tempConfig();
-    const broken = defineJob({
-      name: 'broken',
-      description: '',
-      schedule: null,
-      run: async () => {
-        throw new Error('service unreachable');
-      },
-    });
+    const broken = throwingJob('broken', new Error('service unreachable'));
     const failed = await runJob(broken, { config, log: quietLog, now: () => NOW - 1000 });
     expect(failed).toMatchObject({ status: 'failed', exitCode: EXIT.failed, error: 'service unreachable' });
-    const misused = defineJob({
-      name: 'misused',
-      description: '',
-      schedule: null,
-      run: async () => {
-        throw new UsageError('unknown site: nope');
-      },
-    });
+    const misused = throwingJob('misused', new UsageError('unknown site: nope'));
     expect(await runJob(misused, { config, log: quietLog, now: clock })).toMatchObject({
       status: 'failed',
       exitCode: EXIT.usage,
@@ -145,17 +139,12 @@ describe('runJob', () => {
   it('marks a run left running by a killed process as crashed', async () => {
     const config = tempConfig();
     const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
-    await insertRun(wh, {
+    await insertRunningRun(wh, {
       runId: 'C',
       job: 'nightly',
       trigger: 'schedule',
       scheduledFor: NOW - 86_400_000,
-      attempt: 1,
       startedAt: NOW - 86_400_000,
-      status: 'running',
-      errorSummary: null,
-      host: THIS_PROCESS.host,
-      pid: 999_999,
     });
     await wh.publish();
     await wh.close();
@@ -186,18 +175,7 @@ describe('runJob', () => {
     const config = tempConfig();
     await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
     const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'crash', runId: 'C' } });
-    await insertRun(wh, {
-      runId: 'C',
-      job: 'mark',
-      trigger: 'manual',
-      scheduledFor: null,
-      attempt: 1,
-      startedAt: NOW,
-      status: 'running',
-      errorSummary: null,
-      host: THIS_PROCESS.host,
-      pid: 999_999,
-    });
+    await insertRunningRun(wh, { runId: 'C', job: 'mark', trigger: 'manual', scheduledFor: null, startedAt: NOW });
     await wh.close();
     const quiet = await runJob(idleJob, { config, log: quietLog, now: clock });
     const published = new Map((await publishedRuns(config)).map((r) => [r.runId, r.status]));

@@ -11,6 +11,7 @@ import {
   tableJob,
   tempConfig,
   testScheduler,
+  throwingJob,
 } from './fixtures/runner-setup.js';
 
 const MINUTE = 60_000;
@@ -80,14 +81,7 @@ describe('Scheduler', () => {
   it('retries a failed run after the backoff, doubling, up to `retries` times', async () => {
     const config = tempConfig();
     const clock = manualClock(AT_0159);
-    const failing = defineJob({
-      name: 'flaky',
-      description: '',
-      schedule: null,
-      run: async () => {
-        throw new Error('service down');
-      },
-    });
+    const failing = throwingJob('flaky', new Error('service down'));
     const scheduler = testScheduler(config, [failing], [{ name: 'flaky', expr: '0 2 * * *' }], clock.now, {
       retries: 2,
       retryBackoffMs: 5 * MINUTE,

@@ -7,7 +7,7 @@ import { runJob } from '../src/runner/run.js';
 import type { Status } from '../src/runner/status.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
-import { quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
+import { quietLog, tableJob, tempConfig, runSlot } from './fixtures/runner-setup.js';
 
 const NIGHT = Date.UTC(2026, 10, 20, 2, 0);
 
@@ -36,13 +36,7 @@ describe('efsync status --json', () => {
   it('shows last runs, next times, freshness and failures, also while another process writes', async () => {
     const config = tempConfig();
     await runJob(fakeSync, { config, log: quietLog, now: () => NIGHT - 60_000 });
-    await runJob(tableJob('nightly'), {
-      config,
-      log: quietLog,
-      now: () => NIGHT,
-      trigger: 'schedule',
-      scheduledFor: NIGHT,
-    });
+    await runSlot(config, 'nightly', NIGHT);
     const failures = [{ siteId: 's1', resource: 'actuals', reason: 'HTTP 503 after 5 retries' }];
     await runJob(tableJob('sync-actuals', { status: 'partial', failures }), {
       config,

@@ -4,28 +4,19 @@
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { runJob } from '../src/runner/run.js';
 import syncJob from '../jobs/sync.js';
-import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 8;
 
-let emu: Emulator;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: SITES });
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: SITES });
 
 describe('a sync aborted after its first site landed', () => {
   it('is interrupted, keeps whole sites only, and a rerun completes it', async () => {
     const dir = tempDir();
-    const config = testConfig({ dir, url: emu.url, db: join(dir, 'aborted.duckdb'), sync: { concurrency: 1 } });
+    const config = testConfig({ dir, url: served.emu.url, db: join(dir, 'aborted.duckdb'), sync: { concurrency: 1 } });
     const abort = new AbortController();
     // Abort from the log line that says a site landed, as a signal handler would at any moment.
     const sink = new Writable({
@@ -59,7 +50,7 @@ describe('a sync aborted after its first site landed', () => {
     expect(Number(orphans[0].n)).toBe(0);
 
     expect((await runSync(config)).status).toBe('ok');
-    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    const clean = testConfig({ dir, url: served.emu.url, db: join(dir, 'clean.duckdb') });
     expect((await runSync(clean)).status).toBe('ok');
     expect(await tableHashes(db)).toEqual(await tableHashes(clean.warehouse.path));
   }, 120_000);

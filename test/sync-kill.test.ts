@@ -4,22 +4,13 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../src/emulator/server.js';
-import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+import { describe, expect, it } from 'vitest';
+import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
 const SITES = 20;
 const KILL_AFTER_SITES = 3;
 
-let emu: Emulator;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: SITES });
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: SITES });
 
 /** Starts a sync in a child process and SIGKILLs it once `sites` sites have landed; resolves with what it saw. */
 function killMidSync(
@@ -46,7 +37,7 @@ describe('a sync killed mid-way, then rerun', () => {
   it('ends with the same data as a clean run', async () => {
     const dir = tempDir();
     const db = join(dir, 'killed.duckdb');
-    const configFile = writeConfigFile(dir, { dir, url: emu.url, db, sync: { concurrency: 2 } });
+    const configFile = writeConfigFile(dir, { dir, url: served.emu.url, db, sync: { concurrency: 2 } });
 
     const killed = await killMidSync(configFile, KILL_AFTER_SITES);
     expect(killed.signal).toBe('SIGKILL');
@@ -54,10 +45,10 @@ describe('a sync killed mid-way, then rerun', () => {
     expect(killed.landed).toBeGreaterThanOrEqual(KILL_AFTER_SITES);
     expect(killed.landed).toBeLessThan(SITES);
 
-    const rerun = await runSync(testConfig({ dir, url: emu.url, db }));
+    const rerun = await runSync(testConfig({ dir, url: served.emu.url, db }));
     expect(rerun.status).toBe('ok');
 
-    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    const clean = testConfig({ dir, url: served.emu.url, db: join(dir, 'clean.duckdb') });
     expect((await runSync(clean)).status).toBe('ok');
 
     const hashes = await tableHashes(db);

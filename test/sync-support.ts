@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll } from 'vitest';
 import { ServiceClient } from '../src/api/client.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
@@ -45,6 +46,16 @@ export async function emulator(options: Partial<EmulatorOptions> & { now?: () =>
     now: () => NOW,
     ...options,
   });
+}
+
+/** An emulator for a file's tests, `.emu` once they start: started before them, closed after. */
+export function emuForFile(options: Parameters<typeof emulator>[0] = {}): { emu: Emulator } {
+  const file = {} as { emu: Emulator };
+  beforeAll(async () => {
+    file.emu = await emulator(options);
+  });
+  afterAll(() => file.emu?.close());
+  return file;
 }
 
 export interface TestConfigOptions {

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { DEFAULT_QUALITY, openTempWarehouse, removeWarehouse } from './warehouse-support.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
 import {
@@ -13,9 +10,9 @@ import {
   loadModels,
   loadSites,
 } from '../src/warehouse/loader.js';
-import type { ForecastColumns } from '../src/warehouse/rows.js';
+import type { ForecastColumns, SiteRows } from '../src/warehouse/rows.js';
 import { modelRows, siteRows, type SiteModel } from '../src/sync/normalize.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
+import type { Warehouse } from '../src/warehouse/warehouse.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -25,14 +22,9 @@ let dir: string;
 let warehouse: Warehouse;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'efsync-loader-'));
-  warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+  ({ dir, warehouse } = await openTempWarehouse('efsync-loader-'));
 });
-
-afterEach(async () => {
-  await warehouse.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeWarehouse(warehouse, dir));
 
 /** A forecast vintage issued at `issued` for 24 hourly points, values from `value(hour)`. */
 function vintage(issued: number, value: (hour: number) => number | null, model = 'ensemble'): ForecastColumns {
@@ -196,25 +188,15 @@ describe('forecasts', () => {
 describe('sync state', () => {
   it('is written with the data, only moves forward, and not at all on a rerun', async () => {
     const state = (syncedTo: number) => ({ syncState: { resource: 'forecasts', syncedTo, runId: 'r1' } });
-    expect(
-      await loadForecasts(
+    const loadDay = () =>
+      loadForecasts(
         warehouse,
         's1',
         vintage(T0, () => 1),
         state(T0 + 24 * H),
-      ),
-    ).toEqual({
-      forecasts: 24,
-      sync_state: 1,
-    });
-    expect(
-      await loadForecasts(
-        warehouse,
-        's1',
-        vintage(T0, () => 1),
-        state(T0 + 24 * H),
-      ),
-    ).toEqual({});
+      );
+    expect(await loadDay()).toEqual({ forecasts: 24, sync_state: 1 });
+    expect(await loadDay()).toEqual({});
     // A backfill of an older window keeps the incremental cursor where it was.
     expect(
       await loadForecasts(
@@ -514,6 +496,14 @@ describe('sites and models', () => {
     );
     expect(site.nameplate_kw).toBe(6000);
     expect(JSON.parse(site.details)).toEqual({ owner_note: 'kept' });
+  });
+
+  it('stages the columns the migrated schema gives a reference table, a column added later too', async () => {
+    await warehouse.run('ALTER TABLE sites ADD COLUMN region VARCHAR');
+    const rows = siteRows(wind);
+    const site = { ...rows.site, region: 'north' } as SiteRows['site'];
+    expect(await loadSites(warehouse, [{ ...rows, site }], { now: T0 })).toMatchObject({ sites: 1 });
+    expect(await warehouse.all('SELECT site_id, region FROM sites')).toEqual([{ site_id: 'site-b', region: 'north' }]);
   });
 
   const model = (priority: number, states: { state: string; timestamp_utc: number }[]): SiteModel => ({

@@ -1,20 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ABANDONED_AFTER_MS } from '../src/warehouse/lock.js';
 import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
-import { startChild } from './warehouse-support.js';
+import { startChild, tempWarehousePath } from './warehouse-support.js';
 
 let dir: string;
 let path: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'efsync-lock-'));
-  path = join(dir, 'warehouse.duckdb');
+  ({ dir, path } = tempWarehousePath('efsync-lock-'));
 });
-
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The pid of a process that has exited: nothing runs under it any more. */

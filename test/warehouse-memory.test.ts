@@ -3,10 +3,10 @@
 // sync states of 10,000 sites are saved in transactions that fit; a purge of DuckDB's buffer pool
 // sets the step's memory limit again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { saveSyncStates } from '../src/warehouse/loader.js';
-import { writeSyncStates } from '../src/warehouse/series.js';
+import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';

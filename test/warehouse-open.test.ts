@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { listMigrations, pendingMigrations } from '../src/warehouse/migrate.js';
 import { Warehouse, writerPathOf, type Recovery } from '../src/warehouse/warehouse.js';

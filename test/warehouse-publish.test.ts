@@ -1,11 +1,10 @@
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
-import { count, startReader } from './warehouse-support.js';
+import { count, DEFAULT_QUALITY, startReader, tempWarehousePath } from './warehouse-support.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -14,10 +13,8 @@ let dir: string;
 let path: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'efsync-publish-'));
-  path = join(dir, 'warehouse.duckdb');
+  ({ dir, path } = tempWarehousePath('efsync-publish-'));
 });
-
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Loads `hours` hourly actuals for a site and publishes them. */

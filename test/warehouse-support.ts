@@ -1,7 +1,36 @@
 // Second processes for the warehouse tests (see warehouse-child.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Config, qualitySettingsFromConfig } from '../src/config.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+
+/** The data-quality settings of the config's defaults. */
+const DEFAULTS = Config.parse({});
+export const DEFAULT_QUALITY = qualitySettingsFromConfig(
+  DEFAULTS.accuracy.quality,
+  DEFAULTS.service.interval_label.actuals,
+);
+
+/** A fresh folder (named from `prefix`) and the path of a warehouse file in it. */
+export function tempWarehousePath(prefix: string): { dir: string; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, path: join(dir, 'warehouse.duckdb') };
+}
+
+/** A warehouse opened in a fresh folder; `removeWarehouse` closes it and removes the folder. */
+export async function openTempWarehouse(prefix: string): Promise<{ dir: string; warehouse: Warehouse }> {
+  const { dir, path } = tempWarehousePath(prefix);
+  return { dir, warehouse: await Warehouse.open({ path }) };
+}
+
+export async function removeWarehouse(warehouse: Warehouse, dir: string): Promise<void> {
+  await warehouse.close();
+  rmSync(dir, { recursive: true, force: true });
+}
 
 const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
 

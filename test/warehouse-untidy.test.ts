@@ -1,8 +1,6 @@
 // Untidy loads: a key given twice with two values is stored by one rule, the last value given wins,
 // the same way for forecasts, model outputs and actuals, so a rerun of the same answers stores the
 // same value and writes no revision.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -12,6 +10,7 @@ import { formatInstant as iso } from '../src/time.js';
 import { loadActuals, loadForecasts, loadModelOutputs, loadModels, loadTypedActuals } from '../src/warehouse/loader.js';
 import { applyMigrations, listMigrations } from '../src/warehouse/migrate.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
+import { openTempWarehouse, removeWarehouse } from './warehouse-support.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -20,14 +19,9 @@ let dir: string;
 let warehouse: Warehouse;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'efsync-untidy-'));
-  warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+  ({ dir, warehouse } = await openTempWarehouse('efsync-untidy-'));
 });
-
-afterEach(async () => {
-  await warehouse.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeWarehouse(warehouse, dir));
 
 /** Hours 1..4 after T0, hour 2 listed again last with `last` (the body the emulator's `duplicates` sends). */
 const times = [T0 + H, T0 + 2 * H, T0 + 3 * H, T0 + 4 * H, T0 + 2 * H];

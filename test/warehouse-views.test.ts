@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_QUALITY } from '../src/accuracy/quality.js';
+import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { ModelItem, SiteResponse } from '../src/api/schemas.js';
 import { formatInstant as iso } from '../src/time.js';
 import {

@@ -8,8 +8,7 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
-import { instantLiteral } from '../warehouse/sql.js';
-import { quoteLiteral } from '../warehouse/sql.js';
+import { instantLiteral, sqlList } from '../warehouse/sql.js';
 import { RequestError } from '../errors.js';
 import { DAY, HOUR, MINUTE } from '../time.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
@@ -62,8 +61,6 @@ export function windowSql(column: string, options: Pick<AlignOptions, 'from' | '
   return parts.join(' AND ');
 }
 
-const inList = (values: string[]) => values.map(quoteLiteral).join(', ');
-
 /** Days of data, the latest of the window, that the most common step is read from. */
 const STEP_SAMPLE_DAYS = 3;
 
@@ -92,7 +89,7 @@ const MODEL_RESOLUTIONS: Record<string, number> = { '15min': 15 * MINUTE, '30min
 
 export async function chooseSites(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const filter = options.sites?.length
-    ? `site_id IN (${inList(options.sites)}) OR name IN (${inList(options.sites)})`
+    ? `site_id IN (${sqlList(options.sites)}) OR name IN (${sqlList(options.sites)})`
     : 'TRUE';
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_chosen AS
     SELECT site_id, name, type, nameplate_kw, ${resolutionUsSql("settings->>'$.model_resolution'")} AS resolution
@@ -144,12 +141,12 @@ export async function unusableSites(sql: SqlRunner, options: AlignOptions): Prom
         ? `actuals every ${minutes(r.a_len)} are coarser than the forecast intervals of ${minutes(r.f_len)}: an interval forecast is never scored against a coarser observation`
         : `forecast intervals of ${minutes(r.f_len)} are not a whole number of actual intervals of ${minutes(r.a_len)}`,
   }));
-  if (skipped.length) await sql.run(`DELETE FROM acc_site WHERE site_id IN (${inList(skipped.map((s) => s.siteId))})`);
+  if (skipped.length) await sql.run(`DELETE FROM acc_site WHERE site_id IN (${sqlList(skipped.map((s) => s.siteId))})`);
   return skipped;
 }
 
 export const modelFilterSql = (options: AlignOptions) =>
-  options.models?.length ? `m.name IN (${inList(options.models)})` : 'TRUE';
+  options.models?.length ? `m.name IN (${sqlList(options.models)})` : 'TRUE';
 
 /**
  * The forecast points of every subject in the window. `narrow`, when given, wraps their query

@@ -79,7 +79,7 @@ function leadSql(bounds: number[]): GroupSql {
   const leadUs = '(epoch_us(valid_time) - epoch_us(issue_time))';
   const whens = bounds.map((b, i) => `WHEN ${leadUs} < ${b * 1000} THEN ${i + 1}`).join(' ');
   const index = `CASE WHEN issue_time IS NULL THEN NULL WHEN ${leadUs} < 0 THEN 0 ${whens} ELSE ${bounds.length + 1} END`;
-  const keyFromOrder = (order: string) => `(${sqlList(labels)})[(${order}) + 1]`;
+  const keyFromOrder = (order: string) => `(${listLiteral(labels)})[(${order}) + 1]`;
   return { group: 'lead', key: keyFromOrder(index), order: index, keyFromOrder };
 }
 
@@ -90,7 +90,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /** Meteorological seasons of the northern hemisphere's names, by (month % 12) // 3 + 1. */
 const SEASONS = ['DJF', 'MAM', 'JJA', 'SON'];
 
-const sqlList = (values: string[]) => `[${values.map(quoteLiteral).join(', ')}]`;
+const listLiteral = (values: string[]) => `[${values.map(quoteLiteral).join(', ')}]`;
 
 /**
  * Wall-clock time in `tz` as a TIMESTAMP. In UTC that is the epoch itself, which DuckDB's core
@@ -120,22 +120,22 @@ export function groupSql(group: Group, options: GroupOptions): GroupSql {
         group,
         key: `strftime(${local}, '%a')`,
         order: `isodow(${local})`,
-        keyFromOrder: (order) => `(${sqlList(WEEKDAYS)})[${order}]`,
+        keyFromOrder: (order) => `(${listLiteral(WEEKDAYS)})[${order}]`,
       };
     case 'month':
       return {
         group,
         key: `strftime(${local}, '%b')`,
         order: `month(${local})`,
-        keyFromOrder: (order) => `(${sqlList(MONTHS)})[${order}]`,
+        keyFromOrder: (order) => `(${listLiteral(MONTHS)})[${order}]`,
       };
     case 'season':
       // meteorological seasons, as SFA groups them: December's season is that of the next January
       return {
         group,
-        key: `(${sqlList(SEASONS)})[month(${local}) % 12 // 3 + 1]`,
+        key: `(${listLiteral(SEASONS)})[month(${local}) % 12 // 3 + 1]`,
         order: `month(${local}) % 12 // 3 + 1`,
-        keyFromOrder: (order) => `(${sqlList(SEASONS)})[${order}]`,
+        keyFromOrder: (order) => `(${listLiteral(SEASONS)})[${order}]`,
       };
     case 'year':
       return {

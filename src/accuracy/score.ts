@@ -2,7 +2,7 @@
 // of pairs (no service, no warehouse: an in-memory DuckDB). Both return the same rows.
 import { sqlList } from '../warehouse/sql.js';
 import { RequestError } from '../errors.js';
-import type { Config } from '../config.js';
+import { type Config, qualitySettingsFromConfig } from '../config.js';
 import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
@@ -22,7 +22,8 @@ import {
   type PairsColumns,
 } from './pairs.js';
 import { referencePeriodMs } from './reference.js';
-import { countFlags, type FlagCount, qualitySettingsFromConfig, refreshCapacityWindows } from './quality.js';
+import { refreshCapacityWindows } from '../capacity/windows.js';
+import { countFlags, type FlagCount } from './quality.js';
 import { reportSeries, writeReport, type SeriesPoint } from './report.js';
 import { storeAccuracy } from './store.js';
 import { faultPoint } from '../fault.js';

@@ -619,7 +619,6 @@ export type SiteRequest = z.input<typeof SiteRequest>;
 export type SiteSettings = z.output<typeof SiteSettings>;
 export type PVAsset = z.output<typeof PVAsset>;
 export type SiteResponse = z.output<typeof SiteResponse>;
-export type SiteResponseWire = z.input<typeof SiteResponse>;
 /** A segment as the client keeps it (capacitySegments): instants as epoch ms, an open end null. */
 export type CapacitySegment = {
   [key: string]: unknown;
@@ -628,18 +627,14 @@ export type CapacitySegment = {
   dateEnd: number | null;
 };
 export type ModelItem = z.output<typeof ModelItem>;
-export type ModelItemWire = z.input<typeof ModelItem>;
 export type ModelState = z.output<typeof ModelState>;
 export type WindAsset = z.output<typeof WindAsset>;
 export type ModelSettings = z.output<typeof ModelSettings>;
 export type UpdateModelBody = z.input<typeof UpdateModelBody>;
 export type PriorityConflictResolution = z.output<typeof PriorityConflictResolution>;
 export type ForecastSeries = z.output<typeof ForecastSeries>;
-export type ForecastSeriesWire = z.input<typeof ForecastSeries>;
 export type ModelOutput = z.output<typeof ModelOutput>;
-export type ModelOutputWire = z.input<typeof ModelOutput>;
 export type ActualsSeries = z.output<typeof ActualsSeries>;
-export type ActualsSeriesWire = z.input<typeof ActualsSeries>;
 export type CapacityPoint = z.input<typeof CapacityPoint>;
 export type CapacityUpload = z.input<typeof CapacityUpload>;
 export type ErrorItem = z.output<typeof ErrorItem>;

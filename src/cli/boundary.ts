@@ -5,8 +5,8 @@
  * - **Outcomes and exit codes**: every command ends in one of the outcomes of `EXIT`
  *   (src/outcome.ts), the one table of exit codes (the README's), whether it returned or threw.
  * - **Typed errors**: a command throws `UsageError` for a flag or argument; the layers below throw
- *   the errors of src/errors.ts (`RequestError` for what was asked, `ConfigError`, `FailedError`,
- *   `InterruptedError`) or their own typed ones (`ServiceError`, `InputFileError`,
+ *   the errors of src/errors.ts (`RequestError` for what was asked, `ConfigError`) or their own
+ *   typed ones (`ServiceError`, `InputFileError`,
  *   `WarehouseBusyError`, a system error naming a path), and commander throws its own.
  *   `outcomeOf` classifies by type (src/runner/outcome.ts, the same the run ledger records),
  *   never by message text; anything else is `internal`, a bug.

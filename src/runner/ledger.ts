@@ -249,12 +249,3 @@ export function toRunRow(r: RunRecord): RunRow {
     pid: r.pid,
   };
 }
-
-export async function listRuns(wh: Warehouse, where = 'TRUE', params: (string | number)[] = []): Promise<RunRow[]> {
-  const rows = await wh.all<RunRecord>(
-    `SELECT run_id, job, trigger, scheduled_for, attempt, started_at, ended_at, status, rows_written::VARCHAR AS rows_written,
-       error_summary, host, pid FROM runs WHERE ${where} ORDER BY started_at, run_id`,
-    params,
-  );
-  return rows.map(toRunRow);
-}

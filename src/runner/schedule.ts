@@ -1,17 +1,15 @@
 /**
  * `efsync schedule`: the daemon. Which jobs run when (config `schedule.jobs` over each job's
- * default), the catch-up read from the published ledger, and node-cron as the clock: one task
- * ticking every minute in UTC that hands over to the Scheduler (scheduler.ts), which places the
- * slots in `schedule.timezone` itself. node-cron is not given the jobs' own expressions: on the
- * days the clocks change it skips a wall time that does not exist (02:30 on a spring-forward night)
- * and runs a doubled one at its second occurrence (test/runner-dst.test.ts shows both), where
- * efsync's rule is to run the gap's slot at the end of the gap and a doubled one once, first.
+ * default), the catch-up read from the published ledger, and the clock: a timer to each whole
+ * minute that hands over to the Scheduler (scheduler.ts), which places the slots in
+ * `schedule.timezone` itself (slots.ts, cron-parser over wall-clock time): on the days the clocks
+ * change, efsync's rule is to run the gap's slot at the end of the gap and a doubled one once,
+ * first, which no cron library given the zone does (test/runner-dst.test.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import cron from 'node-cron';
 import type { LoadedConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { formatInZone } from '../time.js';
+import { formatInZone, MINUTE } from '../time.js';
 import { ConfigError } from '../errors.js';
 import { InputFileError, parseYaml } from '../yaml.js';
 import { Warehouse } from '../warehouse/warehouse.js';
@@ -156,19 +154,7 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
   // Runs a killed process left `running` become crashed first, so that catch-up redoes them.
   await recordSkippedRuns(config, [], log, clock);
   scheduler.start(await readCoveredUntil(config));
-  // A missed minute (a busy event loop) is harmless: a tick picks up every slot since the last one.
-  const cronLog = log.child({ component: 'node-cron' });
-  const task = cron.schedule('* * * * *', () => scheduler.tick(), {
-    name: 'efsync-scheduler',
-    timezone: 'UTC',
-    suppressMissedWarning: true,
-    logger: {
-      info: (message) => cronLog.debug(message),
-      warn: (message) => cronLog.warn(message),
-      error: (message, err) => cronLog.error({ err: err ?? message }, String(message)),
-      debug: (message) => cronLog.debug(String(message)),
-    },
-  });
+  const ticking = everyMinute(() => scheduler.tick(), log);
   // Before the first line: a port in use fails the start (exit 4) rather than leaving probes unanswered.
   const monitor = options.monitor
     ? await startMonitor({
@@ -179,7 +165,7 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
         clock,
         log,
       }).catch(async (error: unknown) => {
-        await task.destroy();
+        ticking.stop();
         await scheduler.stop('the monitoring port could not be opened');
         throw error;
       })
@@ -195,10 +181,33 @@ export async function runDaemon(options: DaemonOptions): Promise<Scheduler> {
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   if (alerting) clearInterval(alerting);
-  await task.destroy();
+  ticking.stop();
   await monitor?.close();
   const reason = options.signal.reason instanceof Error ? options.signal.reason.message : 'shutdown';
   await scheduler.stop(reason);
   print(`efsync schedule: stopped (${reason})`);
   return scheduler;
+}
+
+/**
+ * Calls `tick` at every whole minute (UTC) until stopped. A missed minute (a busy event loop) is
+ * harmless: a tick picks up every slot since the last one.
+ */
+function everyMinute(tick: () => void, log: Logger): { stop(): void } {
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    timer = setTimeout(
+      () => {
+        arm();
+        try {
+          tick();
+        } catch (error) {
+          log.error({ err: error }, 'the scheduler failed to tick; it tries again in a minute');
+        }
+      },
+      MINUTE - (Date.now() % MINUTE),
+    );
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
 }

@@ -2,7 +2,7 @@
  * The scheduler's core, driven by an injected clock: `tick()` finds the slots that came due since
  * the last tick (slots.ts, in the schedule's time zone), retries that are due, and runs them one
  * at a time (every run writes the same warehouse). The daemon (schedule.ts) only calls `start()`,
- * `tick()` once a minute from node-cron, and `stop()` on a signal.
+ * `tick()` once a minute, and `stop()` on a signal.
  *
  * Decisions:
  * - overlap: a slot of a job that is running or waiting is not run; it is recorded as skipped;

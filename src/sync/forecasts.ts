@@ -6,16 +6,8 @@ import type { ForecastSeries } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
-import { loadOptions, skippedUpdates, type ResourceSync } from './types.js';
-import {
-  type ItemResult,
-  readEach,
-  settleRead,
-  settleReads,
-  type VintageReads,
-  withPending,
-  WrongVintage,
-} from './vintages.js';
+import { loadVintages, skippedUpdates, type ResourceSync } from './types.js';
+import { type ItemResult, readEach, settleReads, type VintageReads, withPending, WrongVintage } from './vintages.js';
 import { planForecastUpdates } from './windows.js';
 
 /** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
@@ -45,16 +37,10 @@ export const forecastsSync: ResourceSync<VintageReads<ForecastSeries>> = {
     const settled = await settleReads(env, site.siteId, 'forecasts', results, pending);
     return { ...settled, mark: plan.mark, defaulted: [...skippedUpdates('forecasts', updates), ...settled.defaulted] };
   },
-  async load(env, site, fetched) {
-    const rows = await loadForecasts(
-      env.warehouse,
-      site.siteId,
-      fetched.data.values.map(forecastColumns),
-      loadOptions(env, 'forecasts', fetched.mark),
-    );
-    await settleRead(env.warehouse, site.siteId, 'forecasts', fetched.data.settled);
-    return rows;
-  },
+  load: (env, site, fetched) =>
+    loadVintages(env, site, 'forecasts', fetched, (values, options) =>
+      loadForecasts(env.warehouse, site.siteId, values.map(forecastColumns), options),
+    ),
 };
 
 /**

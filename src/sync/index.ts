@@ -1,6 +1,5 @@
 // The sync as the rest of efsync uses it: jobs hand the sync (run.ts) what it needs of their run.
-import { qualitySettingsFromConfig } from '../accuracy/quality.js';
-import type { Resource } from '../config.js';
+import { qualitySettingsFromConfig, type Resource } from '../config.js';
 import type { JobContext } from '../job.js';
 import type { JobOutcome } from '../outcome.js';
 import { backfillOf, syncAll } from './run.js';

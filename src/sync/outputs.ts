@@ -9,11 +9,10 @@ import type { ModelOutput } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
-import { loadOptions, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
+import { loadVintages, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
 import {
   type ItemResult,
   readEach,
-  settleRead,
   settleReads,
   type VintageItem,
   type VintageReads,
@@ -46,16 +45,10 @@ export const outputsSync: ResourceSync<VintageReads<Vintage>> = {
     const settled = await settleReads(env, site.siteId, 'outputs', results, pending);
     return { ...settled, mark: window.mark, defaulted: [...skippedUpdates('outputs', updates), ...settled.defaulted] };
   },
-  async load(env, site, fetched) {
-    const rows = await loadModelOutputs(
-      env.warehouse,
-      site.siteId,
-      fetched.data.values.map(outputColumns),
-      loadOptions(env, 'outputs', fetched.mark),
-    );
-    await settleRead(env.warehouse, site.siteId, 'outputs', fetched.data.settled);
-    return rows;
-  },
+  load: (env, site, fetched) =>
+    loadVintages(env, site, 'outputs', fetched, (values, options) =>
+      loadModelOutputs(env.warehouse, site.siteId, values.map(outputColumns), options),
+    ),
 };
 
 /**

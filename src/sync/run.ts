@@ -25,6 +25,7 @@ import type { Progress } from '../progress.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { flagPending, type QualitySettings } from '../warehouse/flags.js';
 import {
+  addRows,
   forgetDigests,
   loadModels,
   saveIntervalLabels,
@@ -51,7 +52,7 @@ import {
 } from './types.js';
 import { RowBudget, type SiteRows } from './budget.js';
 import type { Backfill, SyncMark } from './windows.js';
-import { withDuckDBSettings } from '../warehouse/settings.js';
+import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
 export const REQUESTS_PER_SITE = 4;
@@ -143,38 +144,10 @@ export interface SyncRequest {
 
 /** Syncs `req.resources` (in the order of RESOURCES) for `req.sites`, or all. */
 export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
-  // The WAL checkpoints automatically every 16 MB: ~45 checkpoints in a 1,000-site sync, most of
-  // its COMMIT time; at 256 MB a few, and the runner checkpoints once before it publishes. The
-  // memory limit and threads bound DuckDB (src/warehouse/settings.ts), and what DuckDB frees goes
-  // back to the OS (SYNC_FLUSH_THRESHOLD); steps after the sync get DuckDB's defaults back.
-  const { memory_limit, threads } = req.sync;
-  return withDuckDBSettings(
-    req.warehouse,
-    {
-      memory_limit,
-      threads,
-      checkpoint_threshold: SYNC_CHECKPOINT_THRESHOLD,
-      allocator_bulk_deallocation_flush_threshold: SYNC_FLUSH_THRESHOLD,
-    },
-    () => syncResources(req),
-  );
+  // The memory limit and threads bound DuckDB, the WAL checkpoints rarely and what DuckDB frees
+  // goes back to the OS (src/warehouse/settings.ts); steps after the sync get the defaults back.
+  return withDuckDBSettings(req.warehouse, syncStepSettings(req.sync), () => syncResources(req));
 }
-
-/** How much WAL a sync lets grow before DuckDB checkpoints on its own (its default: 16 MB). */
-const SYNC_CHECKPOINT_THRESHOLD = '256MB';
-
-/**
- * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
- * (~1 s of decay, then MADV_FREE, which still counts as resident) for reuse: in a 200-site sync
- * ~40-90 MB of its resident memory was freed pages, against ~55 MB in use. Before each
- * allocation above this size DuckDB purges every arena and trims glibc's heap (its
- * allocator_bulk_deallocation_flush_threshold, 512 MiB by default). The purges cost time: a
- * 1,000-site sync (one emulator state, quiet machine, 2026-11-24) took 95.8 s and peaked at
- * 376 MB without them; at 4MB 89.9 s / 363 MB; at 2MB 104.9 s / 322 MB; at 1MB 106.5 s / 335 MB
- * (the sync ratio 1.60 in the bench, past its 1.5). 4MB keeps the ratio; the RSS target needs
- * more than this setting (docs/sync.md, Memory).
- */
-const SYNC_FLUSH_THRESHOLD = '4MB';
 
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => req.resources.includes(r));
@@ -275,7 +248,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
 async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void> {
   const loadStart = performance.now();
   try {
-    await req.warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '${FLAGS_FLUSH_THRESHOLD}'`);
+    await flushBeforeEveryAllocation(req.warehouse);
     await flagPending(req.warehouse, req.quality, { now: req.now });
   } catch (error) {
     const reason = `data-quality flags: ${error instanceof Error ? error.message : String(error)}`;
@@ -284,15 +257,6 @@ async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void>
   }
   tally.loadMs += performance.now() - loadStart;
 }
-
-/**
- * The flags' windows need tens of MB for a slice of sites (flags.ts), freed as each slice ends;
- * with the series' threshold (SYNC_FLUSH_THRESHOLD) jemalloc kept those pages, and the flags of
- * 1,000 sites added ~95 MB to a sync's peak RSS. So the flags, last in a sync (syncAll resets
- * the setting after them), purge before every allocation: the flags of 1,000 sites of 7 days,
- * alone on a copy of a synced warehouse, 2.5 s and +30 MB of RSS, against 1.5 s and +100 MB at 4MB.
- */
-const FLAGS_FLUSH_THRESHOLD = '0MB';
 
 /**
  * Lists the sites, records the malformed ones, loads the selected ones (the sites resource) and
@@ -607,10 +571,6 @@ export function siteTask(env: SyncEnv, siteId: string): SiteTask {
     models: refs,
     updates: () => (updates ??= env.client.getSiteForecastUpdates(siteId)),
   };
-}
-
-function addRows(total: RowCounts, part: RowCounts): void {
-  for (const [table, count] of Object.entries(part)) total[table] = (total[table] ?? 0) + count;
 }
 
 function seconds(ms: number): string {

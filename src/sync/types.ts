@@ -8,7 +8,7 @@ import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
-import type { PendingVintages, VintageResource } from './vintages.js';
+import { type PendingVintages, settleRead, type VintageReads, type VintageResource } from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
@@ -78,6 +78,22 @@ export function skippedUpdates(resource: string, updates: ForecastUpdateList): s
 /** The loader's options: the run's clock, and the new sync state written with the data. */
 export function loadOptions(env: SyncEnv, resource: string, mark: SyncMark | null): LoadOptions {
   return { now: env.now, ...(mark ? { syncState: syncStateOf(env, resource, mark) } : {}) };
+}
+
+/**
+ * A vintage resource's load: the site's vintages read this run, stored by `load` with the
+ * resource's load options, then the pending reads they settle forgotten (settleRead).
+ */
+export async function loadVintages<T>(
+  env: SyncEnv,
+  site: SiteTask,
+  resource: VintageResource,
+  fetched: Fetched<VintageReads<T>>,
+  load: (values: T[], options: LoadOptions) => Promise<RowCounts>,
+): Promise<RowCounts> {
+  const rows = await load(fetched.data.values, loadOptions(env, resource, fetched.mark));
+  await settleRead(env.warehouse, site.siteId, resource, fetched.data.settled);
+  return rows;
 }
 
 /** The sync state of `resource` (a sync_state key) to record for `mark`. */

@@ -1,11 +1,14 @@
 // Data-quality flags on actuals, in the spirit of the Solar Forecast Arbiter's validation toolkit
 // (validation/validator.py): a bitmask per suspect value in `actual_flags` (migration 006 names
 // every bit in `quality_flags`), computed in SQL over the warehouse, one DELETE and one INSERT per
-// batch of sites. Derived data of the warehouse: a load that changes actuals records the site and
-// the earliest changed valid time in `actual_flags_pending`, in its own transaction, and
-// flagPending computes the flags of what is pending (the sync once after its series, a loader
-// call given thresholds in its own transaction); the accuracy step recomputes them before every
-// score, with the thresholds it is given (src/accuracy/quality.ts reads them from the config).
+// batch of sites. This module is the one place that computes them (flagActuals); the others only
+// say when, each with the settings of config.ts (qualitySettingsFromConfig):
+//   - a load that changes actuals records the site and the earliest changed valid time in
+//     `actual_flags_pending`, in its own transaction (markFlagsPending), and flagPending computes
+//     what is pending: in that transaction when the load is given thresholds, else the sync once
+//     after its series;
+//   - the accuracy step recomputes them over its window before every score (reflagActuals), as
+//     thresholds and capacity windows (src/capacity/windows.ts) may have changed since the load.
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { instantLiteral, sqlList } from './sql.js';

@@ -6,6 +6,14 @@
  * snapshot never sees half a site and a rerun of the same window changes nothing (and reports
  * 0 rows written).
  *
+ * This module is the API, and takes series apart into blocks (each key once: dedupe.ts); the
+ * engine behind it, one concern a module:
+ *   commit-queue.ts  the group commit: batches of loads, one transaction each, retried alone
+ *   staging.ts       a batch's blocks into the TEMP staging tables (data chunks)
+ *   series.ts        each series' merge of what is staged (the SQL: merge.ts)
+ *   sync-state.ts    sync_state, with the data or on its own
+ *   reference.ts     sites, models and their satellite tables
+ *
  * API (instants are epoch ms UTC; columns are parallel arrays of equal length):
  *
  *   loadSites(warehouse, sites: SiteRows[], options?)                          → RowsWritten
@@ -34,17 +42,21 @@
  *     The same for another actuals series than power, keyed (site_id, type, valid_time), into
  *     `actuals_by_type` and `actual_revisions_by_type`.
  *   saveSyncStates(warehouse, states: { siteId, state: SyncStateUpdate }[], options?) → RowsWritten
- *     Sync states on their own, all in one transaction: for site resources that had nothing to
+ *     Sync states on their own, 1,000 to a transaction: for site resources that had nothing to
  *     write (a load with rows does it inside its own transaction when given `options.syncState`).
  *   forgetDigests(warehouse, resources: string[])                              → void
  *     Clears the digests of those sync_state resources: their next read merges in full.
+ *   saveIntervalLabels(warehouse, { forecasts, actuals })                       → void
+ *     Records the configured interval labels (interval_labels), when they changed.
  *
  * options: { now?: number (default Date.now(); stamps synced_at, first_seen_at, replaced_at, ...),
- *            syncState?: SyncStateUpdate (written in the same transaction as the data) }
+ *            syncState?: SyncStateUpdate (written in the same transaction as the data),
+ *            quality?: QualitySettings (actuals: their flags computed in the same transaction) }
  * SyncStateUpdate: { resource: 'forecasts' | 'outputs' | 'actuals' | string, syncedTo: number,
- *            lastAsOf?: number | null, runId: string }. synced_to and last_as_of never move back
- *            (a --from/--to backfill of an older window keeps the incremental cursor), and the row
- *            is written only when one of them advances.
+ *            lastAsOf?: number | null, runId: string, digest?: string | null }. synced_to and
+ *            last_as_of never move back (a --from/--to backfill of an older window keeps the
+ *            incremental cursor), and the row is written only when one of them advances or the
+ *            digest changes.
  * RowsWritten: { [table]: rows inserted + updated } with only non-zero tables, e.g.
  *            { forecasts: 5376, sync_state: 1 }; sum several with `addRows(total, part)`.
  *
@@ -58,31 +70,25 @@
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
+import { loadSeries } from './commit-queue.js';
 import { lastOfEach } from './dedupe.js';
-import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
-import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, ModelRows, SiteRows } from './rows.js';
-import { instant, sqlList } from './sql.js';
-import { loadSeries, writeSyncStates, type LoadOptions, type RowsWritten, type SyncStateUpdate } from './series.js';
+import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, RowsWritten } from './rows.js';
+import type { LoadOptions } from './series.js';
 import type { Warehouse } from './warehouse.js';
 
-export type { LoadOptions, RowsWritten, SyncStateUpdate } from './series.js';
-
-// ---------------------------------------------------------------- results
-
-/** Adds `part` into `total` (in place) and returns `total`. */
-export function addRows(total: RowsWritten, part: RowsWritten): RowsWritten {
-  for (const [table, rows] of Object.entries(part)) {
-    if (rows > 0) total[table] = (total[table] ?? 0) + rows;
-  }
-  return total;
-}
-
-function count(rows: RowsWritten, table: string, written: number): void {
-  if (written > 0) rows[table] = (rows[table] ?? 0) + written;
-}
+export { loadModels, loadSites, saveIntervalLabels } from './reference.js';
+export { addRows, type RowsWritten } from './rows.js';
+export type { LoadOptions } from './series.js';
+export { forgetDigests, saveSyncStates, type SyncStateUpdate } from './sync-state.js';
 
 // ---------------------------------------------------------------- series
 
+/**
+ * The number of rows of a series' columns, which must all have as many values. The client checks
+ * the same of the service's bodies (src/api/columns.ts), but this is the warehouse's own
+ * boundary: it takes columns from any caller (the sync, the bench, tests) and knows nothing of
+ * the API, and a short column would store nulls under keys it never gave.
+ */
 function checkLengths(what: string, columns: Record<string, Column<unknown>>): number {
   const entries = Object.entries(columns);
   const [firstName, first] = entries[0];
@@ -295,304 +301,4 @@ export async function loadTypedActuals(
     ],
   };
   return loadSeries(warehouse, 'typed_actuals', siteId, [block], options);
-}
-
-// ---------------------------------------------------------------- sync state
-
-/**
- * Sync states with no data, STATES_PER_TRANSACTION at a time: a sync writes those of the site
- * resources that read nothing new once, after its series, instead of one transaction per batch
- * of them (a state written late, or lost to a crash, only makes the next run read again).
- */
-export async function saveSyncStates(
-  warehouse: Warehouse,
-  states: readonly { siteId: string; state: SyncStateUpdate }[],
-  options: { now?: number } = {},
-): Promise<RowsWritten> {
-  const now = options.now ?? Date.now();
-  let advanced = 0;
-  for (let start = 0; start < states.length; start += STATES_PER_TRANSACTION) {
-    const part = states.slice(start, start + STATES_PER_TRANSACTION);
-    const written = await warehouse.transaction(() =>
-      writeSyncStates(
-        warehouse,
-        part.map(({ siteId, state }) => ({ siteId, state, now })),
-      ),
-    );
-    advanced += written.size;
-  }
-  return advanced > 0 ? { sync_state: advanced } : {};
-}
-
-/**
- * DuckDB holds a transaction's updated rows, and the JSON list of the states (one value), in
- * memory it cannot spill: the 30,000 states of a 10,000-site resync in one statement asked for
- * 16 MiB at once and ran out of a 48MB pool, and in one transaction of smaller statements needed
- * more than 24MB.
- */
-const STATES_PER_TRANSACTION = 1000;
-
-/**
- * Clears the stored digests of `resources` (sync_state keys): a load that writes no sync state (a
- * backfill) may change rows a digest describes, and the next read must then merge in full.
- */
-export async function forgetDigests(warehouse: Warehouse, resources: readonly string[]): Promise<void> {
-  if (resources.length === 0) return;
-  await warehouse.run(
-    `UPDATE sync_state SET digest = NULL WHERE digest IS NOT NULL AND resource IN (${sqlList(resources)})`,
-  );
-}
-
-// ---------------------------------------------------------------- sites and models
-
-/** A column of a reference table: its SQL type, and whether it is left out of change detection. */
-interface RefColumn {
-  name: string;
-  type: string;
-  /** Instants come as epoch ms and are converted in SQL. */
-  instant?: boolean;
-  /** Bookkeeping (synced_at): a change here alone is no change. */
-  bookkeeping?: boolean;
-}
-
-interface RefTable {
-  table: string;
-  columns: RefColumn[];
-}
-
-const col = (name: string, type: string, extra: Partial<RefColumn> = {}): RefColumn => ({ name, type, ...extra });
-
-const SITES: RefTable = {
-  table: 'sites',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('name', 'VARCHAR'),
-    col('type', 'VARCHAR'),
-    col('latitude', 'DOUBLE'),
-    col('longitude', 'DOUBLE'),
-    col('nameplate_kw', 'DOUBLE'),
-    col('created_at', 'TIMESTAMPTZ', { instant: true }),
-    col('settings', 'JSON'),
-    col('details', 'JSON'),
-    col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
-  ],
-};
-
-const SITE_ASSETS: RefTable = {
-  table: 'site_assets',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('asset_index', 'INTEGER'),
-    col('mount', 'VARCHAR'),
-    col('capacity_kw', 'DOUBLE'),
-    col('install_date', 'DATE'),
-    col('azimuth', 'DOUBLE'),
-    col('tilt', 'DOUBLE'),
-    col('axis_tilt', 'DOUBLE'),
-    col('axis_azimuth', 'DOUBLE'),
-    col('max_angle', 'DOUBLE'),
-    col('details', 'JSON'),
-  ],
-};
-
-const SITE_CAPACITY: RefTable = {
-  table: 'site_capacity',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('segment_index', 'INTEGER'),
-    col('valid_from', 'TIMESTAMPTZ', { instant: true }),
-    col('valid_to', 'TIMESTAMPTZ', { instant: true }),
-    col('value_kw', 'DOUBLE'),
-    col('details', 'JSON'),
-  ],
-};
-
-const MODELS: RefTable = {
-  table: 'models',
-  columns: [
-    col('model_id', 'VARCHAR'),
-    col('site_id', 'VARCHAR'),
-    col('name', 'VARCHAR'),
-    col('label', 'VARCHAR'),
-    col('version', 'INTEGER'),
-    col('display_name', 'VARCHAR'),
-    col('model_type', 'VARCHAR'),
-    col('quantile', 'DOUBLE'),
-    col('priority', 'INTEGER'),
-    col('serving_active', 'BOOLEAN'),
-    col('output_types', 'VARCHAR[]'),
-    col('schedule_cron', 'VARCHAR'),
-    col('latest_state', 'VARCHAR'),
-    col('synced_at', 'TIMESTAMPTZ', { instant: true, bookkeeping: true }),
-  ],
-};
-
-const MODEL_STATES: RefTable = {
-  table: 'model_states',
-  columns: [
-    col('site_id', 'VARCHAR'),
-    col('model_id', 'VARCHAR'),
-    col('state', 'VARCHAR'),
-    col('state_at', 'TIMESTAMPTZ', { instant: true }),
-    col('details', 'JSON'),
-  ],
-};
-
-/**
- * Empty staging tables temp.<table>_in for the given tables, shaped as theirs: one statement
- * each (a create if missing and a delete for every one of the five cost ~10 statements a load,
- * ~40 of the ~125 of a 1,000-site resync).
- */
-async function freshRefStaging(warehouse: Warehouse, specs: readonly RefTable[]): Promise<void> {
-  for (const { table } of specs) {
-    await warehouse.run(`CREATE OR REPLACE TEMP TABLE ${table}_in AS SELECT * FROM main.${table} LIMIT 0`);
-  }
-}
-
-/**
- * Stages rows into temp.<table>_in in one statement: the rows travel as one JSON array parameter
- * (each row its values in column order, bookkeeping columns stamped `now`), unnested and cast in
- * SQL. (Multi-row VALUES with a parameter and a cast per value took ~0.4 ms a row to bind: 2.8 s
- * of a 1,000-site sync for the models alone.)
- */
-async function stageRows(
-  warehouse: Warehouse,
-  spec: RefTable,
-  rows: readonly Readonly<Record<string, unknown>>[],
-  now: number,
-): Promise<void> {
-  if (rows.length === 0) return;
-  const names = spec.columns.map((c) => c.name).join(', ');
-  const values = spec.columns.map((c, i) => fromJson(i, c)).join(', ');
-  const ordered = rows.map((row) => spec.columns.map((c) => (c.bookkeeping ? now : row[c.name])));
-  await warehouse.run(
-    `INSERT INTO temp.${spec.table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`,
-    [JSON.stringify(ordered)], // undefined in a row becomes null, as JSON.stringify does in arrays
-  );
-}
-
-/** Element `index` of the JSON row `r` as the column's type; a JSON null is SQL NULL. */
-function fromJson(index: number, column: RefColumn): string {
-  if (column.instant) return instant(`CAST(r->>${index} AS DOUBLE)`);
-  const json = `NULLIF(r->${index}, 'null')`;
-  if (column.type === 'JSON') return json;
-  if (column.type.endsWith('[]')) return `CAST(${json} AS ${column.type})`;
-  return `CAST(r->>${index} AS ${column.type})`;
-}
-
-/**
- * Rewrites the groups of `spec.table` whose staged rows differ from the stored ones (see
- * changedGroupsSql); returns the rows written (an update counts once).
- */
-async function replaceChanged(warehouse: Warehouse, spec: RefTable, groupKey: string, scope: string): Promise<number> {
-  const compared = spec.columns.filter((c) => !c.bookkeeping).map((c) => c.name);
-  await warehouse.run(
-    `CREATE OR REPLACE TEMP TABLE changed_groups AS ${changedGroupsSql(spec.table, groupKey, compared, scope)}`,
-  );
-  const changedKeys = `SELECT ${groupKey} FROM temp.changed_groups`;
-  const deleted = await warehouse.changed(`DELETE FROM main.${spec.table} WHERE (${groupKey}) IN (${changedKeys})`);
-  const inserted = await warehouse.changed(
-    `INSERT INTO main.${spec.table} SELECT * FROM temp.${spec.table}_in WHERE (${groupKey}) IN (${changedKeys})`,
-  );
-  return Math.max(deleted, inserted);
-}
-
-/**
- * Upserts the given sites with their assets and capacity segments, in one transaction (so a
- * reader never sees a site without its assets). Sites not in the list are left alone.
- */
-export async function loadSites(
-  warehouse: Warehouse,
-  sites: readonly SiteRows[],
-  options: { now?: number } = {},
-): Promise<RowsWritten> {
-  const now = options.now ?? Date.now();
-  return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, [SITES, SITE_ASSETS, SITE_CAPACITY]);
-    await stageRows(
-      warehouse,
-      SITES,
-      sites.map((rows) => rows.site),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      SITE_ASSETS,
-      sites.flatMap((rows) => rows.assets),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      SITE_CAPACITY,
-      sites.flatMap((rows) => rows.capacity),
-      now,
-    );
-    const scope = 'SELECT site_id FROM temp.sites_in';
-    return warehouse.transaction(async () => {
-      const written: RowsWritten = {};
-      count(written, 'sites', await replaceChanged(warehouse, SITES, 'site_id', scope));
-      count(written, 'site_assets', await replaceChanged(warehouse, SITE_ASSETS, 'site_id', scope));
-      count(written, 'site_capacity', await replaceChanged(warehouse, SITE_CAPACITY, 'site_id', scope));
-      return written;
-    });
-  });
-}
-
-/**
- * Records the configured interval labels (service.interval_label), which the day-ahead view reads
- * to assign each value to the day of its interval. Writes only when they changed.
- */
-export async function saveIntervalLabels(
-  warehouse: Warehouse,
-  labels: { forecasts: string; actuals: string },
-): Promise<void> {
-  for (const [resource, label] of Object.entries(labels)) {
-    await warehouse.run(
-      `INSERT INTO interval_labels (resource, label) SELECT $1, $2
-       WHERE NOT EXISTS (SELECT 1 FROM interval_labels WHERE resource = $1 AND label = $2)
-       ON CONFLICT (resource) DO UPDATE SET label = excluded.label`,
-      [resource, label],
-    );
-  }
-}
-
-/**
- * Upserts the given models (only those that changed), appends their new state entries, and a
- * settings-history row for each model whose priority or serving_active differs from the last one
- * seen; models missing from the list are kept (their outputs stay meaningful). ONE transaction
- * for all of them, whole sites, so a reader never sees half a site: the statements cost the same
- * for the models of 1 or 500 sites, ~40 ms, so a sync loads the models of many sites at once.
- */
-export async function loadModels(
-  warehouse: Warehouse,
-  models: readonly ModelRows[],
-  options: { now?: number } = {},
-): Promise<RowsWritten> {
-  const now = options.now ?? Date.now();
-  return warehouse.exclusive(async () => {
-    await freshRefStaging(warehouse, [MODELS, MODEL_STATES]);
-    await stageRows(
-      warehouse,
-      MODELS,
-      models.map((rows) => rows.model),
-      now,
-    );
-    await stageRows(
-      warehouse,
-      MODEL_STATES,
-      models.flatMap((rows) => rows.states),
-      now,
-    );
-    return warehouse.transaction(async () => {
-      const written: RowsWritten = {};
-      count(
-        written,
-        'models',
-        await replaceChanged(warehouse, MODELS, 'site_id, model_id', 'SELECT site_id, model_id FROM temp.models_in'),
-      );
-      count(written, 'model_states', await warehouse.changed(STATES_APPEND));
-      count(written, 'model_settings_history', await warehouse.changed(SETTINGS_HISTORY_APPEND, [now]));
-      return written;
-    });
-  });
 }

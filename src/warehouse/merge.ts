@@ -3,8 +3,8 @@
 // model output's vintage once per block in stage_forecast_vintages / stage_output_vintages, by
 // block_no) into the core tables.
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
-// every merge here is an anti-join on the table's key: only new keys go in, and duplicates
-// within one staged batch are collapsed first.
+// every merge here is an anti-join on the table's key: only new keys go in. No key is staged
+// twice (series.ts says why), so the staged rows are taken as they are.
 import { instant } from './sql.js';
 
 /** The site id of a staged row, from its site_no and the batch's `sites` (an sqlList). */
@@ -13,44 +13,19 @@ function siteOf(sites: string): string {
 }
 
 /**
- * The staged rows of a series with their vintage number: blocks 1..alone (series.ts stages first
- * the blocks whose vintage is the only one of its site in the batch and whose valid times rise,
- * so none of their rows can repeat a key) as they are, their block_no their vintage number; the
- * other blocks collapsed on small keys (the lowest block_no of their vintage, given by
- * `vintages`, the site_no, the valid time): the hash aggregate over every staged row was about
- * half of a first sync's merge time, and is now paid only for a vintage read twice. The loader
- * stages no key twice for a site (dedupe.ts: the last value given wins); should one come twice
- * all the same, the later block (the later load) wins here too, by the ORDER BY.
- */
-function collapsedSql(staging: string, alone: number): string {
-  return `
-  SELECT block_no AS vintage_no, site_no, valid_time, forecast, capacity FROM temp.${staging} WHERE block_no <= ${alone}
-  UNION ALL
-  (SELECT DISTINCT ON (v.vintage_no, s.site_no, s.valid_time) v.vintage_no, s.site_no, s.valid_time, s.forecast, s.capacity
-  FROM temp.${staging} s JOIN vintages v USING (block_no) WHERE s.block_no > ${alone}
-  ORDER BY v.vintage_no, s.site_no, s.valid_time, s.block_no DESC)`;
-}
-
-/**
  * The rows of the staged forecasts whose key is not stored yet, in the column order of the target
  * table, for an INSERT (series.ts counts them per site from its RETURNING). The vintage's
- * columns are joined back after collapsing (collapsedSql). The stored side is narrowed to the
+ * columns are joined back by block_no. The stored side is narrowed to the
  * staged valid and update times, read from the staging tables (not from `staged`, which DuckDB
  * would then materialise): a nightly read's vintages are the newest, and older vintages
  * overlapping its valid times cannot match.
  */
-export function freshForecastsSql(sites: string, alone: number): string {
+export function freshForecastsSql(sites: string): string {
   return `
-WITH vintages AS (
-  SELECT block_no, min(block_no) OVER (PARTITION BY model_name, model_version, update_time) AS vintage_no
-  FROM temp.stage_forecast_vintages
-),
-collapsed AS (${collapsedSql('stage_forecasts', alone)}
-),
-staged AS (
+WITH staged AS (
   SELECT ${siteOf(sites).replace('site_no', 'c.site_no')} AS site_id, v.model_name, v.model_version,
     ${instant('v.update_time')} AS update_time, ${instant('c.valid_time')} AS valid_time, c.forecast, c.capacity
-  FROM collapsed c JOIN temp.stage_forecast_vintages v ON v.block_no = c.vintage_no
+  FROM temp.stage_forecasts c JOIN temp.stage_forecast_vintages v USING (block_no)
 ),
 existing AS (
   SELECT site_id, model_name, model_version, update_time, valid_time FROM main.forecasts
@@ -66,24 +41,18 @@ FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, up
 
 /**
  * The fresh model outputs, keyed (site_id, model_id, as_of, valid_time): a model listed under
- * two sites has its output stored under each (docs/warehouse.md). Collapsed as the forecasts
- * (collapsedSql, a vintage being a model's (model_id, as_of)), and compared with the stored rows
- * on small keys: each stored row of a staged vintage is numbered, by a join with the few staged
- * vintages, with every block_no of its vintage (so it meets a collapsed row under the vintage's
- * lowest one and a row staged as it is under its own), and with its site's site_no, and the
- * anti-join runs on (number, site_no, valid time) rather than on two strings per row; the
- * vintage's strings are joined back after.
+ * two sites has its output stored under each (docs/warehouse.md). Compared with the stored rows
+ * on small keys: each stored row of a staged vintage (a model's (model_id, as_of)) is numbered,
+ * by a join with the few staged vintages, with every block_no of its vintage (a vintage some
+ * reads returned in part is several blocks), and with its site's site_no, and the anti-join runs
+ * on (block_no, site_no, valid time) rather than on two strings per row; the vintage's strings
+ * are joined back after.
  */
-export function freshOutputsSql(sites: string, alone: number): string {
+export function freshOutputsSql(sites: string): string {
   return `
-WITH vintages AS (
-  SELECT block_no, min(block_no) OVER (PARTITION BY model_id, as_of) AS vintage_no FROM temp.stage_output_vintages
-),
-collapsed AS (${collapsedSql('stage_outputs', alone)}
-),
-site_nos AS (SELECT unnest(l) AS site_id, generate_subscripts(l, 1)::INTEGER AS site_no FROM (SELECT [${sites}] AS l)),
+WITH site_nos AS (SELECT unnest(l) AS site_id, generate_subscripts(l, 1)::INTEGER AS site_no FROM (SELECT [${sites}] AS l)),
 existing AS (
-  SELECT v.block_no AS vintage_no, n.site_no, epoch_ms(m.valid_time)::DOUBLE AS valid_time
+  SELECT v.block_no, n.site_no, epoch_ms(m.valid_time)::DOUBLE AS valid_time
   FROM main.model_outputs m
   JOIN site_nos n ON m.site_id = n.site_id
   JOIN (SELECT block_no, model_id, ${instant('as_of')} AS as_of FROM temp.stage_output_vintages) v
@@ -92,10 +61,13 @@ existing AS (
     AND m.as_of BETWEEN (SELECT ${instant('min(as_of)')} FROM temp.stage_output_vintages)
       AND (SELECT ${instant('max(as_of)')} FROM temp.stage_output_vintages)
 ),
-fresh AS (SELECT * FROM collapsed c ANTI JOIN existing e USING (vintage_no, site_no, valid_time))
+fresh AS (
+  SELECT s.block_no, s.site_no, s.valid_time, s.forecast, s.capacity FROM temp.stage_outputs s
+  ANTI JOIN existing e USING (block_no, site_no, valid_time)
+)
 SELECT v.model_id, ${instant('v.as_of')} AS as_of, ${instant('f.valid_time')} AS valid_time,
   ${siteOf(sites).replace('site_no', 'f.site_no')} AS site_id, v.model_name, v.model_version, f.forecast, f.capacity
-FROM fresh f JOIN temp.stage_output_vintages v ON v.block_no = f.vintage_no`;
+FROM fresh f JOIN temp.stage_output_vintages v USING (block_no)`;
 }
 
 /** Where a kind of actuals is staged and stored: power, or the other series types beside it. */
@@ -135,8 +107,7 @@ export function actualChangesSql(sites: string, target: ActualsTarget): string {
   return `
 CREATE OR REPLACE TEMP TABLE ${target.changes} AS
 WITH staged AS (
-  SELECT DISTINCT ON (site_no, ${key})
-    ${siteOf(sites)} AS site_id, ${staged}, value, ${instant('seen_at')} AS seen_at
+  SELECT ${siteOf(sites)} AS site_id, ${staged}, value, ${instant('seen_at')} AS seen_at
   FROM temp.${target.staging}
 )
 SELECT s.site_id, ${target.key.map((column) => `s.${column}`).join(', ')}, s.value AS new_value, a.value AS old_value,

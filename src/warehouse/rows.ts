@@ -102,3 +102,18 @@ export interface ActualColumns {
   valid_time: Column<number>;
   value: Column<number | null>;
 }
+
+/** What a load returns: rows inserted plus rows updated, per table; tables with 0 are left out. */
+export type RowsWritten = Record<string, number>;
+
+/** Adds `part` into `total` (in place) and returns `total`. */
+export function addRows(total: RowsWritten, part: RowsWritten): RowsWritten {
+  for (const [table, rows] of Object.entries(part)) {
+    if (rows > 0) total[table] = (total[table] ?? 0) + rows;
+  }
+  return total;
+}
+
+export function nonZero(rows: RowsWritten): RowsWritten {
+  return Object.fromEntries(Object.entries(rows).filter(([, n]) => n > 0));
+}

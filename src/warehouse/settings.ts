@@ -1,15 +1,11 @@
-// DuckDB's memory and threads for one step of a run (config sync.memory_limit/threads,
-// accuracy.memory_limit/threads). Without a limit DuckDB's buffer pool caches up to 80% of RAM
-// and every core gets a thread with its own buffers, so a step's memory grew with the warehouse
-// and the machine; with one, DuckDB spills to `<writer file>.tmp/` instead.
+// DuckDB's settings, all of them here: the memory and threads of one step of a run (config
+// sync.memory_limit/threads, accuracy.memory_limit/threads), the sync's checkpoint and allocator
+// thresholds, and the buffer pool's purge. Without a limit DuckDB's buffer pool caches up to 80%
+// of RAM and every core gets a thread with its own buffers, so a step's memory grew with the
+// warehouse and the machine; with one, DuckDB spills to `<writer file>.tmp/` instead. (What an
+// instance is created with, its own memory limit, UTC and unsigned extensions, is duckdb.ts's.)
 import { quoteLiteral } from './sql.js';
 import { isOutOfMemory, type Warehouse } from './warehouse.js';
-
-/** A step's DuckDB settings; null leaves DuckDB's own (memory_limit is checked by the config schema). */
-export interface DuckDBLimits {
-  memory_limit: string | null;
-  threads: number | null;
-}
 
 /**
  * Runs `fn` with DuckDB's settings at these values (null: left as they are), then resets them to
@@ -35,6 +31,48 @@ export async function withDuckDBSettings<T>(
     if (limit && warehouse.memoryLimit !== null)
       await warehouse.run(`SET memory_limit = ${quoteLiteral(warehouse.memoryLimit)}`);
   }
+}
+
+/**
+ * A sync step's settings: its memory and threads (null leaves DuckDB's own; memory_limit is
+ * checked by the config schema), and the thresholds below. The WAL checkpoints automatically
+ * every 16 MB: ~45 checkpoints in a 1,000-site sync, most of its COMMIT time; at 256 MB a few,
+ * and the runner checkpoints once before it publishes.
+ */
+export function syncStepSettings({ memory_limit, threads }: { memory_limit: string | null; threads: number | null }) {
+  return {
+    memory_limit,
+    threads,
+    checkpoint_threshold: SYNC_CHECKPOINT_THRESHOLD,
+    allocator_bulk_deallocation_flush_threshold: SYNC_FLUSH_THRESHOLD,
+  };
+}
+
+/** How much WAL a sync lets grow before DuckDB checkpoints on its own (its default: 16 MB). */
+const SYNC_CHECKPOINT_THRESHOLD = '256MB';
+
+/**
+ * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
+ * (~1 s of decay, then MADV_FREE, which still counts as resident) for reuse: in a 200-site sync
+ * ~40-90 MB of its resident memory was freed pages, against ~55 MB in use. Before each
+ * allocation above this size DuckDB purges every arena and trims glibc's heap (its
+ * allocator_bulk_deallocation_flush_threshold, 512 MiB by default). The purges cost time: a
+ * 1,000-site sync took 95.8 s and peaked at 376 MB without them; at 4MB 89.9 s / 363 MB; at 2MB
+ * 104.9 s / 322 MB; at 1MB 106.5 s / 335 MB. 4MB keeps the sync's bench ratio; the RSS target
+ * needs more than this setting (docs/sync.md, Memory).
+ */
+const SYNC_FLUSH_THRESHOLD = '4MB';
+
+/**
+ * Within a sync step, for the data-quality flags, last in it (withDuckDBSettings resets the
+ * setting after them): DuckDB purges before every allocation. The flags' windows need tens of MB
+ * for a slice of sites (flags.ts), freed as each slice ends; with the series' threshold
+ * (SYNC_FLUSH_THRESHOLD) jemalloc kept those pages, and the flags of 1,000 sites added ~95 MB to
+ * a sync's peak RSS. Purging, the flags of 1,000 sites of 7 days, alone on a copy of a synced
+ * warehouse, took 2.5 s and +30 MB of RSS, against 1.5 s and +100 MB at 4MB.
+ */
+export async function flushBeforeEveryAllocation(warehouse: Warehouse): Promise<void> {
+  await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '0MB'`);
 }
 
 /** The memory limit the running step set on each warehouse (withDuckDBSettings), as configured. */
