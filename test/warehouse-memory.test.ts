@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
-import { saveSyncStates } from '../src/warehouse/loader.js';
+import { loadForecasts, saveSyncStates } from '../src/warehouse/loader.js';
 import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
@@ -108,6 +108,9 @@ describe('sync states under a memory limit', () => {
 describe('a purge of the buffer pool', () => {
   const limit = async (wh: Warehouse) =>
     (await wh.all<{ m: string }>(`SELECT current_setting('memory_limit') AS m`))[0].m;
+  /** The limit DuckDB's buffer pool enforces, which RESET memory_limit leaves as it was (#28). */
+  const pool = async (wh: Warehouse) =>
+    (await wh.all<{ m: string }>('SELECT memory_limit AS m FROM pragma_database_size() LIMIT 1'))[0].m;
 
   it("leaves the step's memory limit, or DuckDB's own outside a step, and every stored row", async () => {
     const wh = await openTestWarehouse('purge-memory');
@@ -124,6 +127,46 @@ describe('a purge of the buffer pool', () => {
       });
       await purgeBufferPool(wh);
       expect(await limit(wh)).toBe(own);
+      expect(await pool(wh)).toBe(own);
+    } finally {
+      await wh.close();
+    }
+  });
+
+  it("gives DuckDB's buffer pool its limit back, not only the setting, after a purge or a step", async () => {
+    const wh = await openTestWarehouse('purge-pool');
+    try {
+      const own = await pool(wh);
+      await purgeBufferPool(wh);
+      expect(await pool(wh)).toBe(own);
+      await withDuckDBSettings(wh, { memory_limit: '24MB', threads: null }, async () => {
+        expect(await pool(wh)).toBe('22.8 MiB');
+      });
+      expect(await pool(wh)).toBe(own);
+    } finally {
+      await wh.close();
+    }
+  });
+
+  it('lets the loads merged after a purge stage more than a MB (a purge every 25 batches)', async () => {
+    const wh = await openTestWarehouse('purge-loads');
+    try {
+      // One site at a time: a batch each, so the 26th merges after the first purge.
+      const rows = 6_000;
+      const hour = 3_600_000;
+      const columns = {
+        valid_time: Array.from({ length: rows }, (_, i) => Date.UTC(2026, 0, 1) + (i + 1) * 900_000),
+        forecast: Array.from({ length: rows }, (_, i) => i % 100),
+        capacity: new Array<number>(rows).fill(1000),
+        model_name: new Array<string>(rows).fill('ensemble'),
+        model_version: new Array<number>(rows).fill(3),
+        update_time: Array.from({ length: rows }, (_, i) => Date.UTC(2026, 0, 1) + Math.floor(i / 96) * 6 * hour),
+      };
+      let written = 0;
+      for (let site = 0; site < 30; site++) {
+        written += (await loadForecasts(wh, `site-${String(site).padStart(2, '0')}`, columns)).forecasts ?? 0;
+      }
+      expect(written).toBe(30 * rows);
     } finally {
       await wh.close();
     }

@@ -10,9 +10,8 @@ import { isOutOfMemory, type Warehouse } from './warehouse.js';
 /**
  * Runs `fn` with DuckDB's settings at these values (null: left as they are), then resets them to
  * DuckDB's defaults (the memory limit to the warehouse's own, warehouse.memory_limit, when it has
- * one), so a later step of the same run (accuracy after the sync) starts from those.
- * (Not the values read before: DuckDB shows a memory limit rounded, `18.8 GiB`, which is not
- * the limit it had.) Steps do not nest.
+ * one, else DuckDB's default as baseLimit gives it), so a later step of the same run (accuracy
+ * after the sync) starts from those. Steps do not nest.
  */
 export async function withDuckDBSettings<T>(
   warehouse: Warehouse,
@@ -20,17 +19,56 @@ export async function withDuckDBSettings<T>(
   fn: () => Promise<T>,
 ): Promise<T> {
   const changed = Object.entries(settings).filter((entry): entry is [string, string | number] => entry[1] !== null);
-  for (const [name, value] of changed) await warehouse.run(`SET ${name} = ${quoteLiteral(String(value))}`);
   const limit = changed.find(([name]) => name === 'memory_limit');
+  if (limit) await rememberDefaultLimit(warehouse);
+  for (const [name, value] of changed) await warehouse.run(`SET ${name} = ${quoteLiteral(String(value))}`);
   if (limit) memoryLimits.set(warehouse, String(limit[1]));
   try {
     return await fn();
   } finally {
     memoryLimits.delete(warehouse);
-    for (const [name] of changed) await warehouse.run(`RESET ${name}`);
-    if (limit && warehouse.memoryLimit !== null)
-      await warehouse.run(`SET memory_limit = ${quoteLiteral(warehouse.memoryLimit)}`);
+    for (const [name] of changed) {
+      await warehouse.run(
+        name === 'memory_limit' ? `SET memory_limit = ${quoteLiteral(baseLimit(warehouse))}` : `RESET ${name}`,
+      );
+    }
   }
+}
+
+/**
+ * DuckDB's default memory limit (~80% of RAM) of each warehouse opened without one of its own,
+ * read before efsync first changes it. A limit must be SET back to it, never RESET: DuckDB (1.5)
+ * resets the setting but leaves its buffer pool at the last limit SET, while the setting reads
+ * the default. After a purge (purgeBufferPool) every later statement ran within 1MB, and a
+ * 100-site load failed to append its staging rows (#28).
+ */
+const defaultLimits = new WeakMap<Warehouse, string>();
+
+async function rememberDefaultLimit(warehouse: Warehouse): Promise<void> {
+  if (warehouse.memoryLimit !== null || defaultLimits.has(warehouse)) return;
+  const [row] = await warehouse.all<{ shown: string }>(`SELECT current_setting('memory_limit') AS shown`);
+  defaultLimits.set(warehouse, bytesOf(row.shown));
+}
+
+/** The limit outside a step: the warehouse's own, or DuckDB's default (rememberDefaultLimit). */
+function baseLimit(warehouse: Warehouse): string {
+  const limit = warehouse.memoryLimit ?? defaultLimits.get(warehouse);
+  if (limit === undefined) throw new Error('DuckDB default memory limit not read before it was changed');
+  return limit;
+}
+
+const UNITS: Record<string, number> = { KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40, PiB: 2 ** 50 };
+
+/**
+ * A limit as DuckDB shows it (`18.8 GiB`, cut to a tenth of its unit) in bytes, for SET: the
+ * middle of the tenth it shows, within 0.3% of the limit it had, and shown the same again.
+ */
+function bytesOf(shown: string): string {
+  const match = /^(\d+(?:\.\d+)?) (bytes|KiB|MiB|GiB|TiB|PiB)$/.exec(shown);
+  if (!match) throw new Error(`DuckDB shows its memory limit as ${JSON.stringify(shown)}: not a size`);
+  const value = Number(match[1]);
+  const unit = match[2];
+  return unit === 'bytes' ? `${value}B` : `${Math.round((value + 0.05) * UNITS[unit])}B`;
 }
 
 /**
@@ -80,8 +118,8 @@ const memoryLimits = new WeakMap<Warehouse, string>();
 
 /**
  * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
- * to almost nothing for a moment, then setting the step's limit again (DuckDB's default when the
- * step set none). Why: DuckDB's eviction queues hold a weak reference to every block a statement
+ * to almost nothing for a moment, then setting the step's limit again (outside a step, the warehouse's own or DuckDB's default:
+ * baseLimit). Why: DuckDB's eviction queues hold a weak reference to every block a statement
  * ever unpinned, and the memory of a block freed since (~150 bytes with its queue entry) stays
  * allocated until that entry is dropped. A queue drops its dead entries only once it holds
  * ~32,000 of them, and there are eight queues, so a sync of many small statements (each hash join
@@ -91,15 +129,15 @@ const memoryLimits = new WeakMap<Warehouse, string>();
  */
 export async function purgeBufferPool(warehouse: Warehouse): Promise<void> {
   await warehouse.exclusive(async () => {
+    await rememberDefaultLimit(warehouse);
     try {
       // What a statement holds cannot go: DuckDB then refuses the limit, having evicted the rest.
       await warehouse.run(`SET memory_limit = '${PURGE_LIMIT}'`).catch((error: unknown) => {
         if (!isOutOfMemory(error)) throw error;
       });
     } finally {
-      const limit = memoryLimits.get(warehouse);
-      const restored = limit ?? warehouse.memoryLimit;
-      await warehouse.run(restored === null ? 'RESET memory_limit' : `SET memory_limit = ${quoteLiteral(restored)}`);
+      const restored = memoryLimits.get(warehouse) ?? baseLimit(warehouse);
+      await warehouse.run(`SET memory_limit = ${quoteLiteral(restored)}`);
     }
   });
 }
