@@ -46,6 +46,37 @@ describe('runChain', () => {
     ]);
   });
 
+  it("starts each step with the last one's garbage collected (and DuckDB's pool evicted: memory.ts)", async () => {
+    let garbage: unknown[] | null = null;
+    const heapMb: number[] = [];
+    const fill = defineJob({
+      name: 'fill',
+      description: '',
+      schedule: null,
+      run: async () => {
+        // ~100 MB of JS garbage once this step ends, which nothing in the next step would collect
+        garbage = Array.from({ length: 1_000_000 }, (_, i) => ({ i, text: `row ${i}` }));
+        heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
+        garbage = null;
+        return { status: 'ok', rows: {}, failures: [] };
+      },
+    });
+    const look = defineJob({
+      name: 'look',
+      description: '',
+      schedule: null,
+      run: async () => {
+        heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
+        return { status: 'ok', rows: {}, failures: [] };
+      },
+    });
+    const registry = new JobRegistry().add(fill).add(look);
+    const result = await runJob(chainJob(registry, ['fill', 'look']), { config: tempConfig(), log: quietLog });
+    expect(result.status).toBe('ok');
+    expect(garbage).toBeNull();
+    expect(heapMb[0] - heapMb[1]).toBeGreaterThan(50);
+  });
+
   it('stops at a step that fails as a whole, or throws, naming the steps not run', async () => {
     const order: string[] = [];
     const boom = defineJob({

@@ -6,6 +6,7 @@
 import type { JobContext } from '../job.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
+import { releaseMemory } from './memory.js';
 import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 
@@ -22,6 +23,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       summary.push(`stopped before ${steps.slice(index).join(', ')}`);
       break;
     }
+    await releaseMemory(ctx.warehouse);
     const ended = measureStep();
     // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
     const stepCtx = { ...ctx, log: ctx.log.child({ step: job.name }), stepEnded: undefined };

@@ -26,6 +26,7 @@ import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import { measureStep, type StepCost } from './measure.js';
+import { releaseMemory } from './memory.js';
 import { outcomeOf } from './outcome.js';
 import { onSecondSignal } from './signals.js';
 import { openSink, type RunSink } from './sink.js';
@@ -200,6 +201,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     }
     try {
       const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
+      if (publish) await releaseMemory(warehouse);
       const publishing = publish ? measureStep() : null;
       if (publish) await sink.prepareToPublish();
       await insertFailures(warehouse, runId, ended.outcome.failures, now());
