@@ -392,14 +392,15 @@ interface BatchProgress {
 }
 
 /**
- * Ledger pairs deleted between checkpoints, per point of accuracy.batch_points (ten batches'
- * worth: 1,000,000 by default). DuckDB keeps what a delete marks in memory, outside its memory
+ * Ledger pairs deleted between checkpoints, per point of accuracy.batch_points (thirty batches'
+ * worth: 3,000,000 by default). DuckDB keeps what a delete marks in memory, outside its memory
  * limit, until a checkpoint writes it, so a full alignment at 100 sites (12 M pairs replaced)
- * held ~100 MB of it by its end, and ten times that at 1,000 sites.
+ * held ~100 MB of it by its end, and ten times that at 1,000 sites. A checkpoint takes memory of
+ * its own (~30 MB at 100 sites), so a nightly run, which deletes a few hundred thousand, has none.
  */
-const DELETES_PER_BATCH_POINT = 10;
+const DELETES_PER_BATCH_POINT = 30;
 
-/** Checkpoints once ten batches' worth of ledger pairs were deleted since the last one. */
+/** Checkpoints once thirty batches' worth of ledger pairs were deleted since the last one. */
 async function settleDeletes(wh: Warehouse, options: AlignOptions, progress: BatchProgress): Promise<void> {
   if (options.batchPoints === undefined) return;
   const [{ n }] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM acc_stale');
