@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerLine } from '../src/accuracy/incremental.js';
-import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
-import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/native.js';
+import { ledgerLine } from '../src/accuracy/input/incremental.js';
+import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
+import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
 import type { MetricOptions } from '../src/accuracy/options.js';
-import { binSql, histogramSql, statsSql } from '../src/accuracy/stats.js';
+import { binSql, histogramSql, statsSql } from '../src/accuracy/compute/stats.js';
 import { type DuckDBHandle, openDuckDB } from '../src/warehouse/duckdb.js';
 import { tempDir } from './sync-support.js';
 

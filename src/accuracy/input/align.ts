@@ -8,12 +8,12 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
-import { instantLiteral, sqlList } from '../warehouse/sql.js';
-import { RequestError } from '../errors.js';
-import { DAY, HOUR, MINUTE } from '../time.js';
-import type { IntervalLabel } from '../warehouse/rows.js';
-import { groupTimeSql } from './groups.js';
-import type { SqlRunner } from './metrics.js';
+import { instantLiteral, sqlList } from '../../warehouse/sql.js';
+import { RequestError } from '../../errors.js';
+import { DAY, HOUR, MINUTE } from '../../time.js';
+import type { IntervalLabel } from '../../warehouse/rows.js';
+import { groupTimeSql } from '../compute/groups.js';
+import type { SqlRunner } from '../compute/metrics.js';
 import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
 
 export interface AlignOptions {

@@ -7,8 +7,8 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instantLiteral, quoteLiteral, sqlList } from '../warehouse/sql.js';
-import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
+import { instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
 import {
   alignPoints,
   chooseSites,
@@ -22,8 +22,8 @@ import {
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
-import type { StatsEngine } from './native.js';
-import { faultPoint } from '../fault.js';
+import type { StatsEngine } from '../compute/native.js';
+import { faultPoint } from '../../fault.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
