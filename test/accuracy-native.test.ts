@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerLine } from '../src/accuracy/input/incremental.js';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
 import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
-import type { MetricOptions } from '../src/accuracy/options.js';
+import type { MetricOptions } from '../src/accuracy/compute/options.js';
 import { binSql, histogramSql, statsSql } from '../src/accuracy/compute/stats.js';
 import { type DuckDBHandle, openDuckDB } from '../src/warehouse/duckdb.js';
 import { tempDir } from './sync-support.js';

@@ -10,8 +10,14 @@ import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './input/align.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import type { Group } from './compute/groups.js';
-import { computeMetrics, connectionRunner, metricsFromStats, type AccuracyRow, type SqlRunner } from './compute/metrics.js';
-import type { MetricOptions } from './options.js';
+import {
+  computeMetrics,
+  connectionRunner,
+  metricsFromStats,
+  type AccuracyRow,
+  type SqlRunner,
+} from './compute/metrics.js';
+import type { MetricOptions } from './compute/options.js';
 import { statsKeeper } from './compute/stats-store.js';
 import {
   flatFlagCounts,

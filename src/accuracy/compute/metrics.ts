@@ -5,7 +5,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { EVENT_FIELDS, eventFields, type Contingency, type EventDefinition } from './events.js';
 import { groupSql, type Group } from './groups.js';
 import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
-import type { MetricOptions, SingleSubject } from '../options.js';
+import type { MetricOptions, SingleSubject } from './options.js';
 import { statsEngine } from './native.js';
 import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 

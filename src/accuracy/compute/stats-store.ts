@@ -11,7 +11,7 @@ import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
-import type { MetricOptions } from '../options.js';
+import type { MetricOptions } from './options.js';
 import { BIN_SCALE, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
 
 const STATS = 'accuracy_stats';

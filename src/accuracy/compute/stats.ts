@@ -13,7 +13,7 @@ import { quoteLiteral } from '../../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
 import type { StatsEngine } from './native.js';
-import type { MetricOptions, SingleSubject } from '../options.js';
+import type { MetricOptions, SingleSubject } from './options.js';
 
 /**
  * The layout of the statistics (which are computed, under which names): stored statistics of
