@@ -1,4 +1,4 @@
-// KSI, OVER and CPI from the fixed logarithmic bins (src/accuracy/stats.ts) within the stated
+// KSI, OVER and CPI from the fixed logarithmic bins (src/accuracy/compute/stats.ts) within the stated
 // bound of the values the Solar Forecast Arbiter computes (deterministic.py:
 // kolmogorov_smirnov_integral, over, combined_performance_index): BIN_ERROR · (mean |actual| +
 // mean |forecast|) for KSI and OVER, half that for CPI; on cases worked by hand, on values

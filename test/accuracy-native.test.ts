@@ -1,4 +1,4 @@
-// The native accuracy statistics (native/efsync_stats.c, loaded by src/accuracy/native.ts) give
+// The native accuracy statistics (native/efsync_stats.c, loaded by src/accuracy/compute/native.ts) give
 // what the SQL statistics give: the same bins for every value, and the same counts, sums, minima
 // and maxima for every group and chunk, NULLs, drops, deadband, MAPE floor and capacities
 // included, to the last digits a different order of summing moves. Also: the install builds

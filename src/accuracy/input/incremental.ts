@@ -22,6 +22,7 @@ import {
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
+import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
 
@@ -325,8 +326,7 @@ async function applyBatch(
     await listener?.removing();
     await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
     await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
-      valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
+    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
     await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
     const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
     return Number(n);
