@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
-import { type StatsEngine, statsEngine } from '../src/accuracy/native.js';
-import type { PairsColumns } from '../src/accuracy/pairs.js';
+import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
+import { type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
+import type { PairsColumns } from '../src/accuracy/input/pairs.js';
 import { scorePairsTable } from '../src/accuracy/score.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 

@@ -1,14 +1,14 @@
-// KSI, OVER and CPI from the fixed logarithmic bins (src/accuracy/stats.ts) within the stated
+// KSI, OVER and CPI from the fixed logarithmic bins (src/accuracy/compute/stats.ts) within the stated
 // bound of the values the Solar Forecast Arbiter computes (deterministic.py:
 // kolmogorov_smirnov_integral, over, combined_performance_index): BIN_ERROR · (mean |actual| +
 // mean |forecast|) for KSI and OVER, half that for CPI; on cases worked by hand, on values
 // printed by SFA's numpy formula, and against a port of that formula over sorted arrays.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
-import type { PairsColumns } from '../src/accuracy/pairs.js';
+import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
+import type { PairsColumns } from '../src/accuracy/input/pairs.js';
 import { scorePairsTable } from '../src/accuracy/score.js';
-import { BIN_ERROR } from '../src/accuracy/stats.js';
+import { BIN_ERROR } from '../src/accuracy/compute/stats.js';
 
 const COLUMNS: PairsColumns = {
   names: ['valid_time', 'actual', 'forecast'],

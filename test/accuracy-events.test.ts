@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseEventOption, type EventDefinition } from '../src/accuracy/events.js';
+import { parseEventOption, type EventDefinition } from '../src/accuracy/compute/events.js';
 import { scorePairsFile, scoreWarehouse } from '../src/accuracy/score.js';
 import { addActuals, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { CLI } from './fixtures/runner-child.js';

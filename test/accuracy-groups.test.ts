@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { leadBucketLabels, type Group } from '../src/accuracy/groups.js';
+import { leadBucketLabels, type Group } from '../src/accuracy/compute/groups.js';
 import type { IntervalLabel } from '../src/warehouse/rows.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
 

@@ -15,7 +15,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
-import type { AccuracyRow } from '../src/accuracy/metrics.js';
+import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
 import { CLI } from './fixtures/runner-child.js';
 import { addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';

@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toJsonRows } from '../src/accuracy/format.js';
+import { toJsonRows } from '../src/accuracy/output/format.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
-import { BIN_ERROR } from '../src/accuracy/stats.js';
+import { BIN_ERROR } from '../src/accuracy/compute/stats.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-metrics-'));
 const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };

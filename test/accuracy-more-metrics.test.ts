@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scorePairsFile } from '../src/accuracy/score.js';
-import { BIN_ERROR } from '../src/accuracy/stats.js';
+import { BIN_ERROR } from '../src/accuracy/compute/stats.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-more-'));
 const options = { groups: ['total' as const], tz: 'UTC', leadBuckets: [], deadbandPct: 0, mapeMinActualPct: 1 };

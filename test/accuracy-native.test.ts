@@ -1,4 +1,4 @@
-// The native accuracy statistics (native/efsync_stats.c, loaded by src/accuracy/native.ts) give
+// The native accuracy statistics (native/efsync_stats.c, loaded by src/accuracy/compute/native.ts) give
 // what the SQL statistics give: the same bins for every value, and the same counts, sums, minima
 // and maxima for every group and chunk, NULLs, drops, deadband, MAPE floor and capacities
 // included, to the last digits a different order of summing moves. Also: the install builds
@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerLine } from '../src/accuracy/incremental.js';
-import { connectionRunner, type SqlRunner } from '../src/accuracy/metrics.js';
-import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/native.js';
-import type { MetricOptions } from '../src/accuracy/options.js';
-import { binSql, histogramSql, statsSql } from '../src/accuracy/stats.js';
+import { ledgerLine } from '../src/accuracy/input/incremental.js';
+import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
+import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
+import type { MetricOptions } from '../src/accuracy/compute/options.js';
+import { binSql, histogramSql, statsSql } from '../src/accuracy/compute/stats.js';
 import { type DuckDBHandle, openDuckDB } from '../src/warehouse/duckdb.js';
 import { tempDir } from './sync-support.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { validatePairsCsv } from '../src/accuracy/pairs.js';
+import { validatePairsCsv } from '../src/accuracy/input/pairs.js';
 import { CLI } from './fixtures/runner-child.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 // The reference forecasts: day-ahead persistence for solar and wind, week-ahead for load, always
 // the latest same time of day (of week) already measured when the forecast was issued.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alignWarehouse, dropAlignment } from '../src/accuracy/align.js';
+import { alignWarehouse, dropAlignment } from '../src/accuracy/input/align.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { addActuals, addForecast, addSite, openTestWarehouse } from './accuracy-fixture.js';
 

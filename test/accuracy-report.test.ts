@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { METRIC_MEANINGS, renderReport } from '../src/accuracy/report.js';
+import { METRIC_MEANINGS, renderReport } from '../src/accuracy/output/report.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-report-'));

@@ -113,6 +113,35 @@ function cycles(edges: ReadonlyMap<string, readonly string[]>): string[] {
   return found;
 }
 
+/**
+ * Accuracy's own layout: its entry points at the top (score.ts, job.ts), and below them input/
+ * (sites, quality, alignment, the ledger), compute/ (metrics, statistics) and output/ (stored
+ * results, the report, the terminal table). A sub-folder imports no entry point, and input/ and
+ * compute/ import nothing of output/: results are written last, from what the rest returns.
+ */
+const ACCURACY_ENTRY_POINTS = ['score.ts', 'job.ts'];
+const ACCURACY_FOLDERS = ['input', 'compute', 'output'];
+
+/** Where a file of src/accuracy sits: its sub-folder, or its own name at the top; null outside accuracy. */
+function accuracyPlace(file: string): string | null {
+  const [src, part, place] = file.split('/');
+  return src === 'src' && part === 'accuracy' ? place : null;
+}
+
+/** The imports of accuracy's sub-folders that reach an entry point, or output/ from input/ or compute/. */
+function accuracyViolations(): string[] {
+  return [...graph].flatMap(([file, targets]) => {
+    const from = accuracyPlace(file);
+    if (from === null || !ACCURACY_FOLDERS.includes(from)) return [];
+    return targets
+      .filter((target) => {
+        const to = accuracyPlace(target);
+        return (to !== null && ACCURACY_ENTRY_POINTS.includes(to)) || (from !== 'output' && to === 'output');
+      })
+      .map((target) => `${file} imports ${target}`);
+  });
+}
+
 describe('the layering of src/, jobs/ and bench/', () => {
   it('reads the import graph (the reader finds the imports it is meant to)', () => {
     expect(graph.get('src/sync/run.ts')).toContain('src/warehouse/loader.ts');
@@ -133,6 +162,15 @@ describe('the layering of src/, jobs/ and bench/', () => {
       expect(violations(part)).toEqual([]);
     });
   }
+
+  it('puts every file of src/accuracy in input/, compute/ or output/ but its entry points', () => {
+    const places = [...graph.keys()].map(accuracyPlace).filter((place) => place !== null);
+    expect([...new Set(places)].sort()).toEqual([...ACCURACY_FOLDERS, ...ACCURACY_ENTRY_POINTS].sort());
+  });
+
+  it('reads accuracy one way: its sub-folders import no entry point, input/ and compute/ nothing of output/', () => {
+    expect(accuracyViolations()).toEqual([]);
+  });
 
   it('defines commands in src/cli only: no other file imports commander', () => {
     const commanders = [...graph.keys()].filter(

@@ -6,8 +6,8 @@ import type { JobContext } from '../job.js';
 import type { JobOutcome } from '../outcome.js';
 import { DAY, startOfUtcDay } from '../time.js';
 import { withDuckDBSettings } from '../warehouse/settings.js';
-import { headlineTable } from './format.js';
-import { ledgerLine } from './incremental.js';
+import { headlineTable } from './output/format.js';
+import { ledgerLine } from './input/incremental.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
 
 /**

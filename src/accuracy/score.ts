@@ -7,12 +7,18 @@ import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
-import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './align.js';
+import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './input/align.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
-import type { Group } from './groups.js';
-import { computeMetrics, connectionRunner, metricsFromStats, type AccuracyRow, type SqlRunner } from './metrics.js';
-import type { MetricOptions } from './options.js';
-import { statsKeeper } from './stats-store.js';
+import type { Group } from './compute/groups.js';
+import {
+  computeMetrics,
+  connectionRunner,
+  metricsFromStats,
+  type AccuracyRow,
+  type SqlRunner,
+} from './compute/metrics.js';
+import type { MetricOptions } from './compute/options.js';
+import { statsKeeper } from './compute/stats-store.js';
 import {
   flatFlagCounts,
   flatPairsSql,
@@ -20,14 +26,14 @@ import {
   loadPairsCsv,
   validatePairsCsv,
   type PairsColumns,
-} from './pairs.js';
-import { referencePeriodMs } from './reference.js';
+} from './input/pairs.js';
+import { referencePeriodMs } from './input/reference.js';
 import { refreshCapacityWindows } from '../capacity/windows.js';
-import { countFlags, type FlagCount } from './quality.js';
-import { reportSeries, writeReport, type SeriesPoint } from './report.js';
-import { storeAccuracy } from './store.js';
+import { countFlags, type FlagCount } from './input/quality.js';
+import { reportSeries, writeReport, type SeriesPoint } from './output/report.js';
+import { storeAccuracy } from './output/store.js';
 import { faultPoint } from '../fault.js';
-import { dropRefresh, LEDGER_PAIRS, LEDGER_QUANTILES, refreshLedger, type LedgerRefresh } from './incremental.js';
+import { dropRefresh, LEDGER_PAIRS, LEDGER_QUANTILES, refreshLedger, type LedgerRefresh } from './input/incremental.js';
 
 export interface AccuracyResult {
   rows: AccuracyRow[];

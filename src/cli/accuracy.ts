@@ -5,12 +5,12 @@
 // Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file;
 // 3 the warehouse is busy; 4 failed; 5 interrupted.
 import type { Command } from 'commander';
-import { parseEventOption } from '../accuracy/events.js';
-import { resultsTable, toJsonRows } from '../accuracy/format.js';
-import { INTERVAL_LABELS, parseGroups } from '../accuracy/groups.js';
-import { ledgerLine } from '../accuracy/incremental.js';
+import { parseEventOption } from '../accuracy/compute/events.js';
+import { resultsTable, toJsonRows } from '../accuracy/output/format.js';
+import { INTERVAL_LABELS, parseGroups } from '../accuracy/compute/groups.js';
+import { ledgerLine } from '../accuracy/input/incremental.js';
 import { scoreInRun } from '../accuracy/job.js';
-import type { AccuracyRow } from '../accuracy/metrics.js';
+import type { AccuracyRow } from '../accuracy/compute/metrics.js';
 import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from '../accuracy/score.js';
 import { reportPath } from '../config.js';
 import { defineJob } from '../job.js';

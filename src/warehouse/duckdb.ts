@@ -38,7 +38,7 @@ export async function openDuckDB(
   const instance = await DuckDBInstance.create(path, {
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
     ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
-    // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/native.ts)
+    // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/compute/native.ts)
     allow_unsigned_extensions: 'true',
   });
   try {

@@ -2,15 +2,15 @@
 // `reference`, `capacity`, `q<percent>`; optionally `issue_time`, `site`, `model`, `flags`) is checked
 // line by line, then loaded with DuckDB's CSV reader into an in-memory database and exposed as
 // the pairs relation the metric SQL scores.
-import { quoteLiteral } from '../warehouse/sql.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { parseInstant } from '../time.js';
-import { InputFileError } from '../yaml.js';
-import type { IntervalLabel } from '../warehouse/rows.js';
-import { FLAGS, type FlagName } from '../warehouse/flags.js';
-import { groupTimeSql } from './groups.js';
-import type { SqlRunner } from './metrics.js';
+import { parseInstant } from '../../time.js';
+import { InputFileError } from '../../yaml.js';
+import type { IntervalLabel } from '../../warehouse/rows.js';
+import { FLAGS, type FlagName } from '../../warehouse/flags.js';
+import { groupTimeSql } from '../compute/groups.js';
+import type { SqlRunner } from '../compute/metrics.js';
 import type { FlagCount } from './quality.js';
 
 export interface PairsColumns {

@@ -9,7 +9,7 @@
 // Per-level and per-event statistics are named `<stat>|<level>` and `<stat>|<event>`.
 // The histogram relation is (subject, model, grp, key, key_order, bin, n_o, n_f): scored actuals
 // and forecasts per bin (see BIN_SCALE).
-import { quoteLiteral } from '../warehouse/sql.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
 import type { StatsEngine } from './native.js';

@@ -2,9 +2,9 @@
 // themselves are computed in one place, src/warehouse/flags.ts (its header says when), with the
 // settings of config.ts (qualitySettingsFromConfig). Scores leave flagged actuals out unless told
 // otherwise (see align.ts).
-import type { FlagName } from '../warehouse/flags.js';
-import { instantLiteral, sqlList } from '../warehouse/sql.js';
-import type { SqlRunner } from './metrics.js';
+import type { FlagName } from '../../warehouse/flags.js';
+import { instantLiteral, sqlList } from '../../warehouse/sql.js';
+import type { SqlRunner } from '../compute/metrics.js';
 
 export interface FlagCount {
   /** The site's name. */

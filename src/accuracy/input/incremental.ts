@@ -7,8 +7,8 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { instantLiteral, quoteLiteral, sqlList } from '../warehouse/sql.js';
-import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
+import { instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
 import {
   alignPoints,
   chooseSites,
@@ -22,8 +22,9 @@ import {
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
-import type { StatsEngine } from './native.js';
-import { faultPoint } from '../fault.js';
+import { pairColumnsSql } from './relation.js';
+import type { StatsEngine } from '../compute/native.js';
+import { faultPoint } from '../../fault.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
@@ -325,8 +326,7 @@ async function applyBatch(
     await listener?.removing();
     await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
     await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT pid + ${base}, subject, model, site_id, served_model, issue_time,
-      valid_time, group_time, reference_time, forecast, actual, reference, capacity, drop_reason FROM ${PAIRS_TABLE}`);
+    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
     await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
     const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
     return Number(n);

@@ -1,5 +1,5 @@
 // The options every metric computation takes, apart from where its pairs and statistics are.
-import type { EventDefinition } from '../config.js';
+import type { EventDefinition } from '../../config.js';
 import type { Group, GroupOptions } from './groups.js';
 
 export interface MetricOptions extends GroupOptions {

@@ -1,11 +1,11 @@
 // Grouping of scored pairs: total, lead-time buckets, hour, weekday, month, date, site, model.
-// Each group is a SQL expression over the pairs relation (described at the top of metrics.ts) giving
+// Each group is a SQL expression over the pairs relation (its columns: ../input/relation.ts) giving
 // a text key and a number to sort the keys by. Calendar groups read `group_time`, which is the
 // valid time moved inside the interval it labels, so an interval-ending value falls into the
 // interval it closes (14:00 ending -> hour 13), in the report's time zone.
-import type { IntervalLabel } from '../warehouse/rows.js';
-import { quoteLiteral } from '../warehouse/sql.js';
-import { HOUR } from '../time.js';
+import type { IntervalLabel } from '../../warehouse/rows.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
+import { HOUR } from '../../time.js';
 
 export const GROUPS = ['total', 'lead', 'hour', 'weekday', 'month', 'season', 'year', 'date', 'site', 'model'] as const;
 export type Group = (typeof GROUPS)[number];

@@ -1,6 +1,6 @@
 // Results as the user sees them: JSON rows (non-finite numbers as strings), a table for the
 // terminal, and the short headline table that `npm start` and the nightly chain print.
-import { orderedNames, type AccuracyRow } from './metrics.js';
+import { orderedNames, type AccuracyRow } from '../compute/metrics.js';
 
 export type JsonValue = number | string;
 export type JsonRow = Record<string, string | number | null>;

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { quoteLiteral } from '../warehouse/sql.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
 
 /** How a database computes the statistics: the native functions, or plain SQL. */
 export type StatsEngine = 'native' | 'sql';

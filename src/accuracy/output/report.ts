@@ -6,9 +6,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type * as vl from 'vega-lite';
 import { subjectLabel } from './format.js';
-import { orderedNames, type AccuracyRow, type SqlRunner } from './metrics.js';
-import { FLAGS, type FlagName } from '../warehouse/flags.js';
-import type { FlagCount } from './quality.js';
+import { orderedNames, type AccuracyRow, type SqlRunner } from '../compute/metrics.js';
+import { FLAGS, type FlagName } from '../../warehouse/flags.js';
+import type { FlagCount } from '../input/quality.js';
 
 export interface SeriesPoint {
   site: string | null;

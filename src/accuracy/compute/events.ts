@@ -2,9 +2,9 @@
 // turns every scored pair into a forecast yes/no and an observed yes/no; per group the 2×2
 // contingency table (TP, FP, TN, FN) is counted in SQL and POD, FAR, POFD, CSI, event bias and
 // event accuracy are ratios of its four counts, so they add up across groups and runs.
-import type { EventDefinition } from '../config.js';
-import { EventDefinition as EventSchema } from '../config.js';
-import { quoteLiteral } from '../warehouse/sql.js';
+import type { EventDefinition } from '../../config.js';
+import { EventDefinition as EventSchema } from '../../config.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
 
 export type { EventDefinition };
 

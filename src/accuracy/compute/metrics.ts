@@ -9,21 +9,8 @@ import type { MetricOptions, SingleSubject } from './options.js';
 import { statsEngine } from './native.js';
 import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 
-/*
- * The pairs relation every source (warehouse alignment, a CSV file, the bench) produces, one row
- * per forecast point, scored or dropped (its columns):
- *   pid BIGINT            unique per row; quantiles refer to it
- *   subject VARCHAR       'forecast' (site forecast), 'model' (one model's output), 'quantiles', 'pairs'
- *   model VARCHAR         the model scored (NULL for the site forecast, quantile sets and plain pairs)
- *   site_id VARCHAR       the site (NULL when unknown)
- *   served_model VARCHAR  the model that served a site-forecast value (group `model`), else NULL
- *   issue_time, valid_time, group_time TIMESTAMPTZ (group_time: see groupTimeSql)
- *   forecast, actual, reference, capacity DOUBLE
- *   drop_reason VARCHAR   NULL when scored, else 'actual' | 'flagged' (its actual failed a data-quality check)
- *                         | 'forecast' | 'reference' | 'quantiles'
- * Quantile forecasts live beside it as (pid, level DOUBLE in (0,1), q DOUBLE), complete for every
- * scored pid (an incomplete set is dropped with reason 'quantiles').
- */
+// The pairs relation every source (warehouse alignment, a CSV file, the bench) produces is declared
+// in ../input/relation.ts: its columns, their types and meanings.
 
 /** What the engine needs of a connection: Warehouse has it, and so does `connectionRunner`. */
 export interface SqlRunner {

@@ -2,7 +2,7 @@
 // period earlier, the period being a day for solar and wind and a week for load. The value used
 // is the latest one at the same time of day (of week, for load) that was already measured when
 // the forecast was issued, so a reference never knows more than the forecast it is compared with.
-import { DAY } from '../time.js';
+import { DAY } from '../../time.js';
 
 /** Persistence period by site type: day-ahead for solar and wind, week-ahead for load. */
 export function referencePeriodMs(siteType: string): number {

@@ -6,10 +6,10 @@
 // A day's statistics are computed again from the ledger whenever one of its pairs is removed or
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
-import { instantLiteral, quoteLiteral } from '../warehouse/sql.js';
-import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
-import { DAY } from '../time.js';
-import type { LedgerListener } from './incremental.js';
+import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
+import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
+import { DAY } from '../../time.js';
+import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
 import { BIN_SCALE, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';

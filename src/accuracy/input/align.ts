@@ -1,5 +1,5 @@
 // Alignment of the warehouse's forecasts, model outputs and actuals into the pairs relation
-// (described at the top of metrics.ts), all in DuckDB temp tables on the warehouse connection:
+// (its columns: relation.ts), all in DuckDB temp tables on the warehouse connection:
 //   1. per site, the interval length of its forecasts (given, else the site's model_resolution,
 //      else the most common step in the data) and of its actuals (given, else the most common
 //      step); actuals coarser than the forecast are never scored;
@@ -8,13 +8,14 @@
 //   3. forecast points of every subject, inner-joined with actual and reference: a point missing
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
-import { instantLiteral, sqlList } from '../warehouse/sql.js';
-import { RequestError } from '../errors.js';
-import { DAY, HOUR, MINUTE } from '../time.js';
-import type { IntervalLabel } from '../warehouse/rows.js';
-import { groupTimeSql } from './groups.js';
-import type { SqlRunner } from './metrics.js';
+import { instantLiteral, sqlList } from '../../warehouse/sql.js';
+import { RequestError } from '../../errors.js';
+import { DAY, HOUR, MINUTE } from '../../time.js';
+import type { IntervalLabel } from '../../warehouse/rows.js';
+import { groupTimeSql } from '../compute/groups.js';
+import type { SqlRunner } from '../compute/metrics.js';
 import { referencePeriodMs, referencePeriodUsSql, referenceTimeSql } from './reference.js';
+import { pairColumnsDdl } from './relation.js';
 
 export interface AlignOptions {
   /** Valid-time window [from, to) in epoch ms; open when absent. */
@@ -260,7 +261,8 @@ function capacitySegmentsSql(): string {
 
 async function buildPairs(sql: SqlRunner, options: AlignOptions): Promise<void> {
   const groupTime = groupTimeSql('n.valid_time', options.forecastLabel);
-  await sql.run(`CREATE OR REPLACE TEMP TABLE ${PAIRS_TABLE} AS
+  await sql.run(`CREATE OR REPLACE TEMP TABLE ${PAIRS_TABLE} (${pairColumnsDdl()})`);
+  await sql.run(`INSERT INTO ${PAIRS_TABLE}
     WITH points AS (
       SELECT subject, model, site_id, served_model, issue_time, valid_time, forecast, service_capacity,
         CAST(NULL AS BIGINT) AS levels_present, CAST(NULL AS BIGINT) AS levels_expected

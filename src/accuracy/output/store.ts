@@ -1,13 +1,13 @@
 // Results into the warehouse: one accuracy_runs row per run and one accuracy_results row per
 // subject, model, group key and metric (migration 004_accuracy.sql), written in one transaction.
-import { instantLiteral } from '../warehouse/sql.js';
-import { quoteLiteral } from '../warehouse/sql.js';
+import { instantLiteral } from '../../warehouse/sql.js';
+import { quoteLiteral } from '../../warehouse/sql.js';
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { Warehouse } from '../warehouse/warehouse.js';
-import type { SkippedSite } from './align.js';
-import type { IntervalLabel } from '../warehouse/rows.js';
-import type { Group } from './groups.js';
-import type { AccuracyRow } from './metrics.js';
+import type { Warehouse } from '../../warehouse/warehouse.js';
+import type { SkippedSite } from '../input/align.js';
+import type { IntervalLabel } from '../../warehouse/rows.js';
+import type { Group } from '../compute/groups.js';
+import type { AccuracyRow } from '../compute/metrics.js';
 
 export interface RunRecord {
   runId: string;
