@@ -5,6 +5,7 @@ import { RequestError } from '../errors.js';
 import { type Config, qualitySettingsFromConfig } from '../config.js';
 import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
+import { releaseMemory } from '../warehouse/memory.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './input/align.js';
@@ -253,6 +254,8 @@ async function scoreWithHistory(
     { runId: meta.runId, now: meta.now },
   );
   if (settings.reportPath) {
+    // The plots are drawn in this process: they start from what scoring leaves, not on top of it.
+    await releaseMemory(warehouse);
     await writeReport(settings.reportPath, {
       title: 'Forecast accuracy',
       rows: result.rows,

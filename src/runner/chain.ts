@@ -6,7 +6,7 @@
 import type { JobContext } from '../job.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
-import { releaseMemory } from './memory.js';
+import { releaseMemory } from '../warehouse/memory.js';
 import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 

@@ -26,7 +26,7 @@ import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import { measureStep, type StepCost } from './measure.js';
-import { releaseMemory } from './memory.js';
+import { releaseMemory } from '../warehouse/memory.js';
 import { outcomeOf } from './outcome.js';
 import { onSecondSignal } from './signals.js';
 import { openSink, type RunSink } from './sink.js';

@@ -9,6 +9,7 @@
 import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
 import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
+import { purgeBufferPool } from '../../warehouse/settings.js';
 import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
@@ -206,8 +207,10 @@ async function computeDays(
     await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       ${days === null ? '' : `WHERE chunk IN (${days})`}`);
   };
-  for (const slice of await planSlices(wh, meta, days))
+  for (const slice of await planSlices(wh, meta, days)) {
     await halvingOnOutOfMemory(wh, meta.ledgerPairs, slice, computeSlice);
+    await purgeBufferPool(wh); // as between alignment batches (incremental.ts)
+  }
   await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);
   await wh.run('DROP TABLE acc_stats_sliced');
 }

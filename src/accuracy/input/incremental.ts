@@ -25,6 +25,7 @@ import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
+import { purgeBufferPool } from '../../warehouse/settings.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
@@ -447,6 +448,9 @@ async function alignBatch(
     return;
   }
   await settleDeletes(wh, options, progress);
+  // What the batch read and wrote leaves DuckDB's pool: each batch then grows from the same base
+  // instead of from the last one's high-water mark.
+  await purgeBufferPool(wh);
   faultPoint('accuracy-batch');
 }
 

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type * as vl from 'vega-lite';
 import { subjectLabel } from './format.js';
+import { collectGarbage } from '../../warehouse/memory.js';
 import { orderedNames, type AccuracyRow, type SqlRunner } from '../compute/metrics.js';
 import { FLAGS, type FlagName } from '../../warehouse/flags.js';
 import type { FlagCount } from '../input/quality.js';
@@ -131,6 +132,8 @@ async function toSvg(spec: vl.TopLevelSpec): Promise<string> {
     return await view.toSVG();
   } finally {
     view.finalize();
+    // each plot's scene graph is garbage once drawn: collected here, the plots do not pile up
+    collectGarbage();
   }
 }
 

@@ -1,13 +1,14 @@
-// Between the steps of a run (chain.ts) and before its publish (run.ts): what the last step left
-// in memory goes back to the system, so that the next step's peak is its own work, not its own
-// work on top of the last one's leftovers. Measured on a nightly chain at 100 sites, accuracy
+// Between the steps of a run (runner/chain.ts), before its publish (runner/run.ts), and between
+// the heavy phases of a step (accuracy's batches and slices, its report): what the last phase
+// left in memory goes back to the system, so that the next one's peak is its own work, not its
+// own work on top of the last one's leftovers. Measured on a nightly chain at 100 sites, accuracy
 // started at ~350 MB, ~160 MB of it the sync's: DuckDB's buffer pool still caching what the sync
-// read, and ~65 MB of the sync's garbage in V8's heap, which nothing in accuracy made V8 collect;
-// its peak was 458 MB, and fell to ~310 MB once a collection came half-way through.
+// read, and ~65 MB of the sync's garbage in V8's heap, which nothing in accuracy made V8 collect
+// (docs/benchmarks.md has the figures since).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { purgeBufferPool } from '../warehouse/settings.js';
-import type { Warehouse } from '../warehouse/warehouse.js';
+import { purgeBufferPool } from './settings.js';
+import type { Warehouse } from './warehouse.js';
 
 export async function releaseMemory(warehouse: Warehouse): Promise<void> {
   await purgeBufferPool(warehouse);
@@ -17,7 +18,7 @@ export async function releaseMemory(warehouse: Warehouse): Promise<void> {
 /** V8's full collection; Node exposes it only behind `--expose-gc`, so the flag is set here, once. */
 let gc: (() => void) | null | undefined;
 
-function collectGarbage(): void {
+export function collectGarbage(): void {
   if (gc === undefined) {
     try {
       setFlagsFromString('--expose-gc');
