@@ -81,7 +81,15 @@ export async function benchHistory(o: HistoryOptions, say: (line: string) => voi
       state: join(dir, 'emulator-state.json'),
     });
     try {
-      nights.push(await runNight(o.cli, { ...env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) }, night, now));
+      const figures = await runNight(
+        o.cli,
+        { ...env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) },
+        night,
+        now,
+      );
+      nights.push(figures);
+      // as it happens too: a bench of hours stopped half-way still told what it measured
+      say(`  ${nightLine(figures)}`);
     } finally {
       await stop(emulator.process);
     }
@@ -215,7 +223,6 @@ export function printHistory(f: DepthFigures): void {
     'series',
     'pairs',
   ];
-  const cell = (s: StepFigures | null) => (s === null ? '-' : `${s.seconds.toFixed(1)}/${s.peakRssMb ?? '?'}`);
   console.log(
     `${f.sites} sites, ${f.days} days of history (step cells: seconds/peak RSS MB; - where the chain has no such step)`,
   );
@@ -224,7 +231,7 @@ export function printHistory(f: DepthFigures): void {
     String(n.code),
     n.seconds.toFixed(1),
     n.peakRssMb.toFixed(0),
-    ...NIGHT_STEPS.map((step) => cell(n.steps[step])),
+    ...NIGHT_STEPS.map((step) => stepCell(n.steps[step])),
     n.publishedMb.toFixed(0),
     n.writerMb.toFixed(0),
     String(n.rowsWritten),
@@ -236,6 +243,18 @@ export function printHistory(f: DepthFigures): void {
   console.log(
     `median night ${f.medianNightS.toFixed(2)} s, median publish ${pub}, highest peak RSS ${f.maxPeakRssMb.toFixed(0)} MB`,
   );
+}
+
+/** `12.3/262`: a step's seconds and peak RSS in MB; `-` where the chain has no such step. */
+function stepCell(s: StepFigures | null): string {
+  return s === null ? '-' : `${s.seconds.toFixed(1)}/${s.peakRssMb ?? '?'}`;
+}
+
+/** One night in a line: `night 1: exit 0, 23.4 s, peak 294 MB; s-sites 1.1/180 ...; published 120 MB, writer 400 MB`. */
+function nightLine(n: NightFigures): string {
+  const steps = NIGHT_STEPS.map((step) => `${short(step)} ${stepCell(n.steps[step])}`).join(' ');
+  const name = n.night === 0 ? 'build' : `night ${n.night}`;
+  return `${name}: exit ${n.code}, ${n.seconds.toFixed(1)} s, peak ${n.peakRssMb.toFixed(0)} MB; ${steps}; published ${n.publishedMb.toFixed(0)} MB, writer ${n.writerMb.toFixed(0)} MB`;
 }
 
 function short(step: string): string {

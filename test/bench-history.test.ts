@@ -18,8 +18,9 @@ describe('the history bench', () => {
     const start = Date.UTC(2026, 10, 20, 2);
     const options = { cli: CLI, work, sites: 2, nights: 1, start };
     // the two depths at once (the bench runs them one after the other): the test stays under a minute
+    const said: string[] = [];
     const [deep, shallow] = await Promise.all([
-      benchHistory({ ...options, days: 2 }, () => undefined),
+      benchHistory({ ...options, days: 2 }, (line) => said.push(line)),
       benchHistory({ ...options, days: 1 }, () => undefined),
     ]);
     for (const depth of [deep, shallow]) {
@@ -41,6 +42,14 @@ describe('the history bench', () => {
       expect(night.series_rows).toBeGreaterThan(0);
       expect(night.pairs).toBeGreaterThan(0);
     }
+    // each night's figures as soon as it ends, for a bench of hours stopped half-way
+    expect(
+      said.filter((line) =>
+        /^ {2}(build|night 1): exit 0, [\d.]+ s, peak \d+ MB; .*accuracy [\d.]+\/\d+ .*publish [\d.]+\/\d+; published \d+ MB, writer \d+ MB$/.test(
+          line,
+        ),
+      ),
+    ).toHaveLength(2);
     // a day more of history and a night later: more rows in the deeper warehouse
     expect(deep.nights[1].seriesRows).toBeGreaterThan(shallow.nights[1].seriesRows);
     expect(Object.keys(ratios(deep, shallow))).toEqual(['night', 'publish']);
