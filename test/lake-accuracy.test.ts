@@ -3,7 +3,7 @@
 // the reduce: every accuracy_results row equal within 1e-9 relative, the same row set, and the
 // same report. A shard scored again replaces its contribution (nothing doubles), a new number of
 // shards is merged on its own, and a reduce short of a shard refuses, naming it.
-import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LakeRun, reduceLake, scoreShard } from '../src/accuracy/lake.js';
@@ -12,11 +12,14 @@ import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { FailedError } from '../src/errors.js';
 import { contributionSql } from '../src/lake/contrib.js';
+import { ensureLake } from '../src/lake/layout.js';
+import { EXIT } from '../src/outcome.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { DAY, HOUR, startOfUtcDay } from '../src/time.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
-import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
+import { runCli } from './fixtures/runner-child.js';
+import { emulator, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
 const SITES = 10;
 const SHARDS = 4;
@@ -194,4 +197,29 @@ describe('a sharded night scored into the lake', () => {
     expect(refused).toBeInstanceOf(FailedError);
     expect((refused as Error).message).toMatch(/shards 0\/3, 2\/3 have not scored/);
   }, 600_000);
+
+  it('says what is wrong on the command line: a shard without a lake, options given to the reduce, no lake, no shard scored', async () => {
+    const dir = tempDir('efsync-lake-accuracy-cli-');
+    const lake = join(dir, 'lake');
+    const config = writeConfigFile(dir, { dir, url: emu.url });
+    const cli = (...args: string[]) => runCli(['accuracy', '--config', config, ...args]);
+    const missing = await cli('--lake', lake);
+    expect([missing.code, missing.stderr]).toEqual([EXIT.config, expect.stringContaining(`no lake at ${lake}`)]);
+    expect(existsSync(lake)).toBe(false);
+    await ensureLake(lake);
+    const noLake = await cli('--shard', '0/2');
+    expect([noLake.code, noLake.stderr]).toEqual([EXIT.usage, expect.stringContaining('give --lake too')]);
+    const by = await cli('--lake', lake, '--by', 'site');
+    expect([by.code, by.stderr]).toEqual([
+      EXIT.usage,
+      expect.stringContaining('give the window and metric options to the shards'),
+    ]);
+    const report = await cli('--lake', lake, '--shard', '0/2', '--report', join(dir, 'r.html'));
+    expect(report.code).toBe(EXIT.usage);
+    const none = await cli('--lake', lake);
+    expect([none.code, none.stderr]).toEqual([
+      EXIT.failed,
+      expect.stringContaining('no shard has scored into the lake'),
+    ]);
+  });
 });
