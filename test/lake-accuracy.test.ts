@@ -12,7 +12,8 @@ import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { FailedError } from '../src/errors.js';
 import { contributionSql } from '../src/lake/contrib.js';
-import { ensureLake } from '../src/lake/layout.js';
+import { dataFiles, ensureLake, lakeFiles } from '../src/lake/layout.js';
+import { vacuumLake } from '../src/lake/vacuum.js';
 import { EXIT } from '../src/outcome.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { DAY, HOUR, startOfUtcDay } from '../src/time.js';
@@ -161,6 +162,16 @@ describe('a sharded night scored into the lake', () => {
     expect((await contributions(lake)).filter((c) => c.startsWith('1/4'))).toEqual([`1/4 lake-${runs}`]);
     await reduceLake(null, run());
     expectEqualResults(await lakeResults(lake, views, `lake-${runs}`), expected);
+    // and vacuum deletes the files its rerun replaced, no others
+    const contributed = () =>
+      readdirSync(lake)
+        .filter((t) => t.startsWith('shard_accuracy_'))
+        .flatMap((t) => dataFiles(join(lake, t)));
+    const before = contributed().length;
+    expect((await vacuumLake(lake, 0)).files).toBeGreaterThan(0);
+    const active = [...(await lakeFiles(lake)).entries()].filter(([t]) => t.startsWith('shard_')).flatMap(([, f]) => f);
+    expect(contributed().sort()).toEqual(active.map((f) => f.file).sort());
+    expect(contributed().length).toBeLessThan(before);
 
     // two shards now: their contributions are merged, those of four left aside
     await scoreAll(2);
