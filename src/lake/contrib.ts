@@ -85,7 +85,10 @@ export async function commitContribution(
     });
     const snapshot = await readSnapshot(warehouse.connection, dir);
     const mine = activeFiles(snapshot).filter((f) => basename(f.path).startsWith(`${prefix}-`));
-    const columns = table.columns.map((c) => quoteIdentifier(c.name)).join(', ');
+    // each column as the table's schema types it, whatever type the query gave it
+    const columns = table.columns
+      .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
+      .join(', ');
     const adds = await warehouse.exclusive(() =>
       writeDataFiles(warehouse.connection, {
         table: dir,
