@@ -1,6 +1,7 @@
 // `npm run bench -- --shards N`: the sync as N shard processes at once writing one lake of Delta tables
 // (and as 1, 2, ... shards below N, each into a fresh lake), then `efsync lake compact` of the
-// N-shard lake. Rows are those the shards committed (their Delta adds); a shard's commit time is
+// N-shard lake, then that lake scored: N `efsync accuracy --lake --shard` processes at once, and
+// the reduce. Rows are those the shards committed (their Delta adds); a shard's commit time is
 // its run's publish (the Delta commits of every table, from its summary line). Prints figures only.
 import { join } from 'node:path';
 import { lakeFiles } from '../src/lake/layout.js';
@@ -17,6 +18,8 @@ export interface ShardFigures {
 
 export interface LakeFigures {
   runs: ShardFigures[];
+  /** The N shards' scores at once (wall time, and each shard's process), then the reduce's process. */
+  score: { seconds: number; shardS: number[]; reduceS: number };
   compact: { seconds: number; filesBefore: number; filesAfter: number };
 }
 
@@ -48,7 +51,26 @@ export async function benchShards(
   const compacted = await runMeasured(cli, ['lake', 'compact', '--lake', lake], env);
   if (compacted.code !== 0) throw new Error(`efsync lake compact exited with ${compacted.code}`);
   const filesAfter = [...(await lakeFiles(lake)).values()].flat().length;
-  return { runs, compact: { seconds: compacted.seconds, filesBefore, filesAfter } };
+  const score = await scoreShards(cli, env, lake, max);
+  return { runs, score, compact: { seconds: compacted.seconds, filesBefore, filesAfter } };
+}
+
+/** N shards scoring the lake at once, then the reduce (docs/lake.md, Scoring a lake). */
+async function scoreShards(
+  cli: string,
+  env: NodeJS.ProcessEnv,
+  lake: string,
+  n: number,
+): Promise<LakeFigures['score']> {
+  const t0 = process.hrtime.bigint();
+  const shards = await Promise.all(
+    Array.from({ length: n }, (_, i) => runMeasured(cli, ['accuracy', '--lake', lake, '--shard', `${i}/${n}`], env)),
+  );
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (shards.some((s) => s.code !== 0)) throw new Error(`a shard's score exited with ${shards.map((s) => s.code)}`);
+  const reduced = await runMeasured(cli, ['accuracy', '--lake', lake], env);
+  if (reduced.code !== 0) throw new Error(`the reduce exited with ${reduced.code}`);
+  return { seconds, shardS: shards.map((s) => s.seconds), reduceS: reduced.seconds };
 }
 
 /** The publish step of a sync's summary: for the lake sink, its Delta commits. */
@@ -66,8 +88,12 @@ export function printShards(figures: LakeFigures): void {
     `${Math.round(r.rows / r.seconds).toLocaleString('en-US')} rows/s`,
     `commit ${Math.min(...r.commitS).toFixed(2)}-${Math.max(...r.commitS).toFixed(2)} s`,
   ]);
+  const s = figures.score;
   const c = figures.compact;
   lines.push(['lake compact', `${c.seconds.toFixed(2)} s`, `${c.filesBefore} files to ${c.filesAfter}`, '', '']);
+  const perShard = `per shard ${Math.min(...s.shardS).toFixed(2)}-${Math.max(...s.shardS).toFixed(2)} s`;
+  lines.push([`score ${s.shardS.length} shards`, `${s.seconds.toFixed(2)} s`, '', '', perShard]);
+  lines.push(['reduce', `${s.reduceS.toFixed(2)} s`, '', '', '']);
   for (const line of lines)
     console.log(
       line

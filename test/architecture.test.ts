@@ -39,7 +39,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   lake: ['warehouse'],
   job: ['api', 'config', 'lake', 'warehouse'],
   capacity: ['api', 'warehouse', 'job'],
-  accuracy: ['config', 'warehouse', 'capacity', 'job'],
+  accuracy: ['config', 'warehouse', 'capacity', 'lake', 'job'],
   retention: ['config', 'warehouse', 'job'],
   export: ['warehouse'],
   sync: ['api', 'config', 'warehouse', 'lake', 'job'],
@@ -119,7 +119,7 @@ function cycles(edges: ReadonlyMap<string, readonly string[]>): string[] {
  * results, the report, the terminal table). A sub-folder imports no entry point, and input/ and
  * compute/ import nothing of output/: results are written last, from what the rest returns.
  */
-const ACCURACY_ENTRY_POINTS = ['score.ts', 'job.ts'];
+const ACCURACY_ENTRY_POINTS = ['score.ts', 'job.ts', 'lake.ts'];
 const ACCURACY_FOLDERS = ['input', 'compute', 'output'];
 
 /** Where a file of src/accuracy sits: its sub-folder, or its own name at the top; null outside accuracy. */

@@ -204,11 +204,15 @@ export function settingsFromConfig(
 
 /** The report needs the lead and hour groups whatever was asked for the table. */
 function groupsFor(settings: AccuracySettings): Group[] {
-  if (!settings.reportPath) return settings.groups;
-  return [...new Set<Group>([...settings.groups, 'total', 'lead', 'hour'])];
+  return settings.reportPath ? withReportGroups(settings.groups) : settings.groups;
 }
 
-function reportNotes(settings: AccuracySettings, skipped: SkippedSite[], source: string): string[] {
+/** The groups asked for and those the report plots. */
+export function withReportGroups(groups: Group[]): Group[] {
+  return [...new Set<Group>([...groups, 'total', 'lead', 'hour'])];
+}
+
+export function reportNotes(settings: AccuracySettings, skipped: SkippedSite[], source: string): string[] {
   const window = `${settings.from === undefined ? 'the start' : formatInstant(settings.from)} to ${settings.to === undefined ? 'the end' : formatInstant(settings.to)}`;
   return [
     `Source: ${source}; valid times from ${window}.`,
@@ -224,10 +228,10 @@ export interface WarehouseRun {
   reportPath: string | null;
 }
 
-/** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
 /** How far before its window a score reads actuals: the week-ahead reference, and a day for the intervals around it. */
-const HISTORY_REACH = referencePeriodMs('load') + DAY;
+export const HISTORY_REACH = referencePeriodMs('load') + DAY;
 
+/** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
 export async function runWarehouseAccuracy(
   warehouse: Warehouse,
   settings: AccuracySettings,
@@ -238,21 +242,45 @@ export async function runWarehouseAccuracy(
   return warehouse.cold.withHistory(reach, () => scoreWithHistory(warehouse, settings, meta));
 }
 
-async function scoreWithHistory(
+/** A warehouse's score before it is stored: the results, the groups scored and the flags the report shows. */
+export interface Scored {
+  result: AccuracyResult;
+  groups: Group[];
+  /** The window's flagged actuals per site and flag (the report's last table). */
+  flags: FlagCount[];
+}
+
+/**
+ * Flags the window's actuals again and scores the warehouse from its ledger: what a warehouse
+ * run stores, and what a lake shard contributes (src/accuracy/lake.ts, which reads the report's
+ * series and flags itself, from the ledger the score leaves).
+ */
+export async function scoreAndFlag(
   warehouse: Warehouse,
   settings: AccuracySettings,
   meta: { runId: string; now: number },
-): Promise<WarehouseRun> {
+): Promise<Scored> {
   const groups = groupsFor(settings);
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
   const sites = await chosenSiteIds(warehouse, settings.sites);
   await warehouse.transaction(() => refreshCapacityWindows(warehouse, settings.capacityDir));
   await reflagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
+  const withSeries = settings.reportPath !== null;
   const result = await scoreWithLedger(
     warehouse,
-    { ...settings, groups, withSeries: settings.reportPath !== null },
+    { ...settings, groups, withSeries },
     { runId: meta.runId, now: meta.now },
   );
+  const flags = withSeries ? await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }) : [];
+  return { result, groups, flags };
+}
+
+async function scoreWithHistory(
+  warehouse: Warehouse,
+  settings: AccuracySettings,
+  meta: { runId: string; now: number },
+): Promise<WarehouseRun> {
+  const { result, groups, flags } = await scoreAndFlag(warehouse, settings, meta);
   if (settings.reportPath) {
     // The plots are drawn in this process: they start from what scoring leaves, not on top of it.
     await releaseMemory(warehouse);
@@ -261,7 +289,7 @@ async function scoreWithHistory(
       rows: result.rows,
       series: result.series,
       generatedAt: meta.now,
-      flags: await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }),
+      flags,
       includeFlagged: settings.includeFlagged === true,
       notes: reportNotes(settings, result.skipped, 'the warehouse'),
     });

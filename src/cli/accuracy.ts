@@ -4,7 +4,9 @@
 // goes beside the warehouse unless --report names a file.
 // Exit codes: 0 scored; 1 scored but some sites were left out; 2 bad options or a malformed file;
 // 3 the warehouse is busy; 4 failed; 5 interrupted.
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { LAKE_WINDOW, type LakeRun, reduceLake, scoreShard } from '../accuracy/lake.js';
 import { parseEventOption } from '../accuracy/compute/events.js';
 import { resultsTable, toJsonRows } from '../accuracy/output/format.js';
 import { INTERVAL_LABELS, parseGroups } from '../accuracy/compute/groups.js';
@@ -12,11 +14,15 @@ import { ledgerLine } from '../accuracy/input/incremental.js';
 import { scoreInRun } from '../accuracy/job.js';
 import type { AccuracyRow } from '../accuracy/compute/metrics.js';
 import { runPairsAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from '../accuracy/score.js';
-import { reportPath } from '../config.js';
+import { type LoadedConfig, reportPath } from '../config.js';
 import { defineJob } from '../job.js';
+import { ConfigError } from '../errors.js';
+import { isLake } from '../lake/layout.js';
+import { formatShard, parseShard, shardFromEnv } from '../lake/shard.js';
+import { newRunId } from '../log.js';
 import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
-import { isTimeZone, parseDuration, parseInstant } from '../time.js';
+import { isTimeZone, parseDuration, parseInstant, startOfUtcDay } from '../time.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import { command, UsageError } from './boundary.js';
 import { runClock } from './clock.js';
@@ -43,6 +49,9 @@ interface Flags {
   includeFlagged?: boolean;
   event?: string[];
   full?: boolean;
+  lake?: string;
+  shard?: string;
+  maxAge?: string;
 }
 
 function option<T>(name: string, text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -114,13 +123,16 @@ function settingsFrom(flags: Flags, defaultReport: string, base: AccuracySetting
 }
 
 /** The groups asked for (a report scores lead and hour too, for its plots). */
-function print(rows: AccuracyRow[], settings: AccuracySettings, json: boolean | undefined): void {
+function print(rows: AccuracyRow[], settings: Pick<AccuracySettings, 'groups'>, json: boolean | undefined): void {
   const asked = rows.filter((r) => settings.groups.includes(r.group));
   process.stdout.write(json ? `${JSON.stringify(toJsonRows(asked))}\n` : `${resultsTable(asked)}\n`);
 }
 
 async function accuracyCommand(flags: Flags): Promise<Outcome> {
   const config = configWithDb(flags);
+  if ((flags.lake || config.sink === 'parquet') && config.lake && !flags.pairs)
+    return lakeCommand(flags, config, config.lake);
+  if (flags.shard && !flags.pairs) throw new UsageError('--shard scores a shard of a lake: give --lake too');
   const now = runClock()();
   const settings = settingsFrom(
     flags,
@@ -129,9 +141,9 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
     now,
   );
   if (flags.pairs) {
-    if (flags.site || flags.model || flags.from || flags.to || flags.db || flags.full) {
+    if (flags.site || flags.model || flags.from || flags.to || flags.db || flags.full || flags.lake || flags.shard) {
       throw new UsageError(
-        '--pairs scores the file as it is: --site, --model, --from, --to, --db and --full apply to the warehouse only',
+        '--pairs scores the file as it is: --site, --model, --from, --to, --db, --full, --lake and --shard apply to the warehouse or the lake only',
       );
     }
     const result = await runPairsAccuracy(flags.pairs, settings, now);
@@ -171,6 +183,82 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
   );
 }
 
+/** Flags a reduce does not take: the shards' settings are what it merges. */
+const SHARD_SETTINGS: (keyof Flags)[] = [
+  'from',
+  'to',
+  'model',
+  'by',
+  'tz',
+  'intervalLabel',
+  'deadband',
+  'maxMissing',
+  'forecastInterval',
+  'actualInterval',
+  'includeFlagged',
+  'event',
+];
+
+/**
+ * `--lake`: with a shard (--shard, EFSYNC_SHARD or JOB_COMPLETION_INDEX with EFSYNC_SHARDS) the
+ * shard's sites scored and contributed to the lake; without one, the reduce of every shard's
+ * contribution into the lake's accuracy_results and the report (src/accuracy/lake.ts).
+ */
+async function lakeCommand(flags: Flags, config: LoadedConfig, lake: string): Promise<Outcome> {
+  if (flags.db || flags.site || flags.full)
+    throw new UsageError(
+      '--lake scores every site of the lake, each shard in full: --db, --site and --full do not apply',
+    );
+  const shard = flags.shard !== undefined ? parseShard(flags.shard, '--shard') : shardFromEnv(process.env);
+  // a mistyped path would otherwise become an empty lake
+  if (!isLake(lake))
+    throw new ConfigError(
+      `no lake at ${lake} (no Delta table sites/_delta_log)`,
+      'check --lake (or lake in the config); shards sync into it (--sink parquet) before they score it',
+    );
+  const now = runClock()();
+  const { memory_limit, threads } = config.accuracy;
+  const run: LakeRun = {
+    lake,
+    runId: newRunId(now),
+    now,
+    duckdb: { memory_limit, threads },
+    lockWaitMs: config.warehouse.lock_wait,
+    maxAgeMs: option('--max-age', flags.maxAge, parseDuration),
+  };
+  if (!shard) {
+    const given = SHARD_SETTINGS.filter((name) => flags[name] !== undefined);
+    if (given.length > 0 || flags.distribution === false)
+      throw new UsageError(
+        'the reduce merges what the shards scored: give the window and metric options to the shards (--shard)',
+      );
+    const path =
+      flags.report === undefined || flags.report === false
+        ? null
+        : flags.report === true
+          ? join(lake, 'report.html')
+          : flags.report;
+    const reduced = await reduceLake(path, run);
+    print(reduced.rows, reduced, flags.json);
+    for (const s of reduced.skipped) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+    process.stderr.write(`accuracy run ${run.runId}: ${reduced.shards} shards merged into the lake ${lake}\n`);
+    if (reduced.reportPath) process.stderr.write(`report: ${reduced.reportPath}\n`);
+    return reduced.skipped.length > 0 ? 'partial' : 'ok';
+  }
+  if (flags.report !== undefined || flags.json || flags.maxAge !== undefined)
+    throw new UsageError("--report, --json and --max-age are the reduce's: a shard writes its contribution alone");
+  const base = settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir);
+  const settings = settingsFrom(flags, '', base, now);
+  // the nightly's window unless --from says otherwise: the seed reads back from its start
+  const from = settings.from ?? startOfUtcDay(settings.to! - LAKE_WINDOW);
+  const scored = await scoreShard({ ...settings, from }, shard, run);
+  for (const s of scored.skipped) process.stderr.write(`site ${s.siteId} left out: ${s.reason}\n`);
+  process.stdout.write(
+    `accuracy run ${run.runId}: shard ${formatShard(shard)} scored ${scored.sites} sites into the lake ${lake} (${scored.rows.accuracy_stats ?? 0} statistics)\n`,
+  );
+  return scored.skipped.length > 0 ? 'partial' : 'ok';
+}
+
 export function registerAccuracyCommands(program: Command): void {
   program
     .command('accuracy')
@@ -193,6 +281,18 @@ export function registerAccuracyCommands(program: Command): void {
     )
     .option(...DB_OPTION)
     .option(...CONFIG_OPTION)
+    .option(
+      '--lake <path>',
+      "score the lake: with --shard the shard's sites, contributed to the lake; without, the reduce of every shard's into the lake's accuracy_results",
+    )
+    .option(
+      '--shard <I/N>',
+      'with --lake: score the sites of shard I of N (or EFSYNC_SHARD, or JOB_COMPLETION_INDEX with EFSYNC_SHARDS)',
+    )
+    .option(
+      '--max-age <duration>',
+      'with --lake, the reduce: refuse a shard whose contribution is older than this (e.g. 12h: one that did not score tonight)',
+    )
     .option(
       '--pairs <file>',
       'score this CSV (valid_time, actual, and forecast, reference, capacity, q<percent>, issue_time, site, model)',

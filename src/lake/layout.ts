@@ -6,6 +6,7 @@
  *   <lake>/<table>/month=YYYY-MM/part-<who>-<run>-<id>-<k>.parquet   month-partitioned tables
  *   <lake>/<table>/part-<who>-<run>-<id>-0.parquet             the other tables
  *   <lake>/<table>/_schema.parquet       0 rows, the table's columns: the views' glob always matches
+ *   <lake>/shard_<name>/                  a Delta table of the shards' contributions (contrib.ts): no warehouse table
  *   <lake>/_staging/<id>/                 files DuckDB is writing (never in a table's folder)
  *   <lake>/_locks/<who>.lock              one process per shard, one compactor
  *
@@ -36,6 +37,8 @@ export const MONTH = 'month';
  * the Delta version, since a compaction commits after shards that committed newer rows.
  */
 export const SEQ_TAG = 'efsync.seq';
+/** The folders of the shards' contributions (contrib.ts): Delta tables that are no warehouse table. */
+export const CONTRIBUTION_PREFIX = 'shard_';
 
 export function lakePath(lake: string): string {
   return resolve(lake);
@@ -98,11 +101,16 @@ async function writeSchemaFile(db: DuckDBConnection, root: string, table: TableS
   fsyncPath(join(root, table.name));
 }
 
-/** The newest snapshot of every table of the lake. */
+/** The newest snapshot of every table of the lake: the warehouse's, then the shards' contributions there are. */
 export async function lakeSnapshots(db: DuckDBConnection, lake: string): Promise<Map<string, Snapshot>> {
   const snapshots = new Map<string, Snapshot>();
   for (const table of (await warehouseSchema()).tables)
     snapshots.set(table.name, await readSnapshot(db, tableDir(lake, table.name)));
+  for (const entry of safeEntries(lakePath(lake))) {
+    const dir = tableDir(lake, entry.name);
+    const isTable = entry.isDirectory() && existsSync(logDir(dir)) && listLog(dir).commits.length > 0;
+    if (entry.name.startsWith(CONTRIBUTION_PREFIX) && isTable) snapshots.set(entry.name, await readSnapshot(db, dir));
+  }
   return snapshots;
 }
 

@@ -21,7 +21,7 @@ export interface SeriesPoint {
 
 /** Days of forecast against actual shown per site, and the most sites drawn. */
 const SERIES_DAYS = 7;
-const SERIES_SITES = 8;
+export const SERIES_SITES = 8;
 
 /**
  * The latest days of each site: per valid time the most recently issued site forecast (what was
@@ -37,7 +37,13 @@ export async function reportSeries(sql: SqlRunner, pairs: string): Promise<Serie
     forecast: number | null;
     actual: number | null;
     reference: number | null;
-  }>(`
+  }>(reportSeriesSql(pairs));
+  return rows.map((r) => ({ ...r, time: r.time.getTime() }));
+}
+
+/** The report's series as SQL (site, time, forecast, actual, reference), by site id and time. */
+export function reportSeriesSql(pairs: string): string {
+  return `
     WITH sites AS (
       SELECT site_id, max(valid_time) AS last FROM ${pairs} WHERE subject IN ('forecast', 'pairs')
       GROUP BY site_id ORDER BY site_id NULLS FIRST LIMIT ${SERIES_SITES}
@@ -47,8 +53,7 @@ export async function reportSeries(sql: SqlRunner, pairs: string): Promise<Serie
     FROM ${pairs} p JOIN sites s ON p.site_id IS NOT DISTINCT FROM s.site_id
     WHERE p.subject IN ('forecast', 'pairs') AND p.valid_time > s.last - INTERVAL ${SERIES_DAYS} DAY
     GROUP BY p.site_id, p.valid_time
-    ORDER BY site, time`);
-  return rows.map((r) => ({ ...r, time: r.time.getTime() }));
+    ORDER BY site, time`;
 }
 
 /** What each metric means, in a line a planner can read. */
