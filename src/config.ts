@@ -89,12 +89,6 @@ const ServiceConfig = z
   })
   .prefault({});
 
-/**
- * The shortest hot window: accuracy aligns pairs from the writer's hot tables only, and the nightly
- * score reaches 30 days back plus the 7 days of the week-ahead persistence reference, and a day.
- */
-const MIN_HOT_WINDOW = 38 * DAY;
-
 /** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
 const MemoryLimit = (byDefault: string) =>
   z
@@ -111,12 +105,12 @@ const WarehouseConfig = z
       .prefault('data/warehouse.duckdb')
       .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
     lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
-    hot_window: Duration.prefault('40d')
-      .refine((ms) => ms >= MIN_HOT_WINDOW, {
-        message: `at least ${MIN_HOT_WINDOW / DAY}d: the nightly score reads its 30-day window and the week-ahead reference before it from the hot tables`,
+    hot_window: Duration.prefault('8d')
+      .refine((ms) => ms >= DAY, {
+        message: 'at least 1d: the day a sync writes stays in the DuckDB file',
       })
       .describe(
-        'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish (docs/warehouse.md, "Hot and cold")',
+        'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish, which scores and retention read too (docs/warehouse.md, "Hot and cold")',
       ),
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
@@ -388,39 +382,33 @@ const EmulatorConfig = z
   })
   .prefault({});
 
-export const Config = z
-  .strictObject({
-    service: ServiceConfig,
-    warehouse: WarehouseConfig,
-    sink: z
-      .enum(['warehouse', 'parquet'])
-      .prefault('warehouse')
-      .describe(
-        'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
-      ),
-    lake: z
-      .string()
-      .min(1)
-      .nullable()
-      .prefault(null)
-      .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
-    sync: SyncConfig,
-    capacity: CapacityConfig,
-    accuracy: AccuracyConfig,
-    retention: RetentionConfig,
-    schedule: ScheduleConfig,
-    monitoring: MonitoringConfig,
-    alerts: AlertsConfig,
-    emulator: EmulatorConfig,
-    log: z
-      .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
-      .prefault({}),
-  })
-  .refine((config) => !config.retention.enabled || config.retention.all_vintages < config.warehouse.hot_window, {
-    path: ['warehouse', 'hot_window'],
-    message:
-      'longer than retention.all_vintages: retention thins the hot days only, so a day must be thinned before it goes cold',
-  });
+export const Config = z.strictObject({
+  service: ServiceConfig,
+  warehouse: WarehouseConfig,
+  sink: z
+    .enum(['warehouse', 'parquet'])
+    .prefault('warehouse')
+    .describe(
+      'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
+    ),
+  lake: z
+    .string()
+    .min(1)
+    .nullable()
+    .prefault(null)
+    .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
+  sync: SyncConfig,
+  capacity: CapacityConfig,
+  accuracy: AccuracyConfig,
+  retention: RetentionConfig,
+  schedule: ScheduleConfig,
+  monitoring: MonitoringConfig,
+  alerts: AlertsConfig,
+  emulator: EmulatorConfig,
+  log: z
+    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
+    .prefault({}),
+});
 
 export type Config = z.output<typeof Config>;
 

@@ -224,17 +224,33 @@ export interface WarehouseRun {
 }
 
 /** Scores the warehouse, writes the report when asked, and stores the results: the accuracy job's body. */
-/** How far before its window a score reads actuals: the week-ahead reference, and a day for the intervals around it. */
-const HISTORY_REACH = referencePeriodMs('load') + DAY;
-
 export async function runWarehouseAccuracy(
   warehouse: Warehouse,
   settings: AccuracySettings,
   meta: { runId: string; now: number },
 ): Promise<WarehouseRun> {
   // Days older than the hot window are in the cold store: the score reads them through it.
-  const reach = settings.from === undefined ? undefined : settings.from - HISTORY_REACH;
+  const reach = settings.from === undefined ? undefined : await historyFrom(warehouse, settings.from);
   return warehouse.cold.withHistory(reach, () => scoreWithHistory(warehouse, settings, meta));
+}
+
+/**
+ * The earliest valid time a score of the window from `from` reads, so that it sees the rows a
+ * warehouse keeping every day hot holds: a pair's reference actual lies up to one week-ahead
+ * reference period before its issue time, which lies up to the longest lead (of the hot vintages)
+ * before its valid time; an incremental score also counts the points of the ledger's last window,
+ * which starts earlier after a missed night (undefined: open at its start, every day); a day
+ * covers the intervals around them.
+ */
+async function historyFrom(warehouse: Warehouse, from: number): Promise<number | undefined> {
+  const [ledger] = await warehouse.all<{ window_from: Date | null }>('SELECT window_from FROM accuracy_ledger_state');
+  if (ledger && ledger.window_from === null) return undefined;
+  const [{ lead }] = await warehouse.all<{ lead: number | null }>(
+    `SELECT greatest((SELECT max(epoch_ms(valid_time) - epoch_ms(update_time)) FROM forecasts),
+       (SELECT max(epoch_ms(valid_time) - epoch_ms(as_of)) FROM model_outputs))::DOUBLE AS lead`,
+  );
+  const start = Math.min(from, ledger?.window_from?.getTime() ?? from);
+  return start - Math.max(lead ?? 0, DAY) - referencePeriodMs('load') - DAY;
 }
 
 async function scoreWithHistory(
