@@ -105,13 +105,9 @@ const WarehouseConfig = z
       .prefault('data/warehouse.duckdb')
       .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
     lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
-    hot_window: Duration.prefault('8d')
-      .refine((ms) => ms >= DAY, {
-        message: 'at least 1d: the day a sync writes stays in the DuckDB file',
-      })
-      .describe(
-        'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish, which scores and retention read too (docs/warehouse.md, "Hot and cold")',
-      ),
+    hot_window: Duration.prefault('8d').describe(
+      'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish, which scores and retention read too (docs/warehouse.md, "Hot and cold")',
+    ),
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
     ),
@@ -382,33 +378,48 @@ const EmulatorConfig = z
   })
   .prefault({});
 
-export const Config = z.strictObject({
-  service: ServiceConfig,
-  warehouse: WarehouseConfig,
-  sink: z
-    .enum(['warehouse', 'parquet'])
-    .prefault('warehouse')
-    .describe(
-      'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
-    ),
-  lake: z
-    .string()
-    .min(1)
-    .nullable()
-    .prefault(null)
-    .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
-  sync: SyncConfig,
-  capacity: CapacityConfig,
-  accuracy: AccuracyConfig,
-  retention: RetentionConfig,
-  schedule: ScheduleConfig,
-  monitoring: MonitoringConfig,
-  alerts: AlertsConfig,
-  emulator: EmulatorConfig,
-  log: z
-    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
-    .prefault({}),
-});
+export const Config = z
+  .strictObject({
+    service: ServiceConfig,
+    warehouse: WarehouseConfig,
+    sink: z
+      .enum(['warehouse', 'parquet'])
+      .prefault('warehouse')
+      .describe(
+        'Where sync runs write: the warehouse file, or Parquet files in the lake (docs/lake.md); --sink overrides',
+      ),
+    lake: z
+      .string()
+      .min(1)
+      .nullable()
+      .prefault(null)
+      .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
+    sync: SyncConfig,
+    capacity: CapacityConfig,
+    accuracy: AccuracyConfig,
+    retention: RetentionConfig,
+    schedule: ScheduleConfig,
+    monitoring: MonitoringConfig,
+    alerts: AlertsConfig,
+    emulator: EmulatorConfig,
+    log: z
+      .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
+      .prefault({}),
+  })
+  .refine((config) => config.warehouse.hot_window >= shortestHotWindow(config), {
+    path: ['warehouse', 'hot_window'],
+    message:
+      'at least twice accuracy.quality.stale_span (a day if shorter) plus sync.lookback: the flags a sync computes read that far back, in the hot days only',
+  });
+
+/**
+ * The shortest hot window: a sync's data-quality flags read the actuals from twice their margin
+ * (the stale span, at least a day: src/warehouse/flags.ts) before what it re-reads (sync.lookback),
+ * from the hot tables alone. Scores and retention read the cold days too, so they set no floor.
+ */
+function shortestHotWindow(config: { accuracy: { quality: { stale_span: number } }; sync: { lookback: number } }) {
+  return 2 * Math.max(config.accuracy.quality.stale_span, DAY) + config.sync.lookback;
+}
 
 export type Config = z.output<typeof Config>;
 

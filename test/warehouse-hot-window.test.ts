@@ -56,8 +56,14 @@ async function publishedBytes(days: number, hotDays: number): Promise<number> {
 }
 
 describe('the hot window', () => {
-  it('is 8 days by default', () => {
+  it('is 8 days by default, and at least what the flags of a sync read back', () => {
     expect(Config.parse({}).warehouse.hot_window).toBe(8 * DAY);
+    // twice a day (the stale span is shorter) plus the 6-hour lookback
+    expect(Config.parse({ warehouse: { hot_window: '54h' } }).warehouse.hot_window).toBe(54 * 3_600_000);
+    expect(() => Config.parse({ warehouse: { hot_window: '2d' } })).toThrow(/hot_window.*stale_span/s);
+    expect(() =>
+      Config.parse({ warehouse: { hot_window: '8d' }, accuracy: { quality: { stale_span: '4d' } } }),
+    ).toThrow(/at least twice accuracy.quality.stale_span/);
   });
 
   it('keeps the published file the same size at 20 days of history as at 10, past the window', async () => {
