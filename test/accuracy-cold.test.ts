@@ -2,13 +2,17 @@
 // score whose window (and the week-ahead reference before it) lies mostly in cold Parquet files
 // reads exactly the rows a warehouse keeping every day hot holds. The nightly incremental score's
 // ledger equals a full alignment row for row, and its metrics equal a full score's and those of
-// the same warehouse with a 40-day hot window, to 1e-9.
+// the same warehouse with a 40-day hot window, to 1e-9. And at 100 sites, a 30-day nightly score
+// that reads 30 days of cold files scores inside the default accuracy.memory_limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
-import type { LoadedConfig } from '../src/config.js';
+import { Config, type LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { DAY, HOUR, MINUTE, startOfUtcDay } from '../src/time.js';
+import { hotCutoff } from '../src/warehouse/cold.js';
+import { withDuckDBSettings } from '../src/warehouse/settings.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
 
@@ -116,4 +120,62 @@ describe('accuracy over cold days', () => {
     const [{ n }] = await query<{ n: bigint }>(hot.warehouse.path, 'SELECT count(*) AS n FROM cold_files');
     expect(Number(n)).toBe(0);
   }, 240_000);
+});
+
+describe('accuracy over cold days at 100 sites', () => {
+  const SITES = 100;
+  const START = Date.parse('2026-03-01T00:00:00Z');
+  const site = (s: string) => `'S' || lpad(${s}::VARCHAR, 3, '0')`;
+  const us = (ms: number) => ms * 1000;
+  const defaults = { ...Config.parse({}), file: null };
+
+  /** Days [from, to) of every site: 15-minute solar actuals first seen at `seen`, a 48-hour hourly forecast every 6 hours. */
+  async function addDays(wh: Warehouse, from: number, to: number, seen: number): Promise<void> {
+    const solar = (t: string) => `greatest(0, 900 * sin(pi() * ((${t} / 3600000000 + 18) % 24 - 6) / 12))`;
+    await wh.run(`INSERT INTO actuals SELECT ${site('s')}, make_timestamptz(t), ${solar('t')} * (0.9 + 0.1 * sin(s + t / 7.7e9)),
+        make_timestamptz(${us(seen)}), NULL
+      FROM range(${SITES}) a(s), (SELECT ${us(from)} + i * 900000000 AS t FROM range(${(to - from) / (15 * MINUTE)}) r(i))`);
+    await wh.run(`INSERT INTO forecasts SELECT ${site('s')}, 'gbm', 1, make_timestamptz(issue), make_timestamptz(issue + h * 3600000000),
+        ${solar('(issue + h * 3600000000)')} * (0.95 + 0.1 * sin(h + s)), NULL
+      FROM range(${SITES}) a(s), (SELECT ${us(from)} + i * 21600000000 AS issue FROM range(${(to - from) / (6 * HOUR)}) r(i)),
+        range(1, 49) b(h)`);
+  }
+
+  /** The nightly step's score of the last 30 days at `now`, in the default accuracy memory limit and threads; then the day moves. */
+  async function nightly(wh: Warehouse, now: number) {
+    const settings = {
+      ...settingsFromConfig(defaults.accuracy, defaults.service.interval_label, defaults.capacity.dir),
+      from: startOfUtcDay(now - 30 * DAY),
+      to: now,
+    };
+    const { memory_limit, threads } = defaults.accuracy;
+    const run = await withDuckDBSettings(wh, { memory_limit, threads }, () =>
+      runWarehouseAccuracy(wh, settings, { runId: `nightly-${now}`, now }),
+    );
+    await wh.cold.moveClosedDays(hotCutoff(now, defaults.warehouse.hot_window), now);
+    return run;
+  }
+
+  it('scores a night whose window is 30 days of cold files inside the default memory limit', async () => {
+    const dir = tempDir('efsync-accuracy-cold-depth-');
+    const wh = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+    try {
+      await wh.run(`INSERT INTO sites SELECT ${site('s')}, 'Site ' || s, 'solar', 59.3, 18.1, 1000, NULL, NULL, NULL,
+          TIMESTAMPTZ '2026-01-01T00:00:00Z' FROM range(${SITES}) r(s)`);
+      await addDays(wh, START - 45 * DAY, START, START);
+      await wh.cold.moveClosedDays(hotCutoff(START, defaults.warehouse.hot_window), START);
+      const first = await nightly(wh, START + 2 * HOUR);
+      expect(first.result.ledger).toMatchObject({ mode: 'full' });
+      await addDays(wh, START, START + DAY, START + DAY);
+      const next = await nightly(wh, START + DAY + 2 * HOUR);
+      expect(next.result.ledger).toMatchObject({ mode: 'incremental' });
+      expect(next.result.ledger!.pairsAligned).toBeLessThan(next.result.ledger!.pairs / 10);
+      const [{ days }] = await wh.all<{ days: bigint }>(
+        "SELECT count(*) AS days FROM cold_files WHERE table_name = 'forecasts' AND superseded_at IS NULL",
+      );
+      expect(Number(days)).toBeGreaterThanOrEqual(38);
+    } finally {
+      await wh.close();
+    }
+  }, 300_000);
 });
