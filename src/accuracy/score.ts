@@ -236,11 +236,12 @@ export async function runWarehouseAccuracy(
 
 /**
  * The earliest valid time a score of the window from `from` reads, so that it sees the rows a
- * warehouse keeping every day hot holds: a pair's reference actual lies up to one week-ahead
- * reference period before its issue time, which lies up to the longest lead (of the hot vintages)
- * before its valid time; an incremental score also counts the points of the ledger's last window,
- * which starts earlier after a missed night (undefined: open at its start, every day); a day
- * covers the intervals around them.
+ * warehouse keeping every day hot holds: a pair's reference actual lies k persistence periods
+ * before its valid time, k the fewest that reach back to its issue time, so at most the longest
+ * lead (of the hot vintages) rounded up to whole weeks (the longest period, load's); an
+ * incremental score also counts the points of the ledger's last window, which starts earlier
+ * after missed nights (undefined: open at its start, every day); a day covers the intervals
+ * around them.
  */
 async function historyFrom(warehouse: Warehouse, from: number): Promise<number | undefined> {
   const [ledger] = await warehouse.all<{ window_from: Date | null }>('SELECT window_from FROM accuracy_ledger_state');
@@ -249,8 +250,9 @@ async function historyFrom(warehouse: Warehouse, from: number): Promise<number |
     `SELECT greatest((SELECT max(epoch_ms(valid_time) - epoch_ms(update_time)) FROM forecasts),
        (SELECT max(epoch_ms(valid_time) - epoch_ms(as_of)) FROM model_outputs))::DOUBLE AS lead`,
   );
+  const period = referencePeriodMs('load');
   const start = Math.min(from, ledger?.window_from?.getTime() ?? from);
-  return start - Math.max(lead ?? 0, DAY) - referencePeriodMs('load') - DAY;
+  return start - Math.max(1, Math.ceil((lead ?? 0) / period)) * period - DAY;
 }
 
 async function scoreWithHistory(
