@@ -1,6 +1,6 @@
-// `node --import tsx bench/publish.ts [--sites 5] [--vintages 24] [--depths 7,365] [--nights 3] [--json]`:
+// `node --import tsx bench/publish.ts [--sites 5] [--vintages 24] [--depths 7,365] [--nights 3] [--hot-window 8] [--json]`:
 // what a nightly publish costs at each depth of history with the cold store (warehouse.hot_window
-// 7d, docs/warehouse.md "Hot and cold"). A synthetic warehouse, its rows generated in SQL
+// in days, by default 8 as the config's, docs/warehouse.md "Hot and cold"). A synthetic warehouse, its rows generated in SQL
 // (range()): per site and 15-minute valid time, `vintages` forecast vintages an hour apart, 2
 // model output vintages and an actual. The history is loaded, published once (its closed days
 // move out) and the writer reopened (compacted); then each night adds a day and publishes, timed.
@@ -17,13 +17,14 @@ const { values: args } = parseArgs({
     vintages: { type: 'string', default: '24' },
     depths: { type: 'string', default: '7,365' },
     nights: { type: 'string', default: '3' },
+    'hot-window': { type: 'string', default: '8' },
     json: { type: 'boolean', default: false },
   },
 });
 const SITES = Number(args.sites);
 const VINTAGES = Number(args.vintages);
 const DAY = 86_400_000;
-const HOT_WINDOW = 7 * DAY;
+const HOT_WINDOW = Number(args['hot-window']) * DAY;
 const START = Date.UTC(2025, 0, 1);
 
 interface Night {
@@ -104,9 +105,17 @@ const MB = 1024 * 1024;
 const results: Record<string, Night[]> = {};
 for (const depth of args.depths.split(',').map(Number)) results[depth] = await measure(depth, Number(args.nights));
 if (args.json) {
-  console.log(JSON.stringify({ sites: SITES, vintages: VINTAGES, results, bytesPerRow }, null, 2));
+  console.log(
+    JSON.stringify(
+      { sites: SITES, vintages: VINTAGES, hotWindowDays: HOT_WINDOW / DAY, results, bytesPerRow },
+      null,
+      2,
+    ),
+  );
 } else {
-  console.log(`${SITES} sites, ${VINTAGES} forecast vintages per 15-minute valid time, hot window 7d`);
+  console.log(
+    `${SITES} sites, ${VINTAGES} forecast vintages per 15-minute valid time, hot window ${HOT_WINDOW / DAY}d`,
+  );
   console.log('depth  publish s (median)  published MB  writer MB  cold MB written  cold MB kept');
   for (const [depth, nights] of Object.entries(results)) {
     const m = (pick: (n: Night) => number) => median(nights.map(pick));

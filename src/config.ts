@@ -89,12 +89,6 @@ const ServiceConfig = z
   })
   .prefault({});
 
-/**
- * The shortest hot window: accuracy aligns pairs from the writer's hot tables only, and the nightly
- * score reaches 30 days back plus the 7 days of the week-ahead persistence reference, and a day.
- */
-const MIN_HOT_WINDOW = 38 * DAY;
-
 /** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
 const MemoryLimit = (byDefault: string) =>
   z
@@ -111,13 +105,9 @@ const WarehouseConfig = z
       .prefault('data/warehouse.duckdb')
       .describe('The published warehouse that analysts open; EFSYNC_DB or --db override'),
     lock_wait: Duration.prefault('30s').describe('How long a second writer waits for the first'),
-    hot_window: Duration.prefault('40d')
-      .refine((ms) => ms >= MIN_HOT_WINDOW, {
-        message: `at least ${MIN_HOT_WINDOW / DAY}d: the nightly score reads its 30-day window and the week-ahead reference before it from the hot tables`,
-      })
-      .describe(
-        'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish (docs/warehouse.md, "Hot and cold")',
-      ),
+    hot_window: Duration.prefault('8d').describe(
+      'Days of the series kept in the DuckDB file; older UTC days move to Parquet files at publish, which scores and retention read too (docs/warehouse.md, "Hot and cold")',
+    ),
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
     ),
@@ -416,11 +406,20 @@ export const Config = z
       .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).prefault('info') })
       .prefault({}),
   })
-  .refine((config) => !config.retention.enabled || config.retention.all_vintages < config.warehouse.hot_window, {
+  .refine((config) => config.warehouse.hot_window >= shortestHotWindow(config), {
     path: ['warehouse', 'hot_window'],
     message:
-      'longer than retention.all_vintages: retention thins the hot days only, so a day must be thinned before it goes cold',
+      'at least twice accuracy.quality.stale_span (a day if shorter) plus sync.lookback: the flags a sync computes read that far back, in the hot days only',
   });
+
+/**
+ * The shortest hot window: a sync's data-quality flags read the actuals from twice their margin
+ * (the stale span, at least a day: src/warehouse/flags.ts) before what it re-reads (sync.lookback),
+ * from the hot tables alone. Scores and retention read the cold days too, so they set no floor.
+ */
+function shortestHotWindow(config: { accuracy: { quality: { stale_span: number } }; sync: { lookback: number } }) {
+  return 2 * Math.max(config.accuracy.quality.stale_span, DAY) + config.sync.lookback;
+}
 
 export type Config = z.output<typeof Config>;
 

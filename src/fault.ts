@@ -14,7 +14,7 @@ export type FaultPoint =
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
   | 'accuracy-ledger' // the accuracy ledger committed, its scores not computed or stored yet
-  | 'retention-slice' // a slice of retention's deletes committed (a day, whole sites), the next not started
+  | 'retention-slice' // a slice of retention's deletes committed (a day, whole sites; or a cold day's new file), the next not started
   | 'delta-files' // a Delta commit's data files written into the table, its log entry not written yet
   | 'delta-temp' // a Delta commit's log entry written and fsynced under its temporary name, not linked yet
   | 'delta-linked' // a Delta commit linked to its version's name (committed), its temporary name not removed yet

@@ -238,8 +238,29 @@ export async function runWarehouseAccuracy(
   meta: { runId: string; now: number },
 ): Promise<WarehouseRun> {
   // Days older than the hot window are in the cold store: the score reads them through it.
-  const reach = settings.from === undefined ? undefined : settings.from - HISTORY_REACH;
+  const reach = settings.from === undefined ? undefined : await historyFrom(warehouse, settings.from);
   return warehouse.cold.withHistory(reach, () => scoreWithHistory(warehouse, settings, meta));
+}
+
+/**
+ * The earliest valid time a score of the window from `from` reads, so that it sees the rows a
+ * warehouse keeping every day hot holds: a pair's reference actual lies k persistence periods
+ * before its valid time, k the fewest that reach back to its issue time, so at most the longest
+ * lead (of the hot vintages) rounded up to whole weeks (the longest period, load's); an
+ * incremental score also counts the points of the ledger's last window, which starts earlier
+ * after missed nights (undefined: open at its start, every day); a day covers the intervals
+ * around them.
+ */
+async function historyFrom(warehouse: Warehouse, from: number): Promise<number | undefined> {
+  const [ledger] = await warehouse.all<{ window_from: Date | null }>('SELECT window_from FROM accuracy_ledger_state');
+  if (ledger && ledger.window_from === null) return undefined;
+  const [{ lead }] = await warehouse.all<{ lead: number | null }>(
+    `SELECT greatest((SELECT max(epoch_ms(valid_time) - epoch_ms(update_time)) FROM forecasts),
+       (SELECT max(epoch_ms(valid_time) - epoch_ms(as_of)) FROM model_outputs))::DOUBLE AS lead`,
+  );
+  const period = referencePeriodMs('load');
+  const start = Math.min(from, ledger?.window_from?.getTime() ?? from);
+  return start - Math.max(1, Math.ceil((lead ?? 0) / period)) * period - DAY;
 }
 
 /** A warehouse's score before it is stored: the results, the groups scored and the flags the report shows. */

@@ -122,15 +122,22 @@ async function forecastsEnding(wh: Warehouse): Promise<boolean> {
 }
 
 /**
- * The UTC days (epoch days) of `table` before `before` whose rows differ in number from those
- * retention left there, or that it kept by another rule or never read: a scan of one column,
- * grouped by day, so its memory does not grow with the history.
+ * The UTC days (epoch days) of `table` before `before` whose rows, hot and cold, differ in number
+ * from those retention left there, or that it kept by another rule or never read: a scan of one
+ * column of the hot table grouped by day, and the cold files' row counts, so its memory does not
+ * grow with the history. A cold day thinned once matches its record and is not read again; a
+ * night missed leaves days unrecorded, which the next run reads.
  */
 async function daysToRead(wh: Warehouse, table: string, before: number, rule: string): Promise<number[]> {
   const rows = await wh.all<{ day: bigint }>(
     `SELECT d.day FROM (
-       SELECT epoch_ms(valid_time) // ${DAY} AS day, count(*) AS n FROM ${quoteIdentifier(table)}
-       WHERE valid_time < ${instantLiteral(before)} GROUP BY day) d
+       SELECT day, sum(n) AS n FROM (
+         SELECT epoch_ms(valid_time) // ${DAY} AS day, count(*) AS n FROM ${quoteIdentifier(table)}
+         WHERE valid_time < ${instantLiteral(before)} GROUP BY day
+         UNION ALL
+         SELECT (day - DATE '1970-01-01') AS day, row_count AS n FROM cold_files
+         WHERE table_name = ${quoteLiteral(table)} AND superseded_at IS NULL AND day < ${dateOf(String(Math.floor(before / DAY)))})
+       GROUP BY day) d
      LEFT JOIN retention_days r ON r.table_name = ${quoteLiteral(table)} AND r.day = ${dateOf('d.day')}
      WHERE r.rows_kept IS DISTINCT FROM d.n OR r.rule IS DISTINCT FROM ${quoteLiteral(rule)}
      ORDER BY d.day`,
@@ -172,31 +179,78 @@ function slicesOf(sites: { site_id: string; n: bigint }[]): string[][] {
   return slices;
 }
 
-/** One day of one table, a slice of sites to a transaction; the rows removed (or that would go) per table. */
+/**
+ * One day of one table: its hot rows a slice of sites to a transaction, then its cold file, if
+ * any, thinned to a new generation; the rows removed (or that would go) per table. The vintages
+ * kept are decided over the day's hot and cold rows together, as in a warehouse keeping every day
+ * hot. The day is recorded last, in a transaction of its own: a kill before leaves it unrecorded,
+ * and deciding again keeps the same rows.
+ */
 async function retainDay(wh: Warehouse, table: RetainedTable, day: number, context: DayContext): Promise<Counts> {
   const name = quoteIdentifier(table.table);
   const inDay = `valid_time >= ${instantLiteral(day * DAY)} AND valid_time < ${instantLiteral((day + 1) * DAY)}`;
   const sites = await wh.all<{ site_id: string; n: bigint }>(
     `SELECT site_id, count(*) AS n FROM ${name} WHERE ${inDay} GROUP BY site_id ORDER BY site_id`,
   );
-  const slices = slicesOf(sites);
   const removed: Counts = {};
-  for (const [index, slice] of slices.entries()) {
-    const last = index === slices.length - 1;
+  const source = await dayRowsSql(wh, table, day, inDay);
+  for (const slice of slicesOf(sites)) {
+    const ofSlice = `${inDay} AND site_id IN (${sqlList(slice)})`;
     const gone = context.request.dryRun
-      ? await sliceGoing(wh, table, `${inDay} AND site_id IN (${sqlList(slice)})`, context)
-      : await removeOrSplit(wh, table, { day, inDay, sites: slice, records: last }, context);
+      ? await sliceGoing(wh, table, ofSlice, source, context)
+      : await removeOrSplit(wh, table, { day, inDay, sites: slice, source }, context);
     addCounts(removed, gone);
   }
+  if (table.rule !== 'ledger') addCounts(removed, await retainColdDay(wh, table, day, inDay, context));
+  if (!context.request.dryRun) await recordDay(wh, table.table, day, inDay, context);
   return removed;
+}
+
+/**
+ * The relation retention decides a day on: the hot table, or, when the day has a cold file, the
+ * day's hot rows together with it.
+ */
+async function dayRowsSql(wh: Warehouse, table: RetainedTable, day: number, inDay: string): Promise<string> {
+  const name = quoteIdentifier(table.table);
+  const cold = table.rule === 'ledger' ? null : await wh.cold.dayRows(table.table, day * DAY);
+  if (cold === null) return name;
+  return `(SELECT * FROM ${name} WHERE ${inDay} UNION ALL BY NAME SELECT * FROM ${cold}) AS ${name}`;
+}
+
+/**
+ * Thins the day's cold file (cold.rewritePartition: a new generation written, fsynced and switched
+ * to in one transaction, so a kill leaves the old one current), or counts what would go.
+ */
+async function retainColdDay(
+  wh: Warehouse,
+  table: Exclude<RetainedTable, { rule: 'ledger' }>,
+  day: number,
+  inDay: string,
+  context: DayContext,
+): Promise<Counts> {
+  const cold = await wh.cold.dayRows(table.table, day * DAY);
+  if (cold === null) return {};
+  const name = quoteIdentifier(table.table);
+  if (table.rule === 'vintages') await markKept(wh, table, 'TRUE', await dayRowsSql(wh, table, day, inDay), context);
+  const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : 'FALSE';
+  if (context.request.dryRun) {
+    const [{ n }] = await wh.all<{ n: bigint }>(
+      `WITH ${name} AS (SELECT * FROM ${cold}) SELECT count(*) FILTER (WHERE NOT (${keep})) AS n FROM ${name}`,
+    );
+    return { [table.table]: Number(n) };
+  }
+  const dayText = new Date(day * DAY).toISOString().slice(0, 10);
+  const { removed } = await wh.cold.rewritePartition(table.table, dayText, keep, context.request.now);
+  faultPoint('retention-slice');
+  return { [table.table]: removed };
 }
 
 interface Slice {
   day: number;
   inDay: string;
   sites: string[];
-  /** The day's last slice: its transaction records the day. */
-  records: boolean;
+  /** The relation the kept vintages are decided on (dayRowsSql). */
+  source: string;
 }
 
 /**
@@ -213,23 +267,16 @@ async function removeOrSplit(
 ): Promise<Counts> {
   let counts: Counts;
   try {
-    counts = await wh.transaction(async () => {
-      const gone = await removeSlice(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, context);
-      if (slice.records) await recordDay(wh, table.table, slice.day, slice.inDay, context);
-      return gone;
-    });
+    counts = await wh.transaction(() =>
+      removeSlice(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, slice.source, context),
+    );
   } catch (error) {
     if (!isOutOfMemory(error) || checkpointed) throw error;
     await wh.checkpoint();
     context.uncheckpointed = 0;
     if (slice.sites.length === 1) return removeOrSplit(wh, table, slice, context, true);
     const half = Math.ceil(slice.sites.length / 2);
-    const first = await removeOrSplit(
-      wh,
-      table,
-      { ...slice, sites: slice.sites.slice(0, half), records: false },
-      context,
-    );
+    const first = await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(0, half) }, context);
     return addCounts(first, await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(half) }, context));
   }
   faultPoint('retention-slice');
@@ -241,14 +288,15 @@ async function removeOrSplit(
   return counts;
 }
 
-/** The kept vintages of a slice, as the temp table KEPT. */
+/** The kept vintages of the rows of `source` matching `where`, as the temp table KEPT. */
 async function markKept(
   wh: Warehouse,
   table: Extract<RetainedTable, { rule: 'vintages' }>,
   where: string,
+  source: string,
   context: DayContext,
 ): Promise<void> {
-  const kept = keptVintagesSql(table, context.policy.keep, quoteIdentifier(table.table), where, context.ending);
+  const kept = keptVintagesSql(table, context.policy.keep, source, where, context.ending);
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS ${kept}`);
 }
 
@@ -258,9 +306,15 @@ function goesSql(table: RetainedTable, where: string): string {
   return `${where} AND ${vintageGoesSql(table, quoteIdentifier(table.table), KEPT)}`;
 }
 
-async function removeSlice(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
+async function removeSlice(
+  wh: Warehouse,
+  table: RetainedTable,
+  where: string,
+  source: string,
+  context: DayContext,
+): Promise<Counts> {
   const name = quoteIdentifier(table.table);
-  if (table.rule === 'vintages') await markKept(wh, table, where, context);
+  if (table.rule === 'vintages') await markKept(wh, table, where, source, context);
   const counts: Counts = {};
   if (table.rule === 'ledger')
     counts[LEDGER_QUANTILES] = await wh.changed(
@@ -270,9 +324,15 @@ async function removeSlice(wh: Warehouse, table: RetainedTable, where: string, c
   return counts;
 }
 
-async function sliceGoing(wh: Warehouse, table: RetainedTable, where: string, context: DayContext): Promise<Counts> {
+async function sliceGoing(
+  wh: Warehouse,
+  table: RetainedTable,
+  where: string,
+  source: string,
+  context: DayContext,
+): Promise<Counts> {
   const name = quoteIdentifier(table.table);
-  if (table.rule === 'vintages') await markKept(wh, table, where, context);
+  if (table.rule === 'vintages') await markKept(wh, table, where, source, context);
   const count = async (sql: string) => Number((await wh.all<{ n: bigint }>(sql))[0].n);
   const counts: Counts = {};
   if (table.rule === 'ledger')
@@ -283,10 +343,13 @@ async function sliceGoing(wh: Warehouse, table: RetainedTable, where: string, co
   return counts;
 }
 
+/** The day's rows left, hot and cold (daysToRead counts them so), recorded with the rule. */
 async function recordDay(wh: Warehouse, table: string, day: number, inDay: string, context: DayContext): Promise<void> {
   await wh.run(
     `INSERT OR REPLACE INTO retention_days
-     SELECT $1, ${dateOf(String(day))}, count(*), $2, $3 FROM ${quoteIdentifier(table)} WHERE ${inDay}`,
+     SELECT $1, ${dateOf(String(day))}, (SELECT count(*) FROM ${quoteIdentifier(table)} WHERE ${inDay})
+       + coalesce((SELECT sum(row_count) FROM cold_files
+         WHERE table_name = $1 AND day = ${dateOf(String(day))} AND superseded_at IS NULL), 0), $2, $3`,
     [table, context.rule, context.request.runId],
   );
 }

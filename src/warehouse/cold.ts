@@ -7,6 +7,7 @@
  *   const cold = new ColdStore(warehouse, coldFolderOf(path));
  *   await cold.moveClosedDays(cutoffMs, nowMs);            // at publish: days before the cutoff leave DuckDB
  *   await cold.rewritePartition('forecasts', '2026-01-01', keepSql, nowMs); // retention thins one day
+ *   await cold.dayRows('forecasts', dayMs);                // SQL: one day's cold rows (retention decides on them)
  *   await cold.currentFiles();                             // Map table → absolute paths, for the views
  *   await cold.history('forecasts');                       // SQL: hot rows UNION ALL the cold files
  *   await cold.collectGarbage(nowMs, graceMs);             // superseded files past the grace, orphans
@@ -155,6 +156,12 @@ export class ColdStore {
     const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
     await this.commit(spec, [written], nowMs, null);
     return { kept: Number(kept), removed };
+  }
+
+  /** SQL for the rows of one table's day in its current cold file, to put where a table name goes; null when the day has none. */
+  async dayRows(table: string, dayMs: number): Promise<string | null> {
+    const current = await this.currentFile(coldTable(table).name, dayMs);
+    return current ? `read_parquet(${quoteLiteral(this.absolute(current.file))})` : null;
   }
 
   /**

@@ -1,0 +1,181 @@
+// Accuracy over the cold store: with a hot window of 3 days and 10 days of emulator history, a
+// score whose window (and the week-ahead reference before it) lies mostly in cold Parquet files
+// reads exactly the rows a warehouse keeping every day hot holds. The nightly incremental score's
+// ledger equals a full alignment row for row, and its metrics equal a full score's and those of
+// the same warehouse with a 40-day hot window, to 1e-9. And at 100 sites, a 30-day nightly score
+// that reads 30 days of cold files scores inside the default accuracy.memory_limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
+import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
+import { Config, type LoadedConfig } from '../src/config.js';
+import type { Emulator } from '../src/emulator/server.js';
+import { DAY, HOUR, MINUTE, startOfUtcDay } from '../src/time.js';
+import { hotCutoff } from '../src/warehouse/cold.js';
+import { withDuckDBSettings } from '../src/warehouse/settings.js';
+import { Warehouse } from '../src/warehouse/warehouse.js';
+import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
+
+let emu: Emulator;
+let emulatorNow = NOW;
+
+beforeAll(async () => {
+  emu = await emulator({ sites: 3, now: () => emulatorNow });
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+function configWithHotDays(days: number): LoadedConfig {
+  const config = testConfig({ dir: tempDir('efsync-accuracy-cold-'), url: emu.url, sync: { initial_history: '10d' } });
+  return { ...config, warehouse: { ...config.warehouse, hot_window: days * DAY } };
+}
+
+async function syncAt(configs: LoadedConfig[], now: number): Promise<void> {
+  emulatorNow = now;
+  for (const config of configs) expect((await runSync(config, {}, now)).status).toBe('ok');
+}
+
+function settingsOf(config: LoadedConfig, now: number, full: boolean): AccuracySettings {
+  return {
+    ...settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir),
+    groups: ['total', 'lead', 'hour', 'site', 'model'],
+    // eight days: all but the last three are cold at a hot window of 3 days
+    from: startOfUtcDay(now - 8 * DAY),
+    to: now,
+    full,
+    batchPoints: full ? undefined : 1,
+  };
+}
+
+/** Scores, publishes (closed days move to the cold store), and returns the metrics and the ledger as rows. */
+async function score(config: LoadedConfig, now: number, full = false) {
+  const wh = await Warehouse.open({
+    path: config.warehouse.path,
+    hotWindowMs: config.warehouse.hot_window,
+    now: () => now,
+  });
+  try {
+    const run = await runWarehouseAccuracy(wh, settingsOf(config, now, full), {
+      runId: `accuracy-${now}-${full}`,
+      now,
+    });
+    const ledger = await wh.all<{ row: string }>(`
+      SELECT concat_ws('/', p.subject, p.model, p.site_id, p.served_model, p.issue_time, p.valid_time, p.group_time,
+        p.reference_time, p.forecast, p.actual, p.reference, p.capacity, p.drop_reason) || coalesce((SELECT list((q.level, q.q) ORDER BY q.level)::VARCHAR
+        FROM accuracy_pair_quantiles q WHERE q.pid = p.pid), '') AS row
+      FROM accuracy_pairs p ORDER BY row`);
+    await wh.publish();
+    return { rows: run.result.rows, ledger: ledger.map((r) => r.row), mode: run.result.ledger?.mode };
+  } finally {
+    await wh.close();
+  }
+}
+
+function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
+  expect(a.map((r) => [r.subject, r.model, r.group, r.key])).toEqual(
+    b.map((r) => [r.subject, r.model, r.group, r.key]),
+  );
+  for (const [i, row] of a.entries()) {
+    for (const [metric, value] of Object.entries(row.values)) {
+      const expected = b[i].values[metric];
+      if (!Number.isFinite(value) || !Number.isFinite(expected)) expect(String(value)).toBe(String(expected));
+      else
+        expect(Math.abs(value - expected), `${row.subject} ${row.group} ${row.key} ${metric}`).toBeLessThanOrEqual(
+          1e-9 * Math.max(1, Math.abs(expected)),
+        );
+    }
+  }
+}
+
+describe('accuracy over cold days', () => {
+  it('a nightly incremental score equals a full one and the same warehouse keeping 40 days hot', async () => {
+    const [cold, hot] = [configWithHotDays(3), configWithHotDays(40)];
+    await syncAt([cold, hot], NOW);
+    const first = [await score(cold, NOW + MINUTE), await score(hot, NOW + MINUTE)];
+    expect(first.map((s) => s.mode)).toEqual(['full', 'full']);
+    expect(first[0].ledger).toEqual(first[1].ledger);
+
+    // the next night: a day later, the window moved by a day, one more day gone cold
+    const next = NOW + DAY + 2 * HOUR;
+    await syncAt([cold, hot], next);
+    const incremental = await score(cold, next + MINUTE);
+    const allHot = await score(hot, next + MINUTE);
+    expect([incremental.mode, allHot.mode]).toEqual(['incremental', 'incremental']);
+    const full = await score(cold, next + MINUTE, true);
+    expect(full.mode).toBe('full');
+
+    expect(incremental.ledger.length).toBeGreaterThan(0);
+    expect(incremental.ledger).toEqual(full.ledger);
+    expect(incremental.ledger).toEqual(allHot.ledger);
+    expectSameMetrics(incremental.rows, full.rows);
+    expectSameMetrics(incremental.rows, allHot.rows);
+
+    // the cold warehouse's window really lay in Parquet files: every day before the last three
+    const [{ days }] = await query<{ days: bigint }>(
+      cold.warehouse.path,
+      "SELECT count(DISTINCT day) AS days FROM cold_files WHERE table_name = 'forecasts' AND superseded_at IS NULL",
+    );
+    expect(Number(days)).toBeGreaterThanOrEqual(8);
+    const [{ n }] = await query<{ n: bigint }>(hot.warehouse.path, 'SELECT count(*) AS n FROM cold_files');
+    expect(Number(n)).toBe(0);
+  }, 240_000);
+});
+
+describe('accuracy over cold days at 100 sites', () => {
+  const SITES = 100;
+  const START = Date.parse('2026-03-01T00:00:00Z');
+  const site = (s: string) => `'S' || lpad(${s}::VARCHAR, 3, '0')`;
+  const us = (ms: number) => ms * 1000;
+  const defaults = { ...Config.parse({}), file: null };
+
+  /** Days [from, to) of every site: 15-minute solar actuals first seen at `seen`, a 48-hour hourly forecast every 6 hours. */
+  async function addDays(wh: Warehouse, from: number, to: number, seen: number): Promise<void> {
+    const solar = (t: string) => `greatest(0, 900 * sin(pi() * ((${t} / 3600000000 + 18) % 24 - 6) / 12))`;
+    await wh.run(`INSERT INTO actuals SELECT ${site('s')}, make_timestamptz(t), ${solar('t')} * (0.9 + 0.1 * sin(s + t / 7.7e9)),
+        make_timestamptz(${us(seen)}), NULL
+      FROM range(${SITES}) a(s), (SELECT ${us(from)} + i * 900000000 AS t FROM range(${(to - from) / (15 * MINUTE)}) r(i))`);
+    await wh.run(`INSERT INTO forecasts SELECT ${site('s')}, 'gbm', 1, make_timestamptz(issue), make_timestamptz(issue + h * 3600000000),
+        ${solar('(issue + h * 3600000000)')} * (0.95 + 0.1 * sin(h + s)), NULL
+      FROM range(${SITES}) a(s), (SELECT ${us(from)} + i * 21600000000 AS issue FROM range(${(to - from) / (6 * HOUR)}) r(i)),
+        range(1, 49) b(h)`);
+  }
+
+  /** The nightly step's score of the last 30 days at `now`, in the default accuracy memory limit and threads; then the day moves. */
+  async function nightly(wh: Warehouse, now: number) {
+    const settings = {
+      ...settingsFromConfig(defaults.accuracy, defaults.service.interval_label, defaults.capacity.dir),
+      from: startOfUtcDay(now - 30 * DAY),
+      to: now,
+    };
+    const { memory_limit, threads } = defaults.accuracy;
+    const run = await withDuckDBSettings(wh, { memory_limit, threads }, () =>
+      runWarehouseAccuracy(wh, settings, { runId: `nightly-${now}`, now }),
+    );
+    await wh.cold.moveClosedDays(hotCutoff(now, defaults.warehouse.hot_window), now);
+    return run;
+  }
+
+  it('scores a night whose window is 30 days of cold files inside the default memory limit', async () => {
+    const dir = tempDir('efsync-accuracy-cold-depth-');
+    const wh = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+    try {
+      await wh.run(`INSERT INTO sites SELECT ${site('s')}, 'Site ' || s, 'solar', 59.3, 18.1, 1000, NULL, NULL, NULL,
+          TIMESTAMPTZ '2026-01-01T00:00:00Z' FROM range(${SITES}) r(s)`);
+      await addDays(wh, START - 45 * DAY, START, START);
+      await wh.cold.moveClosedDays(hotCutoff(START, defaults.warehouse.hot_window), START);
+      const first = await nightly(wh, START + 2 * HOUR);
+      expect(first.result.ledger).toMatchObject({ mode: 'full' });
+      await addDays(wh, START, START + DAY, START + DAY);
+      const next = await nightly(wh, START + DAY + 2 * HOUR);
+      expect(next.result.ledger).toMatchObject({ mode: 'incremental' });
+      expect(next.result.ledger!.pairsAligned).toBeLessThan(next.result.ledger!.pairs / 10);
+      const [{ days }] = await wh.all<{ days: bigint }>(
+        "SELECT count(*) AS days FROM cold_files WHERE table_name = 'forecasts' AND superseded_at IS NULL",
+      );
+      expect(Number(days)).toBeGreaterThanOrEqual(38);
+    } finally {
+      await wh.close();
+    }
+  }, 300_000);
+});
