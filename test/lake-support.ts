@@ -92,11 +92,13 @@ async function typedColumns(table: string, only?: readonly string[]): Promise<st
 }
 
 /**
- * The columns compared where a run writes its own identity: sync_state's run_id and updated_at
- * name the run that wrote it, which differ between the shards and the single writer.
+ * The columns compared where a row records its writer's own work: sync_state's run_id and
+ * updated_at name the run that wrote it, and actual_flags' checked_at the run that last
+ * rechecked the row, which differ between a shard and the single writer.
  */
 export const COMPARED: Record<string, readonly string[]> = {
   sync_state: ['site_id', 'resource', 'synced_to', 'last_as_of'],
+  actual_flags: ['site_id', 'valid_time', 'flags'],
 };
 
 /**

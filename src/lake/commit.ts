@@ -8,9 +8,10 @@
  * is planned again on the new snapshot, a few times with backoff. Each commit carries a `txn`
  * action (appId efsync-<shard>-<table>, the shard's run number as version): an error whose
  * outcome is unknown is settled by the snapshot's txn version. Delta commits one table at a
- * time: the series and small tables first, sync_state and the run ledger last, so a shard killed
- * between two tables has never advanced a sync state past rows the lake lacks, and its rerun
- * (seeded from what did land) commits the rest.
+ * time: the revisions first, then the series and small tables, sync_state and the run ledger
+ * last, so a shard killed between two tables has never advanced a sync state past rows the lake
+ * lacks, nor lost the revision of an actual it revised, and its rerun (seeded from what did
+ * land) commits the rest.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rmSync } from 'node:fs';
@@ -59,6 +60,12 @@ export interface Committed {
   replans: number;
 }
 
+/**
+ * Tables committed first: the revisions before the actuals they revise, since a rerun seeded
+ * with revised actuals could no longer see the revision (it writes it again instead, replacing
+ * the row of the same key).
+ */
+const FIRST = ['actual_revisions', 'actual_revisions_by_type'];
 /** Tables committed last: the watermark and the run's ledger rows land after the data they describe. */
 const LAST = ['sync_state', 'runs', 'run_failures'];
 
@@ -68,7 +75,8 @@ const REPLAN_BACKOFF_MS = 50;
 
 /** The order a shard commits the tables in. */
 export function commitOrder<T extends { name: string }>(tables: readonly T[]): T[] {
-  return [...tables.filter((t) => !LAST.includes(t.name)), ...tables.filter((t) => LAST.includes(t.name))];
+  const middle = tables.filter((t) => !FIRST.includes(t.name) && !LAST.includes(t.name));
+  return [...tables.filter((t) => FIRST.includes(t.name)), ...middle, ...tables.filter((t) => LAST.includes(t.name))];
 }
 
 export async function commitToLake(warehouse: Warehouse, input: CommitInput): Promise<Committed> {

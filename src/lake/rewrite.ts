@@ -9,7 +9,8 @@
  *   latest, seeded:      its key; a seeded key the run no longer holds was deleted by the run
  *   site-snapshot:       the whole set of each site whose set changed (it may shrink to nothing)
  *   all, seeded:         nothing; a seeded row the run no longer holds was deleted by the run
- *   not seeded (ledgers, revisions): nothing, append only: the run's rows are new keys
+ *   latest, not seeded (revisions, ledgers): its key (a rerun writing a revision again)
+ *   all, not seeded:     nothing, append only
  */
 import { quoteIdentifier, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -24,14 +25,13 @@ export const GONE = 'temp.lake_gone';
 
 /** The columns naming what a row supersedes; null for a table whose commits only append. */
 export function supersededBy(table: TableSchema): string[] | null {
-  if (table.seed === 'none') return null;
   switch (table.resolve.kind) {
     case 'latest':
       return [...table.resolve.key];
     case 'site-snapshot':
-      return ['site_id'];
+      return table.seed === 'none' ? null : ['site_id'];
     case 'all':
-      return table.columns.map((c) => c.name);
+      return table.seed === 'none' ? null : table.columns.map((c) => c.name);
   }
 }
 
@@ -46,19 +46,17 @@ export async function stageChanges(warehouse: Warehouse, table: TableSchema): Pr
   const seeded = `SELECT ${cols} FROM lake_seed.${name}`;
   const key = supersededBy(table);
   const keyCols = (key ?? []).map(quoteIdentifier).join(', ');
-  let rows = current;
+  let rows = table.seed === 'none' ? current : `${current} EXCEPT ${seeded}`;
   let gone = `SELECT ${cols} FROM main.${name} WHERE false`;
   if (key !== null && table.resolve.kind === 'site-snapshot') {
     // A site's set changed (a row added, changed or gone): its whole new set replaces the old.
     gone = `SELECT site_id FROM (${current} EXCEPT ${seeded}) UNION SELECT site_id FROM (${seeded} EXCEPT ${current})`;
     rows = `${current} WHERE site_id IN (SELECT site_id FROM temp.lake_gone)`;
-  } else if (key !== null) {
-    rows = `${current} EXCEPT ${seeded}`;
+  } else if (key !== null && table.resolve.kind === 'latest') {
     const deleted = `SELECT ${keyCols} FROM lake_seed.${name} EXCEPT SELECT ${keyCols} FROM main.${name}`;
-    gone =
-      table.resolve.kind === 'latest'
-        ? `SELECT ${keyCols} FROM (${rows}) UNION SELECT * FROM (${deleted})`
-        : `${seeded} EXCEPT ${current}`;
+    gone = `SELECT ${keyCols} FROM (${rows})${table.seed === 'none' ? '' : ` UNION SELECT * FROM (${deleted})`}`;
+  } else if (key !== null) {
+    gone = `${seeded} EXCEPT ${current}`;
   }
   await warehouse.run(`CREATE OR REPLACE TEMP TABLE lake_gone AS ${gone}`);
   await warehouse.run(`CREATE OR REPLACE TEMP TABLE lake_new AS ${rows}`);
