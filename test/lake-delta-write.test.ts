@@ -1,8 +1,9 @@
 // efsync's Delta writer (src/lake/delta/): a table created, written, rewritten copy-on-write and
-// checkpointed reads back through efsync's reader and through pyarrow from the log's file list;
-// writers racing in separate processes get contiguous versions and lose no add; a conflicting
-// plan is refused; a writer killed at every step of a commit leaves a table that reads, and
-// its rerun completes.
+// checkpointed (txn actions kept) reads back through efsync's reader and through pyarrow from
+// the log's file list; writers racing in separate processes get contiguous versions and lose no
+// add; a conflicting plan (a file it read removed, or adds the caller judges to hold its keys)
+// is refused; a writer killed at every step of a commit leaves a table that reads, and its rerun
+// completes.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -174,6 +175,35 @@ describe('a Delta table efsync writes', () => {
     expect(readdirSync(logDir(table)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
+  it("refuses a commit whose `conflicts` judges another writer's adds, landed first, to hold rows it supersedes", async () => {
+    const table = await newTable();
+    const planned = (await readSnapshot(db.connection, table)).version;
+    const [theirs] = await append(table, [['a', '2026-11-01 00:00:00+00', 1]], planned);
+    const judged: string[] = [];
+    const refused = commit({
+      table,
+      readVersion: planned,
+      operation: 'MERGE',
+      actions: [],
+      conflicts: async (adds) => {
+        judged.push(...adds.map((a) => a.path));
+        return 'it added a key this commit supersedes';
+      },
+    });
+    await expect(refused).rejects.toBeInstanceOf(DeltaConflictError);
+    await expect(refused).rejects.toThrow('it added a key this commit supersedes');
+    expect(judged).toEqual([theirs.path]);
+    // Judged harmless, the commit lands at the next version.
+    const done = await commit({
+      table,
+      readVersion: planned,
+      operation: 'WRITE',
+      actions: [],
+      conflicts: async () => null,
+    });
+    expect(done.version).toBe(planned + 2);
+  });
+
   it('recognises its own commit by its transaction id when the link landed but its outcome was lost', async () => {
     const table = await newTable();
     const txnId = 'retried-commit';
@@ -203,12 +233,15 @@ describe('a Delta table efsync writes', () => {
       table,
       readVersion: 10,
       operation: 'DELETE',
-      actions: [{ remove: { path: gone.path, deletionTimestamp: Date.now(), dataChange: true } }],
+      actions: [
+        { txn: { appId: 'efsync-s0of1-series', version: 3, lastUpdated: 1 } },
+        { remove: { path: gone.path, deletionTimestamp: Date.now(), dataChange: true } },
+      ],
     });
     expect(await checkpointIfDue(db.connection, table)).toBe(11);
     expect(JSON.parse(readFileSync(join(logDir(table), '_last_checkpoint'), 'utf8'))).toEqual({
       version: 11,
-      size: 12,
+      size: 13,
     });
     const fromCheckpoint = await readSnapshot(db.connection, table);
     expect(fromCheckpoint.tombstones.size).toBe(1);
@@ -218,6 +251,12 @@ describe('a Delta table efsync writes', () => {
     for (let v = 0; v <= 11; v++) rmSync(join(logDir(table), commitName(v)));
     expect(await rows(table)).toEqual(expected);
     expect(listLog(table).checkpoints).toEqual([{ version: 11, files: [checkpointName(11)] }]);
+    // The checkpoint keeps the txn actions: a shard's run number survives the commits it replaces.
+    expect((await readSnapshot(db.connection, table)).txns.get('efsync-s0of1-series')).toEqual({
+      appId: 'efsync-s0of1-series',
+      version: 3,
+      lastUpdated: 1,
+    });
   });
 });
 

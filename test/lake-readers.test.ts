@@ -1,8 +1,8 @@
 // The lake read as engines other than DuckDB read it: straight from the Parquet files, with hive
 // partitioning (polars' scan_parquet('<table>/month=*/*.parquet', hive_partitioning=True), Spark's
 // and Trino's partition discovery), through hyparquet, a Parquet reader that shares no code with
-// DuckDB. After `lake compact` the active files hold one row per key, and after `lake vacuum`
-// the folders hold only the active files, so they equal the views file; the instants are
+// DuckDB. The active files hold one row per key (shards commit copy-on-write), and after `lake
+// vacuum` the folders hold only the active files, so they equal the views file; the instants are
 // UTC-adjusted timestamps, which polars reads as Datetime(time_zone='UTC').
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,8 +76,8 @@ describe('the lake read straight from its files', () => {
     const lake = join(dir, 'lake');
     const views = join(dir, 'lake.duckdb');
     const config = { ...testConfig({ dir, url: emu.url }), sink: 'parquet' as const, lake };
-    // Two runs, three hours apart: new vintages and revised actuals, so the files hold superseded
-    // rows until compaction resolves them.
+    // Two runs, three hours apart: new vintages and revised actuals, so the second run rewrites
+    // files and the first run's stay on disk, removed from the log, until vacuum.
     for (const now of [NOW, NOW + 3 * HOUR]) {
       clock = now;
       for (const index of [0, 1]) {
@@ -85,8 +85,8 @@ describe('the lake read straight from its files', () => {
       }
     }
     await compactLake(lake);
-    // The compacted inputs stay for readers of older snapshots until vacuum; with no retention,
-    // the folders hold exactly the active files, as a plain directory reader needs.
+    // Removed files (rewritten, compacted) stay for readers of older snapshots until vacuum;
+    // with no retention, the folders hold exactly the active files, as a directory reader needs.
     await vacuumLake(lake, 0);
     await writeViewsFile(lake, views);
 

@@ -1,17 +1,22 @@
 // Shards writing a Parquet lake: four shards against one emulator give, read through the views
-// file, the same data as one writer to one warehouse file, row for row; so do later incremental
-// runs (revised actuals, new vintages) and a run with the number of shards changed from 4 to 3.
+// file and read raw (the active files of each Delta log, no newest-per-key resolution, as any
+// Delta engine reads them), the same data as one writer to one warehouse file, row for row; so
+// do later incremental runs (revised actuals, new vintages) and a run with the number of shards
+// changed from 4 to 3.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { lakeFiles, tableCommits } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
+import { rawComparison } from './lake-support.js';
 import { DATA_TABLES, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 10;
 const HOUR = 3_600_000;
 const TABLES = [...DATA_TABLES, 'actuals_by_type', 'actual_revisions_by_type', 'interval_labels', 'quality_flags'];
+/** Read raw too: the flags (a recheck deletes and rewrites them) and the sync states. */
+const RAW_TABLES = [...TABLES, 'actual_flags', 'sync_state'];
 
 let emu: Emulator;
 let clock = NOW;
@@ -55,6 +60,8 @@ describe('a sharded sync into the lake', () => {
       await writeViewsFile(lake, views);
       const expected = await tableHashes(single.warehouse.path, TABLES);
       expect(await tableHashes(views, TABLES)).toEqual(expected);
+      const raw = await rawComparison(lake, single.warehouse.path, RAW_TABLES, dir);
+      expect(raw.delta).toEqual(raw.expected);
     }
     const [{ n: sites }] = await query<{ n: bigint }>(views, 'SELECT count(DISTINCT site_id) AS n FROM sync_state');
     expect(Number(sites)).toBe(SITES);

@@ -39,6 +39,12 @@ export const MONTH = 'month';
 export const SEQ_TAG = 'efsync.seq';
 /** The folders of the shards' contributions (contrib.ts): Delta tables that are no warehouse table. */
 export const CONTRIBUTION_PREFIX = 'shard_';
+/**
+ * The add tag naming the writer whose rows a file holds (s1of4): a shard rewrites its own files
+ * copy-on-write, and the compactor merges each owner's files apart, so shards rarely rewrite
+ * the same file. Files without it (written before it existed) belong to no one.
+ */
+export const OWNER_TAG = 'efsync.owner';
 
 export function lakePath(lake: string): string {
   return resolve(lake);
@@ -126,13 +132,18 @@ export interface LakeFile {
 
 /** The active files of a snapshot, with their rows (from the add's stats) and commit order. */
 export function activeFiles(snapshot: Snapshot): LakeFile[] {
-  return [...snapshot.files.values()].map((add) => ({
+  return [...snapshot.files.values()].map((add) => lakeFile(snapshot.table, add));
+}
+
+/** A file an add of `table` (its folder) names. */
+export function lakeFile(table: string, add: AddFile): LakeFile {
+  return {
     path: add.path,
-    file: join(snapshot.table, ...decodeURIComponent(add.path).split('/')),
+    file: join(table, ...decodeURIComponent(add.path).split('/')),
     rows: add.stats ? Number((JSON.parse(add.stats) as { numRecords?: number }).numRecords ?? 0) : 0,
     seq: Number(add.tags?.[SEQ_TAG] ?? 0),
     add,
-  }));
+  };
 }
 
 /** Every table's active files (for tests and the bench), opening its own DuckDB. */

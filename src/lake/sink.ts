@@ -3,7 +3,7 @@
  * `--sink parquet --lake PATH`; the runner opens it, src/runner/sink.ts): it holds the shard's lock
  * in the lake, removes what a killed run of the shard left uncommitted, and gives the job a
  * scratch warehouse in a temp folder seeded from the lake; publish commits the rows that are new
- * to the lake, one Delta commit per table that has any (commit.ts).
+ * to the lake copy-on-write, one Delta commit per table that changed (commit.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,7 +66,15 @@ export async function openLakeSink(opts: LakeSinkOptions) {
     async publish() {
       const committed = await commitToLake(opened, { lake, who, shard, runId: holder.runId });
       log.info(
-        { lake, rows: committed.rows, files: committed.files, versions: committed.versions },
+        {
+          lake,
+          run: committed.run,
+          rows: committed.rows,
+          files: committed.files,
+          removed: committed.removed,
+          replans: committed.replans,
+          versions: committed.versions,
+        },
         'committed to the lake',
       );
     },

@@ -3,8 +3,9 @@
 // warehouse is seeded with before it syncs (docs/lake.md).
 
 /**
- * - latest: the newest committed row per key wins (by the commit's `seq`); rows are appended,
- *   never rewritten, so a changed site, a revised actual or an advanced sync_state is a new row.
+ * - latest: one row per key: a shard's commit rewrites the file holding the key's old row
+ *   (copy-on-write, src/lake/rewrite.ts); readers resolving the newest per key by the commit's
+ *   `seq` find the same rows.
  * - site-snapshot: the rows of each site's newest commit (site_assets, site_capacity: the loader
  *   replaces a site's whole set when any of it changes).
  * - all: every row (a ledger whose rows each run writes once).

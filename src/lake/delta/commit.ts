@@ -3,7 +3,8 @@
 // written and fsynced under a temporary name in `_delta_log/` (a name no reader lists), then
 // `link()`ed to the version's name, which fails with EEXIST when another writer holds v.
 // The loser reads the winner's commit: a logical conflict (it removed a file this commit read or
-// removes, or changed the table's metadata or protocol) ends the attempt with DeltaConflictError,
+// removes, changed the table's metadata or protocol, or, as the caller's `conflicts` judges,
+// added rows this commit's plan should have read) ends the attempt with DeltaConflictError,
 // for the caller to plan again on a new snapshot; otherwise the commit is tried at v + 1 after
 // a short random backoff. A commit carries a transaction id in its commitInfo: a link whose
 // outcome is unknown (an error after the file may have landed, an NFS retry answered EEXIST for
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeltaConflictError, FailedError } from '../../errors.js';
 import { faultPoint } from '../../fault.js';
-import { fileKey, type Action, type CommitInfo } from './actions.js';
+import { fileKey, type Action, type AddFile, type CommitInfo } from './actions.js';
 import { commitName, logDir, readCommit } from './log.js';
 
 export interface CommitRequest {
@@ -27,6 +28,12 @@ export interface CommitRequest {
   actions: Action[];
   /** Paths of files the plan read: another commit removing one of them is a conflict. */
   readFiles?: readonly string[];
+  /**
+   * Judges the adds (dataChange true) of another writer's commit that landed first: why they
+   * invalidate this commit's plan (they hold rows of a key this commit supersedes), or null.
+   * A copy-on-write commit needs it: the plan read only the files of its snapshot.
+   */
+  conflicts?: (adds: AddFile[]) => Promise<string | null>;
   /** Gives up after this many versions lost to other writers. */
   maxAttempts?: number;
   /** More commitInfo fields (efsync's own: who committed what). */
@@ -79,7 +86,7 @@ export async function commit(request: CommitRequest): Promise<Committed> {
         version--; // the link did not happen: the same version again
         continue;
       }
-      checkConflict(request.table, version, watched);
+      await checkConflict(request, version, watched);
       if (retries + 1 >= maxAttempts)
         throw new FailedError(`${request.table}: no Delta commit after ${maxAttempts} versions lost to other writers`);
       await sleep(Math.random() * Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** Math.min(retries, 7)));
@@ -106,13 +113,18 @@ function watchedKeys(request: CommitRequest): Set<string> {
 }
 
 /** Throws DeltaConflictError when the commit at `version` (another writer's) invalidates this one's plan. */
-function checkConflict(table: string, version: number, watched: Set<string>): void {
-  for (const action of readCommit(table, version)) {
+async function checkConflict(request: CommitRequest, version: number, watched: Set<string>): Promise<void> {
+  const { table } = request;
+  const actions = readCommit(table, version);
+  for (const action of actions) {
     if ('metaData' in action || 'protocol' in action)
       throw new DeltaConflictError(table, version, 'it changed the table metadata or protocol');
     if ('remove' in action && watched.has(fileKey(action.remove)))
       throw new DeltaConflictError(table, version, `it removed ${action.remove.path}, which this commit read`);
   }
+  const adds = actions.flatMap((a) => ('add' in a && a.add.dataChange ? [a.add] : []));
+  const why = request.conflicts && adds.length > 0 ? await request.conflicts(adds) : null;
+  if (why !== null) throw new DeltaConflictError(table, version, why);
 }
 
 function ownCommit(table: string, version: number, txnId: string): boolean {
