@@ -1,13 +1,19 @@
-// Numbered SQL migrations in ./migrations. Reading which are applied writes nothing, so a
-// warehouse already at the newest migration opens without a write; applying them is the writer
-// file's business (writer-file.ts applies them to a draft copy, checkpointed before it is used).
+// The warehouse schema: numbered SQL migrations in ./migrations (tables, columns, data moves,
+// comments), then the analyst views and table macros of ./views.sql, one repeatable definition
+// applied again whenever its digest differs from the one the file records (schema_views).
+// Reading whether anything is behind writes nothing, so an up-to-date warehouse opens without a
+// write; applying is the writer file's business (writer-file.ts migrates a draft copy,
+// checkpointed before it is used).
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 
-const MIGRATIONS_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'migrations');
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const MIGRATIONS_DIR = join(HERE, 'migrations');
+const VIEWS_FILE = join(HERE, 'views.sql');
 
 export interface Migration {
   version: number;
@@ -38,10 +44,15 @@ export async function pendingMigrations(
   return migrations.filter((migration) => !applied.has(migration.version));
 }
 
-async function tracksMigrations(connection: DuckDBConnection): Promise<boolean> {
+function tracksMigrations(connection: DuckDBConnection): Promise<boolean> {
+  return hasTable(connection, 'schema_migrations');
+}
+
+async function hasTable(connection: DuckDBConnection, name: string): Promise<boolean> {
   const tables = await connection.runAndReadAll(
     `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
-       AND table_name = 'schema_migrations'`,
+       AND table_name = $1`,
+    [name],
   );
   return Number(tables.getRows()[0][0]) > 0;
 }
@@ -78,4 +89,45 @@ export async function applyMigrations(connection: DuckDBConnection, pending: Mig
   }
   await connection.run('CHECKPOINT');
   return pending.map((migration) => migration.version);
+}
+
+export interface ViewsDefinition {
+  sql: string;
+  /** SHA-256 of `sql`, hex: what schema_views records once it is applied. */
+  digest: string;
+}
+
+export function viewsDefinition(file = VIEWS_FILE): ViewsDefinition {
+  const sql = readFileSync(file, 'utf8');
+  return { sql, digest: createHash('sha256').update(sql).digest('hex') };
+}
+
+/** Whether the open file lacks `views` as defined now (no schema_views yet, or another digest). Read-only. */
+export async function viewsStale(connection: DuckDBConnection, views = viewsDefinition()): Promise<boolean> {
+  if (!(await hasTable(connection, 'schema_views'))) return true;
+  const recorded = await connection.runAndReadAll('SELECT digest FROM schema_views');
+  return recorded.getRows().length !== 1 || recorded.getRows()[0][0] !== views.digest;
+}
+
+/** Whether migrations are pending or the views are stale. Read-only. */
+export async function schemaBehind(connection: DuckDBConnection): Promise<boolean> {
+  return (await pendingMigrations(connection)).length > 0 || (await viewsStale(connection));
+}
+
+/** Applies the pending migrations, then the views if stale (CREATE OR REPLACE of each, and its digest, in one transaction). */
+export async function migrate(connection: DuckDBConnection, views = viewsDefinition()): Promise<void> {
+  const pending = await pendingMigrations(connection);
+  if (pending.length > 0) await applyMigrations(connection, pending);
+  if (!(await viewsStale(connection, views))) return;
+  await connection.run('BEGIN TRANSACTION');
+  try {
+    await connection.run(views.sql);
+    await connection.run('DELETE FROM schema_views');
+    await connection.run('INSERT INTO schema_views (digest, applied_at) VALUES ($1, now())', [views.digest]);
+    await connection.run('COMMIT');
+  } catch (error) {
+    await connection.run('ROLLBACK').catch(() => undefined);
+    throw new Error(`views.sql failed: ${(error as Error).message}`);
+  }
+  await connection.run('CHECKPOINT');
 }

@@ -61,16 +61,3 @@ COMMENT ON COLUMN accuracy_results.group_key IS 'The group''s value: all, 0-6h, 
 COMMENT ON COLUMN accuracy_results.key_order IS 'Sort order of the keys within a group (hours, weekdays, months and lead buckets in their natural order)';
 COMMENT ON COLUMN accuracy_results.metric IS 'n, dropped*, mape_skipped, mae, mbe, rmse, mape, nmae, nmbe, nrmse, skill, rmse_ref, r, r2, crmse, ksi, over, cpi, pinball_q<percent>, crps, crps_pinball, coverage, coverage_nominal';
 COMMENT ON COLUMN accuracy_results.value IS 'The value: kW for mae, mbe, rmse, rmse_ref, crmse, ksi, over, cpi, pinball, crps; percent for mape, nmae, nmbe, nrmse, coverage; NaN and +-Infinity as DuckDB doubles';
-
-CREATE VIEW accuracy_latest AS
-SELECT r.* FROM accuracy_results r
-WHERE r.run_id = (SELECT run_id FROM accuracy_runs WHERE source = 'warehouse' ORDER BY scored_at DESC LIMIT 1);
-COMMENT ON VIEW accuracy_latest IS 'Results of the newest accuracy run over the warehouse';
-COMMENT ON COLUMN accuracy_latest.run_id IS 'The run (accuracy_runs.run_id)';
-COMMENT ON COLUMN accuracy_latest.subject IS 'forecast (the site forecast as served), model (one model''s own output), quantiles (the quantile models of a site as one set) or pairs (a scored CSV)';
-COMMENT ON COLUMN accuracy_latest.model IS 'Model name for subject model; empty for the other subjects';
-COMMENT ON COLUMN accuracy_latest.group_name IS 'total, lead, hour, weekday, month, date, site or model';
-COMMENT ON COLUMN accuracy_latest.group_key IS 'The group''s value: all, 0-6h, 13 (hour in the run''s time zone), Mon, Jan, 2026-01-31, a site id, a model name';
-COMMENT ON COLUMN accuracy_latest.key_order IS 'Sort order of the keys within a group (hours, weekdays, months and lead buckets in their natural order)';
-COMMENT ON COLUMN accuracy_latest.metric IS 'n, dropped*, mape_skipped, mae, mbe, rmse, mape, nmae, nmbe, nrmse, skill, rmse_ref, r, r2, crmse, ksi, over, cpi, pinball_q<percent>, crps, crps_pinball, coverage, coverage_nominal';
-COMMENT ON COLUMN accuracy_latest.value IS 'The value: kW for mae, mbe, rmse, rmse_ref, crmse, ksi, over, cpi, pinball, crps; percent for mape, nmae, nmbe, nrmse, coverage; NaN and +-Infinity as DuckDB doubles';

@@ -19,4 +19,3 @@ COMMENT ON COLUMN writer_recoveries.run_id IS 'The run whose open found it';
 
 -- A run left `running` by a process that died is now marked `crashed` (was `interrupted`).
 COMMENT ON COLUMN runs.status IS 'running, ok, partial, failed, interrupted (SIGINT/SIGTERM), crashed (its process died; set by the next run) or skipped';
-COMMENT ON COLUMN job_last_runs.status IS 'running, ok, partial, failed, interrupted, crashed or skipped';

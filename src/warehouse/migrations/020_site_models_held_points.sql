@@ -5,7 +5,8 @@
 -- (no primary key; the loader keeps its key) is keyed by site too: a model's output is read by its
 -- id, so every site listing it stores the same rows, each under its own site.
 
-DROP VIEW model_output_vs_actual;
+-- The view reads models (views.sql creates it again after the migrations).
+DROP VIEW IF EXISTS model_output_vs_actual;
 
 CREATE TABLE models_by_site (
   model_id VARCHAR NOT NULL,
@@ -84,27 +85,6 @@ COMMENT ON COLUMN model_settings_history.serving_active IS 'Serving switch';
 
 COMMENT ON TABLE model_outputs IS 'Each model''s own output, one vintage per as_of, under each site that lists the model (key: site_id, model_id, as_of, valid_time)';
 COMMENT ON COLUMN model_outputs.site_id IS 'The site that lists the model';
-
-CREATE VIEW model_output_vs_actual AS
-SELECT o.model_id, o.site_id, o.model_name, o.model_version, m.quantile, o.as_of, o.valid_time,
-       o.valid_time - o.as_of AS lead_time, o.forecast, a.value AS actual,
-       o.forecast - a.value AS error, o.capacity
-FROM model_outputs o
-JOIN actuals a USING (site_id, valid_time)
-LEFT JOIN models m USING (site_id, model_id);
-COMMENT ON VIEW model_output_vs_actual IS 'Every model output vintage beside the measured value, with its lead time';
-COMMENT ON COLUMN model_output_vs_actual.model_id IS 'The model';
-COMMENT ON COLUMN model_output_vs_actual.site_id IS 'The site of the model';
-COMMENT ON COLUMN model_output_vs_actual.model_name IS 'Model name';
-COMMENT ON COLUMN model_output_vs_actual.model_version IS 'Model version';
-COMMENT ON COLUMN model_output_vs_actual.quantile IS 'Quantile level in (0,1) of a quantile model, NULL for point forecasts';
-COMMENT ON COLUMN model_output_vs_actual.as_of IS 'Issue time of the vintage';
-COMMENT ON COLUMN model_output_vs_actual.valid_time IS 'The time forecast and measurement are for';
-COMMENT ON COLUMN model_output_vs_actual.lead_time IS 'valid_time - as_of';
-COMMENT ON COLUMN model_output_vs_actual.forecast IS 'The model''s forecast power in kW';
-COMMENT ON COLUMN model_output_vs_actual.actual IS 'Measured power in kW (the newest revision)';
-COMMENT ON COLUMN model_output_vs_actual.error IS 'forecast - actual in kW';
-COMMENT ON COLUMN model_output_vs_actual.capacity IS 'Available capacity in kW at valid_time';
 
 -- A capacity push uploads the file first and then deletes the service's points the file removed
 -- (src/capacity/apply.ts), so a failure half-way never leaves the service less than the file; a

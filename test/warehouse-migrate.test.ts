@@ -1,0 +1,118 @@
+// The views as one repeatable definition (views.sql): a warehouse the migrations of migration 028
+// built (views created inside the numbered migrations, test/fixtures/migrations-028.json, kept
+// as they were) and then opened by this code ends with exactly the schema of a fresh one; a
+// changed definition is applied at the next open, an unchanged one writes nothing.
+import { readFileSync, rmSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { tempWarehousePath } from './warehouse-support.js';
+import { openDuckDB } from '../src/warehouse/duckdb.js';
+import { applyMigrations, type Migration, viewsDefinition } from '../src/warehouse/migrate.js';
+import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
+
+/** The numbered migrations as they were at migration 028, before views.sql. */
+const MIGRATIONS_028: Migration[] = Object.entries(
+  JSON.parse(readFileSync(new URL('./fixtures/migrations-028.json', import.meta.url), 'utf8')) as Record<
+    string,
+    string
+  >,
+).map(([file, sql]) => ({ version: Number(file.slice(0, 3)), name: file.slice(4, -4), sql }));
+
+const CATALOG = "database_name = current_database() AND schema_name = 'main'";
+
+/** Every table, column, index, view and macro of the file, with its comment, as DuckDB keeps them. */
+async function schemaOf(connection: DuckDBConnection): Promise<Record<string, unknown[]>> {
+  const rows = async (sql: string) => (await connection.runAndReadAll(sql)).getRowObjectsJson();
+  return {
+    tables: await rows(`SELECT table_name, sql, comment FROM duckdb_tables() WHERE ${CATALOG} ORDER BY table_name`),
+    columns: await rows(
+      `SELECT table_name, column_index, column_name, data_type, column_default, is_nullable, comment
+         FROM duckdb_columns() WHERE ${CATALOG} ORDER BY table_name, column_index`,
+    ),
+    indexes: await rows(`SELECT index_name, sql, comment FROM duckdb_indexes() WHERE ${CATALOG} ORDER BY index_name`),
+    views: await rows(
+      `SELECT view_name, sql, comment FROM duckdb_views() WHERE ${CATALOG} AND NOT internal ORDER BY view_name`,
+    ),
+    macros: await rows(
+      `SELECT function_name, function_type, parameters, macro_definition, comment FROM duckdb_functions()
+         WHERE ${CATALOG} AND NOT internal ORDER BY function_name`,
+    ),
+  };
+}
+
+async function schemaOfFile(path: string): Promise<Record<string, unknown[]>> {
+  const db = await openDuckDB(path, { readOnly: true });
+  try {
+    return await schemaOf(db.connection);
+  } finally {
+    db.close();
+  }
+}
+
+let dir: string;
+let path: string;
+
+beforeEach(() => {
+  ({ dir, path } = tempWarehousePath('efsync-migrate-'));
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('views as one repeatable definition', () => {
+  it('a warehouse built by the migrations of 028 and opened now has the schema of a fresh one', async () => {
+    const fresh = tempWarehousePath('efsync-migrate-fresh-');
+    try {
+      await (await Warehouse.open({ path: fresh.path })).close();
+      const expected = await schemaOfFile(writerPathOf(fresh.path));
+
+      const old = await openDuckDB(writerPathOf(path));
+      try {
+        await applyMigrations(old.connection, MIGRATIONS_028);
+      } finally {
+        old.close();
+      }
+      // views.sql holds the views and macros exactly as the old migrations left them (read back
+      // from the file: DuckDB spells a macro's types differently before it is stored).
+      const before = await schemaOfFile(writerPathOf(path));
+      const viewNames = new Set(expected.views.map((v) => (v as { view_name: string }).view_name));
+      const ofViews = (schema: Record<string, unknown[]>) => ({
+        views: schema.views,
+        macros: schema.macros,
+        columns: schema.columns.filter((c) => viewNames.has((c as { table_name: string }).table_name)),
+      });
+      expect(ofViews(before)).toEqual(ofViews(expected));
+
+      await (await Warehouse.open({ path })).close();
+      expect(await schemaOfFile(writerPathOf(path))).toEqual(expected);
+      expect(expected.views.length).toBeGreaterThan(5);
+      expect(expected.macros.length).toBe(2);
+    } finally {
+      rmSync(fresh.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a changed views definition is applied at the next open, and recorded', async () => {
+    const first = await Warehouse.open({ path });
+    // What an older views.sql left: another body and another digest.
+    await first.run('CREATE OR REPLACE VIEW forecast_latest AS SELECT 1 AS site_id');
+    await first.run("UPDATE schema_views SET digest = 'an older definition'");
+    await first.close();
+
+    const second = await Warehouse.open({ path });
+    expect(await second.all('SELECT digest FROM schema_views')).toEqual([{ digest: viewsDefinition().digest }]);
+    const columns = await second.all<{ column_name: string }>(
+      "SELECT column_name FROM duckdb_columns() WHERE table_name = 'forecast_latest' ORDER BY column_index",
+    );
+    expect(columns.map((c) => c.column_name)).toEqual([
+      'site_id',
+      'valid_time',
+      'update_time',
+      'lead_time',
+      'model_name',
+      'model_version',
+      'forecast',
+      'capacity',
+    ]);
+    await second.close();
+  });
+});
