@@ -3,14 +3,23 @@
 // nothing visible; its rerun removes what it left uncommitted and completes the lake. The CLI
 // compacts the lake without changing what readers see.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { lakeFiles, tableCommits } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
-import { API_KEY, DATA_TABLES, emulator, NOW, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import {
+  DATA_TABLES,
+  emulator,
+  NOW,
+  runSync,
+  tableHashes,
+  tempDir,
+  testConfig,
+  writeConfigFile,
+} from './sync-support.js';
 import { CLI } from './fixtures/runner-child.js';
 
 const SITES = 16;
@@ -27,21 +36,13 @@ afterAll(async () => {
 });
 
 function lakeConfigFile(dir: string, lake: string): string {
-  const keyFile = join(dir, 'api-key');
-  writeFileSync(keyFile, API_KEY);
-  const file = join(dir, 'lake.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      service: { base_url: emu.url, api_key_file: keyFile },
-      warehouse: { path: join(dir, 'unused.duckdb'), lock_wait: '5s' },
-      sink: 'parquet',
-      lake,
-      sync: { concurrency: 2, initial_history: '3d', lookback: '6h', horizon: '2d' },
-      log: { level: 'debug' },
-    }),
-  );
-  return file;
+  return writeConfigFile(dir, {
+    dir,
+    url: emu.url,
+    db: join(dir, 'unused.duckdb'),
+    sync: { concurrency: 2 },
+    extra: { sink: 'parquet', lake, log: { level: 'debug' } },
+  });
 }
 
 /** Runs a shard in a child process; with `killAfterSites`, SIGKILLs it once that many sites have synced. */
