@@ -3,7 +3,7 @@
 // as they were) and then opened by this code ends with exactly the schema of a fresh one; a
 // changed definition is applied at the next open, an unchanged one writes nothing.
 import { readFileSync, rmSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { tempWarehousePath } from './warehouse-support.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
@@ -51,6 +51,18 @@ async function schemaOfFile(path: string): Promise<Record<string, unknown[]>> {
 
 let dir: string;
 let path: string;
+/** The schema of a warehouse this code creates. */
+let fresh: Record<string, unknown[]>;
+
+beforeAll(async () => {
+  const made = tempWarehousePath('efsync-migrate-fresh-');
+  try {
+    await (await Warehouse.open({ path: made.path })).close();
+    fresh = await schemaOfFile(writerPathOf(made.path));
+  } finally {
+    rmSync(made.dir, { recursive: true, force: true });
+  }
+});
 
 beforeEach(() => {
   ({ dir, path } = tempWarehousePath('efsync-migrate-'));
@@ -58,38 +70,43 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Builds the writer file at `path` with the migrations of 028 up to `version`, as the code of then did. */
+async function builtByOldMigrations(version: number): Promise<void> {
+  const old = await openDuckDB(writerPathOf(path));
+  try {
+    await applyMigrations(
+      old.connection,
+      MIGRATIONS_028.filter((m) => m.version <= version),
+    );
+  } finally {
+    old.close();
+  }
+}
+
 describe('views as one repeatable definition', () => {
-  it('a warehouse built by the migrations of 028 and opened now has the schema of a fresh one', async () => {
-    const fresh = tempWarehousePath('efsync-migrate-fresh-');
-    try {
-      await (await Warehouse.open({ path: fresh.path })).close();
-      const expected = await schemaOfFile(writerPathOf(fresh.path));
-
-      const old = await openDuckDB(writerPathOf(path));
-      try {
-        await applyMigrations(old.connection, MIGRATIONS_028);
-      } finally {
-        old.close();
-      }
-      // views.sql holds the views and macros exactly as the old migrations left them (read back
-      // from the file: DuckDB spells a macro's types differently before it is stored).
-      const before = await schemaOfFile(writerPathOf(path));
-      const viewNames = new Set(expected.views.map((v) => (v as { view_name: string }).view_name));
-      const ofViews = (schema: Record<string, unknown[]>) => ({
-        views: schema.views,
-        macros: schema.macros,
-        columns: schema.columns.filter((c) => viewNames.has((c as { table_name: string }).table_name)),
-      });
-      expect(ofViews(before)).toEqual(ofViews(expected));
-
-      await (await Warehouse.open({ path })).close();
-      expect(await schemaOfFile(writerPathOf(path))).toEqual(expected);
-      expect(expected.views.length).toBeGreaterThan(5);
-      expect(expected.macros.length).toBe(2);
-    } finally {
-      rmSync(fresh.dir, { recursive: true, force: true });
-    }
+  it('views.sql holds the views and macros exactly as the migrations of 028 left them', async () => {
+    await builtByOldMigrations(28);
+    // Read back from the file: DuckDB spells a macro's types differently before it is stored.
+    const old = await schemaOfFile(writerPathOf(path));
+    const viewNames = new Set(fresh.views.map((v) => (v as { view_name: string }).view_name));
+    const ofViews = (schema: Record<string, unknown[]>) => ({
+      views: schema.views,
+      macros: schema.macros,
+      columns: schema.columns.filter((c) => viewNames.has((c as { table_name: string }).table_name)),
+    });
+    expect(fresh.views.length).toBeGreaterThan(5);
+    expect(fresh.macros.length).toBe(2);
+    expect(ofViews(old)).toEqual(ofViews(fresh));
   });
+
+  it.each([28, 19, 11, 2])(
+    'a warehouse built by the old migrations up to %i (their views in it) and opened now has the schema of a fresh one',
+    async (version) => {
+      await builtByOldMigrations(version);
+      await (await Warehouse.open({ path })).close();
+      expect(await schemaOfFile(writerPathOf(path))).toEqual(fresh);
+    },
+  );
 
   it('a changed views definition is applied at the next open, and recorded', async () => {
     const first = await Warehouse.open({ path });
