@@ -81,19 +81,16 @@ describe('a writer file that will not open', () => {
   /** Publishes one actual for site a, then one more for site b that only the writer file holds. */
   async function publishedThenMore(path: string): Promise<void> {
     const warehouse = await Warehouse.open({ path });
-    await loadActuals(
-      warehouse,
-      'a',
-      { valid_time: [Date.UTC(2026, 10, 1)], value: [1] },
-      { quality: DEFAULT_QUALITY },
-    );
+    const load = (site: string, value: number) =>
+      loadActuals(
+        warehouse,
+        site,
+        { valid_time: [Date.UTC(2026, 10, 1)], value: [value] },
+        { quality: DEFAULT_QUALITY },
+      );
+    await load('a', 1);
     await warehouse.publish();
-    await loadActuals(
-      warehouse,
-      'b',
-      { valid_time: [Date.UTC(2026, 10, 1)], value: [2] },
-      { quality: DEFAULT_QUALITY },
-    );
+    await load('b', 2);
     await warehouse.close();
   }
 
