@@ -60,7 +60,7 @@ describe('open and migrate', () => {
     await warehouse.close();
   });
 
-  it('a warehouse already at the newest migration opens and closes without a single write', async () => {
+  it('a warehouse already at the newest migration, its views as views.sql defines them, opens and closes without a single write', async () => {
     const path = join(dir, 'warehouse.duckdb');
     const first = await Warehouse.open({ path });
     await loadActuals(first, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] }, { quality: DEFAULT_QUALITY });
