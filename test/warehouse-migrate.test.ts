@@ -2,12 +2,15 @@
 // built (views created inside the numbered migrations, test/fixtures/migrations-028.json, kept
 // as they were) and then opened by this code ends with exactly the schema of a fresh one; a
 // changed definition is applied at the next open, an unchanged one writes nothing.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { tempWarehousePath } from './warehouse-support.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
-import { applyMigrations, type Migration, viewsDefinition } from '../src/warehouse/migrate.js';
+import { parse, stringify } from 'yaml';
+import { commentsDefinition } from '../src/warehouse/comments.js';
+import { applyMigrations, type Migration, migrate, viewsDefinition } from '../src/warehouse/migrate.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 
 /** The numbered migrations as they were at migration 028, before views.sql. */
@@ -131,5 +134,67 @@ describe('views as one repeatable definition', () => {
       'capacity',
     ]);
     await second.close();
+  });
+});
+
+describe('comments as one repeatable definition', () => {
+  /** Today's comments.yaml, changed by `edit`, written into the test's directory. */
+  function commentsFile(
+    edit: (value: { tables: Record<string, { comment: string; columns: Record<string, string> }> }) => void,
+  ) {
+    const value = parse(readFileSync(new URL('../src/warehouse/comments.yaml', import.meta.url), 'utf8'));
+    edit(value);
+    const file = join(dir, 'comments.yaml');
+    writeFileSync(file, stringify(value));
+    return commentsDefinition(file);
+  }
+
+  async function withWriterFile<T>(use: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    await (await Warehouse.open({ path })).close();
+    const db = await openDuckDB(writerPathOf(path));
+    try {
+      return await use(db.connection);
+    } finally {
+      db.close();
+    }
+  }
+
+  const commentOf = async (connection: DuckDBConnection, sql: string) =>
+    (await connection.runAndReadAll(sql)).getRows()[0][0];
+
+  it('a changed comments file is applied at the next migrate, and its digest recorded', async () => {
+    const views = viewsDefinition(
+      undefined,
+      commentsFile((v) => {
+        v.tables.sites.comment = 'Sites, described again';
+      }),
+    );
+    expect(views.digest).not.toBe(viewsDefinition().digest);
+    await withWriterFile(async (connection) => {
+      await migrate(connection, views);
+      expect(await commentOf(connection, "SELECT comment FROM duckdb_tables() WHERE table_name = 'sites'")).toBe(
+        'Sites, described again',
+      );
+      expect(await commentOf(connection, 'SELECT digest FROM schema_views')).toBe(views.digest);
+    });
+  });
+
+  it('a comment naming a column that does not exist fails, naming the file and key, and changes nothing', async () => {
+    const views = viewsDefinition(
+      undefined,
+      commentsFile((v) => {
+        v.tables.sites.comment = 'Sites, described again';
+        v.tables.sites.columns.dropped_long_ago = 'A column a later migration dropped';
+      }),
+    );
+    await withWriterFile(async (connection) => {
+      await expect(migrate(connection, views)).rejects.toThrow(
+        /comments\.yaml:\d+:\d+: tables\.sites\.columns\.dropped_long_ago: no such column in the warehouse/,
+      );
+      expect(await commentOf(connection, "SELECT comment FROM duckdb_tables() WHERE table_name = 'sites'")).not.toBe(
+        'Sites, described again',
+      );
+      expect(await commentOf(connection, 'SELECT digest FROM schema_views')).toBe(viewsDefinition().digest);
+    });
   });
 });

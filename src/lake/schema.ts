@@ -1,6 +1,7 @@
 // The warehouse's schema as the migrations define it: read once from a freshly migrated
 // in-memory DuckDB, so the lake's files, the scratch warehouses and the views file all follow
 // the same columns, types and comments as the single-file warehouse.
+import { applyComments } from '../warehouse/comments.js';
 import { listMigrations, viewsDefinition } from '../warehouse/migrate.js';
 import { openDuckDB, type DuckDBHandle } from '../warehouse/duckdb.js';
 import { defaultLayout, LAKE_TABLES, NOT_IN_LAKE, type LakeTable } from './tables.js';
@@ -34,7 +35,9 @@ export async function migratedInMemory(): Promise<DuckDBHandle> {
   const db = await openDuckDB(':memory:');
   try {
     for (const migration of listMigrations()) await db.connection.run(migration.sql);
-    await db.connection.run(viewsDefinition().sql);
+    const views = viewsDefinition();
+    await db.connection.run(views.sql);
+    await applyComments(db.connection, views.comments);
     return db;
   } catch (error) {
     db.close();

@@ -1,6 +1,7 @@
-// The warehouse schema: numbered SQL migrations in ./migrations (tables, columns, data moves,
-// comments), then the analyst views and table macros of ./views.sql, one repeatable definition
-// applied again whenever its digest differs from the one the file records (schema_views).
+// The warehouse schema: numbered SQL migrations in ./migrations (tables, columns, data moves),
+// then the repeatable definitions, applied again whenever their digest differs from the one the
+// file records (schema_views) or a migration ran: the analyst views and table macros of
+// ./views.sql, then the comments of ./comments.yaml (comments.ts).
 // Reading whether anything is behind writes nothing, so an up-to-date warehouse opens without a
 // write; applying is the writer file's business (writer-file.ts migrates a draft copy,
 // checkpointed before it is used).
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
+import { InputFileError } from '../yaml.js';
+import { applyComments, type CommentsDefinition, commentsDefinition } from './comments.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const MIGRATIONS_DIR = join(HERE, 'migrations');
@@ -93,13 +96,15 @@ export async function applyMigrations(connection: DuckDBConnection, pending: Mig
 
 export interface ViewsDefinition {
   sql: string;
-  /** SHA-256 of `sql`, hex: what schema_views records once it is applied. */
+  comments: CommentsDefinition;
+  /** SHA-256 of views.sql, a NUL, then comments.yaml, hex: what schema_views records once both are applied. */
   digest: string;
 }
 
-export function viewsDefinition(file = VIEWS_FILE): ViewsDefinition {
+export function viewsDefinition(file = VIEWS_FILE, comments = commentsDefinition()): ViewsDefinition {
   const sql = readFileSync(file, 'utf8');
-  return { sql, digest: createHash('sha256').update(sql).digest('hex') };
+  const digest = createHash('sha256').update(sql).update('\0').update(comments.text).digest('hex');
+  return { sql, comments, digest };
 }
 
 /** Whether the open file lacks `views` as defined now (no schema_views yet, or another digest). Read-only. */
@@ -114,19 +119,25 @@ export async function schemaBehind(connection: DuckDBConnection): Promise<boolea
   return (await pendingMigrations(connection)).length > 0 || (await viewsStale(connection));
 }
 
-/** Applies the pending migrations, then the views if stale (CREATE OR REPLACE of each, and its digest, in one transaction). */
+/**
+ * Applies the pending migrations, then, if any ran or the views are stale, the views (CREATE OR
+ * REPLACE of each), every comment and the digest, in one transaction. A migration that rebuilds a
+ * table, and a replaced view, lose their comments: hence all of them again.
+ */
 export async function migrate(connection: DuckDBConnection, views = viewsDefinition()): Promise<void> {
   const pending = await pendingMigrations(connection);
   if (pending.length > 0) await applyMigrations(connection, pending);
-  if (!(await viewsStale(connection, views))) return;
+  else if (!(await viewsStale(connection, views))) return;
   await connection.run('BEGIN TRANSACTION');
   try {
     await connection.run(views.sql);
+    await applyComments(connection, views.comments);
     await connection.run('DELETE FROM schema_views');
     await connection.run('INSERT INTO schema_views (digest, applied_at) VALUES ($1, now())', [views.digest]);
     await connection.run('COMMIT');
   } catch (error) {
     await connection.run('ROLLBACK').catch(() => undefined);
+    if (error instanceof InputFileError) throw error;
     throw new Error(`views.sql failed: ${(error as Error).message}`);
   }
   await connection.run('CHECKPOINT');

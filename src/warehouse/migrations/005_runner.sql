@@ -3,7 +3,5 @@
 -- status` and operators read is in ../views.sql).
 
 CREATE INDEX runs_job_slot ON runs (job, scheduled_for);
-COMMENT ON INDEX runs_job_slot IS 'Finds the runs of a job for a schedule slot: a slot already run is never run again';
 
 CREATE INDEX run_failures_run ON run_failures (run_id);
-COMMENT ON INDEX run_failures_run IS 'Finds the failures of a run';

@@ -7,7 +7,4 @@ CREATE TABLE interval_labels (
   resource VARCHAR PRIMARY KEY,
   label VARCHAR NOT NULL
 );
-COMMENT ON TABLE interval_labels IS 'The interval label of each series as the last sync was configured (service.interval_label)';
-COMMENT ON COLUMN interval_labels.resource IS 'forecasts or actuals';
-COMMENT ON COLUMN interval_labels.label IS 'beginning: the value at t is for [t, t + step); ending: for (t - step, t]';
 INSERT INTO interval_labels VALUES ('forecasts', 'beginning'), ('actuals', 'beginning');

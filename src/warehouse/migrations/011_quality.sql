@@ -7,10 +7,6 @@ CREATE TABLE quality_flags (
   name VARCHAR NOT NULL,
   meaning VARCHAR NOT NULL
 );
-COMMENT ON TABLE quality_flags IS 'What each bit of actual_flags.flags means';
-COMMENT ON COLUMN quality_flags.bit IS 'The bit''s value in the mask (1, 2, 4, ...)';
-COMMENT ON COLUMN quality_flags.name IS 'Short name, as efsync status and the report show it';
-COMMENT ON COLUMN quality_flags.meaning IS 'When the bit is set';
 INSERT INTO quality_flags VALUES
   (1, 'missing', 'The service reported a gap: the value is NULL'),
   (2, 'stale', 'The same value (within 1e-5 relative) held since at least accuracy.quality.stale_span before; not zero output of solar and wind, a wind site at its capacity (rated power), or a solar plateau (clipping)'),
@@ -27,11 +23,6 @@ CREATE TABLE actual_flags (
   checked_at TIMESTAMPTZ NOT NULL
   -- key: (site_id, valid_time); the flags of a range are deleted and inserted together (src/accuracy/quality.ts)
 );
-COMMENT ON TABLE actual_flags IS 'Suspect actuals: one row per flagged (site_id, valid_time) of actuals; values without a row passed every check';
-COMMENT ON COLUMN actual_flags.site_id IS 'The site';
-COMMENT ON COLUMN actual_flags.valid_time IS 'The time the measurement is for (actuals.valid_time)';
-COMMENT ON COLUMN actual_flags.flags IS 'Bitmask of quality_flags.bit: 1 missing, 2 stale, 4 negative, 8 over_capacity, 16 night, 32 clipping, 64 outage';
-COMMENT ON COLUMN actual_flags.checked_at IS 'When the flags were last computed';
 
 CREATE TABLE capacity_windows (
   site_id VARCHAR NOT NULL,
@@ -41,10 +32,3 @@ CREATE TABLE capacity_windows (
   reason VARCHAR NOT NULL,
   file VARCHAR NOT NULL
 );
-COMMENT ON TABLE capacity_windows IS 'Outage and curtailment windows declared in the capacity files (capacity.dir), as last read; actuals inside one are flagged outage';
-COMMENT ON COLUMN capacity_windows.site_id IS 'The site the file names';
-COMMENT ON COLUMN capacity_windows.valid_from IS 'Start of the window (from)';
-COMMENT ON COLUMN capacity_windows.valid_to IS 'End of the window (to), exclusive';
-COMMENT ON COLUMN capacity_windows.value_kw IS 'Capacity in kW during the window';
-COMMENT ON COLUMN capacity_windows.reason IS 'Why, as the file says';
-COMMENT ON COLUMN capacity_windows.file IS 'The capacity file that declares it';

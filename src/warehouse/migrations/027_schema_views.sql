@@ -6,6 +6,3 @@ CREATE TABLE schema_views (
   digest VARCHAR NOT NULL,
   applied_at TIMESTAMPTZ NOT NULL
 );
-COMMENT ON TABLE schema_views IS 'The views definition (views.sql) applied to this warehouse file: one row';
-COMMENT ON COLUMN schema_views.digest IS 'SHA-256 of views.sql as applied, hex';
-COMMENT ON COLUMN schema_views.applied_at IS 'When it was applied to this file';
