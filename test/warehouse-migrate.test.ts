@@ -1,7 +1,8 @@
-// The views as one repeatable definition (views.sql): a warehouse the migrations of migration 028
-// built (views created inside the numbered migrations, test/fixtures/migrations-028.json, kept
-// as they were) and then opened by this code ends with exactly the schema of a fresh one; a
-// changed definition is applied at the next open, an unchanged one writes nothing.
+// The views and the comments as one repeatable definition (views.sql, comments.yaml): a warehouse
+// the migrations of migration 028 built (views and comments created inside the numbered
+// migrations, test/fixtures/migrations-028.json, kept as they were) and then opened by this code
+// ends with exactly the schema of a fresh one, comments included; a changed definition is applied
+// at the next open, an unchanged one writes nothing; a comment naming a missing column fails.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
