@@ -180,6 +180,18 @@ describe('comments as one repeatable definition', () => {
     });
   });
 
+  it('every comment is applied again after a migration ran, though the digest is unchanged', async () => {
+    await withWriterFile(async (connection) => {
+      // A migration that rebuilt a table left it without its comments; 023 (comments only now) runs again.
+      await connection.run('COMMENT ON TABLE sites IS NULL');
+      await connection.run('DELETE FROM schema_migrations WHERE version = 23');
+      await migrate(connection);
+      expect(await commentOf(connection, "SELECT comment FROM duckdb_tables() WHERE table_name = 'sites'")).toBe(
+        viewsDefinition().comments.value.tables.sites.comment,
+      );
+    });
+  });
+
   it('a comment naming a column that does not exist fails, naming the file and key, and changes nothing', async () => {
     const views = viewsDefinition(
       undefined,
