@@ -46,6 +46,16 @@ async function readOnlyActuals(): Promise<number> {
   }
 }
 
+/** How many actuals a new read-only reader in another process sees. */
+async function readerProcessActuals(): Promise<number> {
+  const reader = await startReader(path, 'read_only');
+  try {
+    return await count(reader, ACTUALS);
+  } finally {
+    await reader.close();
+  }
+}
+
 describe('published snapshot', () => {
   it('the writer works on its own file beside the published one', async () => {
     const warehouse = await Warehouse.open({ path });
@@ -86,9 +96,7 @@ describe('published snapshot', () => {
 
     // The read-write analyst closing (DuckDB checkpoints then) touches only its old snapshot.
     await Promise.all([readOnly.close(), readWrite.close(), fresh.close()]);
-    const after = await startReader(path, 'read_only');
-    expect(await count(after, ACTUALS)).toBe(35);
-    await after.close();
+    expect(await readerProcessActuals()).toBe(35);
     await writer.close();
   });
 
@@ -131,9 +139,7 @@ describe('published snapshot', () => {
     careless.process.kill('SIGKILL');
     await careless.exited;
     await loadAndPublish(first, 'c', 1);
-    const after = await startReader(path, 'read_only');
-    expect(await count(after, ACTUALS)).toBe(31);
-    await after.close();
+    expect(await readerProcessActuals()).toBe(31);
     await first.close();
   });
 
