@@ -93,30 +93,22 @@ describe('a process outside UTC', () => {
 });
 
 describe('CRMSE', () => {
-  it("keeps its digits under a large bias (SFA's two-pass definition)", async () => {
-    // errors 10000, 10000.001, 10000: population std sqrt(2/9) · 0.001 (numpy: 4.714045208870694e-4)
-    const v = await total(
-      'bias.csv',
-      `valid_time,actual,forecast
-2026-03-01T01:00:00Z,0,10000
-2026-03-01T02:00:00Z,1,10001.001
-2026-03-01T03:00:00Z,2,10002
-`,
-    );
-    expect(relative(v.crmse, 4.714045208870694e-4)).toBeLessThan(1e-9);
-  });
-
-  it('keeps its digits under a bias of 1e9 times its spread (the centred pass)', async () => {
-    // errors 1e9, 1e9 + 1, 1e9 + 3: deviations -4/3, -1/3, 5/3, population std sqrt(42/27)
-    const v = await total(
-      'huge-bias.csv',
-      `valid_time,actual,forecast
-2026-03-01T01:00:00Z,0,1000000000
-2026-03-01T02:00:00Z,1,1000000002
-2026-03-01T03:00:00Z,2,1000000005
-`,
-    );
-    expect(relative(v.crmse, Math.sqrt(42 / 27))).toBeLessThan(1e-9);
+  it.each([
+    [
+      "a large bias (SFA's two-pass definition)",
+      // errors 10000, 10000.001, 10000: population std sqrt(2/9) · 0.001 (numpy: 4.714045208870694e-4)
+      { file: 'bias.csv', forecasts: [10000, 10001.001, 10002], crmse: 4.714045208870694e-4 },
+    ],
+    [
+      'a bias of 1e9 times its spread (the centred pass)',
+      // errors 1e9, 1e9 + 1, 1e9 + 3: deviations -4/3, -1/3, 5/3, population std sqrt(42/27)
+      { file: 'huge-bias.csv', forecasts: [1000000000, 1000000002, 1000000005], crmse: Math.sqrt(42 / 27) },
+    ],
+  ])('keeps its digits under %s', async (_what, { file, forecasts, crmse }) => {
+    // actuals 0, 1, 2 at 01:00, 02:00, 03:00
+    const rows = forecasts.map((f, i) => `2026-03-01T0${i + 1}:00:00Z,${i},${f}`);
+    const v = await total(file, `valid_time,actual,forecast\n${rows.join('\n')}\n`);
+    expect(relative(v.crmse, crmse)).toBeLessThan(1e-9);
   });
 
   it('takes (f − mean f) − (o − mean o), as SFA, where f − o itself would round at 1e9', async () => {

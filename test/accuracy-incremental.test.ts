@@ -3,7 +3,7 @@
 // the pairs a full alignment makes, and every metric equals the full rescore's.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
 import accuracyJob from '../jobs/accuracy.js';
 import { createLogger } from '../src/log.js';
@@ -11,24 +11,16 @@ import { runJob } from '../src/runner/run.js';
 import { Config } from '../src/config.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import type { LoadedConfig } from '../src/config.js';
-import type { Emulator } from '../src/emulator/server.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
 import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
 import { CLI } from './fixtures/runner-child.js';
 import { addSite, openTestWarehouse } from './accuracy-fixture.js';
-import { emulator, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+import { emuForFile, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
 
-let emu: Emulator;
 let emulatorNow = NOW;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: 3, now: () => emulatorNow });
-});
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: 3, now: () => emulatorNow });
 
 async function syncAt(config: LoadedConfig, now: number): Promise<void> {
   emulatorNow = now;
@@ -97,7 +89,7 @@ function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
 describe('incremental accuracy', () => {
   it('after a second sync, revised actuals and a new flag: only the new pairs aligned, the same scores as --full', async () => {
     const dir = tempDir('efsync-accuracy-incremental-');
-    const config = testConfig({ dir, url: emu.url });
+    const config = testConfig({ dir, url: served.emu.url });
     await syncAt(config, NOW);
     const first = await score(config, NOW + MINUTE);
     expect(first.run.result.ledger?.mode).toBe('full');
@@ -179,7 +171,7 @@ describe('incremental accuracy', () => {
 
   it('a site whose capacity changed is aligned anew and the others only where their data changed: the ledger and scores of --full', async () => {
     const dir = tempDir('efsync-accuracy-site-changed-');
-    const config = testConfig({ dir, url: emu.url });
+    const config = testConfig({ dir, url: served.emu.url });
     await syncAt(config, NOW);
     const first = await score(config, NOW + MINUTE);
     const [{ site, n }] = await query<{ site: string; n: bigint }>(
@@ -211,9 +203,9 @@ describe('incremental accuracy', () => {
 
   it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {
     const dir = tempDir('efsync-accuracy-killed-');
-    const config = testConfig({ dir, url: emu.url });
+    const config = testConfig({ dir, url: served.emu.url });
     await syncAt(config, NOW);
-    const configFile = writeConfigFile(dir, { dir, url: emu.url });
+    const configFile = writeConfigFile(dir, { dir, url: served.emu.url });
     const window = ['--from', new Date(NOW - 2 * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
     const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
 
@@ -231,9 +223,9 @@ describe('incremental accuracy', () => {
 
   it('a run killed between two batches of its ledger leaves one the next run aligns in full, as --full does', async () => {
     const dir = tempDir('efsync-accuracy-killed-batch-');
-    const config = testConfig({ dir, url: emu.url });
+    const config = testConfig({ dir, url: served.emu.url });
     await syncAt(config, NOW);
-    const configFile = writeConfigFile(dir, { dir, url: emu.url });
+    const configFile = writeConfigFile(dir, { dir, url: served.emu.url });
     // every site a batch of its own
     const written = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
     writeFileSync(configFile, JSON.stringify({ ...written, accuracy: { batch_points: 1 } }));
@@ -260,7 +252,7 @@ describe('incremental accuracy', () => {
 
   it('the nightly job says which it ran and records the pairs aligned in the run ledger', async () => {
     const dir = tempDir('efsync-accuracy-job-');
-    const config = testConfig({ dir, url: emu.url });
+    const config = testConfig({ dir, url: served.emu.url });
     await syncAt(config, NOW);
     const job = (now: number) =>
       runJob(accuracyJob, { config, now: () => now, log: createLogger({ level: 'silent' }) });

@@ -96,6 +96,26 @@ function folder(files: Record<string, string>): string {
 const apply = (config: ReturnType<typeof capacityConfig>) =>
   runJob(pushCapacity, { config, log: quietLog, now: () => NOW });
 
+/** Uppsala's and Esbjerg's files with new values (kW; MW), their config, and the Esbjerg site. */
+async function uppsalaAndEsbjerg(uppsalaKw: number, esbjergMw: string) {
+  const dir = folder({
+    'uppsala.yaml': UPPSALA.replace('value: 4000', `value: ${uppsalaKw}`),
+    'esbjerg.yaml': ESBJERG.replace('30.5', esbjergMw),
+  });
+  return { dir, config: capacityConfig(emulator, dir), esbjerg: await siteNamed(client, 'Esbjerg wind') };
+}
+
+/** Applies `config`, expecting the push of `siteId` alone to fail, its reason holding `status`. */
+async function applyFailingAlone(config: ReturnType<typeof capacityConfig>, siteId: string, status: string) {
+  const result = await apply(config);
+  expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
+  expect(result.failures).toEqual([
+    expect.objectContaining({ siteId, resource: 'capacity', reason: expect.stringContaining(status) }),
+  ]);
+  expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
+  return result;
+}
+
 describe('capacity plan and apply', () => {
   it('plans, pushes, and the service and its forecasts follow the timeline; a second apply pushes nothing', async () => {
     const dir = folder({ 'uppsala.yaml': UPPSALA, 'esbjerg.yaml': ESBJERG, 'freiburg.csv': FREIBURG });
@@ -353,28 +373,14 @@ describe('capacity plan and apply', () => {
   });
 
   it("when one site's push fails, pushes the others and records which failed and why", async () => {
-    const dir = folder({
-      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3900'),
-      'esbjerg.yaml': ESBJERG.replace('30.5', '29'),
-    });
-    const config = capacityConfig(emulator, dir);
-    const esbjerg = await siteNamed(client, 'Esbjerg wind');
+    const { config, esbjerg } = await uppsalaAndEsbjerg(3900, '29');
     const uppsala = await siteNamed(client, 'Uppsala solar fixed');
     emulator.setFaults({
       faultHook: (c) => (c.method === 'POST' && c.siteId === esbjerg.site_id ? 'http500' : undefined),
     });
     try {
-      const result = await apply(config);
-      expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
-      expect(result.failures).toEqual([
-        expect.objectContaining({
-          siteId: esbjerg.site_id,
-          resource: 'capacity',
-          reason: expect.stringContaining('500'),
-        }),
-      ]);
+      const result = await applyFailingAlone(config, esbjerg.site_id, '500');
       expect(result.summary.find((l) => l.startsWith('FAILED'))).toContain(`Esbjerg wind (${esbjerg.site_id})`);
-      expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
     } finally {
       emulator.setFaults({ faultHook: null });
     }
@@ -400,12 +406,7 @@ describe('capacity plan and apply', () => {
   });
 
   it('a site whose timeline the service does not give is not pushed, the others are', async () => {
-    const dir = folder({
-      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3950'),
-      'esbjerg.yaml': ESBJERG.replace('30.5', '28'),
-    });
-    const config = capacityConfig(emulator, dir);
-    const esbjerg = await siteNamed(client, 'Esbjerg wind');
+    const { dir, config, esbjerg } = await uppsalaAndEsbjerg(3950, '28');
     emulator.setFaults({
       faultHook: (c) =>
         c.method === 'GET' && c.path.endsWith('/capacity') && c.siteId === esbjerg.site_id ? 'http503' : undefined,
@@ -414,16 +415,7 @@ describe('capacity plan and apply', () => {
       const plan = await planCapacity(dir, client, null, 10);
       expect(formatPlan(plan)).toContain('against the service: UNKNOWN, its timeline could not be read');
       expect(formatPlan(plan)).toContain('2 sites: 1 to push, 0 unchanged, 1 unknown');
-      const result = await apply(config);
-      expect(result).toMatchObject({ status: 'partial', exitCode: EXIT.partial });
-      expect(result.failures).toEqual([
-        expect.objectContaining({
-          siteId: esbjerg.site_id,
-          resource: 'capacity',
-          reason: expect.stringContaining('503'),
-        }),
-      ]);
-      expect(result.summary).toContain('capacity: 1 pushed, 0 unchanged, 1 failed');
+      await applyFailingAlone(config, esbjerg.site_id, '503');
     } finally {
       emulator.setFaults({ faultHook: null });
     }

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import pushCapacity from '../jobs/push-capacity.js';
 import { ServiceClient } from '../src/api/client.js';
 import type { SiteResponse } from '../src/api/schemas.js';
+import type { PushRow } from '../src/capacity/ledger.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createLogger } from '../src/log.js';
@@ -89,18 +90,7 @@ export function applyEachMinute(config: LoadedConfig) {
   return () => runJob(pushCapacity, { config, log: quietLog, now: () => (clock += 60_000) });
 }
 
-export interface LedgerRow {
-  run_id: string | null;
-  site_id: string;
-  file: string;
-  content_hash: string;
-  git_commit: string | null;
-  points: string;
-  deleted_points: string | null;
-  response: string | null;
-  status: string;
-  error: string | null;
-}
+export type LedgerRow = Omit<PushRow, 'push_id' | 'held_points' | 'pushed_at'>;
 
 /** The push ledger as analysts see it (the published snapshot), oldest first. */
 export async function publishedLedger(config: LoadedConfig): Promise<LedgerRow[]> {

@@ -7,25 +7,16 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type SchemaElement } from 'hyparquet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { compactLake } from '../src/lake/compact.js';
 import { vacuumLake } from '../src/lake/vacuum.js';
 import { writeViewsFile } from '../src/lake/views.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
-import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
+import { emuForFile, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
 
 const HOUR = 3_600_000;
-let emu: Emulator;
 let clock = NOW;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: 4, now: () => clock });
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: 4, now: () => clock });
 
 interface ParquetFile {
   path: string;
@@ -75,7 +66,7 @@ describe('the lake read straight from its files', () => {
     const dir = tempDir('efsync-lake-readers-');
     const lake = join(dir, 'lake');
     const views = join(dir, 'lake.duckdb');
-    const config = { ...testConfig({ dir, url: emu.url }), sink: 'parquet' as const, lake };
+    const config = { ...testConfig({ dir, url: served.emu.url }), sink: 'parquet' as const, lake };
     // Two runs, three hours apart: new vintages and revised actuals, so the second run rewrites
     // files and the first run's stay on disk, removed from the log, until vacuum.
     for (const now of [NOW, NOW + 3 * HOUR]) {

@@ -11,6 +11,7 @@ import { listLog } from '../src/lake/delta/log.js';
 import { ensureLake, SEQ_TAG, STAGING_DIR, SCHEMA_FILE, tableDir } from '../src/lake/layout.js';
 import { LAKE_VARIABLE, writeViewsFile } from '../src/lake/views.js';
 import { openDuckDB, type DuckDBHandle } from '../src/warehouse/duckdb.js';
+import { viewsDefinition } from '../src/warehouse/migrate.js';
 import { tempDir } from './sync-support.js';
 
 let db: DuckDBHandle;
@@ -58,6 +59,19 @@ async function counts(views: string, lakeAt?: string): Promise<Record<string, un
   }
 }
 
+/** The comments of the analyst view forecast_latest and its lead_time column, and of the macro forecast_as_of. */
+async function analystComments(views: string): Promise<unknown[]> {
+  const file = await openDuckDB(views, { readOnly: true });
+  try {
+    const sql = `SELECT (SELECT comment FROM duckdb_views() WHERE view_name = 'forecast_latest'),
+      (SELECT comment FROM duckdb_columns() WHERE table_name = 'forecast_latest' AND column_name = 'lead_time'),
+      (SELECT comment FROM duckdb_functions() WHERE function_name = 'forecast_as_of')`;
+    return (await file.connection.runAndReadAll(sql)).getRows()[0];
+  } finally {
+    file.close();
+  }
+}
+
 describe('the views file over Delta tables', () => {
   it('reads a table past its checkpoint, and the lake where efsync_lake says it moved', async () => {
     const dir = tempDir('efsync-lake-views-');
@@ -67,6 +81,12 @@ describe('the views file over Delta tables', () => {
     const views = join(dir, 'lake.duckdb');
     await writeViewsFile(lake, views);
     expect(await counts(views)).toEqual({ forecasts: 11n, latest: 11n });
+    const { views: commented, table_macros } = viewsDefinition().comments.value;
+    expect(await analystComments(views)).toEqual([
+      commented.forecast_latest.comment,
+      commented.forecast_latest.columns.lead_time,
+      table_macros.forecast_as_of,
+    ]);
 
     const moved = join(dir, 'mounted-elsewhere');
     cpSync(lake, moved, { recursive: true });

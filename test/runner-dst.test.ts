@@ -21,22 +21,35 @@ const MINUTE = 60_000;
 const local = (slots: number[]) => slots.map((ms) => formatInZone(ms, TZ));
 
 describe('slots across a DST change', () => {
-  it('spring forward: the 02:30 that does not exist runs once, at 03:00', () => {
-    expect(local(nextSlots(NIGHTLY, TZ, Date.UTC(2026, 2, 27), Date.UTC(2026, 2, 31)))).toEqual([
-      '2026-03-27T02:30:00+01:00',
-      '2026-03-28T02:30:00+01:00',
-      '2026-03-29T03:00:00+02:00',
-      '2026-03-30T02:30:00+02:00',
-    ]);
-  });
-
-  it('fall back: the 02:30 that exists twice runs once, at the first', () => {
-    expect(local(nextSlots(NIGHTLY, TZ, Date.UTC(2026, 9, 23), Date.UTC(2026, 9, 27)))).toEqual([
-      '2026-10-23T02:30:00+02:00',
-      '2026-10-24T02:30:00+02:00',
-      '2026-10-25T02:30:00+02:00',
-      '2026-10-26T02:30:00+01:00',
-    ]);
+  it.each([
+    [
+      'spring forward: the 02:30 that does not exist runs once, at 03:00',
+      {
+        from: Date.UTC(2026, 2, 27),
+        to: Date.UTC(2026, 2, 31),
+        slots: [
+          '2026-03-27T02:30:00+01:00',
+          '2026-03-28T02:30:00+01:00',
+          '2026-03-29T03:00:00+02:00',
+          '2026-03-30T02:30:00+02:00',
+        ],
+      },
+    ],
+    [
+      'fall back: the 02:30 that exists twice runs once, at the first',
+      {
+        from: Date.UTC(2026, 9, 23),
+        to: Date.UTC(2026, 9, 27),
+        slots: [
+          '2026-10-23T02:30:00+02:00',
+          '2026-10-24T02:30:00+02:00',
+          '2026-10-25T02:30:00+02:00',
+          '2026-10-26T02:30:00+01:00',
+        ],
+      },
+    ],
+  ])('%s', (_night, { from, to, slots }) => {
+    expect(local(nextSlots(NIGHTLY, TZ, from, to))).toEqual(slots);
   });
 
   it('a half-hourly schedule runs each wall time once: the gap collapses to 03:00, the repeated hour runs once', () => {

@@ -4,26 +4,19 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { runChain } from '../src/runner/chain.js';
-import { defineJob } from '../src/job.js';
 import type { JobOutcome } from '../src/outcome.js';
 import { JobRegistry, loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
-import { publishedAll, publishedRuns, quietLog, tempConfig } from './fixtures/runner-setup.js';
+import { publishedAll, publishedRuns, quietLog, tempConfig, testJob } from './fixtures/runner-setup.js';
 
 function step(name: string, outcome: Partial<JobOutcome>, order: string[]) {
-  return defineJob({
-    name,
-    description: '',
-    schedule: null,
-    run: async () => {
-      order.push(name);
-      return { status: 'ok', rows: { t: 1 }, failures: [], ...outcome };
-    },
+  return testJob(name, async () => {
+    order.push(name);
+    return { status: 'ok', rows: { t: 1 }, failures: [], ...outcome };
   });
 }
 
-const chainJob = (registry: JobRegistry, steps: string[]) =>
-  defineJob({ name: 'chain', description: '', schedule: null, run: (ctx) => runChain(ctx, registry, steps) });
+const chainJob = (registry: JobRegistry, steps: string[]) => testJob('chain', (ctx) => runChain(ctx, registry, steps));
 
 /** A step's summary line: its status, then its wall time and peak RSS (measure.ts). */
 const COST = (head: string) => new RegExp(`^${head} \\(\\d+\\.\\d\\d s, peak RSS \\d+ MB\\)$`);
@@ -49,26 +42,16 @@ describe('runChain', () => {
   it("starts each step with the last one's garbage collected (and DuckDB's pool evicted: warehouse/memory.ts)", async () => {
     let garbage: unknown[] | null = null;
     const heapMb: number[] = [];
-    const fill = defineJob({
-      name: 'fill',
-      description: '',
-      schedule: null,
-      run: async () => {
-        // ~100 MB of JS garbage once this step ends, which nothing in the next step would collect
-        garbage = Array.from({ length: 1_000_000 }, (_, i) => ({ i, text: `row ${i}` }));
-        heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
-        garbage = null;
-        return { status: 'ok', rows: {}, failures: [] };
-      },
+    const fill = testJob('fill', async () => {
+      // ~100 MB of JS garbage once this step ends, which nothing in the next step would collect
+      garbage = Array.from({ length: 1_000_000 }, (_, i) => ({ i, text: `row ${i}` }));
+      heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
+      garbage = null;
+      return { status: 'ok', rows: {}, failures: [] };
     });
-    const look = defineJob({
-      name: 'look',
-      description: '',
-      schedule: null,
-      run: async () => {
-        heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
-        return { status: 'ok', rows: {}, failures: [] };
-      },
+    const look = testJob('look', async () => {
+      heapMb.push(process.memoryUsage().heapUsed / 2 ** 20);
+      return { status: 'ok', rows: {}, failures: [] };
     });
     const registry = new JobRegistry().add(fill).add(look);
     const result = await runJob(chainJob(registry, ['fill', 'look']), { config: tempConfig(), log: quietLog });
@@ -79,14 +62,9 @@ describe('runChain', () => {
 
   it('stops at a step that fails as a whole, or throws, naming the steps not run', async () => {
     const order: string[] = [];
-    const boom = defineJob({
-      name: 'b',
-      description: '',
-      schedule: null,
-      run: async () => {
-        order.push('b');
-        throw new Error('service unreachable');
-      },
+    const boom = testJob('b', async () => {
+      order.push('b');
+      throw new Error('service unreachable');
     });
     const registry = new JobRegistry()
       .add(step('a', {}, order))

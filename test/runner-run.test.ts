@@ -6,6 +6,7 @@ import { EXIT } from '../src/outcome.js';
 import { UsageError } from '../src/cli/boundary.js';
 import { defineJob } from '../src/job.js';
 import { runJob } from '../src/runner/run.js';
+import { viewsDefinition } from '../src/warehouse/migrate.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
   insertRunningRun,
@@ -181,6 +182,23 @@ describe('runJob', () => {
     const published = new Map((await publishedRuns(config)).map((r) => [r.runId, r.status]));
     expect(published.get('C')).toBe('crashed');
     expect(published.get(quiet.runId)).toBe('ok');
+  });
+
+  it('a run that changed nothing still publishes a views definition the snapshot lacks', async () => {
+    const config = tempConfig();
+    const path = config.warehouse.path;
+    await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    // A snapshot published by an older views.sql: the next open applies today's to the writer file.
+    const wh = await Warehouse.open({ path });
+    await wh.run("UPDATE schema_views SET digest = 'an older definition'");
+    await wh.publish();
+    await wh.close();
+    const snapshot = statSync(path).ino;
+    await runJob(idleJob, { config, log: quietLog, now: clock });
+    expect(statSync(path).ino).not.toBe(snapshot);
+    expect(await publishedAll(config, 'SELECT digest FROM schema_views')).toEqual([
+      { digest: viewsDefinition().digest },
+    ]);
   });
 
   it('never runs a schedule slot twice', async () => {

@@ -1,7 +1,6 @@
 // The Scheduler with an injected clock over real runs: a schedule fires, a job never overlaps
 // itself, a failed run is retried with backoff, a busy warehouse becomes a recorded skip.
 import { describe, expect, it } from 'vitest';
-import { defineJob } from '../src/job.js';
 import type { JobOutcome } from '../src/outcome.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import {
@@ -10,6 +9,7 @@ import {
   publishedRuns,
   tableJob,
   tempConfig,
+  testJob,
   testScheduler,
   throwingJob,
 } from './fixtures/runner-setup.js';
@@ -46,15 +46,10 @@ describe('Scheduler', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let runs = 0;
     // Each run writes a row, so each publishes (a run that changes nothing leaves the snapshot be).
-    const slow = defineJob({
-      name: 'slow',
-      description: '',
-      schedule: null,
-      run: async (ctx): Promise<JobOutcome> => {
-        runs += 1;
-        if (runs === 1) await gate;
-        return tableJob('slow').run(ctx);
-      },
+    const slow = testJob('slow', async (ctx): Promise<JobOutcome> => {
+      runs += 1;
+      if (runs === 1) await gate;
+      return tableJob('slow').run(ctx);
     });
     const scheduler = testScheduler(config, [slow], [{ name: 'slow', expr: '* * * * *' }], clock.now);
     scheduler.start(new Map());

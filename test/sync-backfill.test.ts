@@ -32,6 +32,29 @@ beforeAll(async () => {
   backfill = await runSync(config, { from: FROM, to: TO, only: ['forecasts', 'outputs', 'actuals'] });
 }, 120_000);
 
+/**
+ * Of `day`'s valid times stored in `table` for `column` = `key`: how many there are, and how many
+ * have a vintage issued (`issued`) on the day before.
+ */
+async function dayAheadPoints(
+  table: 'forecasts' | 'model_outputs',
+  issued: 'update_time' | 'as_of',
+  column: 'site_id' | 'model_id',
+  key: string,
+  day: number,
+): Promise<{ points: number; dayAhead: number }> {
+  const [row] = await query<{ points: bigint; day_ahead: bigint }>(
+    config.warehouse.path,
+    `SELECT count(DISTINCT valid_time) AS points,
+            count(DISTINCT valid_time) FILTER (WHERE ${issued} >= make_timestamptz($4 * 1000)
+                                                 AND ${issued} < make_timestamptz($2 * 1000)) AS day_ahead
+       FROM ${table}
+      WHERE ${column} = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
+    [key, day, day + DAY, day - DAY],
+  );
+  return { points: Number(row.points), dayAhead: Number(row.day_ahead) };
+}
+
 /** Every sync state's cursor: where each site and resource got, and which run wrote it. */
 function cursors(): Promise<unknown[]> {
   return query(
@@ -65,19 +88,9 @@ describe('a backfill with --from/--to', () => {
     // vintage is the one issued on the day before, which the as_of at 00:00 of D returns.
     for (const site of sites) {
       for (const day of DAYS) {
-        const rows = await query<{ points: bigint; day_ahead: bigint }>(
-          config.warehouse.path,
-          `SELECT count(DISTINCT valid_time) AS points,
-                  count(DISTINCT valid_time) FILTER (WHERE update_time >= make_timestamptz($4 * 1000)
-                                                       AND update_time < make_timestamptz($2 * 1000)) AS day_ahead
-             FROM forecasts
-            WHERE site_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
-          [site.site_id, day, day + DAY, day - DAY],
-        );
-        expect(Number(rows[0].points)).toBeGreaterThanOrEqual(24);
-        expect(Number(rows[0].day_ahead), `site ${site.name}, day ${new Date(day).toISOString()}`).toBe(
-          Number(rows[0].points),
-        );
+        const { points, dayAhead } = await dayAheadPoints('forecasts', 'update_time', 'site_id', site.site_id, day);
+        expect(points).toBeGreaterThanOrEqual(24);
+        expect(dayAhead, `site ${site.name}, day ${new Date(day).toISOString()}`).toBe(points);
       }
     }
   });
@@ -85,19 +98,9 @@ describe('a backfill with --from/--to', () => {
   it('stores, for each model and day, a vintage issued the day before covering every valid time of the day', async () => {
     for (const model of await client.listSiteModels(sites[0].site_id)) {
       for (const day of DAYS) {
-        const stored = await query<{ points: bigint; day_ahead: bigint }>(
-          config.warehouse.path,
-          `SELECT count(DISTINCT valid_time) AS points,
-                  count(DISTINCT valid_time) FILTER (WHERE as_of >= make_timestamptz($4 * 1000)
-                                                       AND as_of < make_timestamptz($2 * 1000)) AS day_ahead
-             FROM model_outputs
-            WHERE model_id = $1 AND valid_time >= make_timestamptz($2 * 1000) AND valid_time < make_timestamptz($3 * 1000)`,
-          [model.id, day, day + DAY, day - DAY],
-        );
-        expect(Number(stored[0].points)).toBeGreaterThanOrEqual(24);
-        expect(Number(stored[0].day_ahead), `${model.name}, day ${new Date(day).toISOString()}`).toBe(
-          Number(stored[0].points),
-        );
+        const { points, dayAhead } = await dayAheadPoints('model_outputs', 'as_of', 'model_id', model.id, day);
+        expect(points).toBeGreaterThanOrEqual(24);
+        expect(dayAhead, `${model.name}, day ${new Date(day).toISOString()}`).toBe(points);
       }
     }
   });

@@ -64,36 +64,33 @@ export interface TestConfigOptions {
   db?: string;
   sync?: Record<string, unknown>;
   service?: Record<string, unknown>;
+  /** Further top-level keys (`sink`, `lake`, ...), over the ones above. */
+  extra?: Record<string, unknown>;
 }
 
 /** A config for a test: the emulator's URL, a key file, a warehouse in `dir`, quiet logs. */
 export function testConfig(options: TestConfigOptions): LoadedConfig {
-  const keyFile = join(options.dir, 'api-key');
-  writeFileSync(keyFile, API_KEY);
-  const raw = {
-    service: { base_url: options.url, api_key_file: keyFile, ...options.service },
-    warehouse: { path: options.db ?? join(options.dir, 'warehouse.duckdb'), lock_wait: '5s' },
-    sync: { concurrency: 4, initial_history: '3d', lookback: '6h', horizon: '2d', ...options.sync },
-    log: { level: 'warn' },
-  };
-  return { ...Config.parse(raw), file: null };
+  return { ...Config.parse(rawConfig(options.dir, options)), file: null };
 }
 
 /** Writes the config as YAML-compatible JSON, for child processes and the CLI. */
 export function writeConfigFile(dir: string, options: TestConfigOptions): string {
+  const file = join(dir, 'efsync.yaml');
+  writeFileSync(file, JSON.stringify(rawConfig(dir, options)));
+  return file;
+}
+
+/** The config file's content for `options`, with the key file written in `dir`. */
+function rawConfig(dir: string, options: TestConfigOptions): Record<string, unknown> {
   const keyFile = join(dir, 'api-key');
   writeFileSync(keyFile, API_KEY);
-  const file = join(dir, 'efsync.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      service: { base_url: options.url, api_key_file: keyFile, ...options.service },
-      warehouse: { path: options.db ?? join(dir, 'warehouse.duckdb'), lock_wait: '5s' },
-      sync: { concurrency: 4, initial_history: '3d', lookback: '6h', horizon: '2d', ...options.sync },
-      log: { level: 'warn' },
-    }),
-  );
-  return file;
+  return {
+    service: { base_url: options.url, api_key_file: keyFile, ...options.service },
+    warehouse: { path: options.db ?? join(dir, 'warehouse.duckdb'), lock_wait: '5s' },
+    sync: { concurrency: 4, initial_history: '3d', lookback: '6h', horizon: '2d', ...options.sync },
+    log: { level: 'warn' },
+    ...options.extra,
+  };
 }
 
 export async function runSync(

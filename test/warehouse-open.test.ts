@@ -60,7 +60,7 @@ describe('open and migrate', () => {
     await warehouse.close();
   });
 
-  it('a warehouse already at the newest migration opens and closes without a single write', async () => {
+  it('a warehouse already at the newest migration, its views as views.sql defines them, opens and closes without a single write', async () => {
     const path = join(dir, 'warehouse.duckdb');
     const first = await Warehouse.open({ path });
     await loadActuals(first, 'a', { valid_time: [Date.UTC(2026, 10, 1)], value: [1] }, { quality: DEFAULT_QUALITY });
@@ -81,19 +81,16 @@ describe('a writer file that will not open', () => {
   /** Publishes one actual for site a, then one more for site b that only the writer file holds. */
   async function publishedThenMore(path: string): Promise<void> {
     const warehouse = await Warehouse.open({ path });
-    await loadActuals(
-      warehouse,
-      'a',
-      { valid_time: [Date.UTC(2026, 10, 1)], value: [1] },
-      { quality: DEFAULT_QUALITY },
-    );
+    const load = (site: string, value: number) =>
+      loadActuals(
+        warehouse,
+        site,
+        { valid_time: [Date.UTC(2026, 10, 1)], value: [value] },
+        { quality: DEFAULT_QUALITY },
+      );
+    await load('a', 1);
     await warehouse.publish();
-    await loadActuals(
-      warehouse,
-      'b',
-      { valid_time: [Date.UTC(2026, 10, 1)], value: [2] },
-      { quality: DEFAULT_QUALITY },
-    );
+    await load('b', 2);
     await warehouse.close();
   }
 

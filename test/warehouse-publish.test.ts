@@ -26,6 +26,36 @@ async function loadAndPublish(warehouse: Warehouse, siteId: string, hours: numbe
 
 const ACTUALS = 'SELECT * FROM actuals';
 
+/** A writer that opens, loads and publishes `hours` actuals for a site, and closes. */
+async function writerPublishes(siteId: string, hours: number): Promise<void> {
+  const writer = await Warehouse.open({ path });
+  try {
+    await loadAndPublish(writer, siteId, hours);
+  } finally {
+    await writer.close();
+  }
+}
+
+/** How many actuals a read-only open (of the published file) sees. */
+async function readOnlyActuals(): Promise<number> {
+  const reader = await Warehouse.open({ path, readOnly: true });
+  try {
+    return (await reader.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM actuals'))[0].n;
+  } finally {
+    await reader.close();
+  }
+}
+
+/** How many actuals a new read-only reader in another process sees. */
+async function readerProcessActuals(): Promise<number> {
+  const reader = await startReader(path, 'read_only');
+  try {
+    return await count(reader, ACTUALS);
+  } finally {
+    await reader.close();
+  }
+}
+
 describe('published snapshot', () => {
   it('the writer works on its own file beside the published one', async () => {
     const warehouse = await Warehouse.open({ path });
@@ -33,15 +63,11 @@ describe('published snapshot', () => {
     expect(existsSync(path)).toBe(false); // nothing published yet
     await loadAndPublish(warehouse, 'a', 3);
     await warehouse.close();
-    const reader = await Warehouse.open({ path, readOnly: true });
-    expect(await reader.all('SELECT count(*)::INTEGER AS n FROM actuals')).toEqual([{ n: 3 }]);
-    await reader.close();
+    expect(await readOnlyActuals()).toBe(3);
   });
 
   it('readers in other processes (read-only and read-write) keep their snapshot while the writer writes and publishes', async () => {
-    const first = await Warehouse.open({ path });
-    await loadAndPublish(first, 'a', 10);
-    await first.close();
+    await writerPublishes('a', 10);
 
     // An analyst holds the published file read-only before the writer opens.
     const readOnly = await startReader(path, 'read_only');
@@ -70,16 +96,12 @@ describe('published snapshot', () => {
 
     // The read-write analyst closing (DuckDB checkpoints then) touches only its old snapshot.
     await Promise.all([readOnly.close(), readWrite.close(), fresh.close()]);
-    const after = await startReader(path, 'read_only');
-    expect(await count(after, ACTUALS)).toBe(35);
-    await after.close();
+    expect(await readerProcessActuals()).toBe(35);
     await writer.close();
   });
 
   it('starts from the published file when the writer file was deleted', async () => {
-    const first = await Warehouse.open({ path });
-    await loadAndPublish(first, 'a', 4);
-    await first.close();
+    await writerPublishes('a', 4);
     rmSync(writerPathOf(path));
 
     const reader = await startReader(path, 'read_only');
@@ -117,22 +139,16 @@ describe('published snapshot', () => {
     careless.process.kill('SIGKILL');
     await careless.exited;
     await loadAndPublish(first, 'c', 1);
-    const after = await startReader(path, 'read_only');
-    expect(await count(after, ACTUALS)).toBe(31);
-    await after.close();
+    expect(await readerProcessActuals()).toBe(31);
     await first.close();
   });
 
   it('a session holding the published file read-write does not stop a read-only open (status, export, the daemon)', async () => {
-    const first = await Warehouse.open({ path });
-    await loadAndPublish(first, 'a', 3);
-    await first.close();
+    await writerPublishes('a', 3);
     const holder = await startReader(path, 'read_write');
     const copies = () => readdirSync(tmpdir()).filter((name) => name.startsWith('efsync-snapshot-')).length;
     const before = copies();
-    const reader = await Warehouse.open({ path, readOnly: true });
-    expect(await reader.all('SELECT count(*)::INTEGER AS n FROM actuals')).toEqual([{ n: 3 }]);
-    await reader.close();
+    expect(await readOnlyActuals()).toBe(3);
     expect(copies()).toBe(before); // the private copy it read is gone
     await holder.close();
   });

@@ -57,7 +57,8 @@ export async function recordPush(warehouse: Warehouse, push: PushRecord): Promis
   return pushId;
 }
 
-interface PushRow {
+/** A row of capacity_pushes as SELECT_PUSH reads it (the JSON columns as text). */
+export interface PushRow {
   push_id: string;
   run_id: string | null;
   site_id: string;

@@ -1,8 +1,8 @@
 // The warehouse's schema as the migrations define it: read once from a freshly migrated
 // in-memory DuckDB, so the lake's files, the scratch warehouses and the views file all follow
 // the same columns, types and comments as the single-file warehouse.
-import { listMigrations } from '../warehouse/migrate.js';
-import { quoteIdentifier } from '../warehouse/sql.js';
+import { applyComments } from '../warehouse/comments.js';
+import { listMigrations, viewsDefinition } from '../warehouse/migrate.js';
 import { openDuckDB, type DuckDBHandle } from '../warehouse/duckdb.js';
 import { defaultLayout, LAKE_TABLES, NOT_IN_LAKE, type LakeTable } from './tables.js';
 
@@ -17,26 +17,10 @@ export interface TableSchema extends LakeTable {
   columns: Column[];
 }
 
-export interface ViewSchema {
-  name: string;
-  /** The CREATE VIEW statement, as DuckDB keeps it. */
-  sql: string;
-  comment: string | null;
-  columns: Column[];
-}
-
-export interface MacroSchema {
-  name: string;
-  /** The CREATE MACRO statement, from DuckDB's definition. */
-  sql: string;
-  comment: string | null;
-}
-
 export interface WarehouseSchema {
   tables: TableSchema[];
-  views: ViewSchema[];
-  /** The table macros (forecast_as_of, ...). */
-  macros: MacroSchema[];
+  /** The analyst views' names (their definition: viewsDefinition() of warehouse/migrate.ts). */
+  views: string[];
 }
 
 let cached: Promise<WarehouseSchema> | undefined;
@@ -46,11 +30,14 @@ export function warehouseSchema(): Promise<WarehouseSchema> {
   return cached;
 }
 
-/** A DuckDB in memory holding the migrated, empty warehouse tables (for typed empty Parquet files). */
+/** A DuckDB in memory holding the migrated, empty warehouse tables and the views (for typed empty Parquet files). */
 export async function migratedInMemory(): Promise<DuckDBHandle> {
   const db = await openDuckDB(':memory:');
   try {
     for (const migration of listMigrations()) await db.connection.run(migration.sql);
+    const views = viewsDefinition();
+    await db.connection.run(views.sql);
+    await applyComments(db.connection, views.comments);
     return db;
   } catch (error) {
     db.close();
@@ -81,32 +68,17 @@ async function readSchema(): Promise<WarehouseSchema> {
         .sort()
         .map(defaultLayout),
     ].filter((layout) => tables.some((t) => t.table_name === layout.name));
-    const views = await rows<{ view_name: string; sql: string; comment: string | null }>(
-      `SELECT view_name, sql, comment FROM duckdb_views()
+    const views = await rows<{ view_name: string }>(
+      `SELECT view_name FROM duckdb_views()
         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY view_oid`,
     );
-    const macros = await rows<{
-      function_name: string;
-      parameters: string[];
-      macro_definition: string;
-      comment: string | null;
-    }>(
-      `SELECT function_name, parameters, macro_definition, comment FROM duckdb_functions()
-        WHERE database_name = current_database() AND schema_name = 'main' AND function_type = 'table_macro' AND NOT internal
-        ORDER BY function_name`,
-    );
     return {
-      macros: macros.map((m) => ({
-        name: m.function_name,
-        sql: `CREATE MACRO ${quoteIdentifier(m.function_name)}(${m.parameters.map(quoteIdentifier).join(', ')}) AS TABLE ${m.macro_definition}`,
-        comment: m.comment,
-      })),
       tables: layouts.map((table) => ({
         ...table,
         comment: tables.find((t) => t.table_name === table.name)?.comment ?? null,
         columns: columnsOf(table.name),
       })),
-      views: views.map((v) => ({ name: v.view_name, sql: v.sql, comment: v.comment, columns: columnsOf(v.view_name) })),
+      views: views.map((v) => v.view_name),
     };
   } finally {
     db.close();

@@ -90,14 +90,15 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 ];
 
 /**
- * Warehouse tables that are not data and have no place in the lake: the migration record, the
- * flags a sync has still to compute (empty when it ends), the accuracy ledger and its per-group
+ * Warehouse tables that are not data and have no place in the lake: the migration and views
+ * records, the flags a sync has still to compute (empty when it ends), the accuracy ledger and its per-group
  * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
  * the days retention has done in the warehouse, and the list of its cold store's files (the lake
  * is Parquet already).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
+  'schema_views',
   'actual_flags_pending',
   'accuracy_ledger_state',
   'accuracy_pairs',

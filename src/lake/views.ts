@@ -1,6 +1,7 @@
 /**
  * `efsync lake views`: a small DuckDB file of views over the lake with the same table and view
- * names, columns and comments as the single-file warehouse, and its table macros. Each table
+ * names, columns and comments as the single-file warehouse, and its table macros (the same
+ * views.sql and comments.yaml the warehouse's migrator applies). Each table
  * view replays its Delta log (`read_json` of `_delta_log/*.json`: the files added and not
  * removed) and resolves the newest row per key, so commits after the file was written show up
  * at the next query: the file never goes stale. efsync never deletes a commit file, so the
@@ -15,6 +16,8 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { openDuckDB } from '../warehouse/duckdb.js';
+import { applyComments } from '../warehouse/comments.js';
+import { viewsDefinition } from '../warehouse/migrate.js';
 import { castColumns, resolvedSql } from './read.js';
 import { ensureLake, lakePath, SEQ_TAG } from './layout.js';
 import { warehouseSchema, type Column, type TableSchema } from './schema.js';
@@ -49,15 +52,9 @@ export async function writeViewsFile(lake: string, out: string): Promise<ViewsWr
       await run(`CREATE VIEW ${quoteIdentifier(table.name)} AS ${tableViewSql(rootSql, table)}`);
       await comment(run, table.name, table.comment, table.columns);
     }
-    for (const view of schema.views) {
-      await run(view.sql);
-      await comment(run, view.name, view.comment, view.columns);
-    }
-    for (const macro of schema.macros) {
-      await run(macro.sql);
-      if (macro.comment)
-        await run(`COMMENT ON MACRO TABLE ${quoteIdentifier(macro.name)} IS ${quoteLiteral(macro.comment)}`);
-    }
+    const views = viewsDefinition();
+    await run(views.sql);
+    await applyComments(db.connection, views.comments, ['views', 'table_macros']);
   } finally {
     db.close();
   }

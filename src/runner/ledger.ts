@@ -120,10 +120,10 @@ export async function recordInterrupted(wh: Warehouse, runId: string, at: number
 /**
  * Whether the published snapshot already holds everything the writer file does except runs that
  * changed nothing (ended ok, no row written, no failure; `runId`, the run ending now, is one):
- * the same newest migration, and every other run in it with the same status. A run that changed
- * nothing then leaves the snapshot as it is (docs/warehouse.md, "When a run publishes"). Runs
- * after an interrupted, failed or crashed one, or after skips were recorded, see a difference and
- * publish. False when there is no snapshot or it cannot be read (a session holds it read-write).
+ * the same migrations and views definition, and every other run in it with the same status. A
+ * run that changed nothing then leaves the snapshot as it is (docs/warehouse.md, "When a run
+ * publishes"). Runs after an interrupted, failed or crashed one, or after skips were recorded,
+ * see a difference and publish. False when there is no snapshot or it cannot be read (a session holds it read-write).
  */
 export async function snapshotHoldsAllBut(wh: Warehouse, runId: string): Promise<boolean> {
   return wh.exclusive(async () => {
@@ -134,8 +134,9 @@ export async function snapshotHoldsAllBut(wh: Warehouse, runId: string): Promise
     }
     try {
       const [row] = await wh.all<{ same_schema: boolean; unpublished: bigint }>(
-        `SELECT (SELECT max(version) FROM schema_migrations)
-                  = (SELECT max(version) FROM efsync_snapshot.schema_migrations) AS same_schema,
+        `SELECT (SELECT list(version ORDER BY version) FROM schema_migrations)
+                  = (SELECT list(version ORDER BY version) FROM efsync_snapshot.schema_migrations)
+                AND (SELECT digest FROM schema_views) = (SELECT digest FROM efsync_snapshot.schema_views) AS same_schema,
                 (SELECT count(*) FROM runs w
                  WHERE w.run_id <> $1
                    AND NOT EXISTS (SELECT 1 FROM efsync_snapshot.runs s WHERE s.run_id = w.run_id AND s.status = w.status)

@@ -1,13 +1,22 @@
-// Numbered SQL migrations in ./migrations. Reading which are applied writes nothing, so a
-// warehouse already at the newest migration opens without a write; applying them is the writer
-// file's business (writer-file.ts applies them to a draft copy, checkpointed before it is used).
+// The warehouse schema: numbered SQL migrations in ./migrations (tables, columns, data moves),
+// then the repeatable definitions, applied again whenever their digest differs from the one the
+// file records (schema_views) or a migration ran: the analyst views and table macros of
+// ./views.sql, then the comments of ./comments.yaml (comments.ts).
+// Reading whether anything is behind writes nothing, so an up-to-date warehouse opens without a
+// write; applying is the writer file's business (writer-file.ts migrates a draft copy,
+// checkpointed before it is used).
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
+import { InputFileError } from '../yaml.js';
+import { applyComments, type CommentsDefinition, commentsDefinition } from './comments.js';
 
-const MIGRATIONS_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'migrations');
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const MIGRATIONS_DIR = join(HERE, 'migrations');
+const VIEWS_FILE = join(HERE, 'views.sql');
 
 export interface Migration {
   version: number;
@@ -38,10 +47,15 @@ export async function pendingMigrations(
   return migrations.filter((migration) => !applied.has(migration.version));
 }
 
-async function tracksMigrations(connection: DuckDBConnection): Promise<boolean> {
+function tracksMigrations(connection: DuckDBConnection): Promise<boolean> {
+  return hasTable(connection, 'schema_migrations');
+}
+
+async function hasTable(connection: DuckDBConnection, name: string): Promise<boolean> {
   const tables = await connection.runAndReadAll(
     `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
-       AND table_name = 'schema_migrations'`,
+       AND table_name = $1`,
+    [name],
   );
   return Number(tables.getRows()[0][0]) > 0;
 }
@@ -78,4 +92,53 @@ export async function applyMigrations(connection: DuckDBConnection, pending: Mig
   }
   await connection.run('CHECKPOINT');
   return pending.map((migration) => migration.version);
+}
+
+export interface ViewsDefinition {
+  sql: string;
+  comments: CommentsDefinition;
+  /** SHA-256 of views.sql, a NUL, then comments.yaml, hex: what schema_views records once both are applied. */
+  digest: string;
+}
+
+export function viewsDefinition(file = VIEWS_FILE, comments = commentsDefinition()): ViewsDefinition {
+  const sql = readFileSync(file, 'utf8');
+  const digest = createHash('sha256').update(sql).update('\0').update(comments.text).digest('hex');
+  return { sql, comments, digest };
+}
+
+/** Whether the open file lacks `views` as defined now (no schema_views yet, or another digest). Read-only. */
+export async function viewsStale(connection: DuckDBConnection, views = viewsDefinition()): Promise<boolean> {
+  if (!(await hasTable(connection, 'schema_views'))) return true;
+  const recorded = await connection.runAndReadAll('SELECT digest FROM schema_views');
+  return recorded.getRows().length !== 1 || recorded.getRows()[0][0] !== views.digest;
+}
+
+/** Whether migrations are pending or the views are stale. Read-only. */
+export async function schemaBehind(connection: DuckDBConnection): Promise<boolean> {
+  return (await pendingMigrations(connection)).length > 0 || (await viewsStale(connection));
+}
+
+/**
+ * Applies the pending migrations, then, if any ran or the views are stale, the views (CREATE OR
+ * REPLACE of each), every comment and the digest, in one transaction. A migration that rebuilds a
+ * table, and a replaced view, lose their comments: hence all of them again.
+ */
+export async function migrate(connection: DuckDBConnection, views = viewsDefinition()): Promise<void> {
+  const pending = await pendingMigrations(connection);
+  if (pending.length > 0) await applyMigrations(connection, pending);
+  else if (!(await viewsStale(connection, views))) return;
+  await connection.run('BEGIN TRANSACTION');
+  try {
+    await connection.run(views.sql);
+    await applyComments(connection, views.comments);
+    await connection.run('DELETE FROM schema_views');
+    await connection.run('INSERT INTO schema_views (digest, applied_at) VALUES ($1, now())', [views.digest]);
+    await connection.run('COMMIT');
+  } catch (error) {
+    await connection.run('ROLLBACK').catch(() => undefined);
+    if (error instanceof InputFileError) throw error;
+    throw new Error(`views.sql failed: ${(error as Error).message}`);
+  }
+  await connection.run('CHECKPOINT');
 }

@@ -6,8 +6,9 @@
  * - a missing writer file is built as a draft (a copy of the published snapshot, or empty),
  *   migrated and checkpointed there, then renamed into place; a kill mid-way leaves only a draft,
  *   removed by the next open;
- * - pending migrations of an existing writer file are applied the same way, to a copy of it;
- * - a writer file already at the newest migration is opened without any write;
+ * - pending migrations, and a views definition (views.sql) other than the one applied, are
+ *   applied to an existing writer file the same way, to a copy of it;
+ * - a writer file already up to date (newest migration, views as defined) is opened without any write;
  * - a writer file DuckDB cannot open (a WAL it cannot replay, a torn file) is moved aside, with
  *   its WAL, under a timestamped name and rebuilt from the published snapshot, so the next sync
  *   continues from the snapshot's sync state. A writer file made from the snapshot gets its
@@ -23,7 +24,7 @@ import { unpresentCold } from './cold.js';
 import { fsyncPath } from './disk.js';
 import { openDuckDB, type DuckDBHandle } from './duckdb.js';
 import { WarehouseBusyError } from './lock.js';
-import { applyMigrations, pendingMigrations } from './migrate.js';
+import { migrate, schemaBehind } from './migrate.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 
 /**
@@ -80,7 +81,7 @@ export async function openWriterFile(
     await buildWriterFile(snapshotOf(publishedPath), writerPath, memoryLimit);
     opened = await open(writerPath);
   }
-  if (await migrationsPending(opened.connection)) {
+  if (await schemaOutdated(opened.connection)) {
     opened.close();
     await buildWriterFile(writerPath, writerPath, memoryLimit);
     opened = await open(writerPath);
@@ -115,8 +116,8 @@ async function compactWriterFile(writerPath: string, memoryLimit: string | null)
   });
 }
 
-async function migrationsPending(connection: DuckDBConnection): Promise<boolean> {
-  if ((await pendingMigrations(connection)).length === 0) return false;
+async function schemaOutdated(connection: DuckDBConnection): Promise<boolean> {
+  if (!(await schemaBehind(connection))) return false;
   await connection.run('CHECKPOINT');
   return true;
 }
@@ -125,8 +126,7 @@ async function migrationsPending(connection: DuckDBConnection): Promise<boolean>
 async function buildWriterFile(source: string | null, writerPath: string, memoryLimit: string | null): Promise<void> {
   await replaceThroughDraft(writerPath, source, memoryLimit, async (connection) => {
     await unpresentCold(connection);
-    const pending = await pendingMigrations(connection);
-    if (pending.length > 0) await applyMigrations(connection, pending);
+    await migrate(connection);
   });
 }
 

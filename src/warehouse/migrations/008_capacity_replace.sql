@@ -3,6 +3,3 @@
 -- first (Delete Site Capacity) and then uploads the file's. The ledger keeps what was deleted.
 
 ALTER TABLE capacity_pushes ADD COLUMN deleted_points JSON;
-COMMENT ON COLUMN capacity_pushes.deleted_points IS 'The service''s points deleted before the upload, in kW: a JSON array of {valid_time (YYYY-MM-DDTHH:MMZ), value}; NULL when the upload alone made the service equal the file (nothing to remove)';
-COMMENT ON COLUMN capacity_pushes.points IS 'The timeline uploaded, in kW: a JSON array of {valid_time (YYYY-MM-DDTHH:MMZ), value}; after an ok push the service''s timeline equals it';
-COMMENT ON COLUMN capacity_pushes.response IS 'The service''s response body to the upload on success, or the error body on failure';

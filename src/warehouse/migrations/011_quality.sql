@@ -7,10 +7,6 @@ CREATE TABLE quality_flags (
   name VARCHAR NOT NULL,
   meaning VARCHAR NOT NULL
 );
-COMMENT ON TABLE quality_flags IS 'What each bit of actual_flags.flags means';
-COMMENT ON COLUMN quality_flags.bit IS 'The bit''s value in the mask (1, 2, 4, ...)';
-COMMENT ON COLUMN quality_flags.name IS 'Short name, as efsync status and the report show it';
-COMMENT ON COLUMN quality_flags.meaning IS 'When the bit is set';
 INSERT INTO quality_flags VALUES
   (1, 'missing', 'The service reported a gap: the value is NULL'),
   (2, 'stale', 'The same value (within 1e-5 relative) held since at least accuracy.quality.stale_span before; not zero output of solar and wind, a wind site at its capacity (rated power), or a solar plateau (clipping)'),
@@ -27,11 +23,6 @@ CREATE TABLE actual_flags (
   checked_at TIMESTAMPTZ NOT NULL
   -- key: (site_id, valid_time); the flags of a range are deleted and inserted together (src/accuracy/quality.ts)
 );
-COMMENT ON TABLE actual_flags IS 'Suspect actuals: one row per flagged (site_id, valid_time) of actuals; values without a row passed every check';
-COMMENT ON COLUMN actual_flags.site_id IS 'The site';
-COMMENT ON COLUMN actual_flags.valid_time IS 'The time the measurement is for (actuals.valid_time)';
-COMMENT ON COLUMN actual_flags.flags IS 'Bitmask of quality_flags.bit: 1 missing, 2 stale, 4 negative, 8 over_capacity, 16 night, 32 clipping, 64 outage';
-COMMENT ON COLUMN actual_flags.checked_at IS 'When the flags were last computed';
 
 CREATE TABLE capacity_windows (
   site_id VARCHAR NOT NULL,
@@ -41,36 +32,3 @@ CREATE TABLE capacity_windows (
   reason VARCHAR NOT NULL,
   file VARCHAR NOT NULL
 );
-COMMENT ON TABLE capacity_windows IS 'Outage and curtailment windows declared in the capacity files (capacity.dir), as last read; actuals inside one are flagged outage';
-COMMENT ON COLUMN capacity_windows.site_id IS 'The site the file names';
-COMMENT ON COLUMN capacity_windows.valid_from IS 'Start of the window (from)';
-COMMENT ON COLUMN capacity_windows.valid_to IS 'End of the window (to), exclusive';
-COMMENT ON COLUMN capacity_windows.value_kw IS 'Capacity in kW during the window';
-COMMENT ON COLUMN capacity_windows.reason IS 'Why, as the file says';
-COMMENT ON COLUMN capacity_windows.file IS 'The capacity file that declares it';
-
-CREATE VIEW actuals_quality AS
-SELECT a.site_id, a.valid_time, a.value, coalesce(f.flags, 0) AS flags,
-  list(q.name ORDER BY q.bit) FILTER (WHERE q.bit IS NOT NULL) AS flag_names
-FROM actuals a
-LEFT JOIN actual_flags f USING (site_id, valid_time)
-LEFT JOIN quality_flags q ON f.flags & q.bit <> 0
-GROUP BY a.site_id, a.valid_time, a.value, f.flags;
-COMMENT ON VIEW actuals_quality IS 'Every actual with its data-quality flags (0 and an empty list when it passed every check)';
-COMMENT ON COLUMN actuals_quality.site_id IS 'The site';
-COMMENT ON COLUMN actuals_quality.valid_time IS 'The time the measurement is for';
-COMMENT ON COLUMN actuals_quality.value IS 'Measured power in kW (NULL when the service has a gap)';
-COMMENT ON COLUMN actuals_quality.flags IS 'Bitmask of quality_flags.bit; 0 when no check failed';
-COMMENT ON COLUMN actuals_quality.flag_names IS 'Names of the flags set, in bit order; empty when none';
-
-CREATE VIEW actual_flag_counts AS
-SELECT f.site_id, q.name AS flag, q.bit, count(*) AS flagged, min(f.valid_time) AS first_time, max(f.valid_time) AS last_time
-FROM actual_flags f JOIN quality_flags q ON f.flags & q.bit <> 0
-GROUP BY f.site_id, q.name, q.bit;
-COMMENT ON VIEW actual_flag_counts IS 'Per site and flag: how many actuals carry it, and the first and last valid time flagged';
-COMMENT ON COLUMN actual_flag_counts.site_id IS 'The site';
-COMMENT ON COLUMN actual_flag_counts.flag IS 'Flag name (quality_flags.name)';
-COMMENT ON COLUMN actual_flag_counts.bit IS 'Flag bit (quality_flags.bit)';
-COMMENT ON COLUMN actual_flag_counts.flagged IS 'Actuals of the site with this flag';
-COMMENT ON COLUMN actual_flag_counts.first_time IS 'Earliest valid time flagged';
-COMMENT ON COLUMN actual_flag_counts.last_time IS 'Latest valid time flagged';

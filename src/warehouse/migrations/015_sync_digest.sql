@@ -3,4 +3,3 @@
 -- the rows it describes.
 
 ALTER TABLE sync_state ADD COLUMN digest VARCHAR;
-COMMENT ON COLUMN sync_state.digest IS 'Actuals: a SHA-256 of the values stored from synced_to minus the lookback on, as the last read found them (the next read starts there); NULL: none, the next read merges in full';

@@ -8,6 +8,3 @@ CREATE TABLE actual_flags_pending (
   site_id VARCHAR NOT NULL,
   from_time TIMESTAMPTZ NOT NULL
 );
-COMMENT ON TABLE actual_flags_pending IS 'Sites whose actuals changed since their flags (actual_flags) were computed: one row per load, deleted when the flags are written';
-COMMENT ON COLUMN actual_flags_pending.site_id IS 'The site whose actuals changed';
-COMMENT ON COLUMN actual_flags_pending.from_time IS 'The earliest valid time that changed in that load; the flags are computed again from there on';

@@ -3,4 +3,4 @@
 -- computed again by the next accuracy run: the statistics' fingerprint (accuracy_stats_state)
 -- carries the layout's version, so a warehouse whose statistics were kept by an older one
 -- computes them again from the whole ledger.
-COMMENT ON COLUMN accuracy_histograms.bin IS 'round(ln x * 250) for x > 0; -1000000 - round(ln(-x) * 250) for x < 0; -500000 for 0 (numbers grow with x)';
+-- Their comment only (now in ../comments.yaml): no table changes.

@@ -16,14 +16,3 @@ CREATE TABLE vintage_reads (
   run_id VARCHAR NOT NULL,
   PRIMARY KEY (site_id, resource, model_id, issue)
 );
-COMMENT ON TABLE vintage_reads IS 'Vintages whose read failed: pending (read again next sync) or given up after sync.vintage_retries retries';
-COMMENT ON COLUMN vintage_reads.site_id IS 'The site';
-COMMENT ON COLUMN vintage_reads.resource IS 'forecasts (the site forecast) or outputs (a model''s output)';
-COMMENT ON COLUMN vintage_reads.model_id IS 'The model of an output vintage; empty for the site forecast';
-COMMENT ON COLUMN vintage_reads.issue IS 'forecasts: the issue time listed by Get Site Forecast Updates (to the microsecond); outputs: the model''s cron fire whose vintage is awaited';
-COMMENT ON COLUMN vintage_reads.status IS 'pending or given_up';
-COMMENT ON COLUMN vintage_reads.attempts IS 'Reads that failed so far';
-COMMENT ON COLUMN vintage_reads.reason IS 'Why the last read failed';
-COMMENT ON COLUMN vintage_reads.first_failed_at IS 'When the first read failed';
-COMMENT ON COLUMN vintage_reads.last_failed_at IS 'When the last read failed';
-COMMENT ON COLUMN vintage_reads.run_id IS 'The run of the last failed read';

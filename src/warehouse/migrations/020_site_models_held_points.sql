@@ -5,7 +5,8 @@
 -- (no primary key; the loader keeps its key) is keyed by site too: a model's output is read by its
 -- id, so every site listing it stores the same rows, each under its own site.
 
-DROP VIEW model_output_vs_actual;
+-- The view reads models (views.sql creates it again after the migrations).
+DROP VIEW IF EXISTS model_output_vs_actual;
 
 CREATE TABLE models_by_site (
   model_id VARCHAR NOT NULL,
@@ -27,21 +28,6 @@ CREATE TABLE models_by_site (
 INSERT INTO models_by_site SELECT * FROM models;
 DROP TABLE models;
 ALTER TABLE models_by_site RENAME TO models;
-COMMENT ON TABLE models IS 'Models of each site, with their current serving settings; a model listed under two sites has a row under each';
-COMMENT ON COLUMN models.model_id IS 'The service''s model id';
-COMMENT ON COLUMN models.site_id IS 'The site that lists the model';
-COMMENT ON COLUMN models.name IS 'Model name; forecasts.model_name refers to it';
-COMMENT ON COLUMN models.label IS 'Model label';
-COMMENT ON COLUMN models.version IS 'Model version';
-COMMENT ON COLUMN models.display_name IS 'Human name, when the service gives one';
-COMMENT ON COLUMN models.model_type IS 'ai or physical, as the model_type filter of list-site-models classifies it';
-COMMENT ON COLUMN models.quantile IS 'Quantile level in (0,1) for quantile models (name quantile_p<percent>), NULL for point forecasts';
-COMMENT ON COLUMN models.priority IS 'Serving priority: the lower number wins when the site forecast is stitched';
-COMMENT ON COLUMN models.serving_active IS 'Whether the model serves the site forecast (requested with extra=serving_active)';
-COMMENT ON COLUMN models.output_types IS 'Output types the model produces';
-COMMENT ON COLUMN models.schedule_cron IS 'Cron expression of the model''s issue schedule';
-COMMENT ON COLUMN models.latest_state IS 'The newest training state';
-COMMENT ON COLUMN models.synced_at IS 'When efsync last read this model';
 
 CREATE TABLE model_states_by_site (
   site_id VARCHAR NOT NULL,
@@ -55,12 +41,6 @@ INSERT INTO model_states_by_site
 SELECT m.site_id, s.model_id, s.state, s.state_at, s.details FROM model_states s JOIN models m USING (model_id);
 DROP TABLE model_states;
 ALTER TABLE model_states_by_site RENAME TO model_states;
-COMMENT ON TABLE model_states IS 'Training state history of each model of each site; entries accumulate across syncs';
-COMMENT ON COLUMN model_states.site_id IS 'The site that lists the model';
-COMMENT ON COLUMN model_states.model_id IS 'The model';
-COMMENT ON COLUMN model_states.state IS 'queued, training, complete, retry, failed, or a state the service added';
-COMMENT ON COLUMN model_states.state_at IS 'timestamp_utc of the state entry';
-COMMENT ON COLUMN model_states.details IS 'The state entry as the service returns it';
 
 CREATE TABLE model_settings_history_by_site (
   site_id VARCHAR NOT NULL,
@@ -75,40 +55,9 @@ SELECT m.site_id, h.model_id, h.observed_at, h.priority, h.serving_active
 FROM model_settings_history h JOIN models m USING (model_id);
 DROP TABLE model_settings_history;
 ALTER TABLE model_settings_history_by_site RENAME TO model_settings_history;
-COMMENT ON TABLE model_settings_history IS 'Serving settings of each model of each site whenever a sync saw them change';
-COMMENT ON COLUMN model_settings_history.site_id IS 'The site that lists the model';
-COMMENT ON COLUMN model_settings_history.model_id IS 'The model';
-COMMENT ON COLUMN model_settings_history.observed_at IS 'When the sync saw these settings first';
-COMMENT ON COLUMN model_settings_history.priority IS 'Serving priority';
-COMMENT ON COLUMN model_settings_history.serving_active IS 'Serving switch';
 
-COMMENT ON TABLE model_outputs IS 'Each model''s own output, one vintage per as_of, under each site that lists the model (key: site_id, model_id, as_of, valid_time)';
-COMMENT ON COLUMN model_outputs.site_id IS 'The site that lists the model';
-
-CREATE VIEW model_output_vs_actual AS
-SELECT o.model_id, o.site_id, o.model_name, o.model_version, m.quantile, o.as_of, o.valid_time,
-       o.valid_time - o.as_of AS lead_time, o.forecast, a.value AS actual,
-       o.forecast - a.value AS error, o.capacity
-FROM model_outputs o
-JOIN actuals a USING (site_id, valid_time)
-LEFT JOIN models m USING (site_id, model_id);
-COMMENT ON VIEW model_output_vs_actual IS 'Every model output vintage beside the measured value, with its lead time';
-COMMENT ON COLUMN model_output_vs_actual.model_id IS 'The model';
-COMMENT ON COLUMN model_output_vs_actual.site_id IS 'The site of the model';
-COMMENT ON COLUMN model_output_vs_actual.model_name IS 'Model name';
-COMMENT ON COLUMN model_output_vs_actual.model_version IS 'Model version';
-COMMENT ON COLUMN model_output_vs_actual.quantile IS 'Quantile level in (0,1) of a quantile model, NULL for point forecasts';
-COMMENT ON COLUMN model_output_vs_actual.as_of IS 'Issue time of the vintage';
-COMMENT ON COLUMN model_output_vs_actual.valid_time IS 'The time forecast and measurement are for';
-COMMENT ON COLUMN model_output_vs_actual.lead_time IS 'valid_time - as_of';
-COMMENT ON COLUMN model_output_vs_actual.forecast IS 'The model''s forecast power in kW';
-COMMENT ON COLUMN model_output_vs_actual.actual IS 'Measured power in kW (the newest revision)';
-COMMENT ON COLUMN model_output_vs_actual.error IS 'forecast - actual in kW';
-COMMENT ON COLUMN model_output_vs_actual.capacity IS 'Available capacity in kW at valid_time';
 
 -- A capacity push uploads the file first and then deletes the service's points the file removed
 -- (src/capacity/apply.ts), so a failure half-way never leaves the service less than the file; a
 -- failed push records what the service held after it.
 ALTER TABLE capacity_pushes ADD COLUMN held_points JSON;
-COMMENT ON COLUMN capacity_pushes.held_points IS 'After a failed push: the service''s timeline read back over the compared window, as change points in kW, a JSON array of {valid_time (YYYY-MM-DDTHH:MMZ), value}; NULL when the push landed or the read failed';
-COMMENT ON COLUMN capacity_pushes.deleted_points IS 'The service''s points the file removed, deleted after the upload (as plan saw them, in kW): a JSON array of {valid_time (YYYY-MM-DDTHH:MMZ), value}; NULL when there were none';

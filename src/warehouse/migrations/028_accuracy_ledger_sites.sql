@@ -7,6 +7,3 @@ CREATE TABLE accuracy_ledger_sites (
   site_id VARCHAR NOT NULL,
   digest VARCHAR NOT NULL
 );
-COMMENT ON TABLE accuracy_ledger_sites IS 'One row per site of the accuracy ledger: the digest of what its pairs depend on besides the data, as the last warehouse score aligned them';
-COMMENT ON COLUMN accuracy_ledger_sites.site_id IS 'The site';
-COMMENT ON COLUMN accuracy_ledger_sites.digest IS 'md5 of its type, nameplate, interval lengths, persistence period, capacity timeline, models and quantile levels';
