@@ -5,9 +5,9 @@
 // the same warehouse with a 40-day hot window, to 1e-9. And at 100 sites, a 30-day nightly score
 // that reads 30 days of cold files scores inside the default accuracy.memory_limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectSameMetrics, ledgerRows } from './accuracy-support.js';
 import { join } from 'node:path';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
-import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { DAY, HOUR, MINUTE, startOfUtcDay } from '../src/time.js';
@@ -60,31 +60,11 @@ async function score(config: LoadedConfig, now: number, full = false) {
       runId: `accuracy-${now}-${full}`,
       now,
     });
-    const ledger = await wh.all<{ row: string }>(`
-      SELECT concat_ws('/', p.subject, p.model, p.site_id, p.served_model, p.issue_time, p.valid_time, p.group_time,
-        p.reference_time, p.forecast, p.actual, p.reference, p.capacity, p.drop_reason) || coalesce((SELECT list((q.level, q.q) ORDER BY q.level)::VARCHAR
-        FROM accuracy_pair_quantiles q WHERE q.pid = p.pid), '') AS row
-      FROM accuracy_pairs p ORDER BY row`);
+    const ledger = await ledgerRows(wh);
     await wh.publish();
-    return { rows: run.result.rows, ledger: ledger.map((r) => r.row), mode: run.result.ledger?.mode };
+    return { rows: run.result.rows, ledger, mode: run.result.ledger?.mode };
   } finally {
     await wh.close();
-  }
-}
-
-function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
-  expect(a.map((r) => [r.subject, r.model, r.group, r.key])).toEqual(
-    b.map((r) => [r.subject, r.model, r.group, r.key]),
-  );
-  for (const [i, row] of a.entries()) {
-    for (const [metric, value] of Object.entries(row.values)) {
-      const expected = b[i].values[metric];
-      if (!Number.isFinite(value) || !Number.isFinite(expected)) expect(String(value)).toBe(String(expected));
-      else
-        expect(Math.abs(value - expected), `${row.subject} ${row.group} ${row.key} ${metric}`).toBeLessThanOrEqual(
-          1e-9 * Math.max(1, Math.abs(expected)),
-        );
-    }
   }
 }
 

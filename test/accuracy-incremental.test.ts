@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { expectSameMetrics, ledgerRows } from './accuracy-support.js';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
 import accuracyJob from '../jobs/accuracy.js';
 import { createLogger } from '../src/log.js';
@@ -14,7 +15,6 @@ import type { LoadedConfig } from '../src/config.js';
 import { loadActuals } from '../src/warehouse/loader.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
-import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
 import { CLI } from './fixtures/runner-child.js';
 import { addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { emuForFile, NOW, query, runSync, tempDir, testConfig, writeConfigFile } from './sync-support.js';
@@ -51,38 +51,15 @@ async function score(config: LoadedConfig, now: number, extra: Partial<AccuracyS
       runId,
       now,
     });
-    // the ledger as a set of rows, each quantile set with its levels (pids differ between runs)
-    const ledger = await wh.all<{ row: string }>(`
-      SELECT concat_ws('/', p.subject, p.model, p.site_id, p.served_model, p.issue_time, p.valid_time, p.group_time,
-        p.reference_time, p.forecast, p.actual, p.reference, p.capacity, p.drop_reason) || coalesce((SELECT list((q.level, q.q) ORDER BY q.level)::VARCHAR
-        FROM accuracy_pair_quantiles q WHERE q.pid = p.pid), '') AS row
-      FROM accuracy_pairs p ORDER BY row`);
+    const ledger = await ledgerRows(wh);
     const [stored] = await wh.all<{ mode: string; pairs_aligned: bigint }>(
       'SELECT mode, pairs_aligned FROM accuracy_runs WHERE run_id = $1',
       [runId],
     );
     await wh.publish();
-    return { run, ledger: ledger.map((r) => r.row), stored };
+    return { run, ledger, stored };
   } finally {
     await wh.close();
-  }
-}
-
-function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
-  expect(a.map((r) => [r.subject, r.model, r.group, r.key])).toEqual(
-    b.map((r) => [r.subject, r.model, r.group, r.key]),
-  );
-  for (const [i, row] of a.entries()) {
-    const other = b[i];
-    expect(Object.keys(row.values).sort()).toEqual(Object.keys(other.values).sort());
-    for (const [metric, value] of Object.entries(row.values)) {
-      const expected = other.values[metric];
-      if (!Number.isFinite(value) || !Number.isFinite(expected)) expect(String(value)).toBe(String(expected));
-      else
-        expect(Math.abs(value - expected), `${row.subject} ${row.group} ${row.key} ${metric}`).toBeLessThanOrEqual(
-          1e-9 * Math.max(1, Math.abs(expected)),
-        );
-    }
   }
 }
 

@@ -7,8 +7,7 @@
 // one row per key, and its rerun completes them.
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { commitOrder, commitToLake, txnAppId } from '../src/lake/commit.js';
 import { listLog, readCommit } from '../src/lake/delta/log.js';
 import { readSnapshot } from '../src/lake/delta/snapshot.js';
@@ -18,6 +17,7 @@ import { Warehouse } from '../src/warehouse/warehouse.js';
 import { warehouseSchema } from '../src/lake/schema.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import {
+  CLOCK_STEPS,
   cli,
   extraRowsPerKey,
   hasPyarrow,
@@ -26,7 +26,7 @@ import {
   shard,
   type ShardExit,
 } from './lake-support.js';
-import { DATA_TABLES, emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
+import { DATA_TABLES, emuForFile, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 12;
 const HOUR = 3_600_000;
@@ -40,16 +40,8 @@ const TABLES = [
   'sync_state',
 ];
 
-let emu: Emulator;
 let clock = NOW;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: SITES, now: () => clock });
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: SITES, now: () => clock });
 
 function expectOk(runs: ShardExit[]): void {
   const problems = runs.flatMap((r) => (r.code === 0 ? [] : r.problems)).join('\n');
@@ -106,15 +98,11 @@ describe('copy-on-write shards', () => {
   it('four shard processes and compactions at once leave tables whose raw snapshot equals the single writer, at three clock times and when N changes', async () => {
     const dir = tempDir('efsync-lake-cow-');
     const lake = join(dir, 'lake');
-    const configFile = lakeConfigFile(dir, lake, emu.url);
-    const single = testConfig({ dir, url: emu.url, db: join(dir, 'single.duckdb'), sync: { concurrency: 2 } });
+    const configFile = lakeConfigFile(dir, lake, served.emu.url);
+    const single = testConfig({ dir, url: served.emu.url, db: join(dir, 'single.duckdb'), sync: { concurrency: 2 } });
     expect((await cli(['lake', 'init', '--lake', lake])).code).toBe(0);
 
-    for (const [step, count] of [
-      [0, 4],
-      [3, 4],
-      [7, 3],
-    ] as const) {
+    for (const [step, count] of CLOCK_STEPS) {
       clock = NOW + step * HOUR;
       expect((await runSync(single, {}, clock)).status).toBe('ok');
       const specs = Array.from({ length: count }, (_, i) => `${i}/${count}`);
@@ -155,11 +143,11 @@ describe('copy-on-write shards', () => {
 
   it('a shard killed at each step of a copy-on-write commit leaves tables that read with one row per key; its rerun completes them', async () => {
     const dir = tempDir('efsync-lake-cow-kill-');
-    const single = testConfig({ dir, url: emu.url, db: join(dir, 'single.duckdb'), sync: { concurrency: 2 } });
+    const single = testConfig({ dir, url: served.emu.url, db: join(dir, 'single.duckdb'), sync: { concurrency: 2 } });
     const base = join(dir, 'base');
     clock = NOW;
     expect((await runSync(single, {}, clock)).status).toBe('ok');
-    expectOk([await shard(lakeConfigFile(dir, base, emu.url), '0/1', { now: clock })]);
+    expectOk([await shard(lakeConfigFile(dir, base, served.emu.url), '0/1', { now: clock })]);
     const baseVersions = new Map<string, number>();
     const tables = commitOrder((await warehouseSchema()).tables).map((t) => t.name);
     for (const table of tables) baseVersions.set(table, listLog(tableDir(base, table)).commits.at(-1) ?? -1);
@@ -169,7 +157,7 @@ describe('copy-on-write shards', () => {
     // A run without faults on a copy: the first of its commits that rewrites files, counted in commit order.
     const reference = join(dir, 'reference');
     cpSync(base, reference, { recursive: true });
-    expectOk([await shard(lakeConfigFile(dir, reference, emu.url), '0/1', { now: clock })]);
+    expectOk([await shard(lakeConfigFile(dir, reference, served.emu.url), '0/1', { now: clock })]);
     const committed = tables.filter(
       (t) => (listLog(tableDir(reference, t)).commits.at(-1) ?? -1) > (baseVersions.get(t) ?? -1),
     );
@@ -180,7 +168,7 @@ describe('copy-on-write shards', () => {
     for (const point of ['delta-files', 'delta-temp', 'delta-linked']) {
       const lake = join(dir, point);
       cpSync(base, lake, { recursive: true });
-      const configFile = lakeConfigFile(dir, lake, emu.url);
+      const configFile = lakeConfigFile(dir, lake, served.emu.url);
       const killed = await shard(configFile, '0/1', {
         now: clock,
         env: { EFSYNC_FAULT_POINT: `${point}:${target + 1}` },

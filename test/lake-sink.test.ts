@@ -4,13 +4,12 @@
 // do later incremental runs (revised actuals, new vintages) and a run with the number of shards
 // changed from 4 to 3.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LoadedConfig } from '../src/config.js';
-import type { Emulator } from '../src/emulator/server.js';
 import { lakeFiles, tableCommits } from '../src/lake/layout.js';
 import { writeViewsFile } from '../src/lake/views.js';
-import { rawComparison } from './lake-support.js';
-import { DATA_TABLES, emulator, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { CLOCK_STEPS, rawComparison } from './lake-support.js';
+import { DATA_TABLES, emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 10;
 const HOUR = 3_600_000;
@@ -18,19 +17,11 @@ const TABLES = [...DATA_TABLES, 'actuals_by_type', 'actual_revisions_by_type', '
 /** Read raw too: the flags (a recheck deletes and rewrites them) and the sync states. */
 const RAW_TABLES = [...TABLES, 'actual_flags', 'sync_state'];
 
-let emu: Emulator;
 let clock = NOW;
-
-beforeAll(async () => {
-  emu = await emulator({ sites: SITES, now: () => clock });
-});
-
-afterAll(async () => {
-  await emu?.close();
-});
+const served = emuForFile({ sites: SITES, now: () => clock });
 
 function lakeConfig(dir: string, lake: string): LoadedConfig {
-  return { ...testConfig({ dir, url: emu.url }), sink: 'parquet', lake };
+  return { ...testConfig({ dir, url: served.emu.url }), sink: 'parquet', lake };
 }
 
 async function shardRun(config: LoadedConfig, count: number, now: number): Promise<void> {
@@ -46,14 +37,10 @@ describe('a sharded sync into the lake', () => {
     const dir = tempDir('efsync-lake-');
     const lake = join(dir, 'lake');
     const views = join(dir, 'lake.duckdb');
-    const single = testConfig({ dir, url: emu.url, db: join(dir, 'single.duckdb') });
+    const single = testConfig({ dir, url: served.emu.url, db: join(dir, 'single.duckdb') });
     const config = lakeConfig(dir, lake);
 
-    for (const [step, count] of [
-      [0, 4],
-      [3, 4],
-      [7, 3],
-    ] as const) {
+    for (const [step, count] of CLOCK_STEPS) {
       clock = NOW + step * HOUR;
       expect((await runSync(single, {}, clock)).status).toBe('ok');
       await shardRun(config, count, clock);

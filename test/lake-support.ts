@@ -191,3 +191,10 @@ export async function extraRowsPerKey(lake: string): Promise<Record<string, numb
   }
   return extra;
 }
+
+/** The lake tests' three clock times (hours after NOW) and the shard count at each: N changes from 4 to 3 at the last. */
+export const CLOCK_STEPS = [
+  [0, 4],
+  [3, 4],
+  [7, 3],
+] as const;

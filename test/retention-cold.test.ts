@@ -15,6 +15,7 @@ import { DAY, HOUR } from '../src/time.js';
 import { coldFolderOf } from '../src/warehouse/cold.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 import { CLI } from './fixtures/runner-child.js';
+import { insertTwoSitesAndModel } from './warehouse-support.js';
 
 const run = promisify(execFile);
 const T0 = Date.UTC(2026, 2, 1); // a UTC midnight
@@ -28,11 +29,7 @@ async function fixture(hotWindowMs: number | undefined): Promise<Warehouse> {
   const dir = mkdtempSync(join(tmpdir(), 'efsync-retention-cold-'));
   const wh = await Warehouse.open({ path: join(dir, 'warehouse.duckdb'), hotWindowMs, now: () => NOW });
   const synced = at(T0);
-  await wh.run(`INSERT INTO sites SELECT s, 'Site ' || s, 'wind', 59.3, 18.1, 1000, NULL, NULL, NULL, ${synced}
-    FROM (VALUES ('a'), ('b')) v(s)`);
-  await wh.run(
-    `INSERT INTO models VALUES ('m1', 'a', 'gbm', 'gbm', 1, NULL, 'ai', NULL, 1, true, NULL, NULL, NULL, ${synced})`,
-  );
+  await insertTwoSitesAndModel(wh, synced);
   await wh.run(`INSERT INTO forecasts
     SELECT s, 'gbm', 1, ${at(T0)} + to_hours(i * 6), ${at(T0)} + to_hours(i * 6 + h), 500 + (i % 7) * 11 + h, NULL
     FROM (VALUES ('a'), ('b')) v(s), range(0, ${DAYS * 4}) r(i), range(1, 49) q(h)`);

@@ -19,6 +19,7 @@ import { runJob } from '../src/runner/run.js';
 import { DAY, HOUR } from '../src/time.js';
 import { writerPathOf, Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI } from './fixtures/runner-child.js';
+import { insertTwoSitesAndModel } from './warehouse-support.js';
 
 const run = promisify(execFile);
 const T0 = Date.UTC(2026, 2, 1); // a UTC midnight
@@ -36,11 +37,7 @@ async function fixture(name: string): Promise<Warehouse> {
   const dir = mkdtempSync(join(tmpdir(), `efsync-retention-${name}-`));
   const wh = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
   const synced = at(T0);
-  await wh.run(`INSERT INTO sites SELECT s, 'Site ' || s, 'wind', 59.3, 18.1, 1000, NULL, NULL, NULL, ${synced}
-    FROM (VALUES ('a'), ('b')) v(s)`);
-  await wh.run(
-    `INSERT INTO models VALUES ('m1', 'a', 'gbm', 'gbm', 1, NULL, 'ai', NULL, 1, true, NULL, NULL, NULL, ${synced})`,
-  );
+  await insertTwoSitesAndModel(wh, synced);
   // a vintage every 6 hours, 48 hourly points from an hour after its issue
   await wh.run(`INSERT INTO forecasts
     SELECT s, 'gbm', 1, ${at(T0)} + to_hours(i * 6), ${at(T0)} + to_hours(i * 6 + h),

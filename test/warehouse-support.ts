@@ -111,3 +111,12 @@ export async function count(child: Child, sql: string): Promise<number> {
   if (answer.error) throw new Error(answer.error);
   return Number(answer.rows![0].n);
 }
+
+/** Wind sites `a` and `b`, and model `m1` of site `a`, as a sync at `synced` (an SQL instant) wrote them. */
+export async function insertTwoSitesAndModel(wh: Warehouse, synced: string): Promise<void> {
+  await wh.run(`INSERT INTO sites SELECT s, 'Site ' || s, 'wind', 59.3, 18.1, 1000, NULL, NULL, NULL, ${synced}
+    FROM (VALUES ('a'), ('b')) v(s)`);
+  await wh.run(
+    `INSERT INTO models VALUES ('m1', 'a', 'gbm', 'gbm', 1, NULL, 'ai', NULL, 1, true, NULL, NULL, NULL, ${synced})`,
+  );
+}

@@ -197,7 +197,7 @@ async function retainDay(wh: Warehouse, table: RetainedTable, day: number, conte
   for (const slice of slicesOf(sites)) {
     const ofSlice = `${inDay} AND site_id IN (${sqlList(slice)})`;
     const gone = context.request.dryRun
-      ? await sliceGoing(wh, table, ofSlice, source, context)
+      ? await sliceRows(wh, table, ofSlice, source, context, false)
       : await removeOrSplit(wh, table, { day, inDay, sites: slice, source }, context);
     addCounts(removed, gone);
   }
@@ -268,7 +268,7 @@ async function removeOrSplit(
   let counts: Counts;
   try {
     counts = await wh.transaction(() =>
-      removeSlice(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, slice.source, context),
+      sliceRows(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, slice.source, context, true),
     );
   } catch (error) {
     if (!isOutOfMemory(error) || checkpointed) throw error;
@@ -306,40 +306,25 @@ function goesSql(table: RetainedTable, where: string): string {
   return `${where} AND ${vintageGoesSql(table, quoteIdentifier(table.table), KEPT)}`;
 }
 
-async function removeSlice(
+/** What a slice removes, per table; with `remove` false (a dry run), what it would remove. */
+async function sliceRows(
   wh: Warehouse,
   table: RetainedTable,
   where: string,
   source: string,
   context: DayContext,
+  remove: boolean,
 ): Promise<Counts> {
   const name = quoteIdentifier(table.table);
   if (table.rule === 'vintages') await markKept(wh, table, where, source, context);
+  const rows = async (from: string, condition: string) =>
+    remove
+      ? wh.changed(`DELETE FROM ${from} WHERE ${condition}`)
+      : Number((await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${from} WHERE ${condition}`))[0].n);
   const counts: Counts = {};
   if (table.rule === 'ledger')
-    counts[LEDGER_QUANTILES] = await wh.changed(
-      `DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
-    );
-  counts[table.table] = await wh.changed(`DELETE FROM ${name} WHERE ${goesSql(table, where)}`);
-  return counts;
-}
-
-async function sliceGoing(
-  wh: Warehouse,
-  table: RetainedTable,
-  where: string,
-  source: string,
-  context: DayContext,
-): Promise<Counts> {
-  const name = quoteIdentifier(table.table);
-  if (table.rule === 'vintages') await markKept(wh, table, where, source, context);
-  const count = async (sql: string) => Number((await wh.all<{ n: bigint }>(sql))[0].n);
-  const counts: Counts = {};
-  if (table.rule === 'ledger')
-    counts[LEDGER_QUANTILES] = await count(
-      `SELECT count(*) AS n FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM ${name} WHERE ${where})`,
-    );
-  counts[table.table] = await count(`SELECT count(*) AS n FROM ${name} WHERE ${goesSql(table, where)}`);
+    counts[LEDGER_QUANTILES] = await rows(LEDGER_QUANTILES, `pid IN (SELECT pid FROM ${name} WHERE ${where})`);
+  counts[table.table] = await rows(name, goesSql(table, where));
   return counts;
 }
 
