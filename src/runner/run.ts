@@ -28,7 +28,7 @@ import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import { measureStep, type StepCost } from './measure.js';
 import { releaseMemory } from '../warehouse/memory.js';
 import { outcomeOf } from './outcome.js';
-import { onSecondSignal } from './signals.js';
+import { onSecondSignal, stoppingHard } from './signals.js';
 import { openSink, type RunSink } from './sink.js';
 import {
   finishRun,
@@ -218,6 +218,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         published = publishing();
       } else log.info('the run changed nothing: the published snapshot stays as it is');
     } catch (error) {
+      // A second signal interrupts these statements too: its hook has recorded the run as interrupted.
+      if (stoppingHard()) return result('interrupted', ended.error, ended.outcome);
       // Not recorded or not published (a full disk): the run failed, whatever the job did.
       const cause = (error as Error).message.split('\n')[0];
       log.error({ err: error }, `run failed: ${cause}`);

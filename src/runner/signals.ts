@@ -14,6 +14,8 @@ let stopWanted = false;
 /** What the first signal does, as the command that asked for `stopSignal()` words it. */
 let stopping = '';
 const secondSignalHooks = new Set<() => Promise<void>>();
+/** Whether a second signal came: every DuckDB statement is being interrupted until the exit. */
+let stoppedHard = false;
 /** How long a second signal waits for the hooks (recording the run) before exiting anyway. */
 const SECOND_SIGNAL_GRACE_MS = 5_000;
 
@@ -52,9 +54,18 @@ function onSignal(name: NodeJS.Signals): void {
     return;
   }
   printAbove(process.stderr, `efsync: second ${name}: recording the run as interrupted, then exiting\n`);
+  stoppedHard = true;
   const hooks = [...secondSignalHooks].map((hook) => hook().catch(() => undefined));
   const grace = new Promise((resolve) => setTimeout(resolve, SECOND_SIGNAL_GRACE_MS).unref());
   void Promise.race([Promise.all(hooks), grace]).then(exitInterrupted);
+}
+
+/**
+ * Whether a second signal came: the hooks record the run, and every statement after them is
+ * interrupted until the process exits, so a statement that fails then says nothing of the run.
+ */
+export function stoppingHard(): boolean {
+  return stoppedHard;
 }
 
 /** Installed once, by src/cli/main.ts, before any command runs. */
