@@ -638,13 +638,15 @@ export class ServiceClient {
     let text: string;
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.pool.request({
+      const answer = this.pool.request({
         method: call.method,
         path: this.basePath + call.path,
         headers: call.body === undefined ? this.readHeaders : this.writeHeaders,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
         signal,
       });
+      slot.sent();
+      response = await answer;
       status = response.statusCode;
       text = await response.body.text();
     } catch (cause) {

@@ -58,13 +58,23 @@ export function pacingSince(before: PacingStats, after: PacingStats): PacingStat
   };
 }
 
-/** One admitted request: tell the pacer how it ended. */
+/** One admitted request: tell the pacer when it left and how it ended. */
 export interface Slot {
+  /**
+   * The request left now: the next start waits a full spacing after this moment, not after its
+   * turn came (the first calls of a client leave a few milliseconds after their turn).
+   */
+  sent(): void;
   ok(): void;
   /** Answered 429; `retryAfterMs` when the service said how long to wait. */
   throttled(retryAfterMs: number | null): void;
   /** Any other end (an error that is not a quota). */
   done(): void;
+}
+
+/** Epoch milliseconds with a fraction: Date.now()'s whole milliseconds would cost a spacing up to 1 ms. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 export class Pacer {
@@ -86,7 +96,7 @@ export class Pacer {
     private readonly maxInFlight: number,
     rateLimit: RateLimit | null,
     private readonly throttle: ThrottleOptions,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = preciseNow,
   ) {
     this.limit = maxInFlight;
     this.spacing = rateLimit ? rateLimit.perMs / rateLimit.requests : 0;
@@ -111,6 +121,9 @@ export class Pacer {
       this.leave();
     };
     return {
+      sent: () => {
+        if (this.spacing > 0) this.nextStart = Math.max(this.nextStart, this.now() + this.spacing);
+      },
       ok: () => end(() => this.succeeded()),
       throttled: (retryAfterMs) => end(() => this.wasThrottled(epoch, retryAfterMs)),
       done: () => end(() => undefined),
