@@ -1,6 +1,7 @@
 // The run ledger: the `runs` and `run_failures` tables of 001_core.sql, as the runner writes and
 // reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { instant, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Failure } from '../outcome.js';
@@ -106,15 +107,31 @@ export async function insertFailures(wh: Warehouse, runId: string, failures: Fai
   }
 }
 
+/** How long a second signal's record of the run keeps trying while the run's own write holds its row. */
+const RECORD_ASIDE_WITHIN_MS = 4_000;
+const RECORD_ASIDE_EVERY_MS = 25;
+
 /**
  * The run is stopped hard (a second signal) while its job may hold the connection in a
- * transaction: the status is written on a connection of its own and committed at once.
+ * transaction: the status is written on a connection of its own and committed at once. The
+ * run's own last write of its row may be in flight at that moment (DuckDB then refuses one of
+ * the two as a conflict): the record is tried again until that write has committed (the row is
+ * no longer running, and nothing changes) or rolled back under the interrupt.
  */
 export async function recordInterrupted(wh: Warehouse, runId: string, at: number, reason: string): Promise<void> {
-  await wh.runAside(
-    `UPDATE runs SET status = 'interrupted', ended_at = ${instant('$2')}, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
-    [runId, at, reason],
-  );
+  const giveUpAt = Date.now() + RECORD_ASIDE_WITHIN_MS;
+  for (;;) {
+    try {
+      await wh.runAside(
+        `UPDATE runs SET status = 'interrupted', ended_at = ${instant('$2')}, error_summary = $3 WHERE run_id = $1 AND status = 'running'`,
+        [runId, at, reason],
+      );
+      return;
+    } catch (error) {
+      if (Date.now() >= giveUpAt) throw error;
+      await sleep(RECORD_ASIDE_EVERY_MS);
+    }
+  }
 }
 
 /**

@@ -187,7 +187,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
     // Stopped hard (a second signal): the statement in flight is interrupted (a long accuracy
     // pass or merge would otherwise hold the exit for minutes) and its site rolls back; the
-    // ledger says so at once, on a connection of its own, and the next run publishes it.
+    // ledger says so at once, on a connection of its own, and the next run publishes it. The
+    // hook stays until the run's own record is written, since the signal may come while it is.
     const removeHook = onSecondSignal(() => {
       warehouse.interrupt();
       return recordInterrupted(warehouse, runId, now(), 'interrupted (second signal): the site in flight rolled back');
@@ -196,35 +197,37 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     let published: StepCost | null = null;
     try {
       ended = await execute(job, warehouse, { ...opts, now }, runId, log);
+      // The hook records the run; every statement from here on is interrupted until the exit.
+      if (stoppingHard()) return result('interrupted', ended.error, ended.outcome);
+      try {
+        const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
+        if (publish) await releaseMemory(warehouse);
+        const publishing = publish ? measureStep() : null;
+        if (publish) await sink.prepareToPublish();
+        await insertFailures(warehouse, runId, ended.outcome.failures, now());
+        await finishRun(warehouse, runId, {
+          status: ended.status,
+          endedAt: now(),
+          rowsWritten: ended.outcome.rows,
+          rowsRemoved: ended.outcome.removed,
+          errorSummary: ended.error,
+          defaulted: ended.outcome.defaulted,
+        });
+        if (publishing) {
+          await sink.publish();
+          published = publishing();
+        } else log.info('the run changed nothing: the published snapshot stays as it is');
+      } catch (error) {
+        // A second signal interrupts these statements too: its hook has recorded the run as interrupted.
+        if (stoppingHard()) return result('interrupted', ended.error, ended.outcome);
+        // Not recorded or not published (a full disk): the run failed, whatever the job did.
+        const cause = (error as Error).message.split('\n')[0];
+        log.error({ err: error }, `run failed: ${cause}`);
+        await recordFailed(warehouse, runId, { ...ended.outcome, failures: [] }, cause, now(), log);
+        return result('failed', cause, ended.outcome);
+      }
     } finally {
       removeHook();
-    }
-    try {
-      const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
-      if (publish) await releaseMemory(warehouse);
-      const publishing = publish ? measureStep() : null;
-      if (publish) await sink.prepareToPublish();
-      await insertFailures(warehouse, runId, ended.outcome.failures, now());
-      await finishRun(warehouse, runId, {
-        status: ended.status,
-        endedAt: now(),
-        rowsWritten: ended.outcome.rows,
-        rowsRemoved: ended.outcome.removed,
-        errorSummary: ended.error,
-        defaulted: ended.outcome.defaulted,
-      });
-      if (publishing) {
-        await sink.publish();
-        published = publishing();
-      } else log.info('the run changed nothing: the published snapshot stays as it is');
-    } catch (error) {
-      // A second signal interrupts these statements too: its hook has recorded the run as interrupted.
-      if (stoppingHard()) return result('interrupted', ended.error, ended.outcome);
-      // Not recorded or not published (a full disk): the run failed, whatever the job did.
-      const cause = (error as Error).message.split('\n')[0];
-      log.error({ err: error }, `run failed: ${cause}`);
-      await recordFailed(warehouse, runId, { ...ended.outcome, failures: [] }, cause, now(), log);
-      return result('failed', cause, ended.outcome);
     }
     log.info({ status: ended.status, rows: ended.outcome.rows, failures: ended.outcome.failures.length }, 'run ended');
     return result(ended.status, ended.error, ended.outcome, ended.kind, published);
