@@ -26,7 +26,7 @@ export interface StepFigures {
 }
 
 export interface NightFigures {
-  /** 0 builds the warehouse (the first nightly, D days of history); 1.. are the measured nights. */
+  /** 0 builds the warehouse (nights a month apart, up to D days of history); 1.. are the measured nights. */
   night: number;
   now: string;
   code: number | null;
@@ -58,21 +58,37 @@ export interface HistoryOptions {
   sites: number;
   days: number;
   nights: number;
-  /** The instant of the first nightly (the build); each night after is a day later. */
+  /** The instant of the last build night; each measured night after is a day later. */
   start: number;
 }
 
-/** One depth: the build night and `nights` nights after it, in `work/<days>d`. */
+/**
+ * Days of history one build night syncs: a deeper warehouse is built by nights this far apart,
+ * as if its user had run efsync once a month until then, so that building costs in proportion to
+ * the history (a first night syncing a year at once is a question of its own, not this bench's).
+ */
+const BUILD_CHUNK_DAYS = 30;
+
+/** The build nights' clocks, oldest first, the last at `start`, and what the first one syncs. */
+export function buildNights(start: number, days: number): { clocks: number[]; firstDays: number } {
+  const nights = Math.max(1, Math.ceil(days / BUILD_CHUNK_DAYS));
+  const clocks = Array.from({ length: nights }, (_, i) => start - (nights - 1 - i) * BUILD_CHUNK_DAYS * DAY);
+  return { clocks, firstDays: days - (nights - 1) * BUILD_CHUNK_DAYS };
+}
+
+/** One depth: the build nights and `nights` nights after them, in `work/<days>d`. */
 export async function benchHistory(o: HistoryOptions, say: (line: string) => void): Promise<DepthFigures> {
   const dir = join(o.work, `${o.days}d`);
   mkdirSync(dir, { recursive: true });
-  const env = nightEnv(dir, o.days);
+  const build = buildNights(o.start, o.days);
+  const env = nightEnv(dir, build.firstDays);
+  const schedule = [
+    ...build.clocks.map((now) => ({ night: 0, now })),
+    ...Array.from({ length: o.nights }, (_, i) => ({ night: i + 1, now: o.start + (i + 1) * DAY })),
+  ];
   const nights: NightFigures[] = [];
-  for (let night = 0; night <= o.nights; night++) {
-    const now = o.start + night * DAY;
-    say(
-      `${o.days} days: ${night === 0 ? 'building the warehouse (first nightly)' : `night ${night}`} at ${iso(now)} ...`,
-    );
+  for (const { night, now } of schedule) {
+    say(`${o.days} days: ${night === 0 ? 'building the warehouse' : `night ${night}`} at ${iso(now)} ...`);
     const emulator = await startEmulatorProcess(o.cli, {
       apiKey: API_KEY,
       sites: o.sites,
@@ -94,7 +110,7 @@ export async function benchHistory(o: HistoryOptions, say: (line: string) => voi
       await stop(emulator.process);
     }
   }
-  const measured = nights.slice(1);
+  const measured = nights.filter((n) => n.night > 0);
   const publishes = measured.map((n) => n.steps.publish?.seconds).filter((s): s is number => s !== undefined);
   return {
     days: o.days,
@@ -106,13 +122,14 @@ export async function benchHistory(o: HistoryOptions, say: (line: string) => voi
   };
 }
 
-function nightEnv(dir: string, days: number): NodeJS.ProcessEnv {
+/** The nights' config: `firstDays`, the first build night's initial history. */
+function nightEnv(dir: string, firstDays: number): NodeJS.ProcessEnv {
   const config = join(dir, 'efsync.yaml');
   writeFileSync(
     config,
     [
       'sync:',
-      `  initial_history: ${days}d`,
+      `  initial_history: ${firstDays}d`,
       '  concurrency: 16',
       'service:',
       '  connections: 32',

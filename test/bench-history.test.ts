@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { benchHistory, historyJson, NIGHT_STEPS, ratios, stepsOf } from '../bench/history.js';
+import { benchHistory, buildNights, historyJson, NIGHT_STEPS, ratios, stepsOf } from '../bench/history.js';
 import { CLI } from './fixtures/runner-child.js';
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -68,5 +68,19 @@ describe('the history bench', () => {
     expect(steps.accuracy).toEqual({ status: 'partial', seconds: 12, peakRssMb: 260 });
     expect(steps.publish).toEqual({ status: 'ok', seconds: 0.3, peakRssMb: null });
     expect(steps.retention).toBeNull();
+  });
+
+  it('builds a deep warehouse by nights a month apart that together sync exactly D days', () => {
+    const start = Date.UTC(2026, 10, 20, 2);
+    const day = 86_400_000;
+    for (const days of [1, 7, 30, 31, 60, 365]) {
+      const { clocks, firstDays } = buildNights(start, days);
+      expect(clocks.at(-1)).toBe(start);
+      expect(clocks[0] - firstDays * day).toBe(start - days * day);
+      expect(firstDays).toBeGreaterThan(0);
+      expect(clocks.slice(1).every((t, i) => t - clocks[i] === 30 * day)).toBe(true);
+    }
+    expect(buildNights(start, 365).clocks).toHaveLength(13);
+    expect(buildNights(start, 7)).toEqual({ clocks: [start], firstDays: 7 });
   });
 });
