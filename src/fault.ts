@@ -10,6 +10,7 @@ export type FaultPoint =
   | 'flags' // actuals committed with their data-quality flags pending, the flags not computed yet
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
   | 'cold-write' // a cold store file written and fsynced, cold_files and the hot table not changed yet
+  | 'cold-pending' // a move's files recorded as pending, its hot rows not deleted yet
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
@@ -28,6 +29,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'flags',
   'checkpoint',
   'cold-write',
+  'cold-pending',
   'publish-copy',
   'publish-rename',
   'accuracy-batch',

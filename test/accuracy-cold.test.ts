@@ -99,6 +99,18 @@ describe('accuracy over cold days', () => {
     expect(Number(days)).toBeGreaterThanOrEqual(8);
     const [{ n }] = await query<{ n: bigint }>(hot.warehouse.path, 'SELECT count(*) AS n FROM cold_files');
     expect(Number(n)).toBe(0);
+
+    // and so did its ledger's closed days: the day that left the window was removed from its file,
+    // and the published file reads the whole ledger through its view
+    const [ledger] = await query<{ days: bigint; rewritten: bigint }>(
+      cold.warehouse.path,
+      `SELECT count(DISTINCT day) FILTER (WHERE superseded_at IS NULL) AS days, count(*) FILTER (WHERE superseded_at IS NOT NULL) AS rewritten
+       FROM cold_files WHERE table_name = 'accuracy_pairs'`,
+    );
+    expect(Number(ledger.days)).toBeGreaterThanOrEqual(5);
+    expect(Number(ledger.rewritten)).toBeGreaterThan(0);
+    const [{ pairs }] = await query<{ pairs: bigint }>(cold.warehouse.path, 'SELECT count(*) AS pairs FROM accuracy_pairs');
+    expect(Number(pairs)).toBe(full.ledger.length);
   }, 240_000);
 });
 

@@ -17,6 +17,7 @@ import { applyRetention } from '../src/retention/apply.js';
 import type { RetentionPolicy } from '../src/retention/rules.js';
 import { runJob } from '../src/runner/run.js';
 import { DAY, HOUR } from '../src/time.js';
+import { CURRENT } from '../src/warehouse/cold.js';
 import { writerPathOf, Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI } from './fixtures/runner-child.js';
 import { insertTwoSitesAndModel } from './warehouse-support.js';
@@ -243,14 +244,27 @@ describe('retention and accuracy', () => {
     try {
       await wh.run(`INSERT INTO accuracy_pairs (pid, subject, model, site_id, valid_time, group_time)
         SELECT d, 'forecast', NULL, 'a', ${at(T0)} + to_hours(d * 24 + 12), ${at(T0)} + to_hours(d * 24 + 12) FROM range(0, 10) r(d)`);
-      await wh.run('INSERT INTO accuracy_pair_quantiles SELECT pid, 0.5, 1 FROM accuracy_pairs');
+      await wh.run('INSERT INTO accuracy_pair_quantiles SELECT pid, 0.5, 1, valid_time FROM accuracy_pairs');
       await wh.run(`INSERT INTO accuracy_stats VALUES ('forecast', NULL, 'total', 'all', 0, 1, 'n', 1)`);
       await wh.run(
         `INSERT INTO accuracy_ledger_state VALUES ('f', ${at(T0 + 6 * DAY + 3 * HOUR)}, ${at(T0 + 10 * DAY)}, ${at(T0)}, 10, 'r', ${at(T0)})`,
       );
+      // the first three days closed and went to the cold store, with their quantiles
+      await wh.cold.moveClosedDays(T0 + 3 * DAY, T0 + 3 * DAY);
+      const coldDays = () =>
+        rows(
+          wh,
+          `SELECT table_name, count(*) AS n FROM cold_files WHERE table_name LIKE 'accuracy%' AND ${CURRENT}
+           GROUP BY table_name ORDER BY table_name`,
+        );
+      expect(await coldDays()).toEqual([
+        { table_name: 'accuracy_pair_quantiles', n: 3n },
+        { table_name: 'accuracy_pairs', n: 3n },
+      ]);
       const result = await retain(wh);
       expect(result.removed.accuracy_pairs).toBe(6);
       expect(result.removed.accuracy_pair_quantiles).toBe(6);
+      expect(await coldDays()).toEqual([]);
       expect(await rows(wh, 'SELECT pid FROM accuracy_pairs ORDER BY pid')).toEqual(
         [6n, 7n, 8n, 9n].map((pid) => ({ pid })),
       );

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { coldFolderOf, hotCutoff } from '../src/warehouse/cold.js';
+import { instantLiteral } from '../src/warehouse/sql.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 import { openWriterFile } from '../src/warehouse/writer-file.js';
 import { emulator, NOW as SYNC_NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
@@ -269,6 +270,46 @@ describe('the cold store', () => {
       expect(Number((await again.all<{ n: bigint }>('SELECT count(*) AS n FROM cold_files'))[0].n)).toBe(0);
       await again.publish();
       expect(parquetFiles(path, 'forecasts')).toHaveLength((CUTOFF - START) / DAY);
+    } finally {
+      await again.close();
+    }
+    expect(await hashes((sql) => query(path, sql))).toEqual(before);
+  });
+
+  it('a publish killed with its move recorded pending, the hot rows not yet deleted, is completed when the writer next opens', async () => {
+    const path = join(tempDir('efsync-cold-pending-'), 'w.duckdb');
+    const wh = await open(path);
+    let before: Record<string, unknown>;
+    try {
+      await fill(wh);
+      before = await hashes((sql) => wh.all(sql));
+    } finally {
+      await wh.close();
+    }
+    const child = startChild(['writer', path, '0', 'test', 'kill', String(HOT_WINDOW), String(NOW)], {
+      env: { EFSYNC_FAULT_POINT: 'cold-pending' },
+    });
+    expect((await child.next()).ready).toBe(true);
+    child.process.stdin!.write(`${JSON.stringify({ publish: true })}\n`);
+    await child.exited;
+    expect(child.process.signalCode).toBe('SIGKILL');
+    expect(existsSync(path)).toBe(false); // nothing published
+
+    const days = (CUTOFF - START) / DAY;
+    const again = await open(path);
+    try {
+      // the move is whole: its files current, none pending, and their days gone from the hot table
+      const [files] = await again.all<{ current: bigint; pending: bigint }>(
+        `SELECT count(*) FILTER (WHERE superseded_at IS NULL AND NOT pending) AS current, count(*) FILTER (WHERE pending) AS pending
+         FROM cold_files WHERE table_name = 'forecasts'`,
+      );
+      expect([Number(files.current), Number(files.pending)]).toEqual([days, 0]);
+      const [{ hot }] = await again.all<{ hot: bigint }>(
+        `SELECT count(*) AS hot FROM forecasts WHERE valid_time < ${instantLiteral(CUTOFF)}`,
+      );
+      expect(Number(hot)).toBe(0);
+      await again.publish();
+      expect(parquetFiles(path, 'forecasts')).toHaveLength(days);
     } finally {
       await again.close();
     }

@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { faultPoint } from '../fault.js';
 import { DAY, formatInstant } from '../time.js';
 import { instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
+import { CURRENT } from '../warehouse/cold.js';
 import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
 import {
   cutoffOf,
@@ -136,7 +137,7 @@ async function daysToRead(wh: Warehouse, table: string, before: number, rule: st
          WHERE valid_time < ${instantLiteral(before)} GROUP BY day
          UNION ALL
          SELECT (day - DATE '1970-01-01') AS day, row_count AS n FROM cold_files
-         WHERE table_name = ${quoteLiteral(table)} AND superseded_at IS NULL AND day < ${dateOf(String(Math.floor(before / DAY)))})
+         WHERE table_name = ${quoteLiteral(table)} AND ${CURRENT} AND day < ${dateOf(String(Math.floor(before / DAY)))})
        GROUP BY day) d
      LEFT JOIN retention_days r ON r.table_name = ${quoteLiteral(table)} AND r.day = ${dateOf('d.day')}
      WHERE r.rows_kept IS DISTINCT FROM d.n OR r.rule IS DISTINCT FROM ${quoteLiteral(rule)}
@@ -201,7 +202,7 @@ async function retainDay(wh: Warehouse, table: RetainedTable, day: number, conte
       : await removeOrSplit(wh, table, { day, inDay, sites: slice, source }, context);
     addCounts(removed, gone);
   }
-  if (table.rule !== 'ledger') addCounts(removed, await retainColdDay(wh, table, day, inDay, context));
+  addCounts(removed, await retainColdDay(wh, table, day, inDay, context));
   if (!context.request.dryRun) await recordDay(wh, table.table, day, inDay, context);
   return removed;
 }
@@ -219,30 +220,35 @@ async function dayRowsSql(wh: Warehouse, table: RetainedTable, day: number, inDa
 
 /**
  * Thins the day's cold file (cold.rewritePartition: a new generation written, fsynced and switched
- * to in one transaction, so a kill leaves the old one current), or counts what would go.
+ * to in one transaction, so a kill leaves the old one current), or counts what would go. A day of
+ * the ledger goes whole, its quantiles' file with it.
  */
 async function retainColdDay(
   wh: Warehouse,
-  table: Exclude<RetainedTable, { rule: 'ledger' }>,
+  table: RetainedTable,
   day: number,
   inDay: string,
   context: DayContext,
 ): Promise<Counts> {
-  const cold = await wh.cold.dayRows(table.table, day * DAY);
-  if (cold === null) return {};
+  const counts: Counts = {};
   const name = quoteIdentifier(table.table);
-  if (table.rule === 'vintages') await markKept(wh, table, 'TRUE', await dayRowsSql(wh, table, day, inDay), context);
-  const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : 'FALSE';
-  if (context.request.dryRun) {
-    const [{ n }] = await wh.all<{ n: bigint }>(
-      `WITH ${name} AS (SELECT * FROM ${cold}) SELECT count(*) FILTER (WHERE NOT (${keep})) AS n FROM ${name}`,
-    );
-    return { [table.table]: Number(n) };
+  for (const cold of table.rule === 'ledger' ? [LEDGER_QUANTILES, table.table] : [table.table]) {
+    const rows = await wh.cold.dayRows(cold, day * DAY);
+    if (rows === null) continue;
+    if (table.rule === 'vintages') await markKept(wh, table, 'TRUE', await dayRowsSql(wh, table, day, inDay), context);
+    const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : 'FALSE';
+    if (context.request.dryRun) {
+      const [{ n }] = await wh.all<{ n: bigint }>(
+        `WITH ${quoteIdentifier(cold)} AS (SELECT * FROM ${rows}) SELECT count(*) FILTER (WHERE NOT (${keep})) AS n FROM ${quoteIdentifier(cold)}`,
+      );
+      counts[cold] = Number(n);
+      continue;
+    }
+    const dayText = new Date(day * DAY).toISOString().slice(0, 10);
+    counts[cold] = (await wh.cold.rewritePartition(cold, dayText, keep, context.request.now)).removed;
+    faultPoint('retention-slice');
   }
-  const dayText = new Date(day * DAY).toISOString().slice(0, 10);
-  const { removed } = await wh.cold.rewritePartition(table.table, dayText, keep, context.request.now);
-  faultPoint('retention-slice');
-  return { [table.table]: removed };
+  return counts;
 }
 
 interface Slice {
@@ -334,7 +340,7 @@ async function recordDay(wh: Warehouse, table: string, day: number, inDay: strin
     `INSERT OR REPLACE INTO retention_days
      SELECT $1, ${dateOf(String(day))}, (SELECT count(*) FROM ${quoteIdentifier(table)} WHERE ${inDay})
        + coalesce((SELECT sum(row_count) FROM cold_files
-         WHERE table_name = $1 AND day = ${dateOf(String(day))} AND superseded_at IS NULL), 0), $2, $3`,
+         WHERE table_name = $1 AND day = ${dateOf(String(day))} AND ${CURRENT}), 0), $2, $3`,
     [table, context.rule, context.request.runId],
   );
 }

@@ -15,8 +15,8 @@
  * A file is never rewritten: a changed day gets a new file (next generation, random suffix), and
  * the switch is one transaction (new rows, old rows superseded, hot rows deleted). A kill before it
  * leaves an orphan file no row names, which collectGarbage deletes; after it, the move is whole.
- * Every file holds one table's day, and a move reads at most MOVE_CHUNK_DAYS days at once, so
- * memory does not grow with the history.
+ * Every file holds one table's day, and a move copies at most MOVE_CHUNK_ROWS rows at once (a day
+ * with more alone), so memory does not grow with the history.
  *
  * presentCold and unpresentCold work on a DuckDB connection of their own (the published draft,
  * a writer draft copied from the snapshot), so they take no ColdStore.
@@ -29,11 +29,15 @@ import { faultPoint } from '../fault.js';
 import { fsyncPath } from './disk.js';
 import { instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
 
-/** A series table that goes cold: its rows are partitioned by the UTC day of `valid_time`. */
+/** A table that goes cold: its rows are partitioned by the UTC day of `valid_time`. */
 export interface ColdTable {
   name: string;
   /** The columns the loader keeps unique together. */
   key: readonly string[];
+  /** The order of a file's rows, so that row groups' min/max let a reader skip other sites (default: the key). */
+  order?: readonly string[];
+  /** The column a move deletes the hot rows by, a slice of its values at a time (none: at once). */
+  sliceBy?: string;
   /**
    * When a late hot row meets a cold row of the same key at a move: the hot one replaces it
    * (the newest revision of an actual), or the cold one stays (a vintage is never overwritten).
@@ -42,12 +46,32 @@ export interface ColdTable {
 }
 
 export const COLD_TABLES: readonly ColdTable[] = [
-  { name: 'forecasts', key: ['site_id', 'model_name', 'model_version', 'update_time', 'valid_time'], hotWins: false },
-  { name: 'model_outputs', key: ['site_id', 'model_id', 'as_of', 'valid_time'], hotWins: false },
-  { name: 'actuals', key: ['site_id', 'valid_time'], hotWins: true },
-  { name: 'actual_revisions', key: ['site_id', 'valid_time', 'replaced_at'], hotWins: false },
-  { name: 'actuals_by_type', key: ['site_id', 'type', 'valid_time'], hotWins: true },
-  { name: 'actual_revisions_by_type', key: ['site_id', 'type', 'valid_time', 'replaced_at'], hotWins: false },
+  {
+    name: 'forecasts',
+    key: ['site_id', 'model_name', 'model_version', 'update_time', 'valid_time'],
+    sliceBy: 'site_id',
+    hotWins: false,
+  },
+  { name: 'model_outputs', key: ['site_id', 'model_id', 'as_of', 'valid_time'], sliceBy: 'site_id', hotWins: false },
+  { name: 'actuals', key: ['site_id', 'valid_time'], sliceBy: 'site_id', hotWins: true },
+  { name: 'actual_revisions', key: ['site_id', 'valid_time', 'replaced_at'], sliceBy: 'site_id', hotWins: false },
+  { name: 'actuals_by_type', key: ['site_id', 'type', 'valid_time'], sliceBy: 'site_id', hotWins: true },
+  {
+    name: 'actual_revisions_by_type',
+    key: ['site_id', 'type', 'valid_time', 'replaced_at'],
+    sliceBy: 'site_id',
+    hotWins: false,
+  },
+  // The accuracy ledger (src/accuracy/input/incremental.ts): a pair is never replaced, only
+  // removed (rewritePartition) and aligned anew under a new pid.
+  {
+    name: 'accuracy_pairs',
+    key: ['pid'],
+    order: ['site_id', 'valid_time', 'pid'],
+    sliceBy: 'site_id',
+    hotWins: false,
+  },
+  { name: 'accuracy_pair_quantiles', key: ['pid', 'level'], hotWins: false },
 ];
 
 /** The name a series table with cold files has in the published file; the table's name is its view. */
@@ -56,8 +80,23 @@ export function hotNameOf(table: string): string {
 }
 
 const DAY_MS = 86_400_000;
-/** Days a move copies into one TEMP table and commits together (a first move of a long history). */
-const MOVE_CHUNK_DAYS = 7;
+/**
+ * Rows a move copies into one TEMP table and commits together (a first move of a long history, or
+ * the month a warehouse missed). Chunks of seven days were 1.9 M rows of model outputs at 100
+ * sites, and that copy ran out of the warehouse's 64 MB.
+ */
+const MOVE_CHUNK_ROWS = 500_000;
+/**
+ * Hot rows whose vectors a move's deletes touch between checkpoints: until one, DuckDB keeps the
+ * versions a committed delete made in memory, counted against its limit (a month of model outputs
+ * moved without one ran out of 64 MB after 41 days).
+ */
+const CHECKPOINT_AFTER_ROWS = 1_000_000;
+/** A move's delete of hot rows takes sites with at most this many hot rows together (removeHot). */
+const DELETE_SLICE_ROWS = 1_000_000;
+
+/** The current file of a day: not superseded, and not a move's file still pending (moveChunk). */
+export const CURRENT = 'superseded_at IS NULL AND NOT pending';
 
 /** `<dir>/<base>.cold` beside the published `<dir>/<base>.duckdb`. */
 export function coldFolderOf(path: string): string {
@@ -75,6 +114,7 @@ export interface ColdStoreDb {
   run(sql: string, params?: (string | number | null)[]): Promise<void>;
   changed(sql: string, params?: (string | number | null)[]): Promise<number>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  checkpoint(): Promise<void>;
 }
 
 export interface MovedDay {
@@ -100,12 +140,30 @@ interface Written {
   bytes: number;
 }
 
+/** Consecutive items in chunks of at most `maxRows` rows together (an item with more is a chunk alone), with their rows. */
+function chunksOf<K>(items: readonly { key: K; rows: number }[], maxRows: number): { keys: K[]; rows: number }[] {
+  const chunks: { keys: K[]; rows: number }[] = [];
+  for (const item of items) {
+    const last = chunks.at(-1);
+    if (last && last.rows + item.rows <= maxRows) {
+      last.keys.push(item.key);
+      last.rows += item.rows;
+    } else chunks.push({ keys: [item.key], rows: item.rows });
+  }
+  return chunks;
+}
+
 interface CurrentFile {
   generation: number;
   file: string;
 }
 
 export class ColdStore {
+  /** While withHistory runs: the first day its views read (null: every day) and the tables they shadow. */
+  private shadows: { from: string | null; tables: Set<string> } | null = null;
+  /** Rows whose vectors deletes touched since the last checkpoint (removeHot). */
+  private untouchedSince = 0;
+
   constructor(
     private readonly db: ColdStoreDb,
     /** Absolute: the published views name files by absolute path. */
@@ -115,20 +173,36 @@ export class ColdStore {
   /**
    * Moves every day before `cutoffMs` (00:00 UTC of a day) still in a hot table into its cold
    * file: normally the one day that closed since the last publish, or a late row's day. Days go
-   * in chunks of up to MOVE_CHUNK_DAYS: a chunk of several days is first copied, sorted by valid
-   * time, into a TEMP table, so each day's file reads its rows alone instead of scanning the hot
-   * table again (whose row groups mix days when a first sync loaded a long history per site);
-   * the chunk's files are committed, and its hot rows deleted, in one transaction.
+   * in chunks of about MOVE_CHUNK_ROWS rows: a chunk of several days is first copied into a TEMP
+   * table, so each day's file reads its rows alone instead of scanning the hot table again
+   * (whose row groups mix days when a first sync loaded a long history per site); the chunk's
+   * files are committed, and its hot rows deleted, in one transaction.
    */
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
-      const days = await this.hotDaysBefore(table.name, cutoffMs);
-      for (let i = 0; i < days.length; i += MOVE_CHUNK_DAYS) {
-        moved.push(...(await this.moveChunk(table, days.slice(i, i + MOVE_CHUNK_DAYS), nowMs)));
-      }
+      for (const chunk of chunksOf(await this.hotDaysBefore(table.name, cutoffMs), MOVE_CHUNK_ROWS))
+        moved.push(...(await this.moveChunk(table, chunk.keys, nowMs)));
     }
     return moved;
+  }
+
+  /**
+   * Completes the moves a killed process left pending (their files recorded, the hot rows not all
+   * deleted): called when the writer opens, before anything reads. Nothing has written the hot
+   * tables since, so what is left of those days' hot rows is in the pending files.
+   */
+  async finishPendingMoves(nowMs: number): Promise<number> {
+    const pending = await this.db.all<{ table_name: string; day: string; generation: number }>(
+      `SELECT table_name, strftime(day, '%Y-%m-%d') AS day, generation FROM cold_files WHERE pending ORDER BY table_name, day`,
+    );
+    for (const { table_name, day, generation } of pending) {
+      const table = coldTable(table_name);
+      const dayMs = parseDay(day);
+      await this.removeHot(table, dayFilter(dayMs));
+      await this.settle(table, [{ day, generation }], nowMs);
+    }
+    return pending.length;
   }
 
   /**
@@ -154,7 +228,7 @@ export class ColdStore {
     const rows = `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
       SELECT * FROM ${quoteIdentifier(spec.name)} WHERE ${keepSql}`;
     const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
-    await this.commit(spec, [written], nowMs, null);
+    await this.commit(spec, [written], nowMs);
     return { kept: Number(kept), removed };
   }
 
@@ -165,39 +239,60 @@ export class ColdStore {
   }
 
   /**
-   * Runs `fn` with each series table that has cold files of days from `fromMs` on (every day:
-   * undefined) shadowed, on
-   * this connection only, by a temporary view of the same name: the table (named by its catalog)
-   * UNION ALL those files. Statements that read days older than the hot window, such as a score
-   * whose window reaches past it, then read them unchanged; a window inside the hot days shadows
-   * nothing and costs nothing. The tables are not touched; the views are dropped when `fn` ends.
+   * Runs `fn` with each table that has cold files of days from `fromMs` on (every day:
+   * undefined) shadowed, on this connection only, by a temporary view of the same name: the table
+   * (named by its catalog) UNION ALL those files. Statements that read days older than the hot
+   * window, such as a score whose window reaches past it, then read them unchanged; a window
+   * inside the hot days shadows nothing and costs nothing. A statement that writes a shadowed
+   * table names it by `hotTable`. A day rewritten meanwhile (rewritePartition) is read from its
+   * new file at once. The tables are not touched; the views are dropped when `fn` ends.
    */
   async withHistory<T>(fromMs: number | undefined, fn: () => Promise<T>): Promise<T> {
-    const rows = await this.db.all<{ table_name: string; file: string }>(
-      `SELECT table_name, file FROM cold_files
-        WHERE superseded_at IS NULL AND file IS NOT NULL AND ($1::VARCHAR IS NULL OR day >= $1::DATE)
-        ORDER BY table_name, day`,
-      [fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS)],
+    const rows = await this.db.all<{ table_name: string }>(
+      `SELECT DISTINCT table_name FROM cold_files WHERE ${CURRENT} AND file IS NOT NULL`,
     );
-    const files = new Map<string, string[]>();
-    for (const row of rows) files.set(row.table_name, [...(files.get(row.table_name) ?? []), this.absolute(row.file)]);
-    const [{ catalog }] = await this.db.all<{ catalog: string }>('SELECT current_database() AS catalog');
-    for (const [table, paths] of files) {
-      const hot = `${quoteIdentifier(catalog)}.main.${quoteIdentifier(table)}`;
-      const union = unionSql(hot, await columnsOf(this.db, table), paths);
-      await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
-    }
+    this.shadows = { from: fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS), tables: new Set() };
+    const { tables } = this.shadows;
     try {
+      for (const { table_name } of rows) await this.shadow(table_name);
       return await fn();
     } finally {
-      for (const table of files.keys()) await this.db.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(table)}`);
+      this.shadows = null;
+      for (const table of tables) await this.db.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(table)}`);
     }
+  }
+
+  /**
+   * The table itself, named by its catalog, where `withHistory` shadows its name with a view of
+   * hot and cold rows: for statements that write its hot rows.
+   */
+  async hotTable(table: string): Promise<string> {
+    const [{ catalog }] = await this.db.all<{ catalog: string }>('SELECT current_database() AS catalog');
+    return `${quoteIdentifier(catalog)}.main.${quoteIdentifier(coldTable(table).name)}`;
+  }
+
+  /** (Re)creates the view withHistory shadows `table` with, over its current files from the first day it reads. */
+  private async shadow(table: string): Promise<void> {
+    if (!this.shadows) return;
+    const rows = await this.db.all<{ file: string }>(
+      `SELECT file FROM cold_files WHERE table_name = $1 AND ${CURRENT} AND file IS NOT NULL
+         AND ($2::VARCHAR IS NULL OR day >= $2::DATE)
+       ORDER BY day`,
+      [table, this.shadows.from],
+    );
+    const union = unionSql(
+      await this.hotTable(table),
+      await columnsOf(this.db, table),
+      rows.map((row) => this.absolute(row.file)),
+    );
+    await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
+    this.shadows.tables.add(table);
   }
 
   /** Per table with cold files, the absolute paths of its current files, oldest day first. */
   async currentFiles(): Promise<Map<string, string[]>> {
     const rows = await this.db.all<{ table_name: string; file: string }>(
-      `SELECT table_name, file FROM cold_files WHERE superseded_at IS NULL ORDER BY table_name, day`,
+      `SELECT table_name, file FROM cold_files WHERE ${CURRENT} ORDER BY table_name, day`,
     );
     const files = new Map<string, string[]>();
     for (const row of rows) {
@@ -244,33 +339,87 @@ export class ColdStore {
     return expired.length + orphans;
   }
 
-  private async hotDaysBefore(table: string, cutoffMs: number): Promise<number[]> {
-    const rows = await this.db.all<{ day: bigint }>(
-      `SELECT DISTINCT CAST(floor(epoch_ms(valid_time) / ${DAY_MS}) AS BIGINT) AS day
-       FROM ${quoteIdentifier(table)} WHERE valid_time < ${instant('$1')} ORDER BY day`,
+  /** The days before the cutoff with hot rows (epoch ms), oldest first, with their rows. */
+  private async hotDaysBefore(table: string, cutoffMs: number): Promise<{ key: number; rows: number }[]> {
+    const rows = await this.db.all<{ day: bigint; n: bigint }>(
+      `SELECT CAST(floor(epoch_ms(valid_time) / ${DAY_MS}) AS BIGINT) AS day, count(*) AS n
+       FROM ${quoteIdentifier(table)} WHERE valid_time < ${instant('$1')} GROUP BY day ORDER BY day`,
       [cutoffMs],
     );
-    return rows.map((row) => Number(row.day) * DAY_MS);
+    return rows.map((row) => ({ key: Number(row.day) * DAY_MS, rows: Number(row.n) }));
   }
 
+  /**
+   * Moves a chunk of days: their files written and recorded as pending, the hot rows deleted a
+   * slice of sites to a transaction (removeHot), then the files made current in one transaction.
+   * One DELETE of a day would hold DuckDB's version of every row vector the day touches until
+   * its commit (16 KB per 2,048 rows of the hot table, wherever the day's rows are spread), which
+   * grows with the hot table: at 100 sites a day of the ledger ran out of the warehouse's 64 MB.
+   * Between the two, the days are in neither place for a reader; no reader runs then (the move is
+   * the publish's), and a process killed there is completed by finishPendingMoves at the next open.
+   */
   private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
     const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY_MS)}`;
     let source = quoteIdentifier(table.name);
     if (days.length > 1) {
-      await this.db.run(
-        `CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range} ORDER BY valid_time`,
-      );
+      await this.db.run(`CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range}`);
       source = 'cold_move';
     }
+    const written: Written[] = [];
     try {
-      const written: Written[] = [];
       for (const dayMs of days)
         written.push(await this.writeDay(table, dayMs, await this.mergedDay(table, dayMs, source)));
-      await this.commit(table, written, nowMs, `DELETE FROM ${quoteIdentifier(table.name)} WHERE ${range}`);
-      return written.map((w) => ({ table: table.name, day: w.day, rows: w.rows }));
     } finally {
       if (days.length > 1) await this.db.run('DROP TABLE IF EXISTS cold_move');
     }
+    await this.db.transaction(async () => {
+      for (const w of written) await this.record(table, w, nowMs, true);
+    });
+    faultPoint('cold-pending');
+    await this.removeHot(table, range);
+    await this.settle(table, written, nowMs);
+    return written.map((w) => ({ table: table.name, day: w.day, rows: w.rows }));
+  }
+
+  /**
+   * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice holding sites
+   * with at most DELETE_SLICE_ROWS hot rows in all (a slice's delete touches the row vectors of
+   * those sites' rows, wherever the day is among them), with a checkpoint once
+   * CHECKPOINT_AFTER_ROWS rows' worth of vectors were touched, to free their versions.
+   */
+  private async removeHot(table: ColdTable, where: string): Promise<void> {
+    const name = quoteIdentifier(table.name);
+    if (!table.sliceBy) {
+      await this.db.run(`DELETE FROM ${name} WHERE ${where}`);
+      return this.touched(await this.count(name, 'TRUE'));
+    }
+    const by = quoteIdentifier(table.sliceBy);
+    const sites = await this.db.all<{ site: string; n: bigint }>(
+      `SELECT ${by} AS site, count(*) AS n FROM ${name}
+       WHERE ${by} IN (SELECT DISTINCT ${by} FROM ${name} WHERE ${where}) GROUP BY ${by} ORDER BY ${by}`,
+    );
+    for (const slice of chunksOf(
+      sites.map((row) => ({ key: row.site, rows: Number(row.n) })),
+      DELETE_SLICE_ROWS,
+    )) {
+      await this.db.run(
+        `DELETE FROM ${name} WHERE ${where} AND ${by} BETWEEN ${quoteLiteral(slice.keys[0])} AND ${quoteLiteral(slice.keys.at(-1)!)}`,
+      );
+      await this.touched(slice.rows);
+    }
+  }
+
+  /** Counts rows whose vectors a delete touched; checkpoints past CHECKPOINT_AFTER_ROWS. */
+  private async touched(rows: number): Promise<void> {
+    this.untouchedSince += rows;
+    if (this.untouchedSince < CHECKPOINT_AFTER_ROWS) return;
+    await this.db.checkpoint();
+    this.untouchedSince = 0;
+  }
+
+  private async count(table: string, where: string): Promise<number> {
+    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`);
+    return Number(n);
   }
 
   /** SQL for a day's rows of `source` merged with the day's current file, if any. */
@@ -304,7 +453,7 @@ export class ColdStore {
     const file = `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
     const path = this.absolute(file);
     mkdirSync(dirname(path), { recursive: true });
-    const order = table.key.map(quoteIdentifier).join(', ');
+    const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
     const count = await this.db.changed(
       `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`,
     );
@@ -314,30 +463,51 @@ export class ColdStore {
     return { day, generation, file, rows: count, bytes: statSync(path).size };
   }
 
-  /** In one transaction: each written day's current row superseded and its new one recorded, then `alsoSql`. */
-  private async commit(table: ColdTable, written: Written[], nowMs: number, alsoSql: string | null): Promise<void> {
+  /** In one transaction: each written day's current file superseded and its new one recorded as current. */
+  private async commit(table: ColdTable, written: Written[], nowMs: number): Promise<void> {
     await this.db.transaction(async () => {
       for (const w of written) {
+        await this.supersede(table, w.day, nowMs);
+        if (w.file !== null) await this.record(table, w, nowMs, false);
+      }
+      await this.shadow(table.name);
+    });
+  }
+
+  /** In one transaction: each day's current file superseded and its pending generation made current. */
+  private async settle(table: ColdTable, days: { day: string; generation: number }[], nowMs: number): Promise<void> {
+    await this.db.transaction(async () => {
+      for (const { day, generation } of days) {
+        await this.supersede(table, day, nowMs);
         await this.db.run(
-          `UPDATE cold_files SET superseded_at = ${instant('$3')}
-           WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
-          [table.name, w.day, nowMs],
-        );
-        if (w.file === null) continue;
-        await this.db.run(
-          `INSERT INTO cold_files (table_name, day, generation, file, row_count, bytes, written_at, superseded_at)
-           VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL)`,
-          [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
+          `UPDATE cold_files SET pending = false WHERE table_name = $1 AND day = CAST($2 AS DATE) AND generation = $3`,
+          [table.name, day, generation],
         );
       }
-      if (alsoSql !== null) await this.db.run(alsoSql);
+      await this.shadow(table.name);
     });
+  }
+
+  private async supersede(table: ColdTable, day: string, nowMs: number): Promise<void> {
+    await this.db.run(
+      `UPDATE cold_files SET superseded_at = ${instant('$3')}
+       WHERE table_name = $1 AND day = CAST($2 AS DATE) AND ${CURRENT}`,
+      [table.name, day, nowMs],
+    );
+  }
+
+  private async record(table: ColdTable, w: Written, nowMs: number, pending: boolean): Promise<void> {
+    await this.db.run(
+      `INSERT INTO cold_files (table_name, day, generation, file, row_count, bytes, written_at, superseded_at, pending)
+       VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL, ${pending})`,
+      [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
+    );
   }
 
   private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {
     const rows = await this.db.all<CurrentFile>(
       `SELECT generation, file FROM cold_files
-       WHERE table_name = $1 AND day = CAST($2 AS DATE) AND superseded_at IS NULL`,
+       WHERE table_name = $1 AND day = CAST($2 AS DATE) AND ${CURRENT}`,
       [table, dayText(dayMs)],
     );
     return rows[0] ?? null;

@@ -164,6 +164,8 @@ export class Warehouse {
         await warehouse.recordRecovery(recovery, lock.holder);
         options.onRecover?.(recovery);
       }
+      // a move to the cold store that a killed process left half-way is completed before anything reads
+      await warehouse.cold.finishPendingMoves(warehouse.coldSettings.now());
       return warehouse;
     } catch (error) {
       lock.release();

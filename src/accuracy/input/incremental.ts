@@ -7,6 +7,7 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
+import { CURRENT } from '../../warehouse/cold.js';
 import { instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
 import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
 import {
@@ -308,37 +309,73 @@ async function batchRangeSql(wh: Warehouse): Promise<string> {
 
 /**
  * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
- * from `base`) in one transaction, telling `listener`; returns how many were aligned. The first
- * batch also takes away the ledger's state (and the listener its own), so that a run killed
- * between batches leaves a ledger the next run knows to align again in full.
+ * from `base`) in one transaction, telling `listener`; returns how many were aligned. Stale pairs
+ * of closed days are removed from their cold files (a new generation each, switched to in the same
+ * transaction). The first batch also takes away the ledger's state (and the listener its own), so
+ * that a run killed between batches leaves a ledger the next run knows to align again in full.
  */
 async function applyBatch(
   wh: Warehouse,
   range: string,
   base: number,
   first: { rebuilt: boolean } | null,
-  listener: LedgerListener | undefined,
+  meta: { listener?: LedgerListener; now: number },
 ): Promise<number> {
+  const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
+  const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
   return wh.transaction(async () => {
     if (first) {
       await wh.run('DELETE FROM accuracy_ledger_state');
-      await listener?.starting(first.rebuilt);
+      await meta.listener?.starting(first.rebuilt);
     }
-    await listener?.removing();
-    await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`INSERT INTO ${LEDGER_PAIRS} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
-    await wh.run(`INSERT INTO ${LEDGER_QUANTILES} SELECT pid + ${base}, level, q FROM ${QUANTILES_TABLE}`);
+    await meta.listener?.removing();
+    const stale = 'pid NOT IN (SELECT pid FROM acc_stale)';
+    await removeCold(wh, 'SELECT valid_time FROM acc_stale', { pairs: stale, quantiles: stale }, meta.now);
+    await wh.run(`DELETE FROM ${quantiles} WHERE pid IN (SELECT pid FROM acc_stale)`);
+    await wh.run(`DELETE FROM ${pairs} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
+    await wh.run(`INSERT INTO ${pairs} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
+    await wh.run(`INSERT INTO ${quantiles} (pid, level, q, valid_time)
+      SELECT q.pid + ${base}, q.level, q.q, p.valid_time FROM ${QUANTILES_TABLE} q JOIN ${PAIRS_TABLE} p USING (pid)`);
     const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
     return Number(n);
   });
 }
 
-/** Removes the pairs of sites no longer chosen (a full alignment with fewer sites). */
-async function dropUnchosen(wh: Warehouse): Promise<void> {
+/**
+ * Removes ledger pairs from the cold days (closed days, in the cold store) of the valid times
+ * `validTimes` (a query) lists: each such day's files keep only the pairs for which `keep.pairs`
+ * holds and the quantiles for which `keep.quantiles` does (SQL over their columns; the quantiles
+ * first, as their condition may read the pairs).
+ */
+async function removeCold(
+  wh: Warehouse,
+  validTimes: string,
+  keep: { pairs: string; quantiles: string },
+  now: number,
+): Promise<void> {
+  const days = await wh.all<{ day: string }>(
+    `SELECT strftime(day, '%Y-%m-%d') AS day FROM cold_files
+     WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL
+       AND day IN (SELECT DISTINCT DATE '1970-01-01' + CAST(epoch_ms(valid_time) // 86400000 AS INTEGER) FROM (${validTimes}))
+     ORDER BY day`,
+  );
+  for (const { day } of days) {
+    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep.quantiles, now);
+    await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep.pairs, now);
+  }
+}
+
+/** Removes the pairs of sites no longer chosen (a full alignment with fewer sites), hot and cold. */
+async function dropUnchosen(wh: Warehouse, now: number): Promise<void> {
   const gone = `SELECT pid FROM ${LEDGER_PAIRS} WHERE site_id NOT IN (SELECT site_id FROM acc_site)`;
-  await wh.run(`DELETE FROM ${LEDGER_QUANTILES} WHERE pid IN (${gone})`);
-  await wh.run(`DELETE FROM ${LEDGER_PAIRS} WHERE pid IN (${gone})`);
+  await removeCold(
+    wh,
+    `SELECT valid_time FROM ${LEDGER_PAIRS} WHERE site_id NOT IN (SELECT site_id FROM acc_site)`,
+    { pairs: 'site_id IN (SELECT site_id FROM acc_site)', quantiles: `pid NOT IN (${gone})` },
+    now,
+  );
+  await wh.run(`DELETE FROM ${await wh.cold.hotTable(LEDGER_QUANTILES)} WHERE pid IN (${gone})`);
+  await wh.run(`DELETE FROM ${await wh.cold.hotTable(LEDGER_PAIRS)} WHERE pid IN (${gone})`);
 }
 
 /**
@@ -424,7 +461,7 @@ async function alignBatch(
   incremental: Changes | null,
   sites: string,
   progress: BatchProgress,
-  meta: { listener?: LedgerListener },
+  meta: { listener?: LedgerListener; now: number },
 ): Promise<void> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   try {
@@ -432,7 +469,7 @@ async function alignBatch(
     await markStale(wh, options, incremental, range);
     await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
     const first = progress.started ? null : { rebuilt: incremental === null };
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, meta.listener);
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, meta);
     progress.started = true;
     progress.batches++;
   } catch (error) {
@@ -534,7 +571,7 @@ export async function refreshLedger(
     );
   }
   const pairsAligned = progress.aligned;
-  if (!incremental) await wh.transaction(() => dropUnchosen(wh));
+  if (!incremental) await wh.transaction(() => dropUnchosen(wh, meta.now));
   await meta.listener?.done(Number(base));
   return wh.transaction(async () => {
     await meta.listener?.saving();
