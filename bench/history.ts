@@ -184,9 +184,9 @@ export function stepsOf(stdout: string): NightFigures['steps'] {
   return Object.fromEntries(NIGHT_STEPS.map((step) => [step, found.get(step) ?? null])) as NightFigures['steps'];
 }
 
-/** Rows the night wrote (its ledger row, in the writer file) and rows the warehouse holds. */
+/** Rows the night wrote (its run's row) and rows the warehouse holds, hot and cold (the published file's views). */
 async function rowsOf(path: string): Promise<{ rowsWritten: number; seriesRows: number; pairs: number }> {
-  const file = existsSync(writerPathOf(path)) ? writerPathOf(path) : path;
+  const file = existsSync(path) ? path : writerPathOf(path);
   const db = await openDuckDB(file, { readOnly: true });
   try {
     const reader = await db.connection.runAndReadAll(`SELECT
