@@ -77,6 +77,40 @@ function parquetFiles(path: string, table: string): string[] {
   return existsSync(folder) ? readdirSync(folder).sort() : [];
 }
 
+/** A warehouse filled (then `also` done with it, closed): its path and its tables' hashes once filled. */
+async function filled(
+  prefix: string,
+  also: (wh: Warehouse) => Promise<void> = async () => undefined,
+): Promise<{ path: string; before: Record<string, unknown> }> {
+  const path = join(tempDir(prefix), 'w.duckdb');
+  const wh = await open(path);
+  try {
+    await fill(wh);
+    const before = await hashes((sql) => wh.all(sql));
+    await also(wh);
+    return { path, before };
+  } finally {
+    await wh.close();
+  }
+}
+
+/**
+ * A filled warehouse whose publish, in a child process, is killed (SIGKILL) at the fault point
+ * `at`: nothing published. Returns its path and its tables' hashes before.
+ */
+async function publishKilledAt(at: string): Promise<{ path: string; before: Record<string, unknown> }> {
+  const { path, before } = await filled('efsync-cold-kill-');
+  const child = startChild(['writer', path, '0', 'test', 'kill', String(HOT_WINDOW), String(NOW)], {
+    env: { EFSYNC_FAULT_POINT: at },
+  });
+  expect((await child.next()).ready).toBe(true);
+  child.process.stdin!.write(`${JSON.stringify({ publish: true })}\n`);
+  await child.exited;
+  expect(child.process.signalCode).toBe('SIGKILL');
+  expect(existsSync(path)).toBe(false); // nothing published
+  return { path, before };
+}
+
 describe('the cold store', () => {
   it('moves every closed day to one Parquet file per table and day at publish, read back equal', async () => {
     const path = join(tempDir('efsync-cold-'), 'w.duckdb');
@@ -245,28 +279,12 @@ describe('the cold store', () => {
   });
 
   it('a publish killed after a cold file is written, before its commit, leaves a warehouse the next publish completes', async () => {
-    const path = join(tempDir('efsync-cold-kill-'), 'w.duckdb');
-    const wh = await open(path);
-    let before: Record<string, unknown>;
-    try {
-      await fill(wh);
-      before = await hashes((sql) => wh.all(sql));
-    } finally {
-      await wh.close();
-    }
-    const child = startChild(['writer', path, '0', 'test', 'kill', String(HOT_WINDOW), String(NOW)], {
-      env: { EFSYNC_FAULT_POINT: 'cold-write:3' },
-    });
-    expect((await child.next()).ready).toBe(true);
-    child.process.stdin!.write(`${JSON.stringify({ publish: true })}\n`);
-    await child.exited;
-    expect(child.process.signalCode).toBe('SIGKILL');
-    expect(existsSync(path)).toBe(false); // nothing published
+    const { path, before } = await publishKilledAt('cold-write:3');
     expect(parquetFiles(path, 'forecasts')).toHaveLength(3); // the third one named by no row
 
     const again = await open(path);
     try {
-      // the first chunk of days (7) commits as one: none of its files is named yet
+      // the first chunk of days commits as one: none of its files is named yet
       expect(Number((await again.all<{ n: bigint }>('SELECT count(*) AS n FROM cold_files'))[0].n)).toBe(0);
       await again.publish();
       expect(parquetFiles(path, 'forecasts')).toHaveLength((CUTOFF - START) / DAY);
@@ -277,24 +295,7 @@ describe('the cold store', () => {
   });
 
   it('a publish killed with its move recorded pending, the hot rows not yet deleted, is completed when the writer next opens', async () => {
-    const path = join(tempDir('efsync-cold-pending-'), 'w.duckdb');
-    const wh = await open(path);
-    let before: Record<string, unknown>;
-    try {
-      await fill(wh);
-      before = await hashes((sql) => wh.all(sql));
-    } finally {
-      await wh.close();
-    }
-    const child = startChild(['writer', path, '0', 'test', 'kill', String(HOT_WINDOW), String(NOW)], {
-      env: { EFSYNC_FAULT_POINT: 'cold-pending' },
-    });
-    expect((await child.next()).ready).toBe(true);
-    child.process.stdin!.write(`${JSON.stringify({ publish: true })}\n`);
-    await child.exited;
-    expect(child.process.signalCode).toBe('SIGKILL');
-    expect(existsSync(path)).toBe(false); // nothing published
-
+    const { path, before } = await publishKilledAt('cold-pending');
     const days = (CUTOFF - START) / DAY;
     const again = await open(path);
     try {
@@ -340,16 +341,7 @@ describe('the cold store', () => {
   });
 
   it('a writer file rebuilt from the published snapshot gets its tables back, its cold days still there', async () => {
-    const path = join(tempDir('efsync-cold-rebuild-'), 'w.duckdb');
-    const wh = await open(path);
-    let before: Record<string, unknown>;
-    try {
-      await fill(wh);
-      before = await hashes((sql) => wh.all(sql));
-      await wh.publish();
-    } finally {
-      await wh.close();
-    }
+    const { path, before } = await filled('efsync-cold-rebuild-', (wh) => wh.publish());
     rmSync(writerPathOf(path));
     const rebuilt = await open(path);
     try {
