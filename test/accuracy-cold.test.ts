@@ -109,7 +109,10 @@ describe('accuracy over cold days', () => {
     );
     expect(Number(ledger.days)).toBeGreaterThanOrEqual(5);
     expect(Number(ledger.rewritten)).toBeGreaterThan(0);
-    const [{ pairs }] = await query<{ pairs: bigint }>(cold.warehouse.path, 'SELECT count(*) AS pairs FROM accuracy_pairs');
+    const [{ pairs }] = await query<{ pairs: bigint }>(
+      cold.warehouse.path,
+      'SELECT count(*) AS pairs FROM accuracy_pairs',
+    );
     expect(Number(pairs)).toBe(full.ledger.length);
   }, 240_000);
 });

@@ -25,10 +25,12 @@ export function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
 /** The ledger, hot and cold, as a sorted list of rows, each quantile set with its levels (pids differ between runs). */
 export async function ledgerRows(wh: Warehouse): Promise<string[]> {
   // hot and cold: a ledger's closed days are in the cold store once a publish moved them
-  const rows = await wh.cold.withHistory(undefined, () => wh.all<{ row: string }>(`
+  const rows = await wh.cold.withHistory(undefined, () =>
+    wh.all<{ row: string }>(`
     SELECT concat_ws('/', p.subject, p.model, p.site_id, p.served_model, p.issue_time, p.valid_time, p.group_time,
       p.reference_time, p.forecast, p.actual, p.reference, p.capacity, p.drop_reason) || coalesce((SELECT list((q.level, q.q) ORDER BY q.level)::VARCHAR
       FROM accuracy_pair_quantiles q WHERE q.pid = p.pid), '') AS row
-    FROM accuracy_pairs p ORDER BY row`));
+    FROM accuracy_pairs p ORDER BY row`),
+  );
   return rows.map((r) => r.row);
 }

@@ -9,7 +9,14 @@ import { recordInterrupted } from '../src/runner/ledger.js';
 import { collectStatus } from '../src/runner/status.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { type Child, SLOW_RUN, startChild } from './fixtures/runner-child.js';
-import { insertRunningRun, publishedAll, publishedRuns, quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
+import {
+  insertRunningRun,
+  publishedAll,
+  publishedRuns,
+  quietLog,
+  tableJob,
+  tempConfig,
+} from './fixtures/runner-setup.js';
 
 /** SIGTERM, then a second one once the first is handled (signals sent together arrive as one). */
 async function twoSignals(child: Child): Promise<void> {

@@ -119,14 +119,18 @@ describe('views as one repeatable definition', () => {
       await old.connection.run(`INSERT INTO accuracy_pairs (pid, subject, site_id, valid_time, group_time)
         VALUES (1, 'quantiles', 'a', TIMESTAMPTZ '2026-01-02 10:00:00Z', TIMESTAMPTZ '2026-01-02 10:00:00Z')`);
       await old.connection.run('INSERT INTO accuracy_pair_quantiles VALUES (1, 0.1, 3.5), (1, 0.9, 7.5), (2, 0.5, 1)');
-      await old.connection.run(`INSERT INTO cold_files VALUES ('forecasts', DATE '2026-01-01', 1, 'f.parquet', 1, 1, now(), NULL)`);
+      await old.connection.run(
+        `INSERT INTO cold_files VALUES ('forecasts', DATE '2026-01-01', 1, 'f.parquet', 1, 1, now(), NULL)`,
+      );
     } finally {
       old.close();
     }
     const wh = await Warehouse.open({ path });
     try {
       expect(
-        await wh.all(`SELECT pid, level, q, valid_time::VARCHAR AS valid_time FROM accuracy_pair_quantiles ORDER BY level`),
+        await wh.all(
+          `SELECT pid, level, q, valid_time::VARCHAR AS valid_time FROM accuracy_pair_quantiles ORDER BY level`,
+        ),
       ).toEqual([
         { pid: 1n, level: 0.1, q: 3.5, valid_time: '2026-01-02 10:00:00+00' },
         { pid: 1n, level: 0.9, q: 7.5, valid_time: '2026-01-02 10:00:00+00' },

@@ -251,7 +251,10 @@ export class ColdStore {
     const rows = await this.db.all<{ table_name: string }>(
       `SELECT DISTINCT table_name FROM cold_files WHERE ${CURRENT} AND file IS NOT NULL`,
     );
-    this.shadows = { from: fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS), tables: new Set() };
+    this.shadows = {
+      from: fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS),
+      tables: new Set(),
+    };
     const { tables } = this.shadows;
     try {
       for (const { table_name } of rows) await this.shadow(table_name);
