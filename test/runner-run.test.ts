@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/outcome.js';
 import { UsageError } from '../src/cli/boundary.js';
 import { defineJob } from '../src/job.js';
+import { recordInterrupted } from '../src/runner/ledger.js';
 import { runJob } from '../src/runner/run.js';
 import { viewsDefinition } from '../src/warehouse/migrate.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
@@ -209,5 +210,34 @@ describe('runJob', () => {
     expect(again.status).toBe('skipped');
     expect(again.error).toMatch(/^slot 2026-11-21T02:00:00.000Z already run/);
     expect(await publishedAll(config, 'SELECT count(*)::INTEGER AS n FROM test_marks')).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('stopped hard', () => {
+  it("a second signal's record of the run waits out the run's own write of its row, whichever way it ends", async () => {
+    const config = tempConfig();
+    const wh = await Warehouse.open({ path: config.warehouse.path, holder: { job: 'race', runId: 'R' } });
+    try {
+      const started = Date.parse('2026-11-26T00:00:00Z');
+      for (const runId of ['rolled-back', 'committed'])
+        await insertRunningRun(wh, { runId, job: 'race', trigger: 'manual', scheduledFor: null, startedAt: started });
+      const statusOf = async (runId: string) =>
+        (await wh.all<{ status: string }>('SELECT status FROM runs WHERE run_id = $1', [runId]))[0].status;
+      // The run's own last write holds the row, uncommitted, as the signal's record starts.
+      const ownWrite = async (runId: string, end: 'ROLLBACK' | 'COMMIT') => {
+        await wh.run('BEGIN TRANSACTION');
+        await wh.run(`UPDATE runs SET status = 'ok' WHERE run_id = $1`, [runId]);
+        const recorded = recordInterrupted(wh, runId, started + 1000, 'interrupted (second signal)');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await wh.run(end);
+        await recorded;
+      };
+      await ownWrite('rolled-back', 'ROLLBACK');
+      expect(await statusOf('rolled-back')).toBe('interrupted');
+      await ownWrite('committed', 'COMMIT');
+      expect(await statusOf('committed')).toBe('ok');
+    } finally {
+      await wh.close();
+    }
   });
 });
