@@ -87,13 +87,20 @@ const DAY_MS = 86_400_000;
  */
 const MOVE_CHUNK_ROWS = 500_000;
 /**
- * Hot rows whose vectors a move's deletes touch between checkpoints: until one, DuckDB keeps the
- * versions a committed delete made in memory, counted against its limit (a month of model outputs
- * moved without one ran out of 64 MB after 41 days).
+ * Rows of a hot table whose vectors a move's deletes may touch between checkpoints. Until one,
+ * DuckDB holds a version entry for every 2,048-row vector a delete touched (16 KB each), counted
+ * against its limit, and a day's rows can lie in every vector of the table: one DELETE of a day
+ * of the ledger (400,000 of a month's 12 M pairs at 100 sites) ran out of 64 MB alone, and a
+ * month of model outputs moved without checkpoints after 41 days.
  */
 const CHECKPOINT_AFTER_ROWS = 1_000_000;
-/** A move's delete of hot rows takes sites with at most this many hot rows together (removeHot). */
+/** A move's delete takes consecutive sites with at most this many hot rows in all (removeHot). */
 const DELETE_SLICE_ROWS = 1_000_000;
+/**
+ * Touched rows a move leaves held before it writes the next chunk's files (whose sort needs the
+ * pool): past this, a checkpoint first. A day of the ledger failed to write with 10 MB held.
+ */
+const CHECKPOINT_BEFORE_WRITE_ROWS = 100_000;
 
 /** The current file of a day: not superseded, and not a move's file still pending (moveChunk). */
 export const CURRENT = 'superseded_at IS NULL AND NOT pending';
@@ -161,8 +168,8 @@ interface CurrentFile {
 export class ColdStore {
   /** While withHistory runs: the first day its views read (null: every day) and the tables they shadow. */
   private shadows: { from: string | null; tables: Set<string> } | null = null;
-  /** Rows whose vectors deletes touched since the last checkpoint (removeHot). */
-  private untouchedSince = 0;
+  /** Rows of the tables whose vectors moves' deletes touched since the last checkpoint (removeHot). */
+  private touchedSince = 0;
 
   constructor(
     private readonly db: ColdStoreDb,
@@ -179,6 +186,10 @@ export class ColdStore {
    * files are committed, and its hot rows deleted, in one transaction.
    */
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
+    // What the run wrote, written to the file first: DuckDB cannot evict blocks changed since
+    // the last checkpoint, and a move's sort and deletes need the pool.
+    await this.db.checkpoint();
+    this.touchedSince = 0;
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
       for (const chunk of chunksOf(await this.hotDaysBefore(table.name, cutoffMs), MOVE_CHUNK_ROWS))
@@ -354,12 +365,11 @@ export class ColdStore {
 
   /**
    * Moves a chunk of days: their files written and recorded as pending, the hot rows deleted a
-   * slice of sites to a transaction (removeHot), then the files made current in one transaction.
-   * One DELETE of a day would hold DuckDB's version of every row vector the day touches until
-   * its commit (16 KB per 2,048 rows of the hot table, wherever the day's rows are spread), which
-   * grows with the hot table: at 100 sites a day of the ledger ran out of the warehouse's 64 MB.
-   * Between the two, the days are in neither place for a reader; no reader runs then (the move is
-   * the publish's), and a process killed there is completed by finishPendingMoves at the next open.
+   * slice of sites to a transaction (removeHot: one DELETE of a day holds a version of every
+   * vector the day touches until a checkpoint, and a day can touch every vector of its table),
+   * then the files made current in one transaction. Between the two, the days are in neither
+   * place for a reader; no reader runs then (the move is the publish's), and a process killed
+   * there is completed by finishPendingMoves at the next open.
    */
   private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
     const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY_MS)}`;
@@ -368,6 +378,7 @@ export class ColdStore {
       await this.db.run(`CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range}`);
       source = 'cold_move';
     }
+    await this.touched(0, CHECKPOINT_BEFORE_WRITE_ROWS);
     const written: Written[] = [];
     try {
       for (const dayMs of days)
@@ -385,44 +396,40 @@ export class ColdStore {
   }
 
   /**
-   * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice holding sites
-   * with at most DELETE_SLICE_ROWS hot rows in all (a slice's delete touches the row vectors of
-   * those sites' rows, wherever the day is among them), with a checkpoint once
-   * CHECKPOINT_AFTER_ROWS rows' worth of vectors were touched, to free their versions.
+   * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice of sites
+   * holding at most DELETE_SLICE_ROWS hot rows in all (a site with more alone), with a checkpoint
+   * once CHECKPOINT_AFTER_ROWS rows' worth of the table were touched, to free the versions the
+   * deletes hold.
    */
   private async removeHot(table: ColdTable, where: string): Promise<void> {
     const name = quoteIdentifier(table.name);
     if (!table.sliceBy) {
       await this.db.run(`DELETE FROM ${name} WHERE ${where}`);
-      return this.touched(await this.count(name, 'TRUE'));
+      const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${name}`);
+      return this.touched(Number(n));
     }
     const by = quoteIdentifier(table.sliceBy);
     const sites = await this.db.all<{ site: string; n: bigint }>(
       `SELECT ${by} AS site, count(*) AS n FROM ${name}
        WHERE ${by} IN (SELECT DISTINCT ${by} FROM ${name} WHERE ${where}) GROUP BY ${by} ORDER BY ${by}`,
     );
-    for (const slice of chunksOf(
+    const slices = chunksOf(
       sites.map((row) => ({ key: row.site, rows: Number(row.n) })),
       DELETE_SLICE_ROWS,
-    )) {
-      await this.db.run(
-        `DELETE FROM ${name} WHERE ${where} AND ${by} BETWEEN ${quoteLiteral(slice.keys[0])} AND ${quoteLiteral(slice.keys.at(-1)!)}`,
-      );
-      await this.touched(slice.rows);
+    );
+    for (const { keys, rows } of slices) {
+      const of = `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`;
+      await this.db.run(`DELETE FROM ${name} WHERE ${where} AND ${of}`);
+      await this.touched(rows);
     }
   }
 
-  /** Counts rows whose vectors a delete touched; checkpoints past CHECKPOINT_AFTER_ROWS. */
-  private async touched(rows: number): Promise<void> {
-    this.untouchedSince += rows;
-    if (this.untouchedSince < CHECKPOINT_AFTER_ROWS) return;
+  /** Counts the table rows deletes touched since the last checkpoint, and checkpoints past `threshold` of them. */
+  private async touched(rows: number, threshold = CHECKPOINT_AFTER_ROWS): Promise<void> {
+    this.touchedSince += rows;
+    if (this.touchedSince < threshold) return;
     await this.db.checkpoint();
-    this.untouchedSince = 0;
-  }
-
-  private async count(table: string, where: string): Promise<number> {
-    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`);
-    return Number(n);
+    this.touchedSince = 0;
   }
 
   /** SQL for a day's rows of `source` merged with the day's current file, if any. */
