@@ -317,6 +317,37 @@ describe('the cold store', () => {
     expect(await hashes((sql) => query(path, sql))).toEqual(before);
   });
 
+  it('moves days whose rows lie in every vector of a large hot table inside a small memory limit', async () => {
+    // A ledger as a score writes it: each site's pairs together, their days interleaved. A
+    // DELETE of a day touches every vector of the table, and DuckDB holds 16 KB for each until a
+    // checkpoint: 28 MB for each day of these 3.6 M rows, the warehouse's 64 MB gone by the third.
+    const path = join(tempDir('efsync-cold-spread-'), 'w.duckdb');
+    const rows = 3_600_000;
+    const start = `make_timestamptz(${START}::BIGINT * 1000)`;
+    const filling = await open(path);
+    try {
+      await filling.run(`INSERT INTO accuracy_pairs (pid, subject, site_id, valid_time, group_time, forecast, actual)
+        SELECT i, 'forecast', 'S' || lpad((i // 36000)::VARCHAR, 3, '0'), ${start} + to_hours((i % 12) * 24 + i % 24),
+          ${start} + to_hours((i % 12) * 24 + i % 24), i % 1000, i % 997
+        FROM range(${rows}) r(i)`);
+    } finally {
+      await filling.close();
+    }
+    const wh = await Warehouse.open({ path, memoryLimit: '64MB', hotWindowMs: HOT_WINDOW, now: () => NOW });
+    try {
+      const moved = await wh.cold.moveClosedDays(CUTOFF, NOW);
+      expect(moved.map((m) => m.day)).toHaveLength((CUTOFF - START) / DAY);
+      const [{ hot }] = await wh.all<{ hot: bigint }>('SELECT count(*) AS hot FROM accuracy_pairs');
+      const [{ all }] = await wh.all<{ all: bigint }>(
+        `SELECT count(*) AS all FROM ${await wh.cold.history('accuracy_pairs')}`,
+      );
+      expect(Number(hot)).toBe((rows * (12 - (CUTOFF - START) / DAY)) / 12);
+      expect(Number(all)).toBe(rows);
+    } finally {
+      await wh.close();
+    }
+  }, 300_000);
+
   it('a reader holding an older snapshot keeps reading it whole while retention thins a day', async () => {
     const path = join(tempDir('efsync-cold-reader-'), 'w.duckdb');
     const wh = await open(path);
