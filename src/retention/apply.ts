@@ -9,7 +9,8 @@ import { faultPoint } from '../fault.js';
 import { DAY, formatInstant } from '../time.js';
 import { instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
 import { CURRENT } from '../warehouse/cold.js';
-import { isOutOfMemory, type Warehouse } from '../warehouse/warehouse.js';
+import { isOutOfMemory } from '../warehouse/duckdb.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
 import {
   cutoffOf,
   keptVintagesSql,

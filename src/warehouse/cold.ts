@@ -27,6 +27,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import { fsyncPath } from './disk.js';
+import { purgeBufferPool } from './settings.js';
 import { instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
 
 /** A table that goes cold: its rows are partitioned by the UTC day of `valid_time`. */
@@ -115,13 +116,15 @@ export function hotCutoff(nowMs: number, hotWindowMs: number): number {
   return Math.floor((nowMs - hotWindowMs) / DAY_MS) * DAY_MS;
 }
 
-/** What ColdStore needs of the warehouse (src/warehouse/warehouse.ts has it). */
+/** What ColdStore needs of the warehouse (src/warehouse/warehouse.ts has it), its buffer pool's purge included. */
 export interface ColdStoreDb {
   all<T = Record<string, unknown>>(sql: string, params?: (string | number | null)[]): Promise<T[]>;
   run(sql: string, params?: (string | number | null)[]): Promise<void>;
   changed(sql: string, params?: (string | number | null)[]): Promise<number>;
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   checkpoint(): Promise<void>;
+  readonly memoryLimit: string | null;
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export interface MovedDay {
@@ -379,6 +382,7 @@ export class ColdStore {
       source = 'cold_move';
     }
     await this.touched(0, CHECKPOINT_BEFORE_WRITE_ROWS);
+    await purgeBufferPool(this.db);
     const written: Written[] = [];
     try {
       for (const dayMs of days)
@@ -399,7 +403,9 @@ export class ColdStore {
    * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice of sites
    * holding at most DELETE_SLICE_ROWS hot rows in all (a site with more alone), with a checkpoint
    * once CHECKPOINT_AFTER_ROWS rows' worth of the table were touched, to free the versions the
-   * deletes hold.
+   * deletes hold. The pool is purged before each slice and each chunk's write: DuckDB left the
+   * blocks the deletes' scans cached in it while a statement failed for want of 1 MB (40 of the
+   * 61 MB they took went at a purge).
    */
   private async removeHot(table: ColdTable, where: string): Promise<void> {
     const name = quoteIdentifier(table.name);
@@ -419,6 +425,7 @@ export class ColdStore {
     );
     for (const { keys, rows } of slices) {
       const of = `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`;
+      await purgeBufferPool(this.db);
       await this.db.run(`DELETE FROM ${name} WHERE ${where} AND ${of}`);
       await this.touched(rows);
     }
@@ -464,8 +471,8 @@ export class ColdStore {
     const path = this.absolute(file);
     mkdirSync(dirname(path), { recursive: true });
     const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
-    const count = await this.db.changed(
-      `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`,
+    const count = await this.oneThread(() =>
+      this.db.changed(`COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet)`),
     );
     fsyncPath(path, 'r');
     fsyncPath(dirname(path), 'r');
@@ -512,6 +519,21 @@ export class ColdStore {
        VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL, ${pending})`,
       [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
     );
+  }
+
+  /**
+   * Runs `fn` on one DuckDB thread, then gives back the threads it had (a step's own, inside one):
+   * a sort per thread needs buffers of its own, and two sorting a day of the ledger (400,000 pairs)
+   * ran out of the warehouse's 64 MB where one did not.
+   */
+  private async oneThread<T>(fn: () => Promise<T>): Promise<T> {
+    const [{ threads }] = await this.db.all<{ threads: string }>(`SELECT current_setting('threads') AS threads`);
+    await this.db.run('SET threads = 1');
+    try {
+      return await fn();
+    } finally {
+      await this.db.run(`SET threads = ${Number(threads)}`);
+    }
   }
 
   private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {

@@ -10,7 +10,8 @@ import { type LoadOptions, SERIES, type Series, type SeriesKind } from './series
 import { purgeBufferPool } from './settings.js';
 import { stage, type StageBlock, type Staged } from './staging.js';
 import { stateKey, writeSyncStates } from './sync-state.js';
-import { isOutOfMemory, type Warehouse } from './warehouse.js';
+import { isOutOfMemory } from './duckdb.js';
+import type { Warehouse } from './warehouse.js';
 
 /** A batch stops growing at this many rows or loads (memory stays bounded by these). */
 const MAX_BATCH_ROWS = 500_000;

@@ -64,3 +64,11 @@ export async function openDuckDB(
     throw error;
   }
 }
+
+/**
+ * Whether DuckDB failed for lack of memory within its memory_limit: a statement that a smaller
+ * piece of work, or a checkpoint first, can get through.
+ */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('Out of Memory Error');
+}

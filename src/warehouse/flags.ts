@@ -12,7 +12,8 @@
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { instantLiteral, sqlList } from './sql.js';
-import { isOutOfMemory, type Warehouse } from './warehouse.js';
+import { isOutOfMemory } from './duckdb.js';
+import type { Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
 
 /** The bits of actual_flags.flags; quality_flags in the warehouse says the same in words. */

@@ -5,7 +5,18 @@
 // warehouse and the machine; with one, DuckDB spills to `<writer file>.tmp/` instead. (What an
 // instance is created with, its own memory limit, UTC and unsigned extensions, is duckdb.ts's.)
 import { quoteLiteral } from './sql.js';
-import { isOutOfMemory, type Warehouse } from './warehouse.js';
+import { isOutOfMemory } from './duckdb.js';
+
+/**
+ * What the settings need of a warehouse (src/warehouse/warehouse.ts has it): its statements, its
+ * queue, and its own memory limit (warehouse.memory_limit; null: DuckDB's default).
+ */
+export interface Tunable {
+  readonly memoryLimit: string | null;
+  all<T = Record<string, unknown>>(sql: string): Promise<T[]>;
+  run(sql: string): Promise<void>;
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
 
 /**
  * Runs `fn` with DuckDB's settings at these values (null: left as they are), then resets them to
@@ -14,7 +25,7 @@ import { isOutOfMemory, type Warehouse } from './warehouse.js';
  * after the sync) starts from those. Steps do not nest.
  */
 export async function withDuckDBSettings<T>(
-  warehouse: Warehouse,
+  warehouse: Tunable,
   settings: Record<string, string | number | null>,
   fn: () => Promise<T>,
 ): Promise<T> {
@@ -42,16 +53,16 @@ export async function withDuckDBSettings<T>(
  * the default. After a purge (purgeBufferPool) every later statement ran within 1MB, and a
  * 100-site load failed to append its staging rows (#28).
  */
-const defaultLimits = new WeakMap<Warehouse, string>();
+const defaultLimits = new WeakMap<Tunable, string>();
 
-async function rememberDefaultLimit(warehouse: Warehouse): Promise<void> {
+async function rememberDefaultLimit(warehouse: Tunable): Promise<void> {
   if (warehouse.memoryLimit !== null || defaultLimits.has(warehouse)) return;
   const [row] = await warehouse.all<{ shown: string }>(`SELECT current_setting('memory_limit') AS shown`);
   defaultLimits.set(warehouse, bytesOf(row.shown));
 }
 
 /** The limit outside a step: the warehouse's own, or DuckDB's default (rememberDefaultLimit). */
-function baseLimit(warehouse: Warehouse): string {
+function baseLimit(warehouse: Tunable): string {
   const limit = warehouse.memoryLimit ?? defaultLimits.get(warehouse);
   if (limit === undefined) throw new Error('DuckDB default memory limit not read before it was changed');
   return limit;
@@ -109,12 +120,12 @@ const SYNC_FLUSH_THRESHOLD = '4MB';
  * a sync's peak RSS. Purging, the flags of 1,000 sites of 7 days, alone on a copy of a synced
  * warehouse, took 2.5 s and +30 MB of RSS, against 1.5 s and +100 MB at 4MB.
  */
-export async function flushBeforeEveryAllocation(warehouse: Warehouse): Promise<void> {
+export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
   await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '0MB'`);
 }
 
 /** The memory limit the running step set on each warehouse (withDuckDBSettings), as configured. */
-const memoryLimits = new WeakMap<Warehouse, string>();
+const memoryLimits = new WeakMap<Tunable, string>();
 
 /**
  * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
@@ -127,7 +138,7 @@ const memoryLimits = new WeakMap<Warehouse, string>();
  * glibc's heap from ~25 to ~70 MB at 10,000. An eviction walks the queues and drops dead entries
  * as it passes them; this one walks them all.
  */
-export async function purgeBufferPool(warehouse: Warehouse): Promise<void> {
+export async function purgeBufferPool(warehouse: Tunable): Promise<void> {
   await warehouse.exclusive(async () => {
     await rememberDefaultLimit(warehouse);
     try {

@@ -103,14 +103,6 @@ export function writerPathOf(path: string): string {
   return join(dirname(path), `${basename(path, extname(path))}.writer${extension}`);
 }
 
-/**
- * Whether DuckDB failed for lack of memory within its memory_limit: a statement that a smaller
- * piece of work, or a checkpoint first, can get through.
- */
-export function isOutOfMemory(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('Out of Memory Error');
-}
-
 export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly holding = new AsyncLocalStorage<true>();

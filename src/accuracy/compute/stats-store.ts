@@ -7,7 +7,8 @@
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
 import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
-import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
+import { isOutOfMemory } from '../../warehouse/duckdb.js';
+import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import { purgeBufferPool } from '../../warehouse/settings.js';
 import type { LedgerListener } from '../input/incremental.js';

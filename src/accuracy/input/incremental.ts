@@ -9,7 +9,8 @@
 // "Incremental scoring").
 import { CURRENT } from '../../warehouse/cold.js';
 import { instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
-import { isOutOfMemory, type Warehouse } from '../../warehouse/warehouse.js';
+import { isOutOfMemory } from '../../warehouse/duckdb.js';
+import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
   alignPoints,
   chooseSites,
