@@ -195,7 +195,7 @@ export class ColdStore {
    * in chunks of about MOVE_CHUNK_ROWS rows: a chunk of several days is first copied into a TEMP
    * table, so each day's file reads its rows alone instead of scanning the hot table again
    * (whose row groups mix days when a first sync loaded a long history per site); the chunk's
-   * files are committed, and its hot rows deleted, in one transaction.
+   * files are recorded pending, its hot rows deleted, and its files made current (moveChunk).
    */
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
     // What the run wrote, written to the file first: DuckDB cannot evict blocks changed since
