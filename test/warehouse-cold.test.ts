@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { coldFolderOf, hotCutoff } from '../src/warehouse/cold.js';
+import { ColdStore, coldFolderOf, hotCutoff } from '../src/warehouse/cold.js';
 import { instantLiteral } from '../src/warehouse/sql.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
 import { openWriterFile } from '../src/warehouse/writer-file.js';
@@ -347,6 +347,39 @@ describe('the cold store', () => {
       await wh.close();
     }
   }, 300_000);
+
+  it('a move that runs out of memory goes again in halves, completing what it left pending, and loses nothing', async () => {
+    const path = join(tempDir('efsync-cold-split-'), 'w.duckdb');
+    const wh = await open(path);
+    try {
+      await fill(wh);
+      const before = await hashes((sql) => wh.all(sql));
+      // DuckDB's refusal, once each: a chunk's copy of several days, then a delete after its files are pending
+      const refuse = [/^COPY .* FROM cold_move/s, /^DELETE FROM "forecasts"/];
+      const refusing = (sql: string) => {
+        const at = refuse.findIndex((pattern) => pattern.test(sql.trim()));
+        if (at < 0) return;
+        refuse.splice(at, 1);
+        throw new Error('Out of Memory Error: failed to allocate data of size 1.0 MiB (injected)');
+      };
+      const db = Object.assign(Object.create(wh) as Warehouse, {
+        changed: (sql: string, params?: (string | number | null)[]) => (refusing(sql), wh.changed(sql, params)),
+        run: (sql: string, params?: (string | number | null)[]) => (refusing(sql), wh.run(sql, params)),
+      });
+      await new ColdStore(db, coldFolderOf(path)).moveClosedDays(CUTOFF, NOW);
+      expect(refuse).toEqual([]);
+      const [{ hot, pending }] = await wh.all<{ hot: bigint; pending: bigint }>(
+        `SELECT (SELECT count(*) FROM forecasts WHERE valid_time < ${instantLiteral(CUTOFF)}) AS hot,
+           (SELECT count(*) FROM cold_files WHERE pending) AS pending`,
+      );
+      expect([Number(hot), Number(pending)]).toEqual([0, 0]);
+      await wh.publish();
+      expect(parquetFiles(path, 'forecasts').length).toBeGreaterThanOrEqual((CUTOFF - START) / DAY);
+      expect(await hashes((sql) => query(path, sql))).toEqual(before);
+    } finally {
+      await wh.close();
+    }
+  });
 
   it('a reader holding an older snapshot keeps reading it whole while retention thins a day', async () => {
     const path = join(tempDir('efsync-cold-reader-'), 'w.duckdb');
