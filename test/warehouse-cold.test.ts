@@ -363,8 +363,14 @@ describe('the cold store', () => {
         throw new Error('Out of Memory Error: failed to allocate data of size 1.0 MiB (injected)');
       };
       const db = Object.assign(Object.create(wh) as Warehouse, {
-        changed: (sql: string, params?: (string | number | null)[]) => (refusing(sql), wh.changed(sql, params)),
-        run: (sql: string, params?: (string | number | null)[]) => (refusing(sql), wh.run(sql, params)),
+        changed: (sql: string, params?: (string | number | null)[]) => {
+          refusing(sql);
+          return wh.changed(sql, params);
+        },
+        run: (sql: string, params?: (string | number | null)[]) => {
+          refusing(sql);
+          return wh.run(sql, params);
+        },
       });
       await new ColdStore(db, coldFolderOf(path)).moveClosedDays(CUTOFF, NOW);
       expect(refuse).toEqual([]);
