@@ -7,7 +7,7 @@
 import type { Config } from '../config.js';
 import { faultPoint } from '../fault.js';
 import { DAY, formatInstant } from '../time.js';
-import { instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
+import { dateOfEpochDay, instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
 import { CURRENT } from '../warehouse/cold.js';
 import { isOutOfMemory } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -138,16 +138,14 @@ async function daysToRead(wh: Warehouse, table: string, before: number, rule: st
          WHERE valid_time < ${instantLiteral(before)} GROUP BY day
          UNION ALL
          SELECT (day - DATE '1970-01-01') AS day, row_count AS n FROM cold_files
-         WHERE table_name = ${quoteLiteral(table)} AND ${CURRENT} AND day < ${dateOf(String(Math.floor(before / DAY)))})
+         WHERE table_name = ${quoteLiteral(table)} AND ${CURRENT} AND day < ${dateOfEpochDay(String(Math.floor(before / DAY)))})
        GROUP BY day) d
-     LEFT JOIN retention_days r ON r.table_name = ${quoteLiteral(table)} AND r.day = ${dateOf('d.day')}
+     LEFT JOIN retention_days r ON r.table_name = ${quoteLiteral(table)} AND r.day = ${dateOfEpochDay('d.day')}
      WHERE r.rows_kept IS DISTINCT FROM d.n OR r.rule IS DISTINCT FROM ${quoteLiteral(rule)}
      ORDER BY d.day`,
   );
   return rows.map((r) => Number(r.day));
 }
-
-const dateOf = (epochDay: string) => `(DATE '1970-01-01' + CAST(${epochDay} AS INTEGER))`;
 
 interface DayContext {
   policy: RetentionPolicy;
@@ -339,9 +337,9 @@ async function sliceRows(
 async function recordDay(wh: Warehouse, table: string, day: number, inDay: string, context: DayContext): Promise<void> {
   await wh.run(
     `INSERT OR REPLACE INTO retention_days
-     SELECT $1, ${dateOf(String(day))}, (SELECT count(*) FROM ${quoteIdentifier(table)} WHERE ${inDay})
+     SELECT $1, ${dateOfEpochDay(String(day))}, (SELECT count(*) FROM ${quoteIdentifier(table)} WHERE ${inDay})
        + coalesce((SELECT sum(row_count) FROM cold_files
-         WHERE table_name = $1 AND day = ${dateOf(String(day))} AND ${CURRENT}), 0), $2, $3`,
+         WHERE table_name = $1 AND day = ${dateOfEpochDay(String(day))} AND ${CURRENT}), 0), $2, $3`,
     [table, context.rule, context.request.runId],
   );
 }

@@ -37,3 +37,11 @@ export function instant(expression: string): string {
 export function instantLiteral(ms: number): string {
   return instant(String(Math.round(ms * 1000) / 1000));
 }
+
+/**
+ * The UTC day (a DATE) of an epoch-day expression (days since 1970-01-01, as
+ * `epoch_ms(t) // 86400000` gives): by arithmetic, so the session's TimeZone cannot move a day.
+ */
+export function dateOfEpochDay(epochDay: string): string {
+  return `(DATE '1970-01-01' + CAST(${epochDay} AS INTEGER))`;
+}

@@ -8,7 +8,7 @@
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
 import { CURRENT } from '../../warehouse/cold.js';
-import { instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
+import { dateOfEpochDay, instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
 import { isOutOfMemory } from '../../warehouse/duckdb.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
@@ -357,7 +357,7 @@ async function removeCold(
   const days = await wh.all<{ day: string }>(
     `SELECT strftime(day, '%Y-%m-%d') AS day FROM cold_files
      WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL
-       AND day IN (SELECT DISTINCT DATE '1970-01-01' + CAST(epoch_ms(valid_time) // 86400000 AS INTEGER) FROM (${validTimes}))
+       AND day IN (SELECT DISTINCT ${dateOfEpochDay('epoch_ms(valid_time) // 86400000')} FROM (${validTimes}))
      ORDER BY day`,
   );
   for (const { day } of days) {
