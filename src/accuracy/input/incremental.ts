@@ -311,9 +311,10 @@ async function batchRangeSql(wh: Warehouse): Promise<string> {
 /**
  * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
  * from `base`) in one transaction, telling `listener`; returns how many were aligned. Stale pairs
- * of closed days are removed from their cold files (a new generation each, switched to in the same
- * transaction). The first batch also takes away the ledger's state (and the listener its own), so
- * that a run killed between batches leaves a ledger the next run knows to align again in full.
+ * of closed days are set aside in acc_cold_stale, for removeColdStale to take out of their cold
+ * files once every batch is in. The first batch also takes away the ledger's state (and the
+ * listener its own), so that a run killed between batches leaves a ledger the next run knows to
+ * align again in full (a full alignment finds those stale pairs too, and removes them).
  */
 async function applyBatch(
   wh: Warehouse,
@@ -330,8 +331,9 @@ async function applyBatch(
       await meta.listener?.starting(first.rebuilt);
     }
     await meta.listener?.removing();
-    const stale = 'pid NOT IN (SELECT pid FROM acc_stale)';
-    await removeCold(wh, 'SELECT valid_time FROM acc_stale', { pairs: stale, quantiles: stale }, meta.now);
+    await wh.run(`INSERT INTO ${COLD_STALE}
+      SELECT pid, ${dayOf('valid_time')} AS day FROM acc_stale
+      WHERE ${dayOf('valid_time')} IN (${coldDaysSql()}) AND pid NOT IN (SELECT pid FROM ${pairs} WHERE ${range})`);
     await wh.run(`DELETE FROM ${quantiles} WHERE pid IN (SELECT pid FROM acc_stale)`);
     await wh.run(`DELETE FROM ${pairs} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
     await wh.run(`INSERT INTO ${pairs} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
@@ -340,6 +342,43 @@ async function applyBatch(
     const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
     return Number(n);
   });
+}
+
+/**
+ * The stale ledger pairs of closed days (pid, day), gathered over a run's batches. Each batch
+ * rewriting the cold days it touched rewrote every day of the window once per batch: a month's
+ * catch-up at 100 sites wrote 55 generations of each day, and ran out of memory after 11 minutes.
+ */
+const COLD_STALE = 'acc_cold_stale';
+
+/** The UTC day (DATE) of a TIMESTAMPTZ column: the day of the cold file that holds its row. */
+const dayOf = (column: string) => dateOfEpochDay(`epoch_ms(${column}) // 86400000`);
+
+/** The closed days of the ledger, those with a current cold file: `columns` of their cold_files rows. */
+const coldDaysSql = (columns = 'day') =>
+  `SELECT ${columns} FROM cold_files WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL`;
+
+/**
+ * Takes the stale pairs of acc_cold_stale out of their cold days, each day once, in a transaction
+ * of its own (its quantiles and its pairs together). A day all of whose pairs are stale (one that
+ * left the window, or a full alignment's) is dropped whole, without reading it: only a day losing
+ * some of its pairs is rewritten, against that day's stale pids alone.
+ */
+async function removeColdStale(wh: Warehouse, now: number): Promise<void> {
+  const days = await wh.all<{ day: string; whole: boolean }>(
+    `SELECT strftime(s.day, '%Y-%m-%d') AS day, count(*) >= any_value(f.row_count) AS whole
+     FROM ${COLD_STALE} s JOIN (${coldDaysSql('day, row_count')}) f USING (day)
+     GROUP BY s.day ORDER BY s.day`,
+  );
+  for (const { day, whole } of days) {
+    const keep = whole ? 'FALSE' : `pid NOT IN (SELECT pid FROM ${COLD_STALE} WHERE day = DATE '${day}')`;
+    await wh.transaction(async () => {
+      await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep, now);
+      await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
+      await wh.run(`DELETE FROM ${COLD_STALE} WHERE day = DATE '${day}'`);
+    });
+    await purgeBufferPool(wh);
+  }
 }
 
 /**
@@ -355,9 +394,8 @@ async function removeCold(
   now: number,
 ): Promise<void> {
   const days = await wh.all<{ day: string }>(
-    `SELECT strftime(day, '%Y-%m-%d') AS day FROM cold_files
-     WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL
-       AND day IN (SELECT DISTINCT ${dateOfEpochDay('epoch_ms(valid_time) // 86400000')} FROM (${validTimes}))
+    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")}
+       AND day IN (SELECT DISTINCT ${dayOf('valid_time')} FROM (${validTimes}))
      ORDER BY day`,
   );
   for (const { day } of days) {
@@ -561,16 +599,26 @@ export async function refreshLedger(
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
   const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0, deleted: 0 };
-  for (const batch of await planBatches(wh, options, incremental !== null)) {
-    await alignBatch(
-      wh,
-      options,
-      incremental,
-      `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`,
-      progress,
-      meta,
-    );
+  await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
+  try {
+    for (const batch of await planBatches(wh, options, incremental !== null)) {
+      await alignBatch(
+        wh,
+        options,
+        incremental,
+        `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`,
+        progress,
+        meta,
+      );
+    }
+  } catch (error) {
+    // What the batches before the failed one replaced leaves the cold days before the publish.
+    // Should that fail as well, the next run aligns in full (the ledger has no state) and finds
+    // those pairs stale again.
+    await removeColdStale(wh, meta.now).catch(() => undefined);
+    throw error;
   }
+  await removeColdStale(wh, meta.now);
   const pairsAligned = progress.aligned;
   if (!incremental) await wh.transaction(() => dropUnchosen(wh, meta.now));
   await meta.listener?.done(Number(base));
@@ -608,6 +656,7 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
     'acc_changed_actuals',
     'acc_dirty_hours',
     'acc_stale',
+    COLD_STALE,
     'acc_site_batch',
   ]) {
     await wh.run(`DROP TABLE IF EXISTS ${table}`);
