@@ -78,13 +78,13 @@ export async function scoreWithLedger(
   options: MetricOptions & AlignOptions & ScoreExtras & { full?: boolean },
   meta: { runId: string; now: number },
 ): Promise<AccuracyResult> {
+  const stats = statsKeeper(warehouse, options, {
+    ...meta,
+    ledgerPairs: LEDGER_PAIRS,
+    ledgerQuantiles: LEDGER_QUANTILES,
+    batchPoints: options.batchPoints,
+  });
   try {
-    const stats = statsKeeper(warehouse, options, {
-      ...meta,
-      ledgerPairs: LEDGER_PAIRS,
-      ledgerQuantiles: LEDGER_QUANTILES,
-      batchPoints: options.batchPoints,
-    });
     const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full, listener: stats.listener });
     faultPoint('accuracy-ledger');
     ledger.stats = stats.result();
@@ -96,6 +96,7 @@ export async function scoreWithLedger(
     const series = options.withSeries ? await namedBySite(warehouse, await reportSeries(warehouse, LEDGER_PAIRS)) : [];
     return { rows, skipped: ledger.skipped, series, ledger };
   } finally {
+    await stats.drop();
     await dropRefresh(warehouse);
     await dropAlignment(warehouse);
   }

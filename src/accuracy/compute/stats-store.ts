@@ -28,6 +28,9 @@ const DAY_US = DAY * 1000;
 const SLICE_PAIRS_PER_BATCH_POINT = 4;
 /** The chunk of a pair: the UTC day of its valid time. */
 const DAY_SQL = `epoch_us(valid_time) // ${DAY_US}`;
+/** What the pairs a run removes take from the statistics, gathered batch by batch (statsKeeper). */
+const REMOVED_BINS = 'acc_removed_bins';
+const REMOVED_DAYS = 'acc_removed_days';
 
 /** What the statistics depend on besides the pairs: a change computes them again from the whole ledger. */
 function fingerprintOf(options: MetricOptions): string {
@@ -67,10 +70,13 @@ export interface StatsRefresh {
  * Keeps the statistics in step with the ledger: `listener` is given to refreshLedger, which calls
  * it batch by batch, each in the batch's transaction; `refresh` says afterwards what it did.
  *
- * While the batches run, the pairs they remove are kept aside (acc_removed); once every batch is
- * in, the histograms take the bins of the added pairs less those of the removed ones, and the
- * statistics of the days either touched are computed again from the ledger, a slice of sites to
- * a statement (computeDays), in transactions of their own. The first batch removes the
+ * While the batches run, what the pairs they remove change is kept aside, a batch at a time: their
+ * histogram bins (acc_removed_bins, bounded by the groups' keys and bins) and their days
+ * (acc_removed_days), not the pairs themselves (a month's catch-up removes the whole last window,
+ * 12 M pairs at 100 sites, and kept whole they ran the step out of memory). Once every batch is
+ * in, the histograms take the bins of the added pairs less the removed ones, and the statistics
+ * of the days either touched are computed again from the ledger, a slice of sites to a statement
+ * (computeDays), in transactions of their own. The first batch removes the
  * statistics' state and the ledger's last transaction writes it (`saving`), so that a run killed
  * in between leaves them to be computed anew.
  */
@@ -78,7 +84,7 @@ export function statsKeeper(
   wh: Warehouse,
   options: MetricOptions,
   meta: { runId: string; now: number; ledgerPairs: string; ledgerQuantiles: string; batchPoints?: number },
-): { listener: LedgerListener; result: () => StatsRefresh } {
+): { listener: LedgerListener; result: () => StatsRefresh; drop: () => Promise<void> } {
   const fingerprint = fingerprintOf(options);
   const sliced = {
     ...meta,
@@ -92,10 +98,15 @@ export function statsKeeper(
       const [row] = await wh.all<{ fingerprint: string }>('SELECT fingerprint FROM accuracy_stats_state');
       incremental = !rebuilt && row?.fingerprint === fingerprint;
       await wh.run('DELETE FROM accuracy_stats_state');
-      if (incremental) await wh.run(`CREATE OR REPLACE TEMP TABLE acc_removed AS FROM ${meta.ledgerPairs} LIMIT 0`);
+      if (!incremental) return;
+      await wh.run(`CREATE OR REPLACE TEMP TABLE ${REMOVED_BINS} AS FROM ${HISTOGRAMS} LIMIT 0`);
+      await wh.run(`CREATE OR REPLACE TEMP TABLE ${REMOVED_DAYS} (chunk BIGINT)`);
     },
     async removing() {
-      if (incremental) await wh.run('INSERT INTO acc_removed FROM acc_stale');
+      if (!incremental) return;
+      const engine = await statsEngine(wh);
+      await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
+      await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
     },
     async done(fromPid) {
       const engine = await statsEngine(wh);
@@ -118,7 +129,7 @@ export function statsKeeper(
         of: Number(of),
         engine,
       };
-      await wh.run('DROP TABLE IF EXISTS acc_removed');
+      await dropRemoved(wh);
     },
     async saving() {
       await wh.run('DELETE FROM accuracy_stats_state');
@@ -128,11 +139,12 @@ export function statsKeeper(
       ]);
     },
   };
-  return { listener, result: () => result };
+  // drop: what a failed run set aside goes with it (score.ts calls it whatever the outcome)
+  return { listener, result: () => result, drop: () => dropRemoved(wh) };
 }
 
 /**
- * The histograms plus the bins of the `added` pairs less those of the removed ones (acc_removed),
+ * The histograms plus the bins of the `added` pairs less those of the removed ones (acc_removed_bins),
  * and the statistics of the days either falls in computed again; returns how many days.
  */
 async function applyChanges(
@@ -141,25 +153,34 @@ async function applyChanges(
   meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number; engine: StatsEngine },
   added: string,
 ): Promise<number> {
-  const bins = (pairs: string, sign: number) =>
-    `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f FROM (${histogramSql(pairs, options, meta.engine)})`;
   const reach = rampDays(options);
   await wh.transaction(async () => {
     await sumHistograms(
       wh,
-      `(SELECT * FROM ${HISTOGRAMS} UNION ALL ${bins('acc_removed', -1)} UNION ALL ${bins(added, 1)})`,
+      `(SELECT * FROM ${HISTOGRAMS} UNION ALL BY NAME FROM ${REMOVED_BINS} UNION ALL BY NAME ${binsSql(added, 1, options, meta.engine)})`,
       HISTOGRAMS,
     );
     // the days that lost or gained a pair, and the days after them a ramp reaches into
     await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
-      SELECT DISTINCT ${DAY_SQL} + unnest(range(0, ${reach + 1})) AS chunk
-      FROM (SELECT valid_time FROM acc_removed UNION ALL SELECT valid_time FROM ${added})`);
+      SELECT DISTINCT day + unnest(range(0, ${reach + 1})) AS chunk
+      FROM (SELECT chunk AS day FROM ${REMOVED_DAYS} UNION ALL SELECT ${DAY_SQL} FROM ${added})`);
     await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
   });
   await computeDays(wh, options, meta, 'SELECT chunk FROM acc_stats_redo');
   const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
   await wh.run('DROP TABLE acc_stats_redo');
   return Number(days);
+}
+
+/** The histogram bins of `pairs`, their counts times `sign` (-1: bins that pairs leaving take away). */
+function binsSql(pairs: string, sign: number, options: MetricOptions, engine: StatsEngine): string {
+  return `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f
+    FROM (${histogramSql(pairs, options, engine)})`;
+}
+
+async function dropRemoved(wh: Warehouse): Promise<void> {
+  await wh.run(`DROP TABLE IF EXISTS ${REMOVED_BINS}`);
+  await wh.run(`DROP TABLE IF EXISTS ${REMOVED_DAYS}`);
 }
 
 /** The ledger's quantile relation, or null when it holds no quantile sets. */
