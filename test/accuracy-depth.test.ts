@@ -1,8 +1,9 @@
 // Memory by design at any depth (#28): a warehouse a quarter deep (100 sites, 90 days of
 // 15-minute actuals, a 48-hour hourly forecast every 6 hours), built directly in SQL, scored in
 // full and then, a day later, incrementally with its report, inside the default
-// accuracy.memory_limit and threads as the nightly chain scores; and a batch too large for the
-// memory limit goes again in halves instead of failing the step.
+// accuracy.memory_limit and threads as the nightly chain scores; a month later, the catch-up that
+// replaces the whole window, incrementally and equal to a full score; and a batch too large for
+// the memory limit goes again in halves instead of failing the step.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Config } from '../src/config.js';
@@ -11,6 +12,7 @@ import { DAY, HOUR, MINUTE } from '../src/time.js';
 import { withDuckDBSettings } from '../src/warehouse/settings.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
+import { expectSameMetrics } from './accuracy-support.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -79,6 +81,18 @@ describe('accuracy at 100 sites x 90 days', () => {
       'SELECT epoch_ms(min(valid_time)) AS earliest FROM accuracy_ledger_flags',
     );
     expect(Number(earliest)).toBeGreaterThan(START + DAY - WINDOW - 3 * DAY);
+  });
+
+  it('a month later, scores the catch-up that replaces the whole window incrementally, as --full does', async () => {
+    // the nights of a month missed: every pair of the last window leaves, a month of new ones comes
+    await addDays(wh, START + DAY, START + 31 * DAY, START + 31 * DAY);
+    const now = START + 31 * DAY + 2 * HOUR;
+    const catchUp = await score(now, 'catch-up');
+    expect(catchUp.result.ledger).toMatchObject({ mode: 'incremental' });
+    expect(catchUp.result.ledger!.stats).toMatchObject({ mode: 'incremental' });
+    const full = await score(now, 'catch-up-full', { full: true });
+    expect(full.result.ledger).toMatchObject({ mode: 'full' });
+    expectSameMetrics(catchUp.result.rows, full.result.rows);
   });
 
   it('aligns a batch too large for the memory limit again in halves, and goes on', async () => {
