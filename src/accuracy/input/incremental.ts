@@ -284,13 +284,16 @@ function changedRowsSql(rows: string, changes: Changes): string {
 /**
  * The batch's ledger pairs that give way, as acc_stale (their rows, for the statistics to take
  * out): for a full alignment all of the batch's sites'; else those outside this run's window and
- * those changedRowsSql says are stale.
+ * those inside it that changedRowsSql says are stale. The two are disjoint, so nothing removes
+ * duplicates: a UNION hashed every whole row, and a month's catch-up, whose batches replace a
+ * window's worth of pairs, ran out of memory in it.
  */
 async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | null, range: string): Promise<void> {
   const ofBatch = `${range} AND site_id IN (SELECT site_id FROM acc_batch)`;
+  const inWindow = inWindowSql('valid_time', options.from, options.to);
   const stale = old
-    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindowSql('valid_time', options.from, options.to)})
-      UNION SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range}`, old)})`
+    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindow})
+      UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inWindow}`, old)})`
     : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
 }
