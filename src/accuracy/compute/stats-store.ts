@@ -71,7 +71,7 @@ export interface StatsRefresh {
  * it batch by batch, each in the batch's transaction; `refresh` says afterwards what it did.
  *
  * While the batches run, what the pairs they remove change is kept aside, a batch at a time: their
- * histogram bins (acc_removed_bins, bounded by the groups' keys and bins) and their days
+ * histogram bins, summed (acc_removed_bins, at most the histograms' size) and their days
  * (acc_removed_days), not the pairs themselves (a month's catch-up removes the whole last window,
  * 12 M pairs at 100 sites, and kept whole they ran the step out of memory). Once every batch is
  * in, the histograms take the bins of the added pairs less the removed ones, and the statistics
@@ -105,7 +105,10 @@ export function statsKeeper(
     async removing() {
       if (!incremental) return;
       const engine = await statsEngine(wh);
-      await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
+      // summed batch by batch: appended, the groups every batch has (lead, hour) made it batches
+      // times the histograms, and their sum at the end ran out of memory
+      const removed = `(FROM ${REMOVED_BINS} UNION ALL BY NAME ${binsSql('acc_stale', -1, options, engine)})`;
+      await sumHistograms(wh, removed, REMOVED_BINS);
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
     },
     async done(fromPid) {
