@@ -11,10 +11,6 @@ import { purgeBufferPool } from './settings.js';
 import type { Warehouse } from './warehouse.js';
 
 export async function releaseMemory(warehouse: Warehouse): Promise<void> {
-  // The versions of the rows a step's committed deletes removed stay in DuckDB's memory, counted
-  // against its limit, until a checkpoint: retention's last ledger days left accuracy and then
-  // the publish short of memory. One that fails leaves the next step to fail and say why.
-  await warehouse.checkpoint().catch(() => undefined);
   await purgeBufferPool(warehouse);
   collectGarbage();
 }
