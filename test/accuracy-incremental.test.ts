@@ -178,6 +178,36 @@ describe('incremental accuracy', () => {
     expect((await score(config, now)).run.result.ledger).toMatchObject({ mode: 'incremental', sitesChanged: 0 });
   }, 180_000);
 
+  it('a vintage of two days ago whose points arrive late is aligned anew, though nothing else changed that day: the ledger and scores of --full', async () => {
+    const dir = tempDir('efsync-accuracy-late-vintage-');
+    const config = testConfig({ dir, url: served.emu.url });
+    await syncAt(config, NOW);
+    // the service failed one vintage for days: its later points are held back from the warehouse
+    const vintage = `site_id = (SELECT min(site_id) FROM forecasts) AND update_time = (
+      SELECT max(update_time) FROM forecasts WHERE update_time < TIMESTAMPTZ '${new Date(NOW - 2 * DAY).toISOString()}')`;
+    const late = `${vintage} AND valid_time >= (SELECT min(valid_time) + INTERVAL 3 HOUR FROM forecasts WHERE ${vintage})`;
+    const change = async (sql: string[]) => {
+      const wh = await Warehouse.open({ path: config.warehouse.path });
+      try {
+        for (const statement of sql) await wh.run(statement);
+        await wh.publish();
+      } finally {
+        await wh.close();
+      }
+    };
+    await change([`CREATE TABLE held AS FROM forecasts WHERE ${late}`, `DELETE FROM forecasts WHERE ${late}`]);
+    const first = await score(config, NOW + MINUTE);
+    await change(['INSERT INTO forecasts FROM held', 'DROP TABLE held']);
+    const now = NOW + 2 * MINUTE;
+    const next = await score(config, now);
+    const ledger = next.run.result.ledger!;
+    expect(ledger).toMatchObject({ mode: 'incremental', sitesChanged: 0 });
+    expect(next.ledger.length).toBeGreaterThan(first.ledger.length);
+    const full = await score(config, now, { full: true, batchPoints: undefined });
+    expect(next.ledger).toEqual(full.ledger);
+    expectSameMetrics(next.run.result.rows, full.run.result.rows);
+  }, 180_000);
+
   it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {
     const dir = tempDir('efsync-accuracy-killed-');
     const config = testConfig({ dir, url: served.emu.url });

@@ -81,9 +81,14 @@ interface LedgerState {
   actualsSeenTo: number;
 }
 
-/** The ledger's state, and the first changed hour markChanges found (µs; null: no hour changed). */
+/**
+ * The ledger's state, the first changed hour markChanges found (µs; null: no hour changed), and
+ * the earliest valid time a row inside the old window can be stale from, through a changed hour
+ * or vintage (µs; null: none is; 'all': not known, any may be).
+ */
 interface Changes extends LedgerState {
   dirtyFromUs: number | null;
+  staleFromUs: number | null | 'all';
 }
 
 const HOUR_US = 3_600_000_000;
@@ -93,6 +98,17 @@ const sqlInstant = (v: number | undefined | null) => (v === undefined || v === n
 /** `column` inside the valid-time window [from, to) (either end open when null). */
 function inWindowSql(column: string, from: number | null | undefined, to: number | null | undefined): string {
   return windowSql(column, { from: from ?? undefined, to: to ?? undefined });
+}
+
+/**
+ * `column` outside the valid-time window [from, to), as two ranges ORed rather than NOT of
+ * inWindowSql: DuckDB pushes these into the scans (zone maps, Parquet statistics).
+ */
+function outOfWindowSql(column: string, from: number | null | undefined, to: number | null | undefined): string {
+  const parts: string[] = [];
+  if (from !== null && from !== undefined) parts.push(`${column} < ${sqlInstant(from)}`);
+  if (to !== null && to !== undefined) parts.push(`${column} >= ${sqlInstant(to)}`);
+  return parts.length ? `(${parts.join(' OR ')})` : 'FALSE';
 }
 
 /**
@@ -186,8 +202,8 @@ function spanning(a: number | null | undefined, b: number | null | undefined, pi
 
 /**
  * Per site and issue time, the points with a valid time in the ledger's window then (`old`), in
- * this run's window (`points`), and in this run's only (`new_points`), in one pass over both
- * windows.
+ * this run's window (`points`), and in this run's only (`new_points`), and the first valid time
+ * of any of them (`first_valid`), in one pass over both windows.
  */
 async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
   const from = old ? spanning(old.from, options.from, Math.min) : options.from;
@@ -197,7 +213,7 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages AS
     SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
       count(*) FILTER (WHERE ${inNew}) AS points,
-      count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points
+      count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
     FROM (${vintagePointsSql(options, from, to)}) GROUP BY site_id, issue_time`);
 }
 
@@ -229,7 +245,7 @@ async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerSt
  */
 async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<Changes> {
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
-    SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time
+    SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time, n.first_valid
     FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
     FULL JOIN accuracy_ledger_vintages v ON v.site_id = n.site_id AND v.issue_time = n.issue_time
     WHERE coalesce(n.old_points, 0) <> coalesce(v.points, 0)`);
@@ -250,7 +266,35 @@ async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Prom
     SELECT DISTINCT site_id, unnest(range((epoch_us(valid_time) - us) // ${HOUR_US}, (epoch_us(valid_time) + us) // ${HOUR_US} + 1)) AS hour
     FROM acc_changed_actuals, margin`);
   const [{ first }] = await wh.all<{ first: bigint | null }>('SELECT min(hour) AS first FROM acc_dirty_hours');
-  return { ...old, dirtyFromUs: first === null ? null : Number(first) * HOUR_US };
+  const dirtyFromUs = first === null ? null : Number(first) * HOUR_US;
+  return { ...old, dirtyFromUs, staleFromUs: await staleFrom(wh, dirtyFromUs) };
+}
+
+/**
+ * The earliest valid time of a changed hour or of a changed vintage's points: no row of the old
+ * window before it is stale but through its site ('all' when a vintage's points are gone, so
+ * that its first valid time is not known).
+ */
+async function staleFrom(wh: Warehouse, dirtyFromUs: number | null): Promise<number | null | 'all'> {
+  const [{ unknown, first }] = await wh.all<{ unknown: boolean; first: bigint | null }>(
+    `SELECT coalesce(bool_or(first_valid IS NULL), false) AS unknown, min(epoch_us(first_valid)) AS first FROM acc_dirty_issues`,
+  );
+  if (unknown) return 'all';
+  const firsts = [dirtyFromUs, first === null ? null : Number(first)].filter((v) => v !== null);
+  return firsts.length ? Math.min(...firsts) : null;
+}
+
+/**
+ * A condition on the valid time that every row changedRowsSql keeps meets, but those of a changed
+ * site: outside the old window or from staleFromUs on. Put inside the rows' own query, DuckDB
+ * pushes it into the scans, so that a night reads the ledger's and the series' last days and the
+ * day leaving the window rather than the whole window once per batch (the window's days are
+ * Parquet files of one day each, whose statistics it skips by).
+ */
+function mayChangeSql(column: string, changes: Changes): string {
+  if (changes.staleFromUs === 'all') return 'TRUE';
+  const moved = outOfWindowSql(column, changes.from, changes.to);
+  return changes.staleFromUs === null ? moved : `(${moved} OR ${column} >= make_timestamptz(${changes.staleFromUs}))`;
 }
 
 /**
@@ -266,13 +310,13 @@ async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Prom
 function changedRowsSql(rows: string, changes: Changes): string {
   const hour = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
   const hit = (table: string, key: string) => `(SELECT site_id, ${key}, true AS hit FROM ${table})`;
-  const moved = (t: string) => `NOT (${inWindowSql(t, changes.from, changes.to)})`;
+  const moved = (t: string) => outOfWindowSql(t, changes.from, changes.to);
   const late = changes.dirtyFromUs === null ? 'FALSE' : `x.valid_time >= make_timestamptz(${changes.dirtyFromUs})`;
   return `SELECT p.* EXCLUDE (valid_hour, reference_hour, issue_hit) FROM (
       SELECT x.*, ${hour('x.valid_time')} AS valid_hour,
         ${hour(referenceTimeSql('x.valid_time', 'x.issue_time', 's.ref_period'))} AS reference_hour,
         i.hit OR d.hit AS issue_hit
-      FROM (${rows}) x JOIN acc_batch s USING (site_id)
+      FROM (SELECT * FROM (${rows}) WHERE ${mayChangeSql('valid_time', changes)}) x JOIN acc_batch s USING (site_id)
       LEFT JOIN ${hit('acc_dirty_issues', 'issue_time')} i ON i.site_id = x.site_id AND i.issue_time = x.issue_time
       LEFT JOIN (SELECT site_id, true AS hit FROM acc_dirty_sites) d ON d.site_id = x.site_id
       WHERE ${moved('x.valid_time')} OR i.hit OR d.hit OR ${late}) p
@@ -292,7 +336,7 @@ async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | nu
   const ofBatch = `${range} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const inWindow = inWindowSql('valid_time', options.from, options.to);
   const stale = old
-    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND NOT (${inWindow})
+    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
       UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inWindow}`, old)})`
     : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
@@ -309,6 +353,14 @@ async function batchRangeSql(wh: Warehouse): Promise<string> {
     'SELECT min(site_id) AS lo, max(site_id) AS hi FROM acc_batch',
   );
   return lo === null || hi === null ? 'FALSE' : `site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}`;
+}
+
+/** Whether the batch holds a changed site (acc_dirty_sites), all of whose rows are stale. */
+async function batchChangesSites(wh: Warehouse): Promise<boolean> {
+  const [{ any }] = await wh.all<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM acc_batch WHERE site_id IN (SELECT site_id FROM acc_dirty_sites)) AS any',
+  );
+  return any;
 }
 
 /**
@@ -508,8 +560,10 @@ async function alignBatch(
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   try {
     const range = await batchRangeSql(wh);
-    await markStale(wh, options, incremental, range);
-    await alignPoints(wh, options, incremental ? (points) => changedRowsSql(points, incremental) : undefined);
+    const changes =
+      incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
+    await markStale(wh, options, changes, range);
+    await alignPoints(wh, options, changes ? (points) => changedRowsSql(points, changes) : undefined);
     const first = progress.started ? null : { rebuilt: incremental === null };
     progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, meta);
     progress.started = true;
