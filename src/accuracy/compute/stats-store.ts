@@ -106,10 +106,8 @@ export function statsKeeper(
     async removing() {
       if (!incremental) return;
       const engine = await statsEngine(wh);
-      // summed batch by batch: appended, the groups every batch has (lead, hour) made it batches
-      // times the histograms, and their sum at the end ran out of memory
-      const removed = `(FROM ${REMOVED_BINS} UNION ALL BY NAME ${binsSql('acc_stale', -1, options, engine)})`;
-      await sumHistograms(wh, removed, REMOVED_BINS);
+      await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
+      await compactRemoved(wh);
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
     },
     async done(fromPid) {
@@ -178,6 +176,21 @@ async function applyChanges(
   const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
   await wh.run('DROP TABLE acc_stats_redo');
   return Number(days);
+}
+
+/**
+ * The removed bins are appended batch by batch and summed once they outnumber twice the
+ * histograms: every batch has the groups every pair is in (total, lead, hour), so appended alone
+ * they grew to batches times the histograms, whose sum at the end of a month's catch-up ran out
+ * of memory; summed after every batch, a night spent a second per batch summing them again.
+ */
+async function compactRemoved(wh: Warehouse): Promise<void> {
+  const [{ removed, kept }] = await wh.all<{ removed: bigint; kept: bigint }>(
+    `SELECT (SELECT count(*) FROM ${REMOVED_BINS}) AS removed, (SELECT count(*) FROM ${HISTOGRAMS}) AS kept`,
+  );
+  if (Number(removed) > 2 * Math.max(Number(kept), 1)) {
+    await sumHistograms(wh, `(FROM ${REMOVED_BINS})`, REMOVED_BINS);
+  }
 }
 
 /** The histogram bins of `pairs`, their counts times `sign` (-1: bins that pairs leaving take away). */
@@ -294,6 +307,19 @@ async function planSlices(
   return wh.all(`SELECT min(site_id) AS lo, max(site_id) AS hi, min(first) AS first, max(last) AS last FROM (
       SELECT *, ${slice} AS slice FROM (
         SELECT site_id, count(*) AS n, min(${DAY_SQL}) AS first, max(${DAY_SQL}) AS last FROM ${meta.ledgerPairs}
-        ${days === null ? '' : `WHERE ${DAY_SQL} IN (${days})`} GROUP BY site_id))
+        ${days === null ? '' : `WHERE ${await daysSpanSql(wh, days)} AND ${DAY_SQL} IN (${days})`} GROUP BY site_id))
     GROUP BY slice ORDER BY lo`);
+}
+
+/**
+ * The valid times from the first of `days` (a query of chunks) to the end of the last, as
+ * constants: DuckDB skips the ledger's other days by them (its Parquet files, its zone maps),
+ * where the IN of the days reads every pair of the window.
+ */
+async function daysSpanSql(wh: Warehouse, days: string): Promise<string> {
+  const [{ first, last }] = await wh.all<{ first: bigint | null; last: bigint | null }>(
+    `SELECT min(chunk) AS first, max(chunk) AS last FROM (${days})`,
+  );
+  if (first === null || last === null) return 'FALSE';
+  return `valid_time >= ${instantLiteral(Number(first) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)}`;
 }
