@@ -19,19 +19,24 @@ import {
   withPending,
   WrongVintage,
 } from './vintages.js';
-import { outputRead, planModelOutputs, planOutputWindow } from './windows.js';
+import { cronFires, outputRead, planModelOutputs, planOutputWindow } from './windows.js';
 
 /** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
 type Vintage = ModelOutput & { as_of: number };
 
 export const outputsSync: ResourceSync<VintageReads<Vintage>> = {
   async fetch(env, site, mark) {
-    const [models, updates] = await Promise.all([site.models(), site.updates()]);
+    const models = await site.models();
+    // The site's issue times are read only for a model without a readable schedule: the list
+    // holds every issue time since the site's history began (11,800 a site after a year), and
+    // the outputs step of a nightly chain read it a second time after the forecasts step.
+    const listed = models.some((model) => !cronFires(model.schedule?.value));
+    const updates = listed ? await site.updates() : null;
     const window = planOutputWindow(env.now, mark, env.settings, env.backfill);
     const pending = env.backfill ? [] : (env.pending.outputs.get(site.siteId) ?? []);
     const items = withPending(
       models.flatMap((model) =>
-        planModelOutputs(window, model.schedule?.value, updates, env.now, env.settings.horizon).map((read) => ({
+        planModelOutputs(window, model.schedule?.value, updates ?? [], env.now, env.settings.horizon).map((read) => ({
           modelId: model.id,
           issue: read.issue,
         })),
@@ -43,7 +48,8 @@ export const outputsSync: ResourceSync<VintageReads<Vintage>> = {
       readVintage(env, byId.get(item.modelId) as ModelRef, item),
     );
     const settled = await settleReads(env, site.siteId, 'outputs', results, pending);
-    return { ...settled, mark: window.mark, defaulted: [...skippedUpdates('outputs', updates), ...settled.defaulted] };
+    const skipped = updates ? skippedUpdates('outputs', updates) : [];
+    return { ...settled, mark: window.mark, defaulted: [...skipped, ...settled.defaulted] };
   },
   load: (env, site, fetched) =>
     loadVintages(env, site, 'outputs', fetched, (values, options) =>
