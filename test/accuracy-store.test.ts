@@ -10,6 +10,7 @@ import accuracyJob from '../jobs/accuracy.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
+import { storeAccuracy } from '../src/accuracy/output/store.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { addActuals, addForecast, addModel, addOutput, addSite, openTestWarehouse } from './accuracy-fixture.js';
 import { CLI } from './fixtures/runner-child.js';
@@ -111,5 +112,37 @@ describe('accuracy over the warehouse', () => {
     expect(result.summary.at(-1)).toBe(`report: ${report}`);
     expect(existsSync(report)).toBe(true);
     expect(readFileSync(report, 'utf8')).toContain('Error by lead time');
+  });
+});
+
+describe('storeAccuracy', () => {
+  it('stores a metric past the range of a 64-bit integer, and NaN and infinities, as DOUBLE', async () => {
+    const wh = await openTestWarehouse('accuracy-store-doubles');
+    try {
+      const values = { r2: -5.0268451656710135e29, rmse: 1e19, red: Number.POSITIVE_INFINITY, r: Number.NaN, mae: 3 };
+      await storeAccuracy(
+        wh,
+        {
+          runId: 'doubles',
+          scoredAt: Date.parse('2026-03-02T00:00:00Z'),
+          source: 'warehouse',
+          groups: ['hour'],
+          tz: 'UTC',
+          forecastLabel: 'beginning',
+          actualLabel: 'beginning',
+          deadbandPct: 0,
+          maxMissingPct: 10,
+          mapeMinActualPct: 5,
+          skipped: [],
+        },
+        [{ subject: 'forecast', model: null, group: 'hour', key: '16', keyOrder: 16, n: 40, values }],
+      );
+      const stored = await wh.all<{ metric: string; value: number }>(
+        `SELECT metric, value FROM accuracy_results WHERE run_id = 'doubles' ORDER BY metric`,
+      );
+      expect(Object.fromEntries(stored.map((row) => [row.metric, row.value]))).toEqual({ ...values, n: 40 });
+    } finally {
+      await wh.close();
+    }
   });
 });

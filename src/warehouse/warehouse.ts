@@ -33,7 +33,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
-import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
@@ -222,8 +222,9 @@ export class Warehouse {
     });
   }
 
-  async run(sql: string, params?: SqlParams): Promise<void> {
-    await this.exclusive(() => this.connection.run(sql, params));
+  /** `types` binds params as given where a JS value's own type is wrong (typeForValue): an integral DOUBLE past int64 is no BIGINT. */
+  async run(sql: string, params?: SqlParams, types?: DuckDBType[]): Promise<void> {
+    await this.exclusive(() => this.connection.run(sql, params, types));
   }
 
   /**

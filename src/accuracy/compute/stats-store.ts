@@ -107,8 +107,10 @@ export function statsKeeper(
       if (!incremental) return;
       const engine = await statsEngine(wh);
       await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
-      await compactRemoved(wh);
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
+    },
+    async settled() {
+      if (incremental) await compactRemoved(wh);
     },
     async done(fromPid) {
       const engine = await statsEngine(wh);
@@ -182,7 +184,9 @@ async function applyChanges(
  * The removed bins are appended batch by batch and summed once they outnumber twice the
  * histograms: every batch has the groups every pair is in (total, lead, hour), so appended alone
  * they grew to batches times the histograms, whose sum at the end of a month's catch-up ran out
- * of memory; summed after every batch, a night spent a second per batch summing them again.
+ * of memory; summed after every batch, a night spent a second per batch summing them again. The
+ * sum runs between batches, outside their transactions: inside one, beside the batch's
+ * uncommitted rows, it ran out of memory at a month's catch-up.
  */
 async function compactRemoved(wh: Warehouse): Promise<void> {
   const [{ removed, kept }] = await wh.all<{ removed: bigint; kept: bigint }>(
@@ -247,7 +251,7 @@ async function computeDays(
       AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)}
       ${days === null ? '' : `AND ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
     await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
-      ${days === null ? '' : `WHERE chunk IN (${days})`}`);
+      WHERE chunk BETWEEN ${first} AND ${last} ${days === null ? '' : `AND chunk IN (${days})`}`);
   };
   for (const slice of await planSlices(wh, meta, days)) {
     await halvingOnOutOfMemory(wh, meta.ledgerPairs, slice, computeSlice);
@@ -267,9 +271,10 @@ interface Slice {
 
 /**
  * Runs `compute` (one statement, committed alone) on the slice; when it runs out of DuckDB's
- * memory, on each half of the slice's sites after a checkpoint, down to a site alone, which fails
- * the step. A slice's size is planned from its pairs; what a statement of them needs can still
- * exceed the memory limit (many groups, quantiles), and the step goes on in smaller statements.
+ * memory, on each half of the slice's sites after a checkpoint, and a site alone on each half of
+ * its days, down to a day of a site, which fails the step. A slice's size is planned from its
+ * pairs; what a statement of them needs can still exceed the memory limit (many groups,
+ * quantiles, a site with a month of one-minute pairs), and the step goes on in smaller statements.
  */
 async function halvingOnOutOfMemory(
   wh: Warehouse,
@@ -280,16 +285,34 @@ async function halvingOnOutOfMemory(
   try {
     await compute(slice);
   } catch (error) {
-    if (!isOutOfMemory(error) || slice.lo === slice.hi) throw error;
+    if (!isOutOfMemory(error)) throw error;
     await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
+    const halves = await halvesOf(wh, ledgerPairs, slice);
+    if (!halves) throw error;
+    for (const half of halves) await halvingOnOutOfMemory(wh, ledgerPairs, half, compute);
+  }
+}
+
+/** Halves of the slice's sites, or of a site's days; null for a day of a site. */
+async function halvesOf(wh: Warehouse, ledgerPairs: string, slice: Slice): Promise<[Slice, Slice] | null> {
+  if (slice.lo !== slice.hi) {
     const sites = await wh.all<{ site_id: string }>(
       `SELECT DISTINCT site_id FROM ${ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(slice.lo)} AND ${quoteLiteral(slice.hi)} ORDER BY site_id`,
     );
-    if (sites.length < 2) throw error;
-    const half = Math.ceil(sites.length / 2);
-    await halvingOnOutOfMemory(wh, ledgerPairs, { ...slice, hi: sites[half - 1].site_id }, compute);
-    await halvingOnOutOfMemory(wh, ledgerPairs, { ...slice, lo: sites[half].site_id }, compute);
+    if (sites.length > 1) {
+      const half = Math.ceil(sites.length / 2);
+      return [
+        { ...slice, hi: sites[half - 1].site_id },
+        { ...slice, lo: sites[half].site_id },
+      ];
+    }
   }
+  if (slice.first >= slice.last) return null;
+  const middle = (slice.first + slice.last) / 2n;
+  return [
+    { ...slice, last: middle },
+    { ...slice, first: middle + 1n },
+  ];
 }
 
 /**

@@ -27,6 +27,7 @@ import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
+import { HOUR } from '../../time.js';
 import { purgeBufferPool } from '../../warehouse/settings.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
@@ -46,6 +47,8 @@ export interface LedgerListener {
   starting(rebuilt: boolean): Promise<void>;
   /** The batch's ledger pairs in acc_stale (their rows) are about to be deleted. */
   removing(): Promise<void>;
+  /** A batch committed, outside any transaction: what the listener keeps aside may be tidied. */
+  settled(): Promise<void>;
   /**
    * Every batch is in, outside any transaction (the listener runs its own: the ledger has no
    * state until the last one): the new pairs are those from `fromPid` on.
@@ -91,7 +94,7 @@ interface Changes extends LedgerState {
   staleFromUs: number | null | 'all';
 }
 
-const HOUR_US = 3_600_000_000;
+const HOUR_US = HOUR * 1000;
 const ms = (v: Date | null) => (v === null ? null : v.getTime());
 const sqlInstant = (v: number | undefined | null) => (v === undefined || v === null ? 'NULL' : instantLiteral(v));
 
@@ -309,7 +312,10 @@ function mayChangeSql(column: string, changes: Changes): string {
  */
 function changedRowsSql(rows: string, changes: Changes): string {
   const hour = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
-  const hit = (table: string, key: string) => `(SELECT site_id, ${key}, true AS hit FROM ${table})`;
+  // each of the batch's sites alone: built over every site's, the joins' hash tables of a month's
+  // catch-up (every hour and vintage of the month changed) ran a batch of one site out of memory
+  const hit = (table: string, key: string) =>
+    `(SELECT site_id, ${key}, true AS hit FROM ${table} WHERE site_id IN (SELECT site_id FROM acc_batch))`;
   const moved = (t: string) => outOfWindowSql(t, changes.from, changes.to);
   const late = changes.dirtyFromUs === null ? 'FALSE' : `x.valid_time >= make_timestamptz(${changes.dirtyFromUs})`;
   return `SELECT p.* EXCLUDE (valid_hour, reference_hour, issue_hit) FROM (
@@ -332,12 +338,19 @@ function changedRowsSql(rows: string, changes: Changes): string {
  * duplicates: a UNION hashed every whole row, and a month's catch-up, whose batches replace a
  * window's worth of pairs, ran out of memory in it.
  */
-async function markStale(wh: Warehouse, options: AlignOptions, old: Changes | null, range: string): Promise<void> {
-  const ofBatch = `${range} AND site_id IN (SELECT site_id FROM acc_batch)`;
+async function markStale(
+  wh: Warehouse,
+  options: AlignOptions,
+  old: Changes | null,
+  range: string,
+  slice: ValidSlice,
+): Promise<void> {
+  const inSlice = inWindowSql('valid_time', slice.from, slice.to);
+  const ofBatch = `${range} AND ${inSlice} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const inWindow = inWindowSql('valid_time', options.from, options.to);
   const stale = old
     ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
-      UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inWindow}`, old)})`
+      UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`
     : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
 }
@@ -542,30 +555,40 @@ async function settleDeletes(wh: Warehouse, options: AlignOptions, progress: Bat
   progress.deleted = 0;
 }
 
+/** What every batch of a refresh shares. */
+interface BatchRun {
+  options: AlignOptions;
+  incremental: Changes | null;
+  progress: BatchProgress;
+  meta: { listener?: LedgerListener; now: number };
+}
+
+/** Valid times [from, to) a batch aligns, either end open when absent: a part of its sites' pairs. */
+interface ValidSlice {
+  from?: number;
+  to?: number;
+}
+
 /**
  * Aligns the sites `sites` (a query of site ids) as one batch, acc_batch: what markStale and
- * alignPoints work on. A batch that runs out of DuckDB's memory (its transaction rolled back)
- * goes again in halves after a checkpoint (which frees the pool of what was written since the
- * last one), down to a site alone, which fails the step: the run goes on with smaller
- * statements rather than failing, whatever the history and the ledger hold.
+ * alignPoints work on, those of its valid times in `slice` (all of them by default). A batch that
+ * runs out of DuckDB's memory (its transaction rolled back) goes again in halves after a
+ * checkpoint (which frees the pool of what was written since the last one): halves of its sites,
+ * and a site alone halves of its valid times, down to an hour, which fails the step. So the run
+ * goes on with smaller statements rather than failing, whatever the history, the ledger and a
+ * site's models hold (a month's catch-up ran out of memory in one site's points).
  */
-async function alignBatch(
-  wh: Warehouse,
-  options: AlignOptions,
-  incremental: Changes | null,
-  sites: string,
-  progress: BatchProgress,
-  meta: { listener?: LedgerListener; now: number },
-): Promise<void> {
+async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: ValidSlice = {}): Promise<void> {
+  const { options, incremental, progress } = run;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   try {
     const range = await batchRangeSql(wh);
     const changes =
       incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-    await markStale(wh, options, changes, range);
-    await alignPoints(wh, options, changes ? (points) => changedRowsSql(points, changes) : undefined);
+    await markStale(wh, options, changes, range, slice);
+    await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
     const first = progress.started ? null : { rebuilt: incremental === null };
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, meta);
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, run.meta);
     progress.started = true;
     progress.batches++;
   } catch (error) {
@@ -573,18 +596,59 @@ async function alignBatch(
     const ids = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_batch ORDER BY site_id')).map(
       (r) => r.site_id,
     );
-    if (ids.length < 2) throw error;
+    const halves =
+      ids.length > 1
+        ? [ids.slice(0, Math.ceil(ids.length / 2)), ids.slice(Math.ceil(ids.length / 2))].map(
+            (half) => [sqlList(half), slice] as const,
+          )
+        : (await halvesOf(wh, slice, options))?.map((half) => [sites, half] as const);
+    if (!halves) throw error;
     await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
-    const half = Math.ceil(ids.length / 2);
-    await alignBatch(wh, options, incremental, sqlList(ids.slice(0, half)), progress, meta);
-    await alignBatch(wh, options, incremental, sqlList(ids.slice(half)), progress, meta);
+    for (const [part, partSlice] of halves) await alignBatch(wh, run, part, partSlice);
     return;
   }
   await settleDeletes(wh, options, progress);
   // What the batch read and wrote leaves DuckDB's pool: each batch then grows from the same base
   // instead of from the last one's high-water mark.
   await purgeBufferPool(wh);
+  await run.meta.listener?.settled();
   faultPoint('accuracy-batch');
+}
+
+/** The window of `options` inside `slice`: the points a slice of a batch aligns. */
+function sliced(options: AlignOptions, slice: ValidSlice): AlignOptions {
+  const pick = (a: number | undefined, b: number | undefined, f: (x: number, y: number) => number) =>
+    a === undefined ? b : b === undefined ? a : f(a, b);
+  return { ...options, from: pick(options.from, slice.from, Math.max), to: pick(options.to, slice.to, Math.min) };
+}
+
+/**
+ * The two halves of `slice` at the hour nearest the middle of the valid times the batch aligns in
+ * it: those of its window and of its ledger pairs (the pairs leaving the window lie before it),
+ * or null when they span an hour or less.
+ */
+async function halvesOf(
+  wh: Warehouse,
+  slice: ValidSlice,
+  options: AlignOptions,
+): Promise<[ValidSlice, ValidSlice] | null> {
+  const window = sliced(options, slice);
+  const [pairs] = await wh.all<{ first: number | null; last: number | null }>(
+    `SELECT epoch_ms(min(valid_time))::DOUBLE AS first, epoch_ms(max(valid_time))::DOUBLE AS last FROM ${LEDGER_PAIRS}
+     WHERE site_id IN (SELECT site_id FROM acc_batch) AND ${inWindowSql('valid_time', slice.from, slice.to)}`,
+  );
+  const ends = (values: (number | null | undefined)[], pick: (...v: number[]) => number) => {
+    const known = values.filter((v): v is number => v !== null && v !== undefined);
+    return known.length ? pick(...known) : null;
+  };
+  const from = ends([window.from, pairs.first], Math.min);
+  const to = ends([window.to, pairs.last === null ? null : pairs.last + 1], Math.max);
+  if (from === null || to === null || to - from <= HOUR) return null;
+  const middle = Math.floor((from + (to - from) / 2) / HOUR) * HOUR;
+  return [
+    { from: slice.from, to: middle },
+    { from: middle, to: slice.to },
+  ];
 }
 
 /** The snapshots the next run compares with, and the state row. */
@@ -658,15 +722,9 @@ export async function refreshLedger(
   const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0, deleted: 0 };
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
   try {
+    const run: BatchRun = { options, incremental, progress, meta };
     for (const batch of await planBatches(wh, options, incremental !== null)) {
-      await alignBatch(
-        wh,
-        options,
-        incremental,
-        `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`,
-        progress,
-        meta,
-      );
+      await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
     }
   } catch (error) {
     // What the batches before the failed one replaced leaves the cold days before the publish.

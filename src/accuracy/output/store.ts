@@ -1,8 +1,7 @@
 // Results into the warehouse: one accuracy_runs row per run and one accuracy_results row per
 // subject, model, group key and metric (migration 004_accuracy.sql), written in one transaction.
-import { instantLiteral } from '../../warehouse/sql.js';
-import { quoteLiteral } from '../../warehouse/sql.js';
-import type { DuckDBValue } from '@duckdb/node-api';
+import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
+import { DOUBLE, type DuckDBValue, VARCHAR } from '@duckdb/node-api';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import type { SkippedSite } from '../input/align.js';
 import type { IntervalLabel } from '../../warehouse/rows.js';
@@ -42,6 +41,12 @@ export function totals(rows: AccuracyRow[]): { pairs: number; dropped: number } 
 }
 
 const ROWS_PER_INSERT = 500;
+/**
+ * accuracy_results' columns: the values bound as DOUBLE, for a JS number that happens to be
+ * integral is bound as BIGINT, and one past int64 (an r² of -5e29 over near-constant actuals)
+ * failed the whole run.
+ */
+const RESULT_TYPES = [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, DOUBLE, VARCHAR, DOUBLE];
 
 function resultValues(runId: string, rows: AccuracyRow[]): DuckDBValue[][] {
   return rows.flatMap((r) => {
@@ -86,7 +91,11 @@ export async function storeAccuracy(
       const placeholders = chunk.map(
         (_, r) => `(${Array.from({ length: 8 }, (_, c) => `$${r * 8 + c + 1}`).join(', ')})`,
       );
-      await warehouse.run(`INSERT INTO accuracy_results VALUES ${placeholders.join(', ')}`, chunk.flat());
+      await warehouse.run(
+        `INSERT INTO accuracy_results VALUES ${placeholders.join(', ')}`,
+        chunk.flat(),
+        chunk.flatMap(() => RESULT_TYPES),
+      );
     }
   });
   return { accuracy_runs: 1, accuracy_results: results.length };
