@@ -58,13 +58,13 @@ function expectSameLedger(a: string[], b: string[]): void {
   };
   const [x, y] = [parse(a), parse(b)];
   expect(x.length).toBe(y.length);
-  x.forEach((row, i) =>
-    row.forEach((field, j) => {
+  for (const [i, row] of x.entries()) {
+    for (const [j, field] of row.entries()) {
       const [p, q] = [Number(field), Number(y[i][j])];
       if (field === '' || Number.isNaN(p)) expect(field).toBe(y[i][j]);
       else expect(Math.abs(p - q)).toBeLessThanOrEqual(1e-12 * Math.max(Math.abs(p), Math.abs(q)));
-    }),
-  );
+    }
+  }
 }
 
 /** The score of the DAYS before `to` within `memory`: 48MB aligns the site in one batch, 32MB does not (40MB its catch-up). */
