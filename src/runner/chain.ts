@@ -23,6 +23,10 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       summary.push(`stopped before ${steps.slice(index).join(', ')}`);
       break;
     }
+    // What the last step's committed deletes removed stays in DuckDB's memory, counted against
+    // the next step's limit, until a checkpoint: a failed accuracy left the publish after it out
+    // of memory. A checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
+    await ctx.warehouse.checkpoint();
     await releaseMemory(ctx.warehouse);
     const ended = measureStep();
     // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
