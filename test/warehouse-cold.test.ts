@@ -348,14 +348,67 @@ describe('the cold store', () => {
     }
   }, 300_000);
 
+  it('writes and thins a day of more rows than one sort takes a slice of sites at a time, in key order, inside 64 MB', async () => {
+    // 1.2 M pairs of one closed day, 300 sites inserted interleaved: three slices of sites, each
+    // sorted alone, make one file in the order of its key (site, valid time, pid)
+    const path = join(tempDir('efsync-cold-sliced-'), 'w.duckdb');
+    const rows = 1_200_000;
+    const day = START + 2 * DAY;
+    const filling = await open(path);
+    try {
+      await filling.run(`INSERT INTO accuracy_pairs (pid, subject, site_id, valid_time, group_time, forecast, actual)
+        SELECT i, 'forecast', 'S' || lpad((i % 300)::VARCHAR, 3, '0'), make_timestamptz(${day}::BIGINT * 1000) + to_minutes(i % 1440),
+          make_timestamptz(${day}::BIGINT * 1000), i % 1000, i % 997
+        FROM range(${rows}) r(i) ORDER BY random()`);
+    } finally {
+      await filling.close();
+    }
+    const inOrder = async (wh: Warehouse) => {
+      const [file] = await wh.all<{ file: string }>(
+        `SELECT file FROM cold_files WHERE table_name = 'accuracy_pairs' AND superseded_at IS NULL`,
+      );
+      const [row] = await wh.all<{ n: bigint; unordered: bigint }>(
+        `SELECT count(*) AS n, count(*) FILTER (WHERE ps IS NOT NULL AND (site_id, valid_time, pid) < (ps, pv, pp)) AS unordered FROM (
+           SELECT site_id, valid_time, pid, lag(site_id) OVER w AS ps, lag(valid_time) OVER w AS pv, lag(pid) OVER w AS pp
+           FROM read_parquet('${join(coldFolderOf(path), file.file)}', file_row_number = true)
+           WINDOW w AS (ORDER BY file_row_number))`,
+      );
+      return [Number(row.n), Number(row.unordered)];
+    };
+    const wh = await Warehouse.open({ path, memoryLimit: '64MB', hotWindowMs: HOT_WINDOW, now: () => NOW });
+    try {
+      await wh.cold.moveClosedDays(CUTOFF, NOW);
+      expect(await inOrder(wh)).toEqual([rows, 0]);
+      const slices: string[] = [];
+      const thinned = await wh.cold.rewritePartition(
+        'accuracy_pairs',
+        new Date(day).toISOString().slice(0, 10),
+        'pid % 3 <> 0',
+        NOW,
+        async (of) => {
+          slices.push(of);
+        },
+      );
+      expect(slices).toHaveLength(3);
+      expect(thinned).toEqual({ kept: rows - rows / 3, removed: rows / 3 });
+      expect(await inOrder(wh)).toEqual([rows - rows / 3, 0]);
+      const [{ n }] = await wh.all<{ n: bigint }>(
+        `SELECT count(DISTINCT pid) AS n FROM ${await wh.cold.history('accuracy_pairs')} WHERE pid % 3 <> 0`,
+      );
+      expect(Number(n)).toBe(rows - rows / 3);
+    } finally {
+      await wh.close();
+    }
+  }, 300_000);
+
   it('a move that runs out of memory goes again in halves, completing what it left pending, and loses nothing', async () => {
     const path = join(tempDir('efsync-cold-split-'), 'w.duckdb');
     const wh = await open(path);
     try {
       await fill(wh);
       const before = await hashes((sql) => wh.all(sql));
-      // DuckDB's refusal, once each: a chunk's copy of several days, then a delete after its files are pending
-      const refuse = [/^COPY .* FROM cold_move/s, /^DELETE FROM "forecasts"/];
+      // DuckDB's refusal, once each: a chunk's sort of a day from its copy of several days, then a delete after its files are pending
+      const refuse = [/^INSERT INTO cold_sorted .* FROM cold_move/s, /^DELETE FROM "forecasts"/];
       const refusing = (sql: string) => {
         const at = refuse.findIndex((pattern) => pattern.test(sql.trim()));
         if (at < 0) return;

@@ -6,8 +6,8 @@ import { CronExpressionParser } from 'cron-parser';
 import { hashInts, hashText, smoothNoise } from './noise.js';
 import { powerCurve, SeriesCursor, STEP_MS } from './truth.js';
 import { nameplate, type ModelIssueTiming, type ModelKind, type ModelRecord, type SiteRecord } from './store.js';
+import { DAY } from '../time.js';
 
-const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 const issueCache = new Map<string, number[]>();
@@ -22,7 +22,7 @@ function issuesOnDay(schedule: string, dayStart: number): number[] {
     const cron = CronExpressionParser.parse(schedule, { currentDate: dayStart - 1, tz: 'UTC' });
     for (;;) {
       const next = cron.next().getTime();
-      if (next >= dayStart + DAY_MS) break;
+      if (next >= dayStart + DAY) break;
       issues.push(next);
     }
     if (issueCache.size >= ISSUE_CACHE_LIMIT) issueCache.clear();
@@ -42,7 +42,7 @@ export function issuesBetween(model: ModelRecord, site: SiteRecord, from: number
   const timing = model.issueTiming;
   const earliestFire = first - (timing ? timing.delayMs + MAX_FRACTION_MS : 0);
   const out: number[] = [];
-  for (let day = Math.floor(earliestFire / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
+  for (let day = Math.floor(earliestFire / DAY) * DAY; day <= last; day += DAY) {
     for (const fire of issuesOnDay(model.schedule, day)) {
       const issue = timing ? fire + issueOffset(model.id, fire, timing) : fire;
       if (issue >= first && issue <= last) out.push(issue);
@@ -62,7 +62,7 @@ function issueOffset(modelId: string, fire: number, timing: ModelIssueTiming): n
 
 /** The latest issue of a model at or before `at`, or null. Looks back at most a week. */
 export function latestIssue(model: ModelRecord, site: SiteRecord, at: number, now: number): number | null {
-  for (let from = at - DAY_MS; from > at - 8 * DAY_MS; from -= DAY_MS) {
+  for (let from = at - DAY; from > at - 8 * DAY; from -= DAY) {
     const issues = issuesBetween(model, site, from, at, now);
     if (issues.length > 0) return issues[issues.length - 1];
     if (from < site.dataStart - model.horizonMs) return null;
@@ -112,7 +112,7 @@ export class ModelForecaster {
     }
     const point = this.cursor.at(t);
     const truth = point.power;
-    const leadDays = Math.max(t - issue, 0) / DAY_MS;
+    const leadDays = Math.max(t - issue, 0) / DAY;
     const sigma = (this.spread.base + this.spread.perDay * leadDays) * this.scale;
     const error = this.spread.bias * this.scale + sigma * (smoothNoise(this.noiseSeed, t, 6 * HOUR_MS) + this.shift);
     switch (this.site.type) {
@@ -168,7 +168,7 @@ export interface ForecastPoint {
   issue: number;
 }
 
-const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR_MS, '1d': DAY_MS };
+const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR_MS, '1d': DAY };
 
 /** The step of a site's forecasts, from its `model_resolution` setting (15 minutes by default). */
 export function resolutionOf(site: SiteRecord): number {

@@ -18,7 +18,7 @@ import {
   UpdateModelBody,
   type ErrorItem,
 } from '../api/schemas.js';
-import { formatExactInstant, formatInstant, startOfUtcDay } from '../time.js';
+import { formatExactInstant, formatInstant, startOfUtcDay, DAY } from '../time.js';
 import {
   firstStepFrom,
   intervalMean,
@@ -41,7 +41,6 @@ import { timestamp } from './timestamps.js';
 import type { UntidyKind } from './untidy.js';
 import { hashText, uniform } from './noise.js';
 
-const DAY_MS = 86_400_000;
 /** The longest date range a query may span. */
 const MAX_RANGE_DAYS = 370;
 /** Actuals younger than this are provisional: they are revised once they are older. */
@@ -120,7 +119,7 @@ export function listSites(ctx: Context): Reply {
 export function createSite(ctx: Context, body: unknown): Reply {
   const request = parse(SiteRequest, body);
   // A new site comes with history: the emulator backfills `historyDays` before its creation day.
-  const site = ctx.store.createSite(ctx.account, request, ctx.now, startOfUtcDay(ctx.now) - ctx.historyDays * DAY_MS);
+  const site = ctx.store.createSite(ctx.account, request, ctx.now, startOfUtcDay(ctx.now) - ctx.historyDays * DAY);
   return { status: 200, body: { site_id: site.id } };
 }
 
@@ -180,7 +179,7 @@ export function siteCapacity(ctx: Context, siteId: string, query: Record<string,
   const site = ctx.store.site(ctx.account, siteId);
   const q = parse(CapacityQuery, query);
   const [start, end] = deleteRange(q.start_date, q.end_date);
-  if (end - start > MAX_RANGE_DAYS * DAY_MS) {
+  if (end - start > MAX_RANGE_DAYS * DAY) {
     throw new HttpError(400, [{ field: 'end_date', message: `the range may span at most ${MAX_RANGE_DAYS} days` }]);
   }
   const step = FREQ_MS[q.freq];
@@ -337,12 +336,12 @@ function modelItem(ctx: Context, model: ModelRecord, site: SiteRecord, withServi
 /** The range [start, end] of a forecast or output query: start defaults to today 00:00 UTC, end to start + 2 days. */
 function forecastRange(ctx: Context, start: number | undefined, end: number | undefined): [number, number] {
   const from = start ?? startOfUtcDay(ctx.now);
-  return checkRange(from, end ?? from + 2 * DAY_MS);
+  return checkRange(from, end ?? from + 2 * DAY);
 }
 
 function checkRange(start: number, end: number): [number, number] {
   if (end <= start) throw new HttpError(400, [{ field: 'end_date', message: 'must be after start_date' }]);
-  if (end - start > MAX_RANGE_DAYS * DAY_MS) {
+  if (end - start > MAX_RANGE_DAYS * DAY) {
     throw new HttpError(400, [{ field: 'end_date', message: `the range may span at most ${MAX_RANGE_DAYS} days` }]);
   }
   return [start, end];

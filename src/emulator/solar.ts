@@ -2,9 +2,9 @@
 // NOAA's solar position (declination, equation of time, hour angle), Haurwitz clear-sky GHI,
 // Meinel direct normal irradiance, and the panel normal for fixed, single-axis and dual-axis mounts.
 import type { PVAsset } from '../api/schemas.js';
+import { DAY } from '../time.js';
 
 const RAD = Math.PI / 180;
-const DAY_MS = 86_400_000;
 
 /** The unit vector towards the sun in east-north-up coordinates. */
 export interface SunVector {
@@ -17,8 +17,8 @@ export interface SunVector {
 export function sunVector(ms: number, latitude: number, longitude: number): SunVector {
   const date = new Date(ms);
   const startOfYear = Date.UTC(date.getUTCFullYear(), 0, 1);
-  const dayOfYear = Math.floor((ms - startOfYear) / DAY_MS);
-  const hourUtc = (ms % DAY_MS) / 3_600_000;
+  const dayOfYear = Math.floor((ms - startOfYear) / DAY);
+  const hourUtc = (ms % DAY) / 3_600_000;
   const gamma = ((2 * Math.PI) / 365) * (dayOfYear + (hourUtc - 12) / 24);
   const equationOfTime =
     229.18 *

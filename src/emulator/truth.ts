@@ -5,10 +5,10 @@
 import { assetIrradiance, assetPower, clearSky, cloudy, sunVector } from './solar.js';
 import { hashText, smoothNoise } from './noise.js';
 import { nameplate, type SiteRecord } from './store.js';
+import { DAY } from '../time.js';
 
 export const STEP_MS = 15 * 60_000;
-const DAY_MS = 86_400_000;
-const STEPS_PER_DAY = DAY_MS / STEP_MS;
+const STEPS_PER_DAY = DAY / STEP_MS;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -52,7 +52,7 @@ export class SeriesCursor {
   ) {}
 
   at(t: number): this {
-    const dayStart = Math.floor(t / DAY_MS) * DAY_MS;
+    const dayStart = Math.floor(t / DAY) * DAY;
     if (dayStart !== this.dayStart) {
       this.day = dayOf(this.site, this.seed, dayStart);
       this.dayStart = dayStart;
@@ -146,6 +146,6 @@ function loadAt(site: SiteRecord, weatherSeed: number, ms: number): number {
 
 /** Local mean solar time in hours [0, 24) from the longitude. */
 export function localSolarHour(longitude: number, ms: number): number {
-  const hours = ((ms % DAY_MS) / HOUR_MS + longitude / 15) % 24;
+  const hours = ((ms % DAY) / HOUR_MS + longitude / 15) % 24;
   return hours < 0 ? hours + 24 : hours;
 }

@@ -7,7 +7,14 @@
 import type { Config } from '../config.js';
 import { faultPoint } from '../fault.js';
 import { DAY, formatInstant } from '../time.js';
-import { dateOfEpochDay, instantLiteral, quoteIdentifier, quoteLiteral, sqlList } from '../warehouse/sql.js';
+import {
+  dateOfEpochDay,
+  epochDayOf,
+  instantLiteral,
+  quoteIdentifier,
+  quoteLiteral,
+  sqlList,
+} from '../warehouse/sql.js';
 import { CURRENT } from '../warehouse/cold.js';
 import { isOutOfMemory } from '../warehouse/duckdb.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
@@ -134,7 +141,7 @@ async function daysToRead(wh: Warehouse, table: string, before: number, rule: st
   const rows = await wh.all<{ day: bigint }>(
     `SELECT d.day FROM (
        SELECT day, sum(n) AS n FROM (
-         SELECT epoch_ms(valid_time) // ${DAY} AS day, count(*) AS n FROM ${quoteIdentifier(table)}
+         SELECT ${epochDayOf('valid_time')} AS day, count(*) AS n FROM ${quoteIdentifier(table)}
          WHERE valid_time < ${instantLiteral(before)} GROUP BY day
          UNION ALL
          SELECT (day - DATE '1970-01-01') AS day, row_count AS n FROM cold_files
@@ -234,9 +241,13 @@ async function retainColdDay(
   for (const cold of table.rule === 'ledger' ? [LEDGER_QUANTILES, table.table] : [table.table]) {
     const rows = await wh.cold.dayRows(cold, day * DAY);
     if (rows === null) continue;
-    if (table.rule === 'vintages') await markKept(wh, table, 'TRUE', await dayRowsSql(wh, table, day, inDay), context);
+    const source = await dayRowsSql(wh, table, day, inDay);
+    // the kept vintages of each slice of the day's sites, as the rewrite reaches it
+    const prepare =
+      table.rule === 'vintages' ? (ofSlice: string) => markKept(wh, table, ofSlice, source, context) : undefined;
     const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : 'FALSE';
     if (context.request.dryRun) {
+      await prepare?.('TRUE');
       const [{ n }] = await wh.all<{ n: bigint }>(
         `WITH ${quoteIdentifier(cold)} AS (SELECT * FROM ${rows}) SELECT count(*) FILTER (WHERE NOT (${keep})) AS n FROM ${quoteIdentifier(cold)}`,
       );
@@ -244,7 +255,7 @@ async function retainColdDay(
       continue;
     }
     const dayText = new Date(day * DAY).toISOString().slice(0, 10);
-    counts[cold] = (await wh.cold.rewritePartition(cold, dayText, keep, context.request.now)).removed;
+    counts[cold] = (await wh.cold.rewritePartition(cold, dayText, keep, context.request.now, prepare)).removed;
     faultPoint('retention-slice');
   }
   return counts;

@@ -29,7 +29,8 @@ import { faultPoint } from '../fault.js';
 import { isOutOfMemory } from './duckdb.js';
 import { fsyncPath } from './disk.js';
 import { purgeBufferPool } from './settings.js';
-import { instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
+import { DAY } from '../time.js';
+import { epochDayOf, instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
 
 /** A table that goes cold: its rows are partitioned by the UTC day of `valid_time`. */
 export interface ColdTable {
@@ -81,7 +82,6 @@ export function hotNameOf(table: string): string {
   return `${table}_hot`;
 }
 
-const DAY_MS = 86_400_000;
 /**
  * Rows a move copies into one TEMP table and commits together (a first move of a long history, or
  * the month a warehouse missed). Chunks of seven days were 1.9 M rows of model outputs at 100
@@ -105,6 +105,14 @@ const DELETE_SLICE_ROWS = 1_000_000;
 const CHECKPOINT_BEFORE_WRITE_ROWS = 100_000;
 
 /**
+ * Rows of a day one sort takes: a day with more is sorted a slice of consecutive sites at a time
+ * into a TEMP table, in order, which the file is then written from without a sort. At 1,000
+ * sites, the sort of a day of model outputs (2.7 M rows) thinned against its kept vintages ran
+ * out of the warehouse's 64 MB; so did a move's first publish.
+ */
+const SORT_SLICE_ROWS = 500_000;
+
+/**
  * Rows per row group of a cold file. Fed by a sort, DuckDB's Parquet writer at its default
  * (122,880) ran out of the warehouse's 64 MB on a day of 270,000 model outputs at 100 sites,
  * whatever the threads; at 16,384 it wrote the day in 0.6 s. Smaller groups also let a reader of
@@ -122,7 +130,7 @@ export function coldFolderOf(path: string): string {
 
 /** 00:00 UTC of the day `hotWindowMs` before `nowMs`: rows before it are cold. */
 export function hotCutoff(nowMs: number, hotWindowMs: number): number {
-  return Math.floor((nowMs - hotWindowMs) / DAY_MS) * DAY_MS;
+  return Math.floor((nowMs - hotWindowMs) / DAY) * DAY;
 }
 
 /** What ColdStore needs of the warehouse (src/warehouse/warehouse.ts has it), its buffer pool's purge included. */
@@ -175,7 +183,17 @@ function chunksOf<K>(items: readonly { key: K; rows: number }[], maxRows: number
 interface CurrentFile {
   generation: number;
   file: string;
+  row_count: bigint;
 }
+
+/** A day's rows to write, as SQL for those of a slice given its condition; `prepare` runs before each slice's. */
+interface SlicedRows {
+  rows: (ofSlice: string) => string;
+  prepare?: (ofSlice: string) => Promise<void>;
+}
+
+/** The TEMP table a day's rows are sorted into, in their file's order (sortInto), before they are written. */
+const SORTED = 'cold_sorted';
 
 export class ColdStore {
   /** While withHistory runs: the first day its views read (null: every day) and the tables they shadow. */
@@ -223,7 +241,7 @@ export class ColdStore {
       await this.db.checkpoint();
       this.touchedSince = 0;
       await this.finishPendingMoves(nowMs);
-      const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY_MS))
+      const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY))
         .map((day) => day.key)
         .filter((day) => day >= days[0]);
       if (hot.length <= 1) return hot.length === 0 ? [] : this.moveOrSplit(table, hot, nowMs, true);
@@ -261,23 +279,31 @@ export class ColdStore {
    * rows of that day, if any (a late row not moved yet), are not touched: delete those in the
    * hot table. A day with no cold file, or whose file keeps every row, is left as it is.
    */
-  async rewritePartition(table: string, day: string, keepSql: string, nowMs: number): Promise<Rewritten> {
+  async rewritePartition(
+    table: string,
+    day: string,
+    keepSql: string,
+    nowMs: number,
+    prepare?: (ofSlice: string) => Promise<void>,
+  ): Promise<Rewritten> {
     const spec = coldTable(table);
     const dayMs = parseDay(day);
     const current = await this.currentFile(spec.name, dayMs);
     if (!current) return { kept: 0, removed: 0 };
     const source = `read_parquet(${quoteLiteral(this.absolute(current.file))})`;
-    const [{ total, kept }] = await this.db.all<{ total: bigint; kept: bigint }>(
-      `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
-       SELECT count(*) AS total, count(*) FILTER (WHERE ${keepSql}) AS kept FROM ${quoteIdentifier(spec.name)}`,
-    );
-    const removed = Number(total) - Number(kept);
-    if (removed === 0) return { kept: Number(kept), removed: 0 };
-    const rows = `WITH ${quoteIdentifier(spec.name)} AS (SELECT * FROM ${source})
-      SELECT * FROM ${quoteIdentifier(spec.name)} WHERE ${keepSql}`;
-    const written = await this.writeDay(spec, dayMs, Number(kept) === 0 ? null : rows);
+    const name = quoteIdentifier(spec.name);
+    const kept = await this.sortInto(spec, source, {
+      rows: (of) => `WITH ${name} AS (SELECT * FROM ${source} WHERE ${of}) SELECT * FROM ${name} WHERE ${keepSql}`,
+      prepare,
+    });
+    const removed = Number(current.row_count) - kept;
+    if (removed === 0) {
+      await this.db.run(`DROP TABLE IF EXISTS ${SORTED}`);
+      return { kept, removed: 0 };
+    }
+    const written = await this.writeDay(spec, dayMs, kept > 0);
     await this.commit(spec, [written], nowMs);
-    return { kept: Number(kept), removed };
+    return { kept, removed };
   }
 
   /** SQL for the rows of one table's day in its current cold file, to put where a table name goes; null when the day has none. */
@@ -300,7 +326,7 @@ export class ColdStore {
       `SELECT DISTINCT table_name FROM cold_files WHERE ${CURRENT} AND file IS NOT NULL`,
     );
     this.shadows = {
-      from: fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY_MS) * DAY_MS),
+      from: fromMs === undefined ? null : dayText(Math.floor(fromMs / DAY) * DAY),
       tables: new Set(),
     };
     const { tables } = this.shadows;
@@ -393,11 +419,11 @@ export class ColdStore {
   /** The days before the cutoff with hot rows (epoch ms), oldest first, with their rows. */
   private async hotDaysBefore(table: string, cutoffMs: number): Promise<{ key: number; rows: number }[]> {
     const rows = await this.db.all<{ day: bigint; n: bigint }>(
-      `SELECT CAST(floor(epoch_ms(valid_time) / ${DAY_MS}) AS BIGINT) AS day, count(*) AS n
+      `SELECT ${epochDayOf('valid_time')} AS day, count(*) AS n
        FROM ${quoteIdentifier(table)} WHERE valid_time < ${instant('$1')} GROUP BY day ORDER BY day`,
       [cutoffMs],
     );
-    return rows.map((row) => ({ key: Number(row.day) * DAY_MS, rows: Number(row.n) }));
+    return rows.map((row) => ({ key: Number(row.day) * DAY, rows: Number(row.n) }));
   }
 
   /**
@@ -409,7 +435,7 @@ export class ColdStore {
    * there is completed by finishPendingMoves at the next open.
    */
   private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
-    const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY_MS)}`;
+    const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY)}`;
     let source = quoteIdentifier(table.name);
     if (days.length > 1) {
       await this.db.run(`CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range}`);
@@ -419,8 +445,10 @@ export class ColdStore {
     await purgeBufferPool(this.db);
     const written: Written[] = [];
     try {
-      for (const dayMs of days)
-        written.push(await this.writeDay(table, dayMs, await this.mergedDay(table, dayMs, source)));
+      for (const dayMs of days) {
+        const merged = await this.mergedDay(table, dayMs, source);
+        written.push(await this.writeDay(table, dayMs, (await this.sortInto(table, merged.all, merged)) > 0));
+      }
     } finally {
       if (days.length > 1) await this.db.run('DROP TABLE IF EXISTS cold_move');
     }
@@ -473,43 +501,89 @@ export class ColdStore {
     this.touchedSince = 0;
   }
 
-  /** SQL for a day's rows of `source` merged with the day's current file, if any. */
-  private async mergedDay(table: ColdTable, dayMs: number, source: string): Promise<string> {
+  /**
+   * A day's rows of `source` merged with the day's current file, if any: SQL for those of a slice
+   * (`rows`, given a condition on the table's columns), and for every row of both sides (`all`).
+   */
+  private async mergedDay(table: ColdTable, dayMs: number, source: string): Promise<SlicedRows & { all: string }> {
     const columns = await columnsOf(this.db, table.name);
-    const hot = `SELECT ${columns} FROM ${source} WHERE ${dayFilter(dayMs)}`;
+    const hot = (of: string) => `SELECT ${columns} FROM ${source} WHERE ${dayFilter(dayMs)} AND ${of}`;
     const current = await this.currentFile(table.name, dayMs);
-    if (!current) return hot;
-    const cold = `SELECT ${columns} FROM read_parquet(${quoteLiteral(this.absolute(current.file))})`;
+    if (!current) return { rows: hot, all: `(${hot('TRUE')})` };
+    const file = `read_parquet(${quoteLiteral(this.absolute(current.file))})`;
+    const cold = (of: string) => `SELECT ${columns} FROM ${file} WHERE ${of}`;
     const match = table.key
       .map((column) => `k.${quoteIdentifier(column)} = d.${quoteIdentifier(column)}`)
       .join(' AND ');
     // the rows of the losing side whose key the winning side has are dropped
     const [winner, loser] = table.hotWins ? [hot, cold] : [cold, hot];
-    return `WITH w AS (${winner}), l AS (${loser})
-      SELECT * FROM w UNION ALL SELECT * FROM l d WHERE NOT EXISTS (SELECT 1 FROM w k WHERE ${match})`;
+    return {
+      rows: (of) => `WITH w AS (${winner(of)}), l AS (${loser(of)})
+        SELECT * FROM w UNION ALL SELECT * FROM l d WHERE NOT EXISTS (SELECT 1 FROM w k WHERE ${match})`,
+      all: `(${hot('TRUE')} UNION ALL ${cold('TRUE')})`,
+    };
   }
 
   /**
-   * Writes `rows` (SQL; null: the day is to be emptied) to a new generation's file, sorted by the
-   * key (so row-group min/max let a reader skip other sites), and fsyncs it. Not yet committed:
-   * a kill from here to commit() leaves a file no row names.
+   * Fills the TEMP table SORTED with a day's rows (`day.rows`), in the order of its file, a slice
+   * of consecutive sites at a time (those of `counted`, a relation holding the day's rows or
+   * more, SORT_SLICE_ROWS rows a slice; a site with more alone), each slice sorted alone and
+   * `day.prepare` run before it; returns the rows in it. A table without `sliceBy` is one slice.
    */
-  private async writeDay(table: ColdTable, dayMs: number, rows: string | null): Promise<Written> {
+  private async sortInto(table: ColdTable, counted: string, day: SlicedRows): Promise<number> {
+    const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
+    await this.db.run(`CREATE OR REPLACE TEMP TABLE ${SORTED} AS SELECT * FROM ${counted} LIMIT 0`);
+    let rows = 0;
+    for (const of of await this.slicesOf(table, counted)) {
+      await day.prepare?.(of);
+      rows += await this.oneThread(() =>
+        this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
+      );
+    }
+    return rows;
+  }
+
+  /** Conditions on `sliceBy` that cut the rows of `relation` into slices of SORT_SLICE_ROWS rows (a value with more alone). */
+  private async slicesOf(table: ColdTable, relation: string): Promise<string[]> {
+    if (!table.sliceBy) return ['TRUE'];
+    const by = quoteIdentifier(table.sliceBy);
+    const values = await this.db.all<{ value: string; n: bigint }>(
+      `SELECT ${by} AS value, count(*) AS n FROM ${relation} GROUP BY ${by} ORDER BY ${by}`,
+    );
+    const chunks = chunksOf(
+      values.map((row) => ({ key: row.value, rows: Number(row.n) })),
+      SORT_SLICE_ROWS,
+    );
+    if (chunks.length <= 1) return ['TRUE'];
+    return chunks.map(({ keys }) => `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`);
+  }
+
+  /**
+   * Writes the rows of SORTED (sortInto; `hasRows` false: the day is to be emptied) to a new
+   * generation's file in their order, sorted by the key (so row-group min/max let a reader skip
+   * other sites), fsyncs it and drops SORTED. Not yet committed: a kill from here to commit()
+   * leaves a file no row names.
+   */
+  private async writeDay(table: ColdTable, dayMs: number, hasRows: boolean): Promise<Written> {
     const day = dayText(dayMs);
     const [{ generation }] = await this.db.all<{ generation: number }>(
       `SELECT coalesce(max(generation), 0) + 1 AS generation FROM cold_files WHERE table_name = $1 AND day = CAST($2 AS DATE)`,
       [table.name, day],
     );
-    if (rows === null) return { day, generation, file: null, rows: 0, bytes: 0 };
+    if (!hasRows) {
+      await this.db.run(`DROP TABLE IF EXISTS ${SORTED}`);
+      return { day, generation, file: null, rows: 0, bytes: 0 };
+    }
     const file = `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
     const path = this.absolute(file);
     mkdirSync(dirname(path), { recursive: true });
-    const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
+    // one thread keeps the table's order: no sort of the whole day
     const count = await this.oneThread(() =>
       this.db.changed(
-        `COPY (SELECT * FROM (${rows}) ORDER BY ${order}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${COLD_ROW_GROUP_ROWS})`,
+        `COPY (SELECT * FROM ${SORTED}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${COLD_ROW_GROUP_ROWS})`,
       ),
     );
+    await this.db.run(`DROP TABLE ${SORTED}`);
     fsyncPath(path, 'r');
     fsyncPath(dirname(path), 'r');
     faultPoint('cold-write');
@@ -574,7 +648,7 @@ export class ColdStore {
 
   private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {
     const rows = await this.db.all<CurrentFile>(
-      `SELECT generation, file FROM cold_files
+      `SELECT generation, file, row_count FROM cold_files
        WHERE table_name = $1 AND day = CAST($2 AS DATE) AND ${CURRENT}`,
       [table, dayText(dayMs)],
     );
@@ -674,7 +748,7 @@ function coldTable(name: string): ColdTable {
 }
 
 function dayFilter(dayMs: number): string {
-  return `valid_time >= ${instantLiteral(dayMs)} AND valid_time < ${instantLiteral(dayMs + DAY_MS)}`;
+  return `valid_time >= ${instantLiteral(dayMs)} AND valid_time < ${instantLiteral(dayMs + DAY)}`;
 }
 
 function dayText(dayMs: number): string {

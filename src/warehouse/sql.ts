@@ -7,6 +7,7 @@
 // wrong; text (ISO strings cast with ::TIMESTAMPTZ) and make_timestamptz at call sites are not
 // used. Reading back, epoch_ms(column) gives the number again (whole ms; epoch_us(column) / 1000
 // keeps the microseconds, where they matter: a vintage's issue time).
+import { DAY } from '../time.js';
 
 /** `"name"`: an identifier, whatever characters it holds. */
 export function quoteIdentifier(name: string): string {
@@ -39,9 +40,14 @@ export function instantLiteral(ms: number): string {
 }
 
 /**
- * The UTC day (a DATE) of an epoch-day expression (days since 1970-01-01, as
- * `epoch_ms(t) // 86400000` gives): by arithmetic, so the session's TimeZone cannot move a day.
+ * The UTC day (a DATE) of an epoch-day expression (days since 1970-01-01, as epochDayOf
+ * gives): by arithmetic, so the session's TimeZone cannot move a day.
  */
 export function dateOfEpochDay(epochDay: string): string {
   return `(DATE '1970-01-01' + CAST(${epochDay} AS INTEGER))`;
+}
+
+/** The UTC epoch day (days since 1970-01-01, a BIGINT) of a TIMESTAMPTZ expression. */
+export function epochDayOf(expression: string): string {
+  return `(epoch_ms(${expression}) // ${DAY})`;
 }

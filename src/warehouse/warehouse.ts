@@ -41,6 +41,7 @@ import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js'
 import { WriterLock, type LockHolder } from './lock.js';
 import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
+import { DAY } from '../time.js';
 
 export { WarehouseBusyError, type LockHolder } from './lock.js';
 export type { Recovery } from './writer-file.js';
@@ -83,7 +84,7 @@ interface ColdSettings {
   now: () => number;
 }
 
-const DEFAULT_COLD_GRACE_MS = 7 * 86_400_000;
+const DEFAULT_COLD_GRACE_MS = 7 * DAY;
 
 const DEFAULT_LOCK_WAIT_MS = 10_000;
 /** Room kept for the checkpoint of a run's last ledger rows at publish: four DuckDB blocks. */

@@ -8,7 +8,7 @@
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
 import { CURRENT } from '../../warehouse/cold.js';
-import { dateOfEpochDay, instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
+import { dateOfEpochDay, epochDayOf, instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
 import { isOutOfMemory } from '../../warehouse/duckdb.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
@@ -420,7 +420,7 @@ async function applyBatch(
 const COLD_STALE = 'acc_cold_stale';
 
 /** The UTC day (DATE) of a TIMESTAMPTZ column: the day of the cold file that holds its row. */
-const dayOf = (column: string) => dateOfEpochDay(`epoch_ms(${column}) // 86400000`);
+const dayOf = (column: string) => dateOfEpochDay(epochDayOf(column));
 
 /** The closed days of the ledger, those with a current cold file: `columns` of their cold_files rows. */
 const coldDaysSql = (columns = 'day') =>
@@ -505,7 +505,7 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
   const { batchPoints } = options;
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
   const estimated = incremental && options.from !== undefined && options.to !== undefined;
-  const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / 3_600_000)) : 1;
+  const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / HOUR)) : 1;
   const weight = estimated
     ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points)
         ELSE CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
