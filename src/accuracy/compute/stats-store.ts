@@ -287,14 +287,14 @@ async function halvingOnOutOfMemory(
   } catch (error) {
     if (!isOutOfMemory(error)) throw error;
     await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
-    const halves = await halvesOf(wh, ledgerPairs, slice);
+    const halves = await sliceHalves(wh, ledgerPairs, slice);
     if (!halves) throw error;
     for (const half of halves) await halvingOnOutOfMemory(wh, ledgerPairs, half, compute);
   }
 }
 
 /** Halves of the slice's sites, or of a site's days; null for a day of a site. */
-async function halvesOf(wh: Warehouse, ledgerPairs: string, slice: Slice): Promise<[Slice, Slice] | null> {
+async function sliceHalves(wh: Warehouse, ledgerPairs: string, slice: Slice): Promise<[Slice, Slice] | null> {
   if (slice.lo !== slice.hi) {
     const sites = await wh.all<{ site_id: string }>(
       `SELECT DISTINCT site_id FROM ${ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(slice.lo)} AND ${quoteLiteral(slice.hi)} ORDER BY site_id`,

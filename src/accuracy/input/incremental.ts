@@ -601,7 +601,7 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
         ? [ids.slice(0, Math.ceil(ids.length / 2)), ids.slice(Math.ceil(ids.length / 2))].map(
             (half) => [sqlList(half), slice] as const,
           )
-        : (await halvesOf(wh, slice, options))?.map((half) => [sites, half] as const);
+        : (await validTimeHalves(wh, slice, options))?.map((half) => [sites, half] as const);
     if (!halves) throw error;
     await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
     for (const [part, partSlice] of halves) await alignBatch(wh, run, part, partSlice);
@@ -627,7 +627,7 @@ function sliced(options: AlignOptions, slice: ValidSlice): AlignOptions {
  * it: those of its window and of its ledger pairs (the pairs leaving the window lie before it),
  * or null when they span an hour or less.
  */
-async function halvesOf(
+async function validTimeHalves(
   wh: Warehouse,
   slice: ValidSlice,
   options: AlignOptions,
