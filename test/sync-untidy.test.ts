@@ -72,6 +72,38 @@ describe('tolerance', () => {
     expect(counted['sites.capacity_kw_array[].dateEnd']).toBe(segments);
     expect(counted['sites.capacity_kw_array[].dateStart']).toBe(segments);
   });
+
+  it("models without a schedule have their outputs read at the site's forecast updates: every vintage their fires give, a null there skipped", async () => {
+    const dir = tempDir();
+    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    expect((await runSync(clean)).status).toBe('ok');
+
+    emu.setUntidy(['no-schedules', 'update-nulls']);
+    const config = testConfig({ dir, url: emu.url, db: join(dir, 'unscheduled.duckdb') });
+    const run = await runSync(config);
+    emu.setUntidy([]);
+
+    expect(run.status).toBe('ok');
+    expect(run.failures).toEqual([]);
+    const [{ scheduled }] = await query<{ scheduled: number }>(
+      config.warehouse.path,
+      'SELECT count(schedule_cron)::INTEGER AS scheduled FROM models',
+    );
+    expect(scheduled).toBe(0);
+    // every vintage read at its fires is read at the site's issue times too, row for row
+    const [{ stored, missing }] = await query<{ stored: number; missing: number }>(
+      config.warehouse.path,
+      `ATTACH '${clean.warehouse.path}' AS scheduled (READ_ONLY);
+       SELECT (SELECT count(*) FROM model_outputs)::INTEGER AS stored,
+         (SELECT count(*) FROM (SELECT * FROM scheduled.model_outputs EXCEPT ALL SELECT * FROM model_outputs))::INTEGER AS missing`,
+    );
+    expect(stored).toBeGreaterThan(0);
+    expect(missing).toBe(0);
+    // the list is read once a site by each of the two steps, and its null skipped by each
+    const counted = await defaulted(config.warehouse.path, run.runId);
+    expect(counted['forecasts.updates[]']).toBe(3);
+    expect(counted['outputs.updates[]']).toBe(3);
+  });
 });
 
 describe('capacity segments, each read on its own', () => {

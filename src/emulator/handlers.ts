@@ -326,7 +326,7 @@ function modelItem(ctx: Context, model: ModelRecord, site: SiteRecord, withServi
     state: model.states.map((entry) =>
       ctx.profile === 'rich' ? { state: entry.state, timestamp_utc: formatInstant(entry.timestamp) } : {},
     ),
-    schedule: { type: 'cron', value: model.schedule },
+    schedule: ctx.untidy.has('no-schedules') ? null : { type: 'cron', value: model.schedule },
     ...(withServing ? { serving_active: model.serving_active } : {}),
   };
 }

@@ -11,6 +11,8 @@ export const UNTIDY_KINDS = [
   'capacity-nulls',
   /** Forecast, model output and actuals bodies list their second valid time again, last, with another value. */
   'duplicates',
+  /** List Site Models answers `schedule: null` for every model (the reference allows it). */
+  'no-schedules',
   /** The first model of the account's first site is listed under every other site of the account too. */
   'shared-models',
   /** Upload Site Capacity answers 500 (after whatever a delete before it did). */
