@@ -12,7 +12,7 @@
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { instantLiteral, sqlList } from './sql.js';
-import { isOutOfMemory } from './duckdb.js';
+import { halvingOnOutOfMemory } from './duckdb.js';
 import type { Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
 
@@ -246,7 +246,11 @@ async function inSlices<T extends SiteValues>(
   sites: readonly T[],
   fn: (slice: T[]) => Promise<void>,
 ): Promise<void> {
-  for (const slice of slicesOf(sites)) await halvedOutOfMemory(warehouse, slice, fn);
+  for (const slice of slicesOf(sites)) {
+    // inside a caller's transaction, the transaction fails whole: no halves
+    if (warehouse.insideTransaction) await fn(slice);
+    else await halvingOnOutOfMemory(slice, (part) => warehouse.transaction(() => fn([...part])));
+  }
 }
 
 function slicesOf<T extends SiteValues>(sites: readonly T[]): T[][] {
@@ -263,21 +267,6 @@ function slicesOf<T extends SiteValues>(sites: readonly T[]): T[][] {
     }
   }
   return slices;
-}
-
-async function halvedOutOfMemory<T>(
-  warehouse: Warehouse,
-  slice: T[],
-  fn: (slice: T[]) => Promise<void>,
-): Promise<void> {
-  try {
-    await warehouse.transaction(() => fn(slice));
-  } catch (error) {
-    if (slice.length < 2 || warehouse.insideTransaction || !isOutOfMemory(error)) throw error;
-    const half = Math.ceil(slice.length / 2);
-    await halvedOutOfMemory(warehouse, slice.slice(0, half), fn);
-    await halvedOutOfMemory(warehouse, slice.slice(half), fn);
-  }
 }
 
 /** `sites` (a query of site_id and from_time) with the actuals each reads: from 2 · margin before from_time. */

@@ -254,7 +254,7 @@ async function computeDays(
       WHERE chunk BETWEEN ${first} AND ${last} ${days === null ? '' : `AND chunk IN (${days})`}`);
   };
   for (const slice of await planSlices(wh, meta, days)) {
-    await halvingOnOutOfMemory(wh, meta.ledgerPairs, slice, computeSlice);
+    await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
     await purgeBufferPool(wh); // as between alignment batches (incremental.ts)
   }
   await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);
@@ -276,7 +276,7 @@ interface Slice {
  * pairs; what a statement of them needs can still exceed the memory limit (many groups,
  * quantiles, a site with a month of one-minute pairs), and the step goes on in smaller statements.
  */
-async function halvingOnOutOfMemory(
+async function computeOrHalve(
   wh: Warehouse,
   ledgerPairs: string,
   slice: Slice,
@@ -289,7 +289,7 @@ async function halvingOnOutOfMemory(
     await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
     const halves = await sliceHalves(wh, ledgerPairs, slice);
     if (!halves) throw error;
-    for (const half of halves) await halvingOnOutOfMemory(wh, ledgerPairs, half, compute);
+    for (const half of halves) await computeOrHalve(wh, ledgerPairs, half, compute);
   }
 }
 

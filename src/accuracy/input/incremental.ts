@@ -9,7 +9,7 @@
 // "Incremental scoring").
 import { CURRENT } from '../../warehouse/cold.js';
 import { dateOfEpochDay, epochDayOf, instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
-import { isOutOfMemory } from '../../warehouse/duckdb.js';
+import { halvingOnOutOfMemory, isOutOfMemory } from '../../warehouse/duckdb.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
   alignPoints,
@@ -185,18 +185,25 @@ async function readState(wh: Warehouse): Promise<LedgerState | null> {
   };
 }
 
-/** Forecast and model-output points (site_id, issue_time, valid_time) of the chosen sites in a window. */
+/** Forecast and model-output points (site_id, issue_time, valid_time) of the sites `sites` in a window. */
 function vintagePointsSql(
   options: AlignOptions,
+  sites: readonly string[],
   from: number | null | undefined,
   to: number | null | undefined,
 ): string {
   return `SELECT site_id, update_time AS issue_time, valid_time FROM forecasts
-      WHERE site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('valid_time', from, to)}
+      WHERE site_id IN (${sqlList(sites)}) AND ${inWindowSql('valid_time', from, to)}
     UNION ALL
     SELECT o.site_id, o.as_of, o.valid_time FROM model_outputs o JOIN models m USING (site_id, model_id)
-      WHERE o.site_id IN (SELECT site_id FROM acc_site) AND ${inWindowSql('o.valid_time', from, to)} AND ${modelFilterSql(options)}`;
+      WHERE o.site_id IN (${sqlList(sites)}) AND ${inWindowSql('o.valid_time', from, to)} AND ${modelFilterSql(options)}`;
 }
+
+/**
+ * Sites whose vintages one statement counts: its hash table holds a row per site and issue time
+ * of the window, and 1,000 sites' month (3.6 M vintages) ran out of accuracy's 96 MB in one.
+ */
+const VINTAGE_COUNT_SITES = 100;
 
 /** The window spanning both (open where either is). */
 function spanning(a: number | null | undefined, b: number | null | undefined, pick: (x: number, y: number) => number) {
@@ -213,11 +220,19 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   const to = old ? spanning(old.to, options.to, Math.max) : options.to;
   const inOld = old ? inWindowSql('valid_time', old.from, old.to) : 'FALSE';
   const inNew = inWindowSql('valid_time', options.from, options.to);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages AS
-    SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
-      count(*) FILTER (WHERE ${inNew}) AS points,
-      count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
-    FROM (${vintagePointsSql(options, from, to)}) GROUP BY site_id, issue_time`);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages (site_id VARCHAR, issue_time TIMESTAMPTZ,
+    old_points BIGINT, points BIGINT, new_points BIGINT, first_valid TIMESTAMPTZ)`);
+  const sites = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_site ORDER BY site_id')).map(
+    (row) => row.site_id,
+  );
+  const count = (part: readonly string[]) =>
+    wh.run(`INSERT INTO acc_vintages
+      SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
+        count(*) FILTER (WHERE ${inNew}) AS points,
+        count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
+      FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`);
+  for (let i = 0; i < sites.length; i += VINTAGE_COUNT_SITES)
+    await halvingOnOutOfMemory(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
 }
 
 /**
