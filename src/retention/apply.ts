@@ -245,11 +245,12 @@ async function retainColdDay(
     // the kept vintages of each slice of the day's sites, as the rewrite reaches it
     const prepare =
       table.rule === 'vintages' ? (ofSlice: string) => markKept(wh, table, ofSlice, source, context) : undefined;
-    const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : 'FALSE';
+    // a revisions' or the ledger's day goes whole (null: its file is not read)
+    const keep = table.rule === 'vintages' ? `NOT (${vintageGoesSql(table, name, KEPT)})` : null;
     if (context.request.dryRun) {
       await prepare?.('TRUE');
       const [{ n }] = await wh.all<{ n: bigint }>(
-        `WITH ${quoteIdentifier(cold)} AS (SELECT * FROM ${rows}) SELECT count(*) FILTER (WHERE NOT (${keep})) AS n FROM ${quoteIdentifier(cold)}`,
+        `WITH ${quoteIdentifier(cold)} AS (SELECT * FROM ${rows}) SELECT count(*) FILTER (WHERE NOT (${keep ?? 'FALSE'})) AS n FROM ${quoteIdentifier(cold)}`,
       );
       counts[cold] = Number(n);
       continue;

@@ -273,7 +273,7 @@ export class ColdStore {
 
   /**
    * Thins the cold file of one day: a new generation holding only the rows for which `keepSql`
-   * holds. `keepSql` is a SQL boolean over the table's columns, evaluated in a query whose FROM
+   * holds (null: none, and the file is not read). `keepSql` is a SQL boolean over the table's columns, evaluated in a query whose FROM
    * is the day's rows named as the table (so a correlated subquery on the table's name sees the
    * same day; window functions go inside such a subquery). Costs one day of one table. The hot
    * rows of that day, if any (a late row not moved yet), are not touched: delete those in the
@@ -282,7 +282,7 @@ export class ColdStore {
   async rewritePartition(
     table: string,
     day: string,
-    keepSql: string,
+    keepSql: string | null,
     nowMs: number,
     prepare?: (ofSlice: string) => Promise<void>,
   ): Promise<Rewritten> {
@@ -290,6 +290,10 @@ export class ColdStore {
     const dayMs = parseDay(day);
     const current = await this.currentFile(spec.name, dayMs);
     if (!current) return { kept: 0, removed: 0 };
+    if (keepSql === null) {
+      await this.commit(spec, [await this.writeDay(spec, dayMs, false)], nowMs);
+      return { kept: 0, removed: Number(current.row_count) };
+    }
     const source = `read_parquet(${quoteLiteral(this.absolute(current.file))})`;
     const name = quoteIdentifier(spec.name);
     const kept = await this.sortInto(spec, source, {

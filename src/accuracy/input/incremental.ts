@@ -393,9 +393,10 @@ async function batchChangesSites(wh: Warehouse): Promise<boolean> {
 
 /**
  * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
- * from `base`) in one transaction, telling `listener`; returns how many were aligned. Stale pairs
- * of closed days are set aside in acc_cold_stale, for removeColdStale to take out of their cold
- * files once every batch is in. The first batch also takes away the ledger's state (and the
+ * from `base`) in one transaction, telling `listener`; returns how many were aligned. An
+ * incremental run's stale pairs of closed days are set aside in acc_cold_stale, for
+ * removeColdStale to take out of their cold files once every batch is in (a full alignment's are
+ * every cold pair: their days go whole). The first batch also takes away the ledger's state (and the
  * listener its own), so that a run killed between batches leaves a ledger the next run knows to
  * align again in full (a full alignment finds those stale pairs too, and removes them).
  */
@@ -404,7 +405,7 @@ async function applyBatch(
   range: string,
   base: number,
   first: { rebuilt: boolean } | null,
-  meta: { listener?: LedgerListener; now: number },
+  meta: { listener?: LedgerListener; now: number; full: boolean },
 ): Promise<number> {
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
@@ -414,7 +415,8 @@ async function applyBatch(
       await meta.listener?.starting(first.rebuilt);
     }
     await meta.listener?.removing();
-    await wh.run(`INSERT INTO ${COLD_STALE}
+    if (!meta.full)
+      await wh.run(`INSERT INTO ${COLD_STALE}
       SELECT pid, ${dayOf('valid_time')} AS day FROM acc_stale
       WHERE ${dayOf('valid_time')} IN (${coldDaysSql()}) AND pid NOT IN (SELECT pid FROM ${pairs} WHERE ${range})`);
     await wh.run(`DELETE FROM ${quantiles} WHERE pid IN (SELECT pid FROM acc_stale)`);
@@ -442,24 +444,27 @@ const coldDaysSql = (columns = 'day') =>
   `SELECT ${columns} FROM cold_files WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL`;
 
 /**
- * Takes the stale pairs of acc_cold_stale out of their cold days, each day once, in a transaction
- * of its own (its quantiles and its pairs together). A day all of whose pairs are stale (one that
- * left the window, or a full alignment's) is dropped whole, without reading it: only a day losing
- * some of its pairs is rewritten, against that day's stale pids alone.
+ * Takes the stale pairs out of the cold days, once per run (each day's quantiles, then its pairs,
+ * each a new generation of its own): with `full`, every cold pair (a full alignment replaces them
+ * all), else those of acc_cold_stale. A day all of whose pairs are stale (one that left the
+ * window, or a full alignment's) is dropped whole, without reading it: only a day losing some of
+ * its pairs is rewritten, against that day's stale pids alone. A run killed part way has no
+ * ledger state (the first batch took it away): the next aligns in full and drops every cold day.
+ * acc_cold_stale is read, never deleted from: deletes from a temp table hold their versions
+ * until it is dropped, and a month's catch-up at 100 sites ran out of 96 MB by its 30th day.
  */
-async function removeColdStale(wh: Warehouse, now: number): Promise<void> {
+async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promise<void> {
   const days = await wh.all<{ day: string; whole: boolean }>(
-    `SELECT strftime(s.day, '%Y-%m-%d') AS day, count(*) >= any_value(f.row_count) AS whole
+    full
+      ? `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day, true AS whole")} ORDER BY day`
+      : `SELECT strftime(s.day, '%Y-%m-%d') AS day, count(*) >= any_value(f.row_count) AS whole
      FROM ${COLD_STALE} s JOIN (${coldDaysSql('day, row_count')}) f USING (day)
      GROUP BY s.day ORDER BY s.day`,
   );
   for (const { day, whole } of days) {
-    const keep = whole ? 'FALSE' : `pid NOT IN (SELECT pid FROM ${COLD_STALE} WHERE day = DATE '${day}')`;
-    await wh.transaction(async () => {
-      await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep, now);
-      await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
-      await wh.run(`DELETE FROM ${COLD_STALE} WHERE day = DATE '${day}'`);
-    });
+    const keep = whole ? null : `pid NOT IN (SELECT pid FROM ${COLD_STALE} WHERE day = DATE '${day}')`;
+    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep, now);
+    await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
     await purgeBufferPool(wh);
   }
 }
@@ -603,7 +608,10 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     await markStale(wh, options, changes, range, slice);
     await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
     const first = progress.started ? null : { rebuilt: incremental === null };
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, run.meta);
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, {
+      ...run.meta,
+      full: incremental === null,
+    });
     progress.started = true;
     progress.batches++;
   } catch (error) {
@@ -745,10 +753,10 @@ export async function refreshLedger(
     // What the batches before the failed one replaced leaves the cold days before the publish.
     // Should that fail as well, the next run aligns in full (the ledger has no state) and finds
     // those pairs stale again.
-    await removeColdStale(wh, meta.now).catch(() => undefined);
+    await removeColdStale(wh, meta.now, !incremental).catch(() => undefined);
     throw error;
   }
-  await removeColdStale(wh, meta.now);
+  await removeColdStale(wh, meta.now, !incremental);
   const pairsAligned = progress.aligned;
   if (!incremental) await wh.transaction(() => dropUnchosen(wh, meta.now));
   await meta.listener?.done(Number(base));
