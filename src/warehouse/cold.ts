@@ -273,9 +273,11 @@ export class ColdStore {
 
   /**
    * Thins the cold file of one day: a new generation holding only the rows for which `keepSql`
-   * holds (null: none, and the file is not read). `keepSql` is a SQL boolean over the table's columns, evaluated in a query whose FROM
-   * is the day's rows named as the table (so a correlated subquery on the table's name sees the
-   * same day; window functions go inside such a subquery). Costs one day of one table. The hot
+   * holds (null: none, and the file is not read). `keepSql` is a SQL boolean over the table's
+   * columns, evaluated in a query whose FROM is the day's rows named as the table (so a
+   * correlated subquery on the table's name sees the same day, or the same slice of its sites
+   * when the day is sorted in slices and `prepare` runs before each; window functions go inside
+   * such a subquery). Costs one day of one table. The hot
    * rows of that day, if any (a late row not moved yet), are not touched: delete those in the
    * hot table. A day with no cold file, or whose file keeps every row, is left as it is.
    */
