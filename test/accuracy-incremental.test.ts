@@ -3,6 +3,7 @@
 // the pairs a full alignment makes, and every metric equals the full rescore's.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectSameMetrics, ledgerRows } from './accuracy-support.js';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
@@ -39,6 +40,21 @@ function settingsOf(config: LoadedConfig, now: number, extra: Partial<AccuracySe
     events: [{ name: 'ramp', kind: 'ramp', threshold: 20, unit: 'kw', direction: 'both', span: HOUR }],
     ...extra,
   };
+}
+
+/** The ledger tables' DDL and comments, and their columns', in the writer at `path`. */
+async function ledgerCatalog(path: string) {
+  const wh = await Warehouse.open({ path });
+  try {
+    return await wh.all(`
+      SELECT table_name AS name, sql, comment FROM duckdb_tables()
+      WHERE database_name = current_database() AND table_name IN ('accuracy_pairs', 'accuracy_pair_quantiles')
+      UNION ALL SELECT table_name || '.' || column_name, data_type || is_nullable::VARCHAR, comment FROM duckdb_columns()
+      WHERE database_name = current_database() AND table_name IN ('accuracy_pairs', 'accuracy_pair_quantiles')
+      ORDER BY name`);
+  } finally {
+    await wh.close();
+  }
 }
 
 let runs = 0;
@@ -120,6 +136,10 @@ describe('incremental accuracy', () => {
     const full = await score(config, now, { full: true, batchPoints: undefined });
     expect(full.run.result.ledger).toMatchObject({ mode: 'full', reason: '--full', pairs: ledger.pairs });
     expect(full.run.result.ledger!.stats).toMatchObject({ mode: 'full', of: ledger.stats!.of });
+    // a full alignment empties the ledger by creating its tables again: their DDL and comments are a new warehouse's
+    expect(await ledgerCatalog(config.warehouse.path)).toEqual(
+      await ledgerCatalog(join(tempDir('efsync-accuracy-new-'), 'new.duckdb')),
+    );
 
     // the ledger is the full alignment of every site at once, row for row; every metric the same to 1e-9
     expect(incremental.ledger).toEqual(full.ledger);

@@ -354,6 +354,25 @@ export class ColdStore {
     return `${quoteIdentifier(catalog)}.main.${quoteIdentifier(coldTable(table).name)}`;
   }
 
+  /**
+   * Empties the hot rows of `table` by creating its table again, with the same DDL and comments:
+   * for a writer about to replace every one of them. DuckDB keeps what a DELETE marks, per vector
+   * it touches, in memory until a checkpoint rewrites the row group; a full alignment of 1,000
+   * sites that deleted its ledger a site at a time grew by that until every batch ran out.
+   */
+  async emptyHot(table: string): Promise<void> {
+    const { name } = coldTable(table);
+    const [{ sql }] = await this.db.all<{ sql: string }>(
+      `SELECT sql FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
+      [name],
+    );
+    const comments = await commentsOf(this.db, name);
+    const hot = await this.hotTable(table);
+    await this.db.run(`DROP TABLE ${hot}`);
+    await this.db.run(sql);
+    await putComments(this.db, 'TABLE', hot, comments);
+  }
+
   /** (Re)creates the view withHistory shadows `table` with, over its current files from the first day it reads. */
   private async shadow(table: string): Promise<void> {
     if (!this.shadows) return;
@@ -682,11 +701,12 @@ export class ColdStore {
 export async function presentCold(connection: DuckDBConnection, files: Map<string, string[]>): Promise<void> {
   for (const [table, paths] of files) {
     if (paths.length === 0) continue;
-    const columns = await columnsOf(connectionDb(connection), table);
+    const db = connectionDb(connection);
+    const columns = await columnsOf(db, table);
     const hot = hotNameOf(table);
     await connection.run(`ALTER TABLE ${quoteIdentifier(table)} RENAME TO ${quoteIdentifier(hot)}`);
     await connection.run(`CREATE VIEW ${quoteIdentifier(table)} AS ${unionSql(quoteIdentifier(hot), columns, paths)}`);
-    await copyComments(connection, hot, table);
+    await putComments(db, 'VIEW', quoteIdentifier(table), await commentsOf(db, hot));
   }
 }
 
@@ -709,24 +729,35 @@ function unionSql(hotTable: string, columns: string, paths: readonly string[]): 
   return `${hot} UNION ALL SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])`;
 }
 
-async function copyComments(connection: DuckDBConnection, from: string, to: string): Promise<void> {
-  const table = await connection.runAndReadAll(
-    `SELECT comment FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1`,
-    [from],
+/** A table's comments, its own and its columns', as the catalog holds them. */
+interface Comments {
+  table: string | null;
+  columns: [column: string, text: string][];
+}
+
+async function commentsOf(db: Pick<ColdStoreDb, 'all'>, table: string): Promise<Comments> {
+  const [row] = await db.all<{ comment: string | null }>(
+    `SELECT comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
+    [table],
   );
-  const comment = table.getRows()[0]?.[0];
-  if (typeof comment === 'string')
-    await connection.run(`COMMENT ON VIEW ${quoteIdentifier(to)} IS ${quoteLiteral(comment)}`);
-  const columns = await connection.runAndReadAll(
+  const columns = await db.all<{ column_name: string; comment: string }>(
     `SELECT column_name, comment FROM duckdb_columns()
-     WHERE database_name = current_database() AND table_name = $1 AND comment IS NOT NULL`,
-    [from],
+     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL`,
+    [table],
   );
-  for (const [column, text] of columns.getRows()) {
-    await connection.run(
-      `COMMENT ON COLUMN ${quoteIdentifier(to)}.${quoteIdentifier(String(column))} IS ${quoteLiteral(String(text))}`,
-    );
-  }
+  return { table: row?.comment ?? null, columns: columns.map((c) => [c.column_name, c.comment]) };
+}
+
+/** Puts `comments` on the table or view `target` (a quoted, possibly qualified, name). */
+async function putComments(
+  db: Pick<ColdStoreDb, 'run'>,
+  kind: 'TABLE' | 'VIEW',
+  target: string,
+  comments: Comments,
+): Promise<void> {
+  if (comments.table !== null) await db.run(`COMMENT ON ${kind} ${target} IS ${quoteLiteral(comments.table)}`);
+  for (const [column, text] of comments.columns)
+    await db.run(`COMMENT ON COLUMN ${target}.${quoteIdentifier(column)} IS ${quoteLiteral(text)}`);
 }
 
 /** The table's columns in order, quoted and comma-separated. */
@@ -740,10 +771,13 @@ async function columnsOf(db: Pick<ColdStoreDb, 'all'>, table: string): Promise<s
   return rows.map((row) => quoteIdentifier(row.column_name)).join(', ');
 }
 
-function connectionDb(connection: DuckDBConnection): Pick<ColdStoreDb, 'all'> {
+function connectionDb(connection: DuckDBConnection): Pick<ColdStoreDb, 'all' | 'run'> {
   return {
     all: async <T>(sql: string, params?: (string | number | null)[]) =>
       (await connection.runAndReadAll(sql, params)).getRowObjectsJS() as T[],
+    run: async (sql: string, params?: (string | number | null)[]) => {
+      await connection.run(sql, params);
+    },
   };
 }
 

@@ -45,7 +45,10 @@ export interface LedgerListener {
    * transaction); `rebuilt` when every pair is aligned anew.
    */
   starting(rebuilt: boolean): Promise<void>;
-  /** The batch's ledger pairs in acc_stale (their rows) are about to be deleted. */
+  /**
+   * The batch's ledger pairs in acc_stale (their rows) are about to be deleted. Not called when
+   * every pair is aligned anew: the ledger's hot table is then emptied by the first batch.
+   */
   removing(): Promise<void>;
   /** A batch committed, outside any transaction: what the listener keeps aside may be tidied. */
   settled(): Promise<void>;
@@ -347,27 +350,25 @@ function changedRowsSql(rows: string, changes: Changes): string {
 }
 
 /**
- * The batch's ledger pairs that give way, as acc_stale (their rows, for the statistics to take
- * out): for a full alignment all of the batch's sites'; else those outside this run's window and
- * those inside it that changedRowsSql says are stale. The two are disjoint, so nothing removes
- * duplicates: a UNION hashed every whole row, and a month's catch-up, whose batches replace a
- * window's worth of pairs, ran out of memory in it.
+ * The batch's ledger pairs that give way to an incremental run, as acc_stale (their rows, for the
+ * statistics to take out): those outside this run's window and those inside it that
+ * changedRowsSql says are stale. The two are disjoint, so nothing removes duplicates: a UNION
+ * hashed every whole row, and a month's catch-up, whose batches replace a window's worth of
+ * pairs, ran out of memory in it.
  */
 async function markStale(
   wh: Warehouse,
   options: AlignOptions,
-  old: Changes | null,
+  old: Changes,
   range: string,
   slice: ValidSlice,
 ): Promise<void> {
   const inSlice = inWindowSql('valid_time', slice.from, slice.to);
   const ofBatch = `${range} AND ${inSlice} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const inWindow = inWindowSql('valid_time', options.from, options.to);
-  const stale = old
-    ? `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
-      UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`
-    : `SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch}`;
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS ${stale}`);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
+    SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
+    UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`);
 }
 
 /**
@@ -394,17 +395,18 @@ async function batchChangesSites(wh: Warehouse): Promise<boolean> {
 /**
  * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
  * from `base`) in one transaction, telling `listener`; returns how many were aligned. An
- * incremental run's stale pairs of closed days are set aside in acc_cold_stale, for
- * removeColdStale to take out of their cold files once every batch is in (a full alignment's are
- * every cold pair: their days go whole). The first batch also takes away the ledger's state (and the
- * listener its own), so that a run killed between batches leaves a ledger the next run knows to
- * align again in full (a full alignment finds those stale pairs too, and removes them).
+ * incremental run's stale pairs (acc_stale) are deleted, those of closed days set aside in
+ * acc_cold_stale for removeColdStale to take out of their cold files once every batch is in. A
+ * full alignment replaces every pair: its first batch empties the hot tables, and every cold day
+ * goes whole at the end. The first batch also takes away the ledger's state (and the listener its
+ * own), so that a run killed between batches leaves a ledger the next run knows to align again
+ * in full.
  */
 async function applyBatch(
   wh: Warehouse,
   range: string,
   base: number,
-  first: { rebuilt: boolean } | null,
+  first: boolean,
   meta: { listener?: LedgerListener; now: number; full: boolean },
 ): Promise<number> {
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
@@ -412,15 +414,20 @@ async function applyBatch(
   return wh.transaction(async () => {
     if (first) {
       await wh.run('DELETE FROM accuracy_ledger_state');
-      await meta.listener?.starting(first.rebuilt);
+      await meta.listener?.starting(meta.full);
+      if (meta.full) {
+        await wh.cold.emptyHot(LEDGER_QUANTILES);
+        await wh.cold.emptyHot(LEDGER_PAIRS);
+      }
     }
-    await meta.listener?.removing();
-    if (!meta.full)
+    if (!meta.full) {
+      await meta.listener?.removing();
       await wh.run(`INSERT INTO ${COLD_STALE}
-      SELECT pid, ${dayOf('valid_time')} AS day FROM acc_stale
-      WHERE ${dayOf('valid_time')} IN (${coldDaysSql()}) AND pid NOT IN (SELECT pid FROM ${pairs} WHERE ${range})`);
-    await wh.run(`DELETE FROM ${quantiles} WHERE pid IN (SELECT pid FROM acc_stale)`);
-    await wh.run(`DELETE FROM ${pairs} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
+        SELECT pid, ${dayOf('valid_time')} AS day FROM acc_stale
+        WHERE ${dayOf('valid_time')} IN (${coldDaysSql()}) AND pid NOT IN (SELECT pid FROM ${pairs} WHERE ${range})`);
+      await wh.run(`DELETE FROM ${quantiles} WHERE pid IN (SELECT pid FROM acc_stale)`);
+      await wh.run(`DELETE FROM ${pairs} WHERE ${range} AND pid IN (SELECT pid FROM acc_stale)`);
+    }
     await wh.run(`INSERT INTO ${pairs} SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE}`);
     await wh.run(`INSERT INTO ${quantiles} (pid, level, q, valid_time)
       SELECT q.pid + ${base}, q.level, q.q, p.valid_time FROM ${QUANTILES_TABLE} q JOIN ${PAIRS_TABLE} p USING (pid)`);
@@ -557,11 +564,12 @@ interface BatchProgress {
 }
 
 /**
- * Ledger pairs deleted between checkpoints, per point of accuracy.batch_points (thirty batches'
- * worth: 3,000,000 by default). DuckDB keeps what a delete marks in memory, outside its memory
- * limit, until a checkpoint writes it, so a full alignment at 100 sites (12 M pairs replaced)
- * held ~100 MB of it by its end, and ten times that at 1,000 sites. A checkpoint takes memory of
- * its own (~30 MB at 100 sites), so a nightly run, which deletes a few hundred thousand, has none.
+ * Ledger pairs an incremental run deletes between checkpoints, per point of accuracy.batch_points
+ * (thirty batches' worth: 3,000,000 by default). DuckDB keeps what a delete marks in memory,
+ * outside its memory limit, until a checkpoint writes it: a full alignment at 100 sites that
+ * deleted its 12 M pairs a batch at a time held ~100 MB of it by its end (a full alignment now
+ * empties the tables instead). A checkpoint takes memory of its own (~30 MB at 100 sites), so a
+ * nightly run, which deletes a few hundred thousand, has none; a month's catch-up has some.
  */
 const DELETES_PER_BATCH_POINT = 30;
 
@@ -605,10 +613,9 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     const range = await batchRangeSql(wh);
     const changes =
       incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-    await markStale(wh, options, changes, range, slice);
+    if (changes) await markStale(wh, options, changes, range, slice);
     await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
-    const first = progress.started ? null : { rebuilt: incremental === null };
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, first, {
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, !progress.started, {
       ...run.meta,
       full: incremental === null,
     });
@@ -630,7 +637,7 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     for (const [part, partSlice] of halves) await alignBatch(wh, run, part, partSlice);
     return;
   }
-  await settleDeletes(wh, options, progress);
+  if (incremental) await settleDeletes(wh, options, progress);
   // What the batch read and wrote leaves DuckDB's pool: each batch then grows from the same base
   // instead of from the last one's high-water mark.
   await purgeBufferPool(wh);
