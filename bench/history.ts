@@ -12,9 +12,9 @@ import { runMeasured, startEmulatorProcess } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { writerPathOf } from '../src/warehouse/warehouse.js';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
+import { DAY } from '../src/time.js';
 
 const API_KEY = 'bench-key';
-const DAY = 86_400_000;
 
 /** The steps a night reports, in order: the nightly chain's, then the runner's publish after it. */
 export const NIGHT_STEPS = [...NIGHTLY_STEPS, 'publish'] as const;

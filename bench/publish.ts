@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
+import { DAY, HOUR } from '../src/time.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -23,7 +24,6 @@ const { values: args } = parseArgs({
 });
 const SITES = Number(args.sites);
 const VINTAGES = Number(args.vintages);
-const DAY = 86_400_000;
 const HOT_WINDOW = Number(args['hot-window']) * DAY;
 const START = Date.UTC(2025, 0, 1);
 
@@ -56,7 +56,7 @@ const bytesPerRow: Record<string, number> = {};
 async function measure(depth: number, nights: number): Promise<Night[]> {
   const dir = mkdtempSync(join(tmpdir(), 'efsync-bench-publish-'));
   const path = join(dir, 'warehouse.duckdb');
-  let clock = START + depth * DAY + 3 * 3_600_000;
+  let clock = START + depth * DAY + 3 * HOUR;
   const open = () => Warehouse.open({ path, hotWindowMs: HOT_WINDOW, now: () => clock });
   try {
     let wh = await open();

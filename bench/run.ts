@@ -16,6 +16,7 @@ import { rawFetch } from './fetch.js';
 import { runMeasured, startEmulatorProcess } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { Warehouse, writerPathOf } from '../src/warehouse/warehouse.js';
+import { DAY, HOUR } from '../src/time.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -64,7 +65,7 @@ async function historyBench(days: number): Promise<void> {
   const baseline = Number(args['baseline-days']);
   const depths = baseline > 0 && baseline !== days ? [days, baseline] : [days];
   // The last night at 02:00 UTC of today, the build the chosen number of nights before.
-  const start = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 2 * 3_600_000 - nights * 86_400_000;
+  const start = Math.floor(Date.now() / DAY) * DAY + 2 * HOUR - nights * DAY;
   say(
     `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history, ${nights} nights, work dir ${work}`,
   );

@@ -6,9 +6,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { hashInts, hashText, smoothNoise } from './noise.js';
 import { powerCurve, SeriesCursor, STEP_MS } from './truth.js';
 import { nameplate, type ModelIssueTiming, type ModelKind, type ModelRecord, type SiteRecord } from './store.js';
-import { DAY } from '../time.js';
-
-const HOUR_MS = 3_600_000;
+import { DAY, HOUR } from '../time.js';
 
 const issueCache = new Map<string, number[]>();
 const ISSUE_CACHE_LIMIT = 50_000;
@@ -114,7 +112,7 @@ export class ModelForecaster {
     const truth = point.power;
     const leadDays = Math.max(t - issue, 0) / DAY;
     const sigma = (this.spread.base + this.spread.perDay * leadDays) * this.scale;
-    const error = this.spread.bias * this.scale + sigma * (smoothNoise(this.noiseSeed, t, 6 * HOUR_MS) + this.shift);
+    const error = this.spread.bias * this.scale + sigma * (smoothNoise(this.noiseSeed, t, 6 * HOUR) + this.shift);
     switch (this.site.type) {
       case 'solar': {
         const clearSkyPower = point.driver;
@@ -168,7 +166,7 @@ export interface ForecastPoint {
   issue: number;
 }
 
-const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR_MS, '1d': DAY };
+const RESOLUTIONS: Record<string, number> = { '15min': STEP_MS, '30min': 2 * STEP_MS, '1h': HOUR, '1d': DAY };
 
 /** The step of a site's forecasts, from its `model_resolution` setting (15 minutes by default). */
 export function resolutionOf(site: SiteRecord): number {

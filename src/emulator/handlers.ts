@@ -18,7 +18,7 @@ import {
   UpdateModelBody,
   type ErrorItem,
 } from '../api/schemas.js';
-import { formatExactInstant, formatInstant, startOfUtcDay, DAY } from '../time.js';
+import { formatExactInstant, formatInstant, startOfUtcDay, DAY, HOUR } from '../time.js';
 import {
   firstStepFrom,
   intervalMean,
@@ -44,7 +44,7 @@ import { hashText, uniform } from './noise.js';
 /** The longest date range a query may span. */
 const MAX_RANGE_DAYS = 370;
 /** Actuals younger than this are provisional: they are revised once they are older. */
-const PROVISIONAL_MS = 3 * 3_600_000;
+const PROVISIONAL_MS = 3 * HOUR;
 
 export interface Reply {
   status: number;
@@ -167,8 +167,8 @@ export function uploadCapacity(ctx: Context, siteId: string, body: unknown): Rep
 }
 
 const FREQ_MS: Record<string, number> = {
-  '1h': 3_600_000,
-  '60min': 3_600_000,
+  '1h': HOUR,
+  '60min': HOUR,
   '30min': 1_800_000,
   '15min': 900_000,
   '5min': 300_000,
@@ -542,7 +542,7 @@ export function deleteActuals(ctx: Context, siteId: string, query: Record<string
  * percent off, revised to the truth later.
  */
 function actualValue(truth: number, now: number, seed: number, t: number): number | null {
-  if (uniform(seed, Math.floor(t / 3_600_000)) < 1 / 150) return null;
+  if (uniform(seed, Math.floor(t / HOUR)) < 1 / 150) return null;
   if (now - (t + STEP_MS) < PROVISIONAL_MS) return round3(truth * (1 + 0.12 * (uniform(seed, t / STEP_MS, 7) - 0.5)));
   return round3(truth);
 }

@@ -2,7 +2,7 @@
 // NOAA's solar position (declination, equation of time, hour angle), Haurwitz clear-sky GHI,
 // Meinel direct normal irradiance, and the panel normal for fixed, single-axis and dual-axis mounts.
 import type { PVAsset } from '../api/schemas.js';
-import { DAY } from '../time.js';
+import { DAY, HOUR } from '../time.js';
 
 const RAD = Math.PI / 180;
 
@@ -18,7 +18,7 @@ export function sunVector(ms: number, latitude: number, longitude: number): SunV
   const date = new Date(ms);
   const startOfYear = Date.UTC(date.getUTCFullYear(), 0, 1);
   const dayOfYear = Math.floor((ms - startOfYear) / DAY);
-  const hourUtc = (ms % DAY) / 3_600_000;
+  const hourUtc = (ms % DAY) / HOUR;
   const gamma = ((2 * Math.PI) / 365) * (dayOfYear + (hourUtc - 12) / 24);
   const equationOfTime =
     229.18 *

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { PVAsset, SiteRequest as SiteRequestSchema, WindAsset } from '../api/schemas.js';
-import { formatInstant } from '../time.js';
+import { formatInstant, HOUR } from '../time.js';
 
 export type SiteType = 'solar' | 'wind' | 'load';
 export type ModelKind = 'physical' | 'ai' | 'quantile';
@@ -96,8 +96,6 @@ interface StateFile {
   sites: SiteRecord[];
   models: ModelRecord[];
 }
-
-const HOUR = 3_600_000;
 
 /** The models each site gets: cron schedules in UTC, horizons, and their default serving priority order. */
 export const MODEL_PLANS = {

@@ -5,11 +5,10 @@
 import { assetIrradiance, assetPower, clearSky, cloudy, sunVector } from './solar.js';
 import { hashText, smoothNoise } from './noise.js';
 import { nameplate, type SiteRecord } from './store.js';
-import { DAY } from '../time.js';
+import { DAY, HOUR } from '../time.js';
 
 export const STEP_MS = 15 * 60_000;
 const STEPS_PER_DAY = DAY / STEP_MS;
-const HOUR_MS = 3_600_000;
 
 /**
  * One UTC day of a site: `power` is the truth in kW; `driver` is what forecasts perturb
@@ -110,7 +109,7 @@ function siteSeed(site: SiteRecord, seed: number): number {
 function cloudIndex(site: SiteRecord, weatherSeed: number, ms: number): number {
   const mean = 0.86 - 0.0045 * Math.abs(site.latitude);
   const k =
-    mean + 0.28 * smoothNoise(weatherSeed, ms, 4 * HOUR_MS) + 0.08 * smoothNoise(weatherSeed ^ 0x1234567, ms, HOUR_MS);
+    mean + 0.28 * smoothNoise(weatherSeed, ms, 4 * HOUR) + 0.08 * smoothNoise(weatherSeed ^ 0x1234567, ms, HOUR);
   return Math.min(Math.max(k, 0.08), 1);
 }
 
@@ -118,7 +117,7 @@ function cloudIndex(site: SiteRecord, weatherSeed: number, ms: number): number {
 function windSpeed(site: SiteRecord, weatherSeed: number, ms: number): number {
   const mean = 7.2 + (weatherSeed % 1000) / 500; // 7.2 to 9.2 m/s
   const weather =
-    0.42 * smoothNoise(weatherSeed, ms, 30 * HOUR_MS) + 0.15 * smoothNoise(weatherSeed ^ 0x9e37, ms, 3 * HOUR_MS);
+    0.42 * smoothNoise(weatherSeed, ms, 30 * HOUR) + 0.15 * smoothNoise(weatherSeed ^ 0x9e37, ms, 3 * HOUR);
   const solarHour = localSolarHour(site.longitude, ms);
   const daily = 0.08 * Math.cos(((solarHour - 15) / 24) * 2 * Math.PI);
   return Math.max(mean * Math.exp(weather + daily - 0.09), 0);
@@ -134,18 +133,18 @@ export function powerCurve(speed: number): number {
 /** Load (kW): a night base, morning and evening peaks, quieter weekends, a little noise. */
 function loadAt(site: SiteRecord, weatherSeed: number, ms: number): number {
   const solarHour = localSolarHour(site.longitude, ms);
-  const weekday = new Date(ms + (site.longitude / 15) * HOUR_MS).getUTCDay();
+  const weekday = new Date(ms + (site.longitude / 15) * HOUR).getUTCDay();
   const weekend = weekday === 0 || weekday === 6;
   const morning = Math.exp(-(((solarHour - 8.5) / 2.2) ** 2));
   const evening = Math.exp(-(((solarHour - 18.5) / 2.5) ** 2));
   const daytime = solarHour > 7 && solarHour < 20 ? 0.15 : 0;
   const shape = 0.42 + 0.3 * morning + 0.35 * evening + daytime;
-  const level = (weekend ? 0.82 : 1) * shape * (1 + 0.05 * smoothNoise(weatherSeed, ms, 2 * HOUR_MS));
+  const level = (weekend ? 0.82 : 1) * shape * (1 + 0.05 * smoothNoise(weatherSeed, ms, 2 * HOUR));
   return Math.min(Math.max(level, 0.05), 1) * nameplate(site);
 }
 
 /** Local mean solar time in hours [0, 24) from the longitude. */
 export function localSolarHour(longitude: number, ms: number): number {
-  const hours = ((ms % DAY) / HOUR_MS + longitude / 15) % 24;
+  const hours = ((ms % DAY) / HOUR + longitude / 15) % 24;
   return hours < 0 ? hours + 24 : hours;
 }

@@ -13,8 +13,9 @@ import { openDuckDB } from '../warehouse/duckdb.js';
 import { decodePath } from './delta/actions.js';
 import { logDir } from './delta/log.js';
 import { dataFiles, lakePath, lakeSnapshots, safeEntries, STAGING_DIR } from './layout.js';
+import { DAY } from '../time.js';
 
-export const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
+export const DEFAULT_RETENTION_MS = 7 * DAY;
 
 export interface Vacuumed {
   /** Data files deleted, and their bytes. */

@@ -6,7 +6,7 @@
 // vintage stays the one kept once the others are gone), so the next run completes the day.
 import type { Config } from '../config.js';
 import { faultPoint } from '../fault.js';
-import { DAY, formatInstant } from '../time.js';
+import { DAY, formatInstant, HOUR } from '../time.js';
 import {
   dateOfEpochDay,
   epochDayOf,
@@ -109,7 +109,7 @@ export function describeRetention(result: RetentionResult, policy: RetentionPoli
 }
 
 function keptName(kept: KeptVintage): string {
-  return typeof kept === 'number' ? `${kept / 3_600_000}h lead` : kept;
+  return typeof kept === 'number' ? `${kept / HOUR}h lead` : kept;
 }
 
 /** What decides which rows of `table` stay: a day kept by another rule is read again. */

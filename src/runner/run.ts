@@ -42,6 +42,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './ledger.js';
+import { HOUR } from '../time.js';
 
 export interface RunJobOptions {
   config: LoadedConfig;
@@ -468,7 +469,7 @@ function runSignal(outer: AbortSignal | undefined, timeoutMs: number) {
 }
 
 function formatMs(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % HOUR === 0) return `${ms / HOUR}h`;
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;

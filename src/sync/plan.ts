@@ -22,6 +22,7 @@ import { knownModels, readMarks } from './state.js';
 import type { SyncEnv } from './types.js';
 import { type PendingVintages, readPending } from './vintages.js';
 import type { SyncMark } from './windows.js';
+import { HOUR } from '../time.js';
 
 /** What the requests of a run read, in the order a run makes them. */
 export const PLAN_ITEMS = ['sites', 'models', 'forecast updates', 'forecasts', 'outputs', 'actuals'] as const;
@@ -187,6 +188,6 @@ function timeAt(total: number, rate: RateLimit): number {
 
 function duration(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 6_000) / 10} min`;
+  if (ms < HOUR) return `${Math.round(ms / 6_000) / 10} min`;
   return `${Math.round(ms / 360_000) / 10} h`;
 }

@@ -2,6 +2,7 @@
 // Pure functions of the clock, the sync state, config.sync and the service's lists, so the plan
 // is testable alone.
 import { CronExpressionParser } from 'cron-parser';
+import { DAY } from '../time.js';
 
 export interface WindowSettings {
   /** Re-read this much before the last synced point (late and revised data). */
@@ -162,7 +163,6 @@ function nextFire(schedule: string, fire: number): number | null {
   return cron.hasNext() ? cron.next().getTime() : null;
 }
 
-const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 
 /**

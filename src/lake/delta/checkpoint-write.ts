@@ -11,12 +11,13 @@ import type { Action } from './actions.js';
 import { fsyncPath, writeDurably } from './commit.js';
 import { checkpointName, LAST_CHECKPOINT, listLog, logDir } from './log.js';
 import { readSnapshot, type Snapshot } from './snapshot.js';
+import { DAY } from '../../time.js';
 
 /** Commits between checkpoints (the compactor writes one when this many have passed since the last). */
 export const CHECKPOINT_INTERVAL = 10;
 
 /** Tombstones are kept in a checkpoint this long (delta.deletedFileRetentionDuration's default). */
-const TOMBSTONE_RETENTION_MS = 7 * 24 * 3_600_000;
+const TOMBSTONE_RETENTION_MS = 7 * DAY;
 
 /**
  * The checkpoint schema (PROTOCOL.md "Checkpoint Schema") of the actions efsync's tables hold;
