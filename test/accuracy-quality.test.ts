@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshCapacityWindows } from '../src/capacity/windows.js';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
-import { FLAGS, flagActuals, withSunUp } from '../src/warehouse/flags.js';
+import { FLAGS, flagActuals, reflagActuals, withSunUp } from '../src/warehouse/flags.js';
 import { runWarehouseAccuracy, scoreWarehouse, settingsFromConfig } from '../src/accuracy/score.js';
 import { Config } from '../src/config.js';
 import { sunVector } from '../src/emulator/solar.js';
@@ -214,6 +214,106 @@ describe('the accuracy run', () => {
       /<th>site<\/th><th>missing<\/th><th>negative<\/th><th>over_capacity<\/th><th>clipping<\/th><th>outage<\/th><\/tr><\/thead><tbody><tr><td>Site s1<\/td><td>1<\/td><td>1<\/td><td>1<\/td><td>5<\/td><td>2<\/td><\/tr>/,
     );
     expect(html).toMatch(/<td>dropped_flagged<\/td><td>9<\/td>/);
+  });
+});
+
+describe('the flags the accuracy run recomputes', () => {
+  it('recomputes a site only when its rules, basis or window changed, its flags those of a recompute of all', async () => {
+    const basisDir = mkdtempSync(join(tmpdir(), 'efsync-quality-basis-'));
+    const w = await openTestWarehouse('quality-basis');
+    try {
+      await addSite(w, 's1', 'solar', 100);
+      await addSite(w, 's2', 'solar', 100);
+      await addCapacity(w, 's1', [[null, null, 100]]);
+      await addCapacity(w, 's2', [[null, null, 100]]);
+      const values = day();
+      for (const site of ['s1', 's2'])
+        await loadActuals(
+          w,
+          site,
+          { valid_time: [...values.keys()], value: [...values.values()] },
+          { now: DAY_START + 2 * 86_400_000, quality: ENDING },
+        );
+      const scope = { sites: ['s1', 's2'], fromMs: at('06:00') };
+      const flags = async () =>
+        w.all<{ site_id: string; t: string; flags: number }>(
+          `SELECT site_id, strftime(valid_time, '%H:%M') AS t, flags FROM actual_flags ORDER BY ALL`,
+        );
+      /** The flags a recompute of every site and valid time gives, from a copy of the flags table. */
+      const recomputedAll = async () => {
+        await w.run('CREATE OR REPLACE TEMP TABLE kept_flags AS FROM actual_flags');
+        await flagActuals(w, ENDING, { now: 0 });
+        const all = await flags();
+        await w.run('DELETE FROM actual_flags');
+        await w.run('INSERT INTO actual_flags FROM kept_flags');
+        return all;
+      };
+      const recompute = (now: number, extra: Partial<typeof scope> = {}, settings = ENDING) =>
+        reflagActuals(w, settings, { ...scope, ...extra, now });
+
+      // the first run recomputes both and records them; the next recomputes neither
+      expect(await recompute(1)).toBe(2);
+      expect(await recompute(2)).toBe(0);
+      expect(await flags()).toEqual(await recomputedAll());
+
+      // new actuals of s2 flagged as they load, by the same rules: still neither
+      const revised = new Map([[at('20:00'), -50]]);
+      await loadActuals(
+        w,
+        's2',
+        { valid_time: [...revised.keys()], value: [...revised.values()] },
+        { now: DAY_START + 3 * 86_400_000, quality: ENDING },
+      );
+      expect(await recompute(3)).toBe(0);
+      expect(await flags()).toEqual(await recomputedAll());
+
+      // s1's capacity timeline: s1 alone, 09:00 no longer over its capacity
+      await w.run(`UPDATE site_capacity SET value_kw = 200 WHERE site_id = 's1'`);
+      expect(await recompute(4)).toBe(1);
+      expect(await flags()).toEqual(await recomputedAll());
+      const [{ n }] = await w.all<{ n: bigint }>(
+        `SELECT count(*) AS n FROM actual_flags WHERE site_id = 's1' AND flags & ${FLAGS.over_capacity} <> 0`,
+      );
+      expect(Number(n)).toBe(0);
+
+      // an outage window in s2's capacity file: s2 alone
+      writeFileSync(
+        join(basisDir, 's2.yaml'),
+        ['site: Site s2', 'unit: kW', 'points:', '  - valid_time: 2026-03-01T00:00Z', '    value: 100', 'windows:']
+          .concat([
+            '  - from: 2026-03-01T16:00Z',
+            '    to: 2026-03-01T16:30Z',
+            '    value: 0',
+            '    reason: inverter swap',
+          ])
+          .join('\n'),
+      );
+      expect(await refreshCapacityWindows(w, basisDir)).toEqual({ windows: 1, unreadable: 0 });
+      expect(await recompute(5)).toBe(1);
+      expect(await flags()).toEqual(await recomputedAll());
+
+      // a window starting earlier, or other thresholds: both again
+      expect(await recompute(6, { fromMs: at('03:00') })).toBe(2);
+      expect(await recompute(7, { fromMs: at('04:00') })).toBe(0);
+      const stricter = { ...ENDING, overCapacityPct: 1 };
+      expect(await recompute(8, {}, stricter)).toBe(2);
+      expect(await recompute(9, {}, stricter)).toBe(0);
+
+      // a load flagged by other thresholds than those recorded leaves its site to be recomputed
+      await loadActuals(
+        w,
+        's1',
+        { valid_time: [...revised.keys()], value: [...revised.values()] },
+        { now: DAY_START + 4 * 86_400_000, quality: ENDING },
+      );
+      expect(await recompute(10, {}, stricter)).toBe(1);
+      const [basis] = await w.all<{ n: bigint; at: bigint }>(
+        `SELECT count(*) AS n, max(epoch_ms(flagged_at)) AS at FROM actual_flags_basis`,
+      );
+      expect([Number(basis.n), Number(basis.at)]).toEqual([2, 10]);
+    } finally {
+      await w.close();
+    }
   });
 });
 

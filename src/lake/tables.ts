@@ -91,7 +91,8 @@ export const LAKE_TABLES: readonly LakeTable[] = [
 
 /**
  * Warehouse tables that are not data and have no place in the lake: the migration and views
- * records, the flags a sync has still to compute (empty when it ends), the accuracy ledger and its per-group
+ * records, the flags a sync has still to compute (empty when it ends) and what they were last
+ * recomputed over, the accuracy ledger and its per-group
  * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
  * the days retention has done in the warehouse, and the list of its cold store's files (the lake
  * is Parquet already).
@@ -100,6 +101,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
   'schema_views',
   'actual_flags_pending',
+  'actual_flags_basis',
   'accuracy_ledger_state',
   'accuracy_pairs',
   'accuracy_pair_quantiles',

@@ -7,11 +7,13 @@
 //     `actual_flags_pending`, in its own transaction (markFlagsPending), and flagPending computes
 //     what is pending: in that transaction when the load is given thresholds, else the sync once
 //     after its series;
-//   - the accuracy step recomputes them over its window before every score (reflagActuals), as
-//     thresholds and capacity windows (src/capacity/windows.ts) may have changed since the load.
+//   - the accuracy step recomputes them over its window before every score (reflagActuals) for
+//     each site whose thresholds, capacity timeline or outage windows (src/capacity/windows.ts)
+//     changed since they were last recomputed so (actual_flags_basis).
+import { createHash } from 'node:crypto';
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
-import { instantLiteral, sqlList } from './sql.js';
+import { digestPerSiteSql, digestTextSql, instantLiteral, quoteLiteral, sqlList } from './sql.js';
 import { halvingOnOutOfMemory } from './duckdb.js';
 import type { Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
@@ -107,7 +109,9 @@ const marginMs = (settings: QualitySettings) => Math.max(settings.staleSpanMs, D
  * A run of stale or clipped values can reach back past `fromMs`: the values are read from
  * 2 · margin before it and flags written from margin before it, margin being the stale span or a
  * day, whichever is longer; a run that began before the values read is then at least a margin
- * old where flags are written, so it is flagged as it would be with all of history.
+ * old where flags are written, so it is flagged as it would be with all of history. Flags
+ * computed by other rules than those recorded for their sites (actual_flags_basis) leave those
+ * sites to be recomputed whole by the next reflagActuals.
  */
 export async function flagActuals(
   sql: Pick<Warehouse, 'run'>,
@@ -120,6 +124,9 @@ export async function flagActuals(
   const ts = instantLiteral;
   const writeFrom = scope.fromMs === undefined ? 'TRUE' : `valid_time >= ${ts(scope.fromMs - margin)}`;
   const readFrom = scope.fromMs === undefined ? 'TRUE' : `a.valid_time >= ${ts(scope.fromMs - 2 * margin)}`;
+  await sql.run(
+    `DELETE FROM actual_flags_basis WHERE ${siteFilter('')} AND rules <> ${quoteLiteral(rulesDigest(settings))}`,
+  );
   await sql.run(`DELETE FROM actual_flags WHERE ${siteFilter('')} AND ${writeFrom}`);
   await sql.run(`INSERT INTO actual_flags
     SELECT site_id, valid_time, flags, ${ts(scope.now)} FROM (${flagsSql(settings, siteFilter(''), `${siteFilter('a.')} AND ${readFrom}`)})
@@ -278,22 +285,78 @@ function siteValuesSql(sites: string, settings: QualitySettings): string {
 }
 
 /**
- * Recomputes the flags of `scope` (every site with actuals or flags when it names none), a
- * slice of sites to a transaction (inSlices), so that neither a statement nor a transaction
- * grows with the number of sites or the values they read. A run killed part way leaves some
- * sites flagged anew and the rest as they were, both whole; the next run recomputes them all.
+ * The flag rules as a digest: of the statement that computes them with these settings, so that
+ * other thresholds, another interval label or another version of efsync recomputes them.
  */
-export async function reflagActuals(warehouse: Warehouse, settings: QualitySettings, scope: FlagScope): Promise<void> {
+function rulesDigest(settings: QualitySettings): string {
+  return createHash('sha256').update(flagsSql(settings, 'TRUE', 'TRUE')).digest('hex');
+}
+
+/**
+ * Per site of `sites` (a query of site_id), a digest of what its flags depend on besides its
+ * actuals and the rules: the columns of sites that flagsSql reads, its capacity timeline and its
+ * outage windows.
+ */
+function basisSql(sites: string): string {
+  const named = `site_id IN (SELECT site_id FROM (${sites}))`;
+  const text = digestTextSql;
+  return digestPerSiteSql([
+    `SELECT site_id, 'named' AS x FROM (${sites})`,
+    `SELECT site_id, 'site/' || ${text('type', 'latitude', 'longitude', 'nameplate_kw')} AS x FROM sites WHERE ${named}`,
+    `SELECT site_id, 'capacity/' || ${text('epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')} AS x
+      FROM site_capacity WHERE ${named}`,
+    `SELECT site_id, 'outage/' || ${text('epoch_us(valid_from)', 'epoch_us(valid_to)')} AS x
+      FROM capacity_windows WHERE ${named}`,
+  ]);
+}
+
+/**
+ * Recomputes the flags of `scope` (every site with actuals or flags when it names none) from its
+ * time on, for each site whose flags were not last recomputed so: by other rules, over another
+ * basis (basisSql), or from a later time (actual_flags_basis). The other sites' flags are those a
+ * recompute would give: their actuals loaded since were flagged as they loaded, and what is
+ * still pending of them is computed here (flagPending). A slice of sites to a transaction
+ * (inSlices), so that neither a statement nor a transaction grows with the number of sites or the
+ * values they read, each recording its sites' basis. A run killed part way leaves some sites
+ * flagged anew and recorded, the rest as they were; the next run recomputes those. Returns how
+ * many sites it recomputed.
+ */
+export async function reflagActuals(
+  warehouse: Warehouse,
+  settings: QualitySettings,
+  scope: FlagScope,
+): Promise<number> {
   const from = scope.fromMs === undefined ? 'NULL::TIMESTAMPTZ' : instantLiteral(scope.fromMs);
   const named = scope.sites
     ? `SELECT unnest([${sqlList(scope.sites)}]) AS site_id`
     : 'SELECT site_id FROM actuals UNION SELECT site_id FROM actual_flags';
-  const sites = await warehouse.all<SiteValues>(
-    `${siteValuesSql(`SELECT site_id, ${from} AS from_time FROM (${named})`, settings)} ORDER BY s.site_id`,
-  );
-  await inSlices(warehouse, sites, (slice) =>
-    flagActuals(warehouse, settings, { ...scope, sites: slice.map((site) => site.site_id) }),
-  );
+  const rules = quoteLiteral(rulesDigest(settings));
+  await warehouse.run(`CREATE OR REPLACE TEMP TABLE flags_basis AS ${basisSql(named)}`);
+  await warehouse.run(`CREATE OR REPLACE TEMP TABLE flags_stale AS
+    SELECT b.site_id FROM flags_basis b LEFT JOIN actual_flags_basis k USING (site_id)
+    WHERE k.site_id IS NULL OR k.rules <> ${rules} OR k.basis <> b.digest
+      OR (k.flagged_from IS NOT NULL AND (${from} IS NULL OR k.flagged_from > ${from}))`);
+  try {
+    const current = await warehouse.all<{ site_id: string }>(
+      'SELECT site_id FROM flags_basis WHERE site_id NOT IN (SELECT site_id FROM flags_stale) ORDER BY site_id',
+    );
+    await flagPending(warehouse, settings, { now: scope.now, sites: current.map((site) => site.site_id) });
+    const stale = await warehouse.all<SiteValues>(
+      `${siteValuesSql(`SELECT site_id, ${from} AS from_time FROM flags_stale`, settings)} ORDER BY s.site_id`,
+    );
+    await inSlices(warehouse, stale, async (slice) => {
+      const sites = slice.map((site) => site.site_id);
+      await flagActuals(warehouse, settings, { ...scope, sites });
+      await warehouse.run(`DELETE FROM actual_flags_basis WHERE site_id IN (${sqlList(sites)})`);
+      await warehouse.run(`INSERT INTO actual_flags_basis
+        SELECT site_id, ${rules}, digest, ${from}, ${instantLiteral(scope.now)} FROM flags_basis
+        WHERE site_id IN (${sqlList(sites)})`);
+    });
+    return stale.length;
+  } finally {
+    await warehouse.run('DROP TABLE IF EXISTS flags_basis');
+    await warehouse.run('DROP TABLE IF EXISTS flags_stale');
+  }
 }
 
 /**

@@ -51,3 +51,17 @@ export function dateOfEpochDay(epochDay: string): string {
 export function epochDayOf(expression: string): string {
   return `(epoch_ms(${expression}) // ${DAY})`;
 }
+
+/** Columns as one text for a digest (digestPerSiteSql): each cast to text, NULL as '-', joined by '/'. */
+export function digestTextSql(...columns: string[]): string {
+  return columns.map((c) => `coalesce(CAST(${c} AS VARCHAR), '-')`).join(` || '/' || `);
+}
+
+/**
+ * Per site_id, the md5 of the texts `parts` give it (queries of site_id and x, a text, each x
+ * prefixed by what it is), sorted: a digest of what rows made for a site depend on, compared with
+ * the one recorded when they were made, so that a change to one site redoes that site alone.
+ */
+export function digestPerSiteSql(parts: readonly string[]): string {
+  return `SELECT site_id, md5(string_agg(x, '|' ORDER BY x)) AS digest FROM (${parts.join('\n  UNION ALL ')}) GROUP BY site_id`;
+}

@@ -8,7 +8,15 @@
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
 import { CURRENT } from '../../warehouse/cold.js';
-import { dateOfEpochDay, epochDayOf, instantLiteral, quoteLiteral, sqlList } from '../../warehouse/sql.js';
+import {
+  dateOfEpochDay,
+  digestPerSiteSql,
+  digestTextSql,
+  epochDayOf,
+  instantLiteral,
+  quoteLiteral,
+  sqlList,
+} from '../../warehouse/sql.js';
 import { halvingOnOutOfMemory, isOutOfMemory } from '../../warehouse/duckdb.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
@@ -143,16 +151,15 @@ function fingerprintOf(options: AlignOptions): string {
  * capacity push or a new site does not align every other site's month again.
  */
 async function siteDigests(wh: Warehouse): Promise<void> {
-  const text = (...columns: string[]) => columns.map((c) => `coalesce(CAST(${c} AS VARCHAR), '-')`).join(` || '/' || `);
+  const text = digestTextSql;
   const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_digest AS
-    SELECT site_id, md5(string_agg(x, '|' ORDER BY x)) AS digest FROM (
-      SELECT site_id, 'site/' || ${text('type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site
-      UNION ALL SELECT site_id, 'capacity/' || ${text('segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')}
-        FROM site_capacity WHERE ${chosen}
-      UNION ALL SELECT site_id, 'model/' || ${text('model_id', 'name', 'quantile')} FROM models WHERE ${chosen}
-      UNION ALL SELECT site_id, 'levels/' || ${text('levels')} FROM acc_site_levels)
-    GROUP BY site_id`);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_digest AS ${digestPerSiteSql([
+    `SELECT site_id, 'site/' || ${text('type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site`,
+    `SELECT site_id, 'capacity/' || ${text('segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')} AS x
+      FROM site_capacity WHERE ${chosen}`,
+    `SELECT site_id, 'model/' || ${text('model_id', 'name', 'quantile')} AS x FROM models WHERE ${chosen}`,
+    `SELECT site_id, 'levels/' || ${text('levels')} AS x FROM acc_site_levels`,
+  ])}`);
 }
 
 /** Whether the ledger holds a site this run does not score: its pairs would stay, so all is aligned again. */
