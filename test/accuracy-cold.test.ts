@@ -13,7 +13,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { DAY, HOUR, MINUTE, startOfUtcDay } from '../src/time.js';
 import { hotCutoff } from '../src/warehouse/cold.js';
 import { instantLiteral } from '../src/warehouse/sql.js';
-import { withDuckDBSettings } from '../src/warehouse/settings.js';
+import { accuracyStepSettings, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { emulator, NOW, query, runSync, tempDir, testConfig } from './sync-support.js';
 
@@ -154,8 +154,7 @@ describe('accuracy over cold days at 100 sites', () => {
       from: startOfUtcDay(now - 30 * DAY),
       to: now,
     };
-    const { memory_limit, threads } = defaults.accuracy;
-    const run = await withDuckDBSettings(wh, { memory_limit, threads }, () =>
+    const run = await withDuckDBSettings(wh, accuracyStepSettings(defaults.accuracy), () =>
       runWarehouseAccuracy(wh, settings, { runId: `nightly-${now}`, now }),
     );
     await wh.cold.moveClosedDays(hotCutoff(now, defaults.warehouse.hot_window), now);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Config } from '../src/config.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
-import { withDuckDBSettings } from '../src/warehouse/settings.js';
+import { accuracyStepSettings, withDuckDBSettings } from '../src/warehouse/settings.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
 import { expectSameMetrics } from './accuracy-support.js';
@@ -63,7 +63,10 @@ function score(now: number, runId: string, extra: Partial<AccuracySettings> = {}
     reportPath: join(dir, `${runId}.html`),
     ...extra,
   };
-  const limits = { memory_limit: memory ?? config.accuracy.memory_limit, threads: config.accuracy.threads };
+  const limits = accuracyStepSettings({
+    memory_limit: memory ?? config.accuracy.memory_limit,
+    threads: config.accuracy.threads,
+  });
   return withDuckDBSettings(wh, limits, () => runWarehouseAccuracy(wh, settings, { runId, now }));
 }
 

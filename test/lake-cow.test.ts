@@ -123,7 +123,8 @@ describe('copy-on-write shards', () => {
       expect(raw.delta, `after step ${step}`).toEqual(raw.expected);
       if (raw.pyarrow) expect(raw.pyarrow, `pyarrow, after step ${step}`).toEqual(raw.expected);
     }
-    if (!hasPyarrow) await annotate('pyarrow missing (python3 -m pip install pyarrow): read by efsync alone', 'warning');
+    if (!hasPyarrow)
+      await annotate('pyarrow missing (python3 -m pip install pyarrow): read by efsync alone', 'warning');
     // The emulator revised actuals between the clock times, and the shards rewrote files for them.
     const [{ n: revised }] = await query<{ n: bigint }>(
       single.warehouse.path,

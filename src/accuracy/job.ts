@@ -5,7 +5,7 @@ import { reportPath } from '../config.js';
 import type { JobContext } from '../job.js';
 import type { JobOutcome } from '../outcome.js';
 import { DAY, startOfUtcDay } from '../time.js';
-import { withDuckDBSettings } from '../warehouse/settings.js';
+import { accuracyStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
 import { headlineTable } from './output/format.js';
 import { ledgerLine } from './input/incremental.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings, type WarehouseRun } from './score.js';
@@ -23,7 +23,7 @@ export async function scoreInRun(
   settings: AccuracySettings,
 ): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
   const { memory_limit, threads } = ctx.config.accuracy;
-  const run = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, () =>
+  const run = await withDuckDBSettings(ctx.warehouse, accuracyStepSettings({ memory_limit, threads }), () =>
     runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() }),
   );
   const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));

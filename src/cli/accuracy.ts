@@ -24,6 +24,7 @@ import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { isTimeZone, parseDuration, parseInstant, startOfUtcDay } from '../time.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
+import { accuracyStepSettings } from '../warehouse/settings.js';
 import { command, UsageError } from './boundary.js';
 import { runClock } from './clock.js';
 import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from './runner.js';
@@ -222,7 +223,7 @@ async function lakeCommand(flags: Flags, config: LoadedConfig, lake: string): Pr
     lake,
     runId: newRunId(now),
     now,
-    duckdb: { memory_limit, threads },
+    duckdb: accuracyStepSettings({ memory_limit, threads }),
     lockWaitMs: config.warehouse.lock_wait,
     maxAgeMs: option('--max-age', flags.maxAge, parseDuration),
   };

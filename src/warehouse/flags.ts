@@ -289,7 +289,9 @@ function siteValuesSql(sites: string, settings: QualitySettings): string {
  * other thresholds, another interval label or another version of efsync recomputes them.
  */
 function rulesDigest(settings: QualitySettings): string {
-  return createHash('sha256').update(flagsSql(settings, 'TRUE', 'TRUE')).digest('hex');
+  return createHash('sha256')
+    .update(flagsSql(settings, 'TRUE', 'TRUE'))
+    .digest('hex');
 }
 
 /**

@@ -101,6 +101,26 @@ export function syncStepSettings({ memory_limit, threads }: { memory_limit: stri
 const SYNC_CHECKPOINT_THRESHOLD = '256MB';
 
 /**
+ * An accuracy step's settings: its memory and threads (null leaves DuckDB's own) and a WAL
+ * threshold its ledger stays below. DuckDB checkpoints on its own at the commit that takes the
+ * WAL past 16 MB, with that batch's temp tables still held: in a nightly score at 100 sites such
+ * a commit raised the step's peak RSS from 265 to 300 MB. The ledger checkpoints between its
+ * batches instead, once what a batch held is evicted (settleBatch, src/accuracy/input/incremental.ts).
+ */
+export function accuracyStepSettings({
+  memory_limit,
+  threads,
+}: {
+  memory_limit: string | null;
+  threads: number | null;
+}) {
+  return { memory_limit, threads, checkpoint_threshold: ACCURACY_CHECKPOINT_THRESHOLD };
+}
+
+/** Past any WAL the ledger lets grow between its checkpoints (LEDGER_WAL_BYTES). */
+const ACCURACY_CHECKPOINT_THRESHOLD = '1GB';
+
+/**
  * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
  * (~1 s of decay, then MADV_FREE, which still counts as resident) for reuse: in a 200-site sync
  * ~40-90 MB of its resident memory was freed pages, against ~55 MB in use. Before each

@@ -341,6 +341,15 @@ export class Warehouse {
     if (free !== null && free < needed) throw new DiskFullError(this.path, needed, free);
   }
 
+  /** Bytes of the writer file's WAL: what the next checkpoint writes into the file (0 when none). */
+  walBytes(): number {
+    try {
+      return statSync(`${this.writerPath}.wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
   /**
    * Writes what is committed into the file. Also what frees DuckDB's pool: the table data written
    * since the last checkpoint sits in it until then, and must be spilled to make room.

@@ -153,13 +153,15 @@ function fingerprintOf(options: AlignOptions): string {
 async function siteDigests(wh: Warehouse): Promise<void> {
   const text = digestTextSql;
   const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_digest AS ${digestPerSiteSql([
-    `SELECT site_id, 'site/' || ${text('type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site`,
-    `SELECT site_id, 'capacity/' || ${text('segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')} AS x
+  await wh.run(
+    `CREATE OR REPLACE TEMP TABLE acc_site_digest AS ${digestPerSiteSql([
+      `SELECT site_id, 'site/' || ${text('type', 'nameplate_kw', 'f_len', 'a_len', 'ref_period')} AS x FROM acc_site`,
+      `SELECT site_id, 'capacity/' || ${text('segment_index', 'epoch_us(valid_from)', 'epoch_us(valid_to)', 'value_kw')} AS x
       FROM site_capacity WHERE ${chosen}`,
-    `SELECT site_id, 'model/' || ${text('model_id', 'name', 'quantile')} AS x FROM models WHERE ${chosen}`,
-    `SELECT site_id, 'levels/' || ${text('levels')} AS x FROM acc_site_levels`,
-  ])}`);
+      `SELECT site_id, 'model/' || ${text('model_id', 'name', 'quantile')} AS x FROM models WHERE ${chosen}`,
+      `SELECT site_id, 'levels/' || ${text('levels')} AS x FROM acc_site_levels`,
+    ])}`,
+  );
 }
 
 /** Whether the ledger holds a site this run does not score: its pairs would stay, so all is aligned again. */
@@ -566,7 +568,7 @@ interface BatchProgress {
   aligned: number;
   started: boolean;
   batches: number;
-  /** Ledger pairs deleted since the last checkpoint (settleDeletes). */
+  /** Ledger pairs deleted since the last checkpoint (settleBatch). */
   deleted: number;
 }
 
@@ -580,12 +582,27 @@ interface BatchProgress {
  */
 const DELETES_PER_BATCH_POINT = 30;
 
-/** Checkpoints once thirty batches' worth of ledger pairs were deleted since the last one. */
-async function settleDeletes(wh: Warehouse, options: AlignOptions, progress: BatchProgress): Promise<void> {
-  if (options.batchPoints === undefined) return;
-  const [{ n }] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM acc_stale');
-  progress.deleted += Number(n);
-  if (progress.deleted < options.batchPoints * DELETES_PER_BATCH_POINT) return;
+/**
+ * The WAL a refresh lets grow before it checkpoints between batches: DuckDB's own threshold,
+ * which the accuracy step raises so that DuckDB does not checkpoint at a batch's commit, its temp
+ * tables still held (accuracyStepSettings, src/warehouse/settings.ts).
+ */
+const LEDGER_WAL_BYTES = 16 * 2 ** 20;
+
+/**
+ * After a batch, its temp tables evicted from DuckDB's pool: checkpoints once the WAL passed
+ * LEDGER_WAL_BYTES or, in an incremental run, thirty batches' worth of ledger pairs were deleted
+ * since the last checkpoint.
+ */
+async function settleBatch(wh: Warehouse, run: BatchRun): Promise<void> {
+  const { options, progress } = run;
+  if (run.incremental && options.batchPoints !== undefined) {
+    const [{ n }] = await wh.all<{ n: bigint }>('SELECT count(*) AS n FROM acc_stale');
+    progress.deleted += Number(n);
+  }
+  const deletes =
+    options.batchPoints !== undefined && progress.deleted >= options.batchPoints * DELETES_PER_BATCH_POINT;
+  if (!deletes && wh.walBytes() < LEDGER_WAL_BYTES) return;
   await wh.checkpoint();
   progress.deleted = 0;
 }
@@ -622,6 +639,9 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
       incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
     if (changes) await markStale(wh, options, changes, range, slice);
     await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
+    // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
+    // writes it: with them held, its commit was a nightly score's peak (291 against 277 MB).
+    await purgeBufferPool(wh);
     progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, !progress.started, {
       ...run.meta,
       full: incremental === null,
@@ -644,10 +664,10 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     for (const [part, partSlice] of halves) await alignBatch(wh, run, part, partSlice);
     return;
   }
-  if (incremental) await settleDeletes(wh, options, progress);
   // What the batch read and wrote leaves DuckDB's pool: each batch then grows from the same base
   // instead of from the last one's high-water mark.
   await purgeBufferPool(wh);
+  await settleBatch(wh, run);
   await run.meta.listener?.settled();
   faultPoint('accuracy-batch');
 }
