@@ -119,9 +119,10 @@ export function statsKeeper(
         const added = `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`;
         days = await applyChanges(wh, options, { ...sliced, engine }, added);
       } else {
+        await binsInSlices(wh, options, { ...sliced, engine }, meta.ledgerPairs);
+        await sumBins(wh, `(FROM ${ADDED_BINS})`);
         await wh.transaction(async () => {
-          await wh.run(`DELETE FROM ${HISTOGRAMS}`);
-          await wh.run(`INSERT INTO ${HISTOGRAMS} ${histogramSql(meta.ledgerPairs, options, engine)}`);
+          await replaceWithSummed(wh, HISTOGRAMS);
           await wh.run(`DELETE FROM ${STATS}`);
         });
         await computeDays(wh, options, { ...sliced, engine }, null);
@@ -158,10 +159,10 @@ async function applyChanges(
   added: string,
 ): Promise<number> {
   const reach = rampDays(options);
-  // The added pairs' bins first, in a statement of their own, as a full score counts the ledger's:
+  // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
   // counted inside the sum below, a month's catch-up (12 M pairs added at 100 sites) kept every
   // group's hash table beside the sum's and ran out of memory.
-  await wh.run(`CREATE OR REPLACE TEMP TABLE ${ADDED_BINS} AS ${binsSql(added, 1, options, meta.engine)}`);
+  await binsInSlices(wh, options, meta, added);
   await sumBins(
     wh,
     `(SELECT * FROM ${HISTOGRAMS} UNION ALL BY NAME FROM ${REMOVED_BINS} UNION ALL BY NAME FROM ${ADDED_BINS})`,
@@ -206,6 +207,34 @@ async function compactRemoved(wh: Warehouse): Promise<void> {
 function binsSql(pairs: string, sign: number, options: MetricOptions, engine: StatsEngine): string {
   return `SELECT subject, model, grp, key, key_order, bin, ${sign} * n_o AS n_o, ${sign} * n_f AS n_f
     FROM (${histogramSql(pairs, options, engine)})`;
+}
+
+/**
+ * The histogram bins of `pairs` (a relation of ledger pairs) into the TEMP table ADDED_BINS, a
+ * slice of sites to a statement as computeDays plans them, each committed alone, for sumBins to
+ * sum. Counted in one statement, every group's hash table was held at once over the whole
+ * ledger: a first score of 1,000 sites × 30 days ran out of 96 MB there.
+ */
+async function binsInSlices(
+  wh: Warehouse,
+  options: MetricOptions,
+  meta: { slicePairs?: number; engine: StatsEngine },
+  pairs: string,
+): Promise<void> {
+  await wh.run(`CREATE OR REPLACE TEMP TABLE ${ADDED_BINS} AS ${binsSql(pairs, 1, options, meta.engine)} LIMIT 0`);
+  const countSlice = async (slice: Slice): Promise<void> => {
+    await wh.run(`INSERT INTO ${ADDED_BINS} ${binsSql(slicePairsSql(pairs, slice, 0), 1, options, meta.engine)}`);
+  };
+  for (const slice of await planSlices(wh, { ledgerPairs: pairs, slicePairs: meta.slicePairs }, null)) {
+    await computeOrHalve(wh, pairs, slice, countSlice);
+    await purgeBufferPool(wh);
+  }
+}
+
+/** The pairs of `pairs` of the slice's sites and days, and of the `reach` days before its first. */
+function slicePairsSql(pairs: string, { lo, hi, first, last }: Slice, reach: number): string {
+  return `(SELECT * FROM ${pairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
+    AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)})`;
 }
 
 async function dropRemoved(wh: Warehouse): Promise<void> {
@@ -279,10 +308,10 @@ async function computeDays(
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_sliced AS FROM ${STATS} LIMIT 0`);
-  const computeSlice = async ({ lo, hi, first, last }: Slice): Promise<void> => {
-    const pairs = `(SELECT * FROM ${meta.ledgerPairs} WHERE site_id BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}
-      AND valid_time >= ${instantLiteral((Number(first) - reach) * DAY)} AND valid_time < ${instantLiteral((Number(last) + 1) * DAY)}
-      ${days === null ? '' : `AND ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
+  const computeSlice = async (slice: Slice): Promise<void> => {
+    const { first, last } = slice;
+    const pairs = `(SELECT * FROM ${slicePairsSql(meta.ledgerPairs, slice, reach)}
+      ${days === null ? '' : `WHERE ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
     await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       WHERE chunk BETWEEN ${first} AND ${last} ${days === null ? '' : `AND chunk IN (${days})`}`);
   };
