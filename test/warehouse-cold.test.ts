@@ -198,6 +198,13 @@ describe('the cold store', () => {
         WHERE valid_time = ${at} AND site_id = 'site-0'`);
       await wh.run(`INSERT INTO forecasts VALUES ('site-0', 'm', 1, ${at} - INTERVAL 30 MINUTE, ${at}, 9.5, 100)`);
       await wh.run(`INSERT INTO actuals VALUES ('site-0', ${at}, 42.0, ${at}, ${at})`);
+      // before the publish merges it, what a score reads of hot and cold has the revision alone
+      const before = await wh.cold.withHistory(START, () =>
+        wh.all<{ value: number; n: bigint }>(
+          `SELECT any_value(value) AS value, count(*) AS n FROM actuals WHERE site_id = 'site-0' AND valid_time = ${at}`,
+        ),
+      );
+      expect(before.map((a) => [a.value, Number(a.n)])).toEqual([[42, 1]]);
       await wh.publish();
 
       const generations = await wh.all<{ table_name: string; generation: number }>(

@@ -376,16 +376,20 @@ export class ColdStore {
   /** (Re)creates the view withHistory shadows `table` with, over its current files from the first day it reads. */
   private async shadow(table: string): Promise<void> {
     if (!this.shadows) return;
-    const rows = await this.db.all<{ file: string }>(
-      `SELECT file FROM cold_files WHERE table_name = $1 AND ${CURRENT} AND file IS NOT NULL
+    const rows = await this.db.all<{ file: string; end_ms: number }>(
+      `SELECT file, epoch_ms(day + 1)::DOUBLE AS end_ms FROM cold_files WHERE table_name = $1 AND ${CURRENT} AND file IS NOT NULL
          AND ($2::VARCHAR IS NULL OR day >= $2::DATE)
        ORDER BY day`,
       [table, this.shadows.from],
     );
+    const hot = await this.hotTable(table);
+    const spec = coldTable(table);
+    const last = rows.at(-1);
     const union = unionSql(
-      await this.hotTable(table),
+      hot,
       await columnsOf(this.db, table),
       rows.map((row) => this.absolute(row.file)),
+      spec.hotWins && last ? replacedByLateSql(hot, spec.key, last.end_ms) : '',
     );
     await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
     this.shadows.tables.add(table);
@@ -723,10 +727,25 @@ export async function unpresentCold(connection: DuckDBConnection): Promise<void>
   }
 }
 
-function unionSql(hotTable: string, columns: string, paths: readonly string[]): string {
+/** The hot table's rows and those of the cold files `paths` (alias c), less those `replaced` (a join) leaves out. */
+function unionSql(hotTable: string, columns: string, paths: readonly string[], replaced = ''): string {
   const hot = `SELECT ${columns} FROM ${hotTable}`;
   if (paths.length === 0) return hot;
-  return `${hot} UNION ALL SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])`;
+  return `${hot} UNION ALL SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}]) c ${replaced}`;
+}
+
+/**
+ * Leaves out the cold rows a hot row of the same key replaces: a late revision of a closed day (an
+ * actual revised after its day went cold) waits in the hot table for the next move to merge it,
+ * and until then a reader of hot and cold saw both values (a score between a sync and its publish
+ * averaged them). An anti join built on the hot rows of the cold days alone, up to `coldEndMs`:
+ * the late ones, few against the hot window's (a correlated NOT EXISTS built on the cold rows'
+ * keys, and a score of 30 cold days ran out of memory).
+ */
+function replacedByLateSql(hotTable: string, key: readonly string[], coldEndMs: number): string {
+  const keys = key.map(quoteIdentifier);
+  return `ANTI JOIN (SELECT ${keys.join(', ')} FROM ${hotTable} WHERE valid_time < ${instantLiteral(coldEndMs)}) h
+    ON ${keys.map((k) => `c.${k} = h.${k}`).join(' AND ')}`;
 }
 
 /** A table's comments, its own and its columns', as the catalog holds them. */
