@@ -214,8 +214,9 @@ describe('alerts', () => {
   it('the daemon evaluates them after its runs: a caught-up nightly that fails fires', async () => {
     const dir = tempDir('efsync-alerts-');
     const config = alertConfig(dir, `${url}/daemon`, { schedule: { jobs: { nightly: '0 2 * * *' } } });
-    const today = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
-    const yesterday = today - 24 * HOUR + 2 * HOUR;
+    // the run before the newest 02:00 UTC slot, whatever the hour: that slot is then missed
+    const newestSlot = Math.floor((Date.now() - 2 * HOUR) / (24 * HOUR)) * 24 * HOUR + 2 * HOUR;
+    const yesterday = newestSlot - 24 * HOUR;
     const ok = outcomeJob('nightly', () => ({ status: 'ok', rows: { t: 1 }, failures: [] }));
     await runJob(ok, { config, log: quietLog, trigger: 'schedule', scheduledFor: yesterday, now: () => yesterday });
     const failing = outcomeJob('nightly', () => ({ status: 'failed', rows: {}, failures: [{ reason: 'down' }] }));
