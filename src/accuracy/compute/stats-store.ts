@@ -212,8 +212,9 @@ function binsSql(pairs: string, sign: number, options: MetricOptions, engine: St
 /**
  * The histogram bins of `pairs` (a relation of ledger pairs) into the TEMP table ADDED_BINS, a
  * slice of sites to a statement as computeDays plans them, each committed alone, for sumBins to
- * sum. Counted in one statement, every group's hash table was held at once over the whole
- * ledger: a first score of 1,000 sites × 30 days ran out of 96 MB there.
+ * sum: counted in one statement, every group's hash table is held at once over the whole ledger
+ * (a first score of 1,000 sites × 30 days spent 130 s in that one statement, inside a
+ * transaction), so its memory grew with the sites and the window.
  */
 async function binsInSlices(
   wh: Warehouse,
