@@ -38,6 +38,7 @@ import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
+import { spoolFolderOf } from './spool.js';
 import { WriterLock, type LockHolder } from './lock.js';
 import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
@@ -144,6 +145,7 @@ export class Warehouse {
     try {
       faultPoint('open');
       const writerPath = writerPathOf(options.path);
+      rmSync(spoolFolderOf(writerPath), { recursive: true, force: true }); // what a killed run spooled
       const memoryLimit = options.memoryLimit ?? null;
       const { instance, connection, recovery } = await openWriterFile(options.path, writerPath, { memoryLimit });
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);

@@ -11,6 +11,7 @@ import { isOutOfMemory } from '../../warehouse/duckdb.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import { purgeBufferPool } from '../../warehouse/settings.js';
+import { Spool } from '../../warehouse/spool.js';
 import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
@@ -31,7 +32,9 @@ const DAY_SQL = `epoch_us(valid_time) // ${DAY_US}`;
 /** What the pairs a run removes take from the statistics, gathered batch by batch (statsKeeper). */
 const REMOVED_BINS = 'acc_removed_bins';
 const REMOVED_DAYS = 'acc_removed_days';
-const ADDED_BINS = 'acc_added_bins';
+/** Spools (src/warehouse/spool.ts) of the added pairs' bins and of the days' statistics, a slice at a time. */
+const ADDED_BINS = 'added-bins';
+const DAY_STATS = 'day-stats';
 
 /** What the statistics depend on besides the pairs: a change computes them again from the whole ledger. */
 function fingerprintOf(options: MetricOptions): string {
@@ -119,8 +122,12 @@ export function statsKeeper(
         const added = `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`;
         days = await applyChanges(wh, options, { ...sliced, engine }, added);
       } else {
-        await binsInSlices(wh, options, { ...sliced, engine }, meta.ledgerPairs);
-        await sumBins(wh, `(FROM ${ADDED_BINS})`);
+        const bins = await binsInSlices(wh, options, { ...sliced, engine }, meta.ledgerPairs);
+        try {
+          await sumBins(wh, bins.relation());
+        } finally {
+          bins.drop();
+        }
         await wh.transaction(async () => {
           await replaceWithSummed(wh, HISTOGRAMS);
           await wh.run(`DELETE FROM ${STATS}`);
@@ -162,11 +169,15 @@ async function applyChanges(
   // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
   // counted inside the sum below, a month's catch-up (12 M pairs added at 100 sites) kept every
   // group's hash table beside the sum's and ran out of memory.
-  await binsInSlices(wh, options, meta, added);
-  await sumBins(
-    wh,
-    `(SELECT * FROM ${HISTOGRAMS} UNION ALL BY NAME FROM ${REMOVED_BINS} UNION ALL BY NAME FROM ${ADDED_BINS})`,
-  );
+  const bins = await binsInSlices(wh, options, meta, added);
+  try {
+    await sumBins(
+      wh,
+      `(SELECT * FROM ${HISTOGRAMS} UNION ALL BY NAME FROM ${REMOVED_BINS} UNION ALL BY NAME FROM ${bins.relation()})`,
+    );
+  } finally {
+    bins.drop();
+  }
   await wh.transaction(async () => {
     await replaceWithSummed(wh, HISTOGRAMS);
     // the days that lost or gained a pair, and the days after them a ramp reaches into
@@ -210,9 +221,8 @@ function binsSql(pairs: string, sign: number, options: MetricOptions, engine: St
 }
 
 /**
- * The histogram bins of `pairs` (a relation of ledger pairs) into the TEMP table ADDED_BINS, a
- * slice of sites to a statement as computeDays plans them, each committed alone, for sumBins to
- * sum: counted in one statement, every group's hash table is held at once over the whole ledger
+ * The histogram bins of `pairs` (a relation of ledger pairs) into the spool ADDED_BINS, a slice
+ * of sites to a statement as computeDays plans them, for sumBins to sum: counted in one statement, every group's hash table is held at once over the whole ledger
  * (a first score of 1,000 sites × 30 days spent 130 s in that one statement, inside a
  * transaction), so its memory grew with the sites and the window.
  */
@@ -221,14 +231,18 @@ async function binsInSlices(
   options: MetricOptions,
   meta: { slicePairs?: number; engine: StatsEngine },
   pairs: string,
-): Promise<void> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE ${ADDED_BINS} AS ${binsSql(pairs, 1, options, meta.engine)} LIMIT 0`);
-  const countSlice = async (slice: Slice): Promise<void> => {
-    await wh.run(`INSERT INTO ${ADDED_BINS} ${binsSql(slicePairsSql(pairs, slice, 0), 1, options, meta.engine)}`);
-  };
-  for (const slice of await planSlices(wh, { ledgerPairs: pairs, slicePairs: meta.slicePairs }, null)) {
-    await computeOrHalve(wh, pairs, slice, countSlice);
-    await purgeBufferPool(wh);
+): Promise<Spool> {
+  const bins = await Spool.create(wh, ADDED_BINS, binsSql(pairs, 1, options, meta.engine));
+  try {
+    const countSlice = (slice: Slice) => bins.add(binsSql(slicePairsSql(pairs, slice, 0), 1, options, meta.engine));
+    for (const slice of await planSlices(wh, { ledgerPairs: pairs, slicePairs: meta.slicePairs }, null)) {
+      await computeOrHalve(wh, pairs, slice, countSlice);
+      await purgeBufferPool(wh);
+    }
+    return bins;
+  } catch (error) {
+    bins.drop();
+    throw error;
   }
 }
 
@@ -239,7 +253,7 @@ function slicePairsSql(pairs: string, { lo, hi, first, last }: Slice, reach: num
 }
 
 async function dropRemoved(wh: Warehouse): Promise<void> {
-  for (const table of [REMOVED_BINS, REMOVED_DAYS, ADDED_BINS]) await wh.run(`DROP TABLE IF EXISTS ${table}`);
+  for (const table of [REMOVED_BINS, REMOVED_DAYS]) await wh.run(`DROP TABLE IF EXISTS ${table}`);
 }
 
 /** The ledger's quantile relation, or null when it holds no quantile sets. */
@@ -295,10 +309,10 @@ const SUMMED = 'acc_histogram_summed';
  * only: the day leaving the window and the newest are a month apart, and the days between them
  * stay as stored), so no
  * statement holds more than a slice whatever the window and the number of sites (one day of 1,000
- * sites at once ran out of memory at 96MB). Each slice's rows go to a temp table, committed
- * statement by statement (DuckDB keeps what a transaction writes in memory until it commits, and
- * every slice's rows in one transaction ran out of memory at 128MB; committed, a temp table
- * spills to disk), and are merged per day (mergedStatsSql) into one row per statistic.
+ * sites at once ran out of memory at 96MB). Each slice's rows go to a spool, a file each (kept in
+ * DuckDB, in one transaction they ran out of memory at 128MB, and appended to a temp table they
+ * held 40 MB by the end of a first score at 1,000 sites: src/warehouse/spool.ts), and are merged
+ * per day (mergedStatsSql) into one row per statistic.
  */
 async function computeDays(
   wh: Warehouse,
@@ -308,20 +322,23 @@ async function computeDays(
 ): Promise<void> {
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_sliced AS FROM ${STATS} LIMIT 0`);
-  const computeSlice = async (slice: Slice): Promise<void> => {
+  const sliced = await Spool.create(wh, DAY_STATS, `FROM ${STATS}`);
+  const computeSlice = (slice: Slice) => {
     const { first, last } = slice;
     const pairs = `(SELECT * FROM ${slicePairsSql(meta.ledgerPairs, slice, reach)}
       ${days === null ? '' : `WHERE ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
-    await wh.run(`INSERT INTO acc_stats_sliced SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
+    return sliced.add(`SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       WHERE chunk BETWEEN ${first} AND ${last} ${days === null ? '' : `AND chunk IN (${days})`}`);
   };
-  for (const slice of await planSlices(wh, meta, days)) {
-    await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
-    await purgeBufferPool(wh); // as between alignment batches (incremental.ts)
+  try {
+    for (const slice of await planSlices(wh, meta, days)) {
+      await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
+      await purgeBufferPool(wh); // as between alignment batches (incremental.ts)
+    }
+    await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql(sliced.relation(), ['chunk'])}`);
+  } finally {
+    sliced.drop();
   }
-  await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql('acc_stats_sliced', ['chunk'])}`);
-  await wh.run('DROP TABLE acc_stats_sliced');
 }
 
 /** Consecutive sites by id, lo to hi, and the first and last day they have pairs in. */
