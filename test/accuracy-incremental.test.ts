@@ -228,6 +228,29 @@ describe('incremental accuracy', () => {
     expectSameMetrics(next.run.result.rows, full.run.result.rows);
   }, 180_000);
 
+  it('a site that leaves the score takes its pairs out of the ledger, and a window with nothing to align empties it', async () => {
+    const dir = tempDir('efsync-accuracy-left-');
+    const config = testConfig({ dir, url: served.emu.url });
+    await syncAt(config, NOW);
+    const all = await score(config, NOW + MINUTE);
+    const sites = (await query<{ site_id: string }>(config.warehouse.path, 'SELECT site_id FROM sites ORDER BY 1')).map(
+      (r) => r.site_id,
+    );
+    expect(sites).toHaveLength(3);
+    expect(sites.every((site) => all.ledger.some((row) => row.includes(site)))).toBe(true);
+
+    const fewer = await score(config, NOW + MINUTE, { sites: sites.slice(1) });
+    expect(fewer.run.result.ledger).toMatchObject({ mode: 'full' });
+    expect(fewer.ledger.length).toBeGreaterThan(0);
+    expect(fewer.ledger).toEqual(all.ledger.filter((row) => !row.includes(sites[0])));
+
+    // a full alignment with no point to align leaves no pair
+    const window = { from: NOW - 400 * DAY, to: NOW - 399 * DAY };
+    const nothing = await score(config, NOW + MINUTE, { sites: sites.slice(1), ...window, full: true });
+    expect(nothing.run.result.ledger).toMatchObject({ mode: 'full', reason: '--full', pairs: 0 });
+    expect(nothing.ledger).toEqual([]);
+  }, 120_000);
+
   it('a run killed after its ledger committed leaves a ledger the next run scores from, as --full does', async () => {
     const dir = tempDir('efsync-accuracy-killed-');
     const config = testConfig({ dir, url: served.emu.url });

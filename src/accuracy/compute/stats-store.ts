@@ -80,8 +80,8 @@ export interface StatsRefresh {
  * 12 M pairs at 100 sites, and kept whole they ran the step out of memory). Once every batch is
  * in, the histograms take the bins of the added pairs less the removed ones, and the statistics
  * of the days either touched are computed again from the ledger, a slice of sites to a statement
- * (computeDays), in transactions of their own. The first batch removes the
- * statistics' state and the ledger's last transaction writes it (`saving`), so that a run killed
+ * (computeDays), in transactions of their own. The transaction before the first batch removes
+ * the statistics' state and the ledger's last transaction writes it (`saving`), so that a run killed
  * in between leaves them to be computed anew.
  */
 export function statsKeeper(

@@ -49,13 +49,13 @@ export type LedgerMode = 'full' | 'incremental';
  */
 export interface LedgerListener {
   /**
-   * The ledger is about to change for the first time in this run (inside the first batch's
-   * transaction); `rebuilt` when every pair is aligned anew.
+   * The ledger is about to change for the first time in this run (before its first batch, in
+   * the transaction that takes away the ledger's state); `rebuilt` when every pair is aligned anew.
    */
   starting(rebuilt: boolean): Promise<void>;
   /**
    * The batch's ledger pairs in acc_stale (their rows) are about to be deleted. Not called when
-   * every pair is aligned anew: the ledger's hot table is then emptied by the first batch.
+   * every pair is aligned anew: the ledger's hot tables are then emptied before the first batch.
    */
   removing(): Promise<void>;
   /** A batch committed, outside any transaction: what the listener keeps aside may be tidied. */
@@ -402,33 +402,39 @@ async function batchChangesSites(wh: Warehouse): Promise<boolean> {
 }
 
 /**
+ * What a refresh does before its first batch, in one transaction: the ledger's state goes (a run
+ * killed before the last transaction leaves a ledger the next run aligns in full), the listener
+ * starts, and a full alignment empties the hot tables (its cold days go whole after the last
+ * batch), so a full alignment leaves no pair but those it aligns, of whichever sites.
+ */
+async function startLedger(wh: Warehouse, meta: { listener?: LedgerListener; full: boolean }): Promise<void> {
+  await wh.run('DELETE FROM accuracy_ledger_state');
+  await meta.listener?.starting(meta.full);
+  if (meta.full) {
+    await wh.cold.emptyHot(LEDGER_QUANTILES);
+    await wh.cold.emptyHot(LEDGER_PAIRS);
+  }
+}
+
+/**
  * Replaces the batch's stale ledger pairs with its aligned ones (acc_pairs, acc_quantiles; pids
  * from `base`) in one transaction, telling `listener`; returns how many were aligned. An
  * incremental run's stale pairs (acc_stale) are deleted, those of closed days set aside in
  * acc_cold_stale for removeColdStale to take out of their cold files once every batch is in. A
- * full alignment replaces every pair: its first batch empties the hot tables, and every cold day
- * goes whole at the end. The first batch also takes away the ledger's state (and the listener its
- * own), so that a run killed between batches leaves a ledger the next run knows to align again
- * in full.
+ * full alignment replaces every pair: the hot tables were emptied before its first batch
+ * (startLedger, which also took away the ledger's state, so that a run killed between batches
+ * leaves a ledger the next run knows to align again in full), and every cold day goes whole at
+ * the end.
  */
 async function applyBatch(
   wh: Warehouse,
   range: string,
   base: number,
-  first: boolean,
   meta: { listener?: LedgerListener; now: number; full: boolean },
 ): Promise<number> {
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
   return wh.transaction(async () => {
-    if (first) {
-      await wh.run('DELETE FROM accuracy_ledger_state');
-      await meta.listener?.starting(meta.full);
-      if (meta.full) {
-        await wh.cold.emptyHot(LEDGER_QUANTILES);
-        await wh.cold.emptyHot(LEDGER_PAIRS);
-      }
-    }
     if (!meta.full) {
       await meta.listener?.removing();
       await wh.run(`INSERT INTO ${COLD_STALE}
@@ -465,7 +471,7 @@ const coldDaysSql = (columns = 'day') =>
  * all), else those of acc_cold_stale. A day all of whose pairs are stale (one that left the
  * window, or a full alignment's) is dropped whole, without reading it: only a day losing some of
  * its pairs is rewritten, against that day's stale pids alone. A run killed part way has no
- * ledger state (the first batch took it away): the next aligns in full and drops every cold day.
+ * ledger state (startLedger took it away): the next aligns in full and drops every cold day.
  * acc_cold_stale is read, never deleted from: deletes from a temp table hold their versions
  * until it is dropped, and a month's catch-up at 100 sites ran out of 96 MB by its 30th day.
  */
@@ -483,42 +489,6 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
     await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
     await purgeBufferPool(wh);
   }
-}
-
-/**
- * Removes ledger pairs from the cold days (closed days, in the cold store) of the valid times
- * `validTimes` (a query) lists: each such day's files keep only the pairs for which `keep.pairs`
- * holds and the quantiles for which `keep.quantiles` does (SQL over their columns; the quantiles
- * first, as their condition may read the pairs).
- */
-async function removeCold(
-  wh: Warehouse,
-  validTimes: string,
-  keep: { pairs: string; quantiles: string },
-  now: number,
-): Promise<void> {
-  const days = await wh.all<{ day: string }>(
-    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")}
-       AND day IN (SELECT DISTINCT ${dayOf('valid_time')} FROM (${validTimes}))
-     ORDER BY day`,
-  );
-  for (const { day } of days) {
-    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep.quantiles, now);
-    await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep.pairs, now);
-  }
-}
-
-/** Removes the pairs of sites no longer chosen (a full alignment with fewer sites), hot and cold. */
-async function dropUnchosen(wh: Warehouse, now: number): Promise<void> {
-  const gone = `SELECT pid FROM ${LEDGER_PAIRS} WHERE site_id NOT IN (SELECT site_id FROM acc_site)`;
-  await removeCold(
-    wh,
-    `SELECT valid_time FROM ${LEDGER_PAIRS} WHERE site_id NOT IN (SELECT site_id FROM acc_site)`,
-    { pairs: 'site_id IN (SELECT site_id FROM acc_site)', quantiles: `pid NOT IN (${gone})` },
-    now,
-  );
-  await wh.run(`DELETE FROM ${await wh.cold.hotTable(LEDGER_QUANTILES)} WHERE pid IN (${gone})`);
-  await wh.run(`DELETE FROM ${await wh.cold.hotTable(LEDGER_PAIRS)} WHERE pid IN (${gone})`);
 }
 
 /**
@@ -562,11 +532,10 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
   return rows.map((r) => Number(r.batch));
 }
 
-/** Where the batches of a refresh stand: pids are numbered from base, and the first batch in starts the ledger's change. */
+/** Where the batches of a refresh stand: pids are numbered from base. */
 interface BatchProgress {
   base: number;
   aligned: number;
-  started: boolean;
   batches: number;
   /** Ledger pairs deleted since the last checkpoint (settleBatch). */
   deleted: number;
@@ -654,11 +623,10 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
     // writes it: with them held, its commit was a nightly score's peak (291 against 277 MB).
     await purgeBufferPool(wh);
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, !progress.started, {
+    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, {
       ...run.meta,
       full: incremental === null,
     });
-    progress.started = true;
     progress.batches++;
   } catch (error) {
     if (!isOutOfMemory(error)) throw error;
@@ -755,8 +723,8 @@ async function saveState(
  * The pairs are aligned and written a batch of sites at a time, each batch in a transaction of
  * its own, so that no statement or transaction holds more than a batch of pairs (inside one
  * transaction DuckDB keeps every replaced temp table and every deleted row's version until the
- * commit: a delete spread over the whole ledger ran out of memory at 128MB). The first batch
- * removes the ledger's state and the last transaction writes it anew: a run killed in between
+ * commit: a delete spread over the whole ledger ran out of memory at 128MB). A transaction before
+ * the first batch removes the ledger's state and the last transaction writes it anew: a run killed in between
  * leaves a ledger that the next run aligns in full.
  */
 export async function refreshLedger(
@@ -788,9 +756,10 @@ export async function refreshLedger(
   const incremental = kept ? await markChanges(wh, kept, reach) : null;
   // pids stay unique while old and new pairs sit side by side between batches
   const [{ base }] = await wh.all<{ base: bigint }>(`SELECT coalesce(max(pid) + 1, 0) AS base FROM ${LEDGER_PAIRS}`);
-  const progress: BatchProgress = { base: Number(base), aligned: 0, started: false, batches: 0, deleted: 0 };
+  const progress: BatchProgress = { base: Number(base), aligned: 0, batches: 0, deleted: 0 };
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
   try {
+    await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
     const run: BatchRun = { options, incremental, progress, meta };
     for (const batch of await planBatches(wh, options, incremental !== null)) {
       await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
@@ -804,7 +773,6 @@ export async function refreshLedger(
   }
   await removeColdStale(wh, meta.now, !incremental);
   const pairsAligned = progress.aligned;
-  if (!incremental) await wh.transaction(() => dropUnchosen(wh, meta.now));
   // The pairs the last batches wrote stay in DuckDB's pool until a checkpoint, which no purge
   // frees: at 1,000 sites they held 40 of the statistics' 96 MB, and the statistics ran out.
   await checkpointAndPurge(wh);
