@@ -45,7 +45,7 @@ describe('a spool', () => {
       { key: null, chunk: 3n, value: null, t: 'BIGINT' },
     ]);
     spool.drop();
-    expect(existsSync(join(spoolFolderOf(wh.writerPath), 'parts'))).toBe(false);
+    expect(existsSync(spoolFolderOf(wh.writerPath))).toBe(false);
   });
 
   it('keeps no part of a statement that ran out of memory, and goes on with the next', async () => {

@@ -7,8 +7,8 @@
  * 1,000 sites appended a few hundred slices to two temp tables, which held 40 of the step's 96 MB
  * by the end, and the last slices ran out of memory. A file written holds nothing in DuckDB.
  */
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { explainDiskFull } from './disk.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 
@@ -72,7 +72,13 @@ export class Spool {
     return `(SELECT * FROM read_parquet(${quoteLiteral(join(this.folder, '*.parquet'))}))`;
   }
 
+  /** Removes the spool's files, and the spools' folder once no other spool is in it. */
   drop(): void {
     rmSync(this.folder, { recursive: true, force: true });
+    try {
+      rmdirSync(dirname(this.folder));
+    } catch {
+      // another spool is still open (or the folder is gone already)
+    }
   }
 }
