@@ -563,28 +563,46 @@ export class ColdStore {
     const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
     await this.db.run(`CREATE OR REPLACE TEMP TABLE ${SORTED} AS SELECT * FROM ${counted} LIMIT 0`);
     let rows = 0;
-    for (const of of await this.slicesOf(table, counted)) {
-      await day.prepare?.(of);
-      rows += await this.oneThread(() =>
-        this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
-      );
-    }
+    for (const slice of await this.slicesOf(table, counted)) rows += await this.sortSlice(table, slice, day, order);
     return rows;
   }
 
-  /** Conditions on `sliceBy` that cut the rows of `relation` into slices of SORT_SLICE_ROWS rows (a value with more alone). */
-  private async slicesOf(table: ColdTable, relation: string): Promise<string[]> {
-    if (!table.sliceBy) return ['TRUE'];
+  /**
+   * One slice of sortInto (the `sliceBy` values it holds; null: every row), sorted into SORTED.
+   * One that runs out of DuckDB's memory (its statement rolled back) goes again in halves of its
+   * values, down to a value alone, which fails: at 1,000 sites a retention's slice of a day of
+   * model outputs, sorted against its kept vintages, ran out of the warehouse's 64 MB.
+   */
+  private async sortSlice(table: ColdTable, slice: string[] | null, day: SlicedRows, order: string): Promise<number> {
+    const of =
+      slice === null
+        ? 'TRUE'
+        : `${quoteIdentifier(table.sliceBy!)} BETWEEN ${quoteLiteral(slice[0])} AND ${quoteLiteral(slice.at(-1)!)}`;
+    try {
+      await day.prepare?.(of);
+      return await this.oneThread(() =>
+        this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
+      );
+    } catch (error) {
+      if (!isOutOfMemory(error) || slice === null || slice.length < 2) throw error;
+      const half = Math.ceil(slice.length / 2);
+      const first = await this.sortSlice(table, slice.slice(0, half), day, order);
+      return first + (await this.sortSlice(table, slice.slice(half), day, order));
+    }
+  }
+
+  /** The `sliceBy` values of `relation`, in order, cut into slices of SORT_SLICE_ROWS rows (a value with more alone); [null]: one slice. */
+  private async slicesOf(table: ColdTable, relation: string): Promise<(string[] | null)[]> {
+    if (!table.sliceBy) return [null];
     const by = quoteIdentifier(table.sliceBy);
     const values = await this.db.all<{ value: string; n: bigint }>(
       `SELECT ${by} AS value, count(*) AS n FROM ${relation} GROUP BY ${by} ORDER BY ${by}`,
     );
-    const chunks = chunksOf(
+    if (values.length === 0) return [null];
+    return chunksOf(
       values.map((row) => ({ key: row.value, rows: Number(row.n) })),
       SORT_SLICE_ROWS,
-    );
-    if (chunks.length <= 1) return ['TRUE'];
-    return chunks.map(({ keys }) => `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`);
+    ).map(({ keys }) => keys);
   }
 
   /**
