@@ -222,9 +222,10 @@ function binsSql(pairs: string, sign: number, options: MetricOptions, engine: St
 
 /**
  * The histogram bins of `pairs` (a relation of ledger pairs) into the spool ADDED_BINS, a slice
- * of sites to a statement as computeDays plans them, for sumBins to sum: counted in one statement, every group's hash table is held at once over the whole ledger
- * (a first score of 1,000 sites × 30 days spent 130 s in that one statement, inside a
- * transaction), so its memory grew with the sites and the window.
+ * of sites to a statement as computeDays plans them, for sumBins to sum: counted in one
+ * statement, every group's hash table is held at once over the whole ledger (a first score of
+ * 1,000 sites × 30 days spent 130 s in that one statement, inside a transaction), so its memory
+ * grew with the sites and the window.
  */
 async function binsInSlices(
   wh: Warehouse,
