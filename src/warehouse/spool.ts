@@ -25,7 +25,8 @@ export function spoolFolderOf(writerPath: string): string {
 }
 
 export class Spool {
-  private files = 0;
+  /** The parts written, by name: a glob of the folder would misread a path holding `*`, `?` or `[`. */
+  private readonly parts: string[] = [];
 
   private constructor(
     private readonly wh: Spooling,
@@ -55,11 +56,12 @@ export class Spool {
 
   /** Adds the rows of `query` (its columns by position, as the shape's), as one file. */
   async add(query: string): Promise<void> {
-    const file = join(this.folder, `part-${String(this.files++).padStart(6, '0')}.parquet`);
+    const file = join(this.folder, `part-${String(this.parts.length).padStart(6, '0')}.parquet`);
     try {
       await this.wh.run(
         `COPY (SELECT ${this.columns} FROM (${query}) AS part(${this.names})) TO ${quoteLiteral(file)} (FORMAT parquet)`,
       );
+      this.parts.push(file);
     } catch (error) {
       // a statement that failed (out of memory, say) leaves no part for the relation to read
       rmSync(file, { force: true });
@@ -69,7 +71,7 @@ export class Spool {
 
   /** Every row added, as a relation (a parenthesised query). */
   relation(): string {
-    return `(SELECT * FROM read_parquet(${quoteLiteral(join(this.folder, '*.parquet'))}))`;
+    return `(SELECT * FROM read_parquet([${this.parts.map(quoteLiteral).join(', ')}]))`;
   }
 
   /** Removes the spool's files, and the spools' folder once no other spool is in it. */
