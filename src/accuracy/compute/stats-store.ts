@@ -122,12 +122,7 @@ export function statsKeeper(
         const added = `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`;
         days = await applyChanges(wh, options, { ...sliced, engine }, added);
       } else {
-        const bins = await binsInSlices(wh, options, { ...sliced, engine }, meta.ledgerPairs);
-        try {
-          await sumBins(wh, bins.relation());
-        } finally {
-          bins.drop();
-        }
+        await sumWithBinsOf(wh, options, { ...sliced, engine }, meta.ledgerPairs, []);
         await wh.transaction(async () => {
           await replaceWithSummed(wh, HISTOGRAMS);
           await wh.run(`DELETE FROM ${STATS}`);
@@ -169,15 +164,7 @@ async function applyChanges(
   // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
   // counted inside the sum below, a month's catch-up (12 M pairs added at 100 sites) kept every
   // group's hash table beside the sum's and ran out of memory.
-  const bins = await binsInSlices(wh, options, meta, added);
-  try {
-    await sumBins(
-      wh,
-      `(SELECT * FROM ${HISTOGRAMS} UNION ALL BY NAME FROM ${REMOVED_BINS} UNION ALL BY NAME FROM ${bins.relation()})`,
-    );
-  } finally {
-    bins.drop();
-  }
+  await sumWithBinsOf(wh, options, meta, added, [HISTOGRAMS, REMOVED_BINS]);
   await wh.transaction(async () => {
     await replaceWithSummed(wh, HISTOGRAMS);
     // the days that lost or gained a pair, and the days after them a ramp reaches into
@@ -244,6 +231,22 @@ async function binsInSlices(
   } catch (error) {
     bins.drop();
     throw error;
+  }
+}
+
+/** sumBins of the histogram `tables` and the bins of `pairs`, counted first (binsInSlices). */
+async function sumWithBinsOf(
+  wh: Warehouse,
+  options: MetricOptions,
+  meta: { slicePairs?: number; engine: StatsEngine },
+  pairs: string,
+  tables: string[],
+): Promise<void> {
+  const bins = await binsInSlices(wh, options, meta, pairs);
+  try {
+    await sumBins(wh, `(${[...tables, bins.relation()].map((from) => `FROM ${from}`).join(' UNION ALL BY NAME ')})`);
+  } finally {
+    bins.drop();
   }
 }
 
