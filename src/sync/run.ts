@@ -103,8 +103,11 @@ interface Tally {
   /** Documented variants filled in, per `resource.field`. */
   defaulted: Record<string, number>;
   succeeded: number;
-  notStarted: number;
-  /** Sites whose requests the run's signal aborted: they did not finish and keep their sync state. */
+  /**
+   * Sites the run's signal stopped, once each: not started, or with requests aborted (a site's
+   * models may be aborted before its series are not started: counted twice, a stop line said
+   * "before 5 of 3 sites").
+   */
   stopped: Set<string>;
   /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
   marksAdvanced: number;
@@ -171,7 +174,6 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     failures: [],
     defaulted: {},
     succeeded: 0,
-    notStarted: 0,
     stopped: new Set(),
     marksAdvanced: 0,
     quiet: [],
@@ -196,7 +198,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
         const held = await budget.admit();
         try {
           if (req.signal.aborted) {
-            tally.notStarted += 1;
+            tally.stopped.add(siteId);
             return;
           }
           await syncOneSite(req, env, task, steps, marks, tally, held);
@@ -215,7 +217,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   // The key was refused: nothing more can be read, and one line says so (not one per site).
   const rejected = req.client.keyRejected();
   if (rejected) throw rejected;
-  const unfinished = tally.notStarted + tally.stopped.size;
+  const unfinished = tally.stopped.size;
   if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length, pace()) });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
   const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
