@@ -20,10 +20,11 @@ process.env.UV_THREADPOOL_SIZE ??= '1';
 // variable when the library loads (after this line, on any Node). By default it keeps the pages
 // it freed for 1 s, then marks them free (MADV_FREE) but still resident for 1 s more, and only
 // purges while it allocates: ~50 MB of a sync's peak was such pages. Here freed pages go back
-// to the OS after 50 ms, by a thread of jemalloc's own rather than on DuckDB's. 1,000-site
-// syncs, 2026-11-24, quiet machine, peaks varying ±15 MB from run to run: 293-323 MB against
-// 323-336 MB, in the same time (120-126 s); with no decay at all, 268 MB but 20% slower.
-process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:50,muzzy_decay_ms:0,background_thread:true';
+// to the OS after 50 ms, still when the arena next allocates: DuckDB turns jemalloc's background
+// thread off at start (its allocator_background_threads, false by default), whatever this says.
+// 1,000-site syncs, 2026-11-24, quiet machine, peaks varying ±15 MB from run to run: 293-323 MB
+// against 323-336 MB, in the same time (120-126 s); with no decay at all, 268 MB but 20% slower.
+process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:50,muzzy_decay_ms:0';
 
 // The V8 heap is bounded. Left alone, V8 lets it grow to up to 4x its live data before it
 // collects the old generation (a 200-site sync's heap reached 430 MB holding ~100 MB). The
