@@ -104,9 +104,9 @@ interface Tally {
   defaulted: Record<string, number>;
   succeeded: number;
   /**
-   * Sites the run's signal stopped, once each: not started, or with requests aborted (a site's
-   * models may be aborted before its series are not started: counted twice, a stop line said
-   * "before 5 of 3 sites").
+   * Sites the run's signal stopped, each once: not started, or with requests aborted. A site
+   * whose models were aborted is then not started either; counted apart, a stop line said
+   * "before 5 of 3 sites".
    */
   stopped: Set<string>;
   /** sync_state rows advanced: bookkeeping, kept out of the data rows written. */
