@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { METRIC_MEANINGS, renderReport } from '../src/accuracy/output/report.js';
+import { plotDrawer } from '../src/accuracy/output/plots.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-report-'));
@@ -108,5 +109,26 @@ describe('report of quantile models and flagged actuals', () => {
       expect(body, heading).toMatch(/<svg[\s\S]*<\/svg><p class="aid">Read: [^<]+<\/p>/);
     }
     expect(html).toContain('<td>North</td><td>3</td><td>1</td><td>0</td>');
+  });
+});
+
+describe("the report's plot worker", () => {
+  const point = {
+    data: { values: [{ x: 1 }, { x: 2 }] },
+    mark: 'point',
+    encoding: { x: { field: 'x', type: 'quantitative' } },
+  } as const;
+
+  it('answers a spec it cannot draw with an error, draws the next one, and refuses to draw once closed', async () => {
+    const drawer = plotDrawer();
+    try {
+      await expect(drawer.draw({ ...point, mark: 'no-such-mark' } as never)).rejects.toThrow(
+        /^drawing a report plot: /,
+      );
+      expect(await drawer.draw(point)).toMatch(/^<svg[^>]*>.*<\/svg>$/s);
+    } finally {
+      await drawer.close();
+    }
+    await expect(drawer.draw(point)).rejects.toThrow(/plot worker ended/);
   });
 });

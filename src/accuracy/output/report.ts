@@ -1,12 +1,12 @@
 // The report: one self-contained HTML file (inline CSS and SVG, no script, no network) with
 // forecast against actual per site, error by lead time per model, error by hour of day, skill
 // against the reference, and the metrics table with a plain-language line on each metric.
-// Plots are vega-lite specs compiled to vega and rendered to SVG headless.
+// Plots are vega-lite specs compiled to vega and rendered to SVG headless, in a worker (plots.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type * as vl from 'vega-lite';
 import { subjectLabel } from './format.js';
-import { collectGarbage } from '../../warehouse/memory.js';
+import { plotDrawer, type PlotDrawer } from './plots.js';
 import { orderedNames, type AccuracyRow, type SqlRunner } from '../compute/metrics.js';
 import { FLAGS, type FlagName } from '../../warehouse/flags.js';
 import type { FlagCount } from '../input/quality.js';
@@ -126,20 +126,6 @@ function meaningOf(name: string): string {
   if (event && EVENT_MEANINGS[event[1]] && !METRIC_MEANINGS[name])
     return `${EVENT_MEANINGS[event[1]]} (event "${event[2]}"; docs/accuracy.md, Events).`;
   return METRIC_MEANINGS[name] ?? '';
-}
-
-async function toSvg(spec: vl.TopLevelSpec): Promise<string> {
-  // Loaded when a plot is drawn: vega and vega-lite are ~250 of the ~600 modules every command
-  // loaded at start (~0.2 s of each sync, status, sql).
-  const [vega, { compile }] = await Promise.all([import('vega'), import('vega-lite')]);
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
-    // each plot's scene graph is garbage once drawn: collected here, the plots do not pile up
-    collectGarbage();
-  }
 }
 
 const finite = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
@@ -289,7 +275,7 @@ function flagsSpec(flags: FlagCount[]): vl.TopLevelSpec {
 }
 
 /** Flag counts as a plot and a table, one row per site and a column per flag seen. */
-async function flagsHtml(flags: FlagCount[], included: boolean): Promise<string> {
+async function flagsHtml(draw: PlotDrawer['draw'], flags: FlagCount[], included: boolean): Promise<string> {
   const reading = included
     ? 'Actuals that failed a data-quality check, per site: scored anyway (--include-flagged).'
     : 'Actuals that failed a data-quality check, per site: left out of every score above (column dropped_flagged counts the forecast points that lost their actual this way).';
@@ -305,14 +291,20 @@ async function flagsHtml(flags: FlagCount[], included: boolean): Promise<string>
   const aid =
     'Read: a long bar is a site whose actuals often fail a check, so its scores rest on fewer points; the flag names the likely cause (a frozen meter is stale, an inverter limit clipping).';
   return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
-${await toSvg(flagsSpec(flags))}<p class="aid">${escapeHtml(aid)}</p>
+${await draw(flagsSpec(flags))}<p class="aid">${escapeHtml(aid)}</p>
 <table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
 }
 
 /** A plot under its title and what it shows, with a one-line reading aid beneath. */
-async function section(title: string, shows: string, spec: vl.TopLevelSpec | null, aid: string): Promise<string> {
+async function section(
+  draw: PlotDrawer['draw'],
+  title: string,
+  shows: string,
+  spec: vl.TopLevelSpec | null,
+  aid: string,
+): Promise<string> {
   const body = spec
-    ? await toSvg(spec)
+    ? await draw(spec)
     : '<p class="empty">No data for this plot (its group was not scored or has no values).</p>';
   return `<section><h2>${escapeHtml(title)}</h2><p>${escapeHtml(shows)}</p>${body}<p class="aid">${escapeHtml(aid)}</p></section>`;
 }
@@ -361,6 +353,15 @@ function reliabilitySpec(values: ReturnType<typeof reliabilityValues>): vl.TopLe
 
 /** The report as one HTML string. */
 export async function renderReport(input: ReportInput): Promise<string> {
+  const drawer = plotDrawer();
+  try {
+    return await reportHtml(input, drawer.draw);
+  } finally {
+    await drawer.close();
+  }
+}
+
+async function reportHtml(input: ReportInput, draw: PlotDrawer['draw']): Promise<string> {
   const { rows } = input;
   const err = errorMetric(rows, 'nrmse', 'rmse');
   const hourErr = errorMetric(rows, 'nmae', 'mae');
@@ -371,30 +372,35 @@ export async function renderReport(input: ReportInput): Promise<string> {
   const reliability = reliabilityValues(rows);
   const sections = [
     await section(
+      draw,
       'Forecast against actual',
       `The last ${SERIES_DAYS} days per site: the latest issued forecast, the actual and the persistence reference.`,
       input.series.length ? seriesSpec(input.series) : null,
       'Read: where the blue forecast leaves the black actual it missed; the grey persistence is the bar to beat.',
     ),
     await section(
+      draw,
       'Error by lead time',
       `${err.title} per forecast and model, by time between issue and valid time.`,
       lead.length ? lineByKeySpec(lead, 'lead time', err.title) : null,
       'Read: lower is better; a line that climbs to the right is a forecast that degrades further ahead, so compare at the lead times you act on.',
     ),
     await section(
+      draw,
       'Error by hour of day',
       `${hourErr.title} per forecast, by hour of the day (an interval-ending value counts in the hour it closes).`,
       hour.length ? lineByKeySpec(hour, 'hour of day', hourErr.title) : null,
       'Read: lower is better; solar errors peak where output does (midday), while a peak at dawn or dusk points at timing.',
     ),
     await section(
+      draw,
       'Skill against the reference',
       'Skill against persistence (1 - RMSE/RMSE_ref) per forecast, by lead time.',
       skill.length ? skillSpec(skill, skillByLead.length ? 'lead time' : 'total') : null,
       'Read: above 0 the forecast beats persistence, 1 would be perfect, below 0 persistence did better.',
     ),
     await section(
+      draw,
       'Reliability of the quantile models',
       'Per quantile level, the share of actuals at or below the quantile (all points), against the level; the dashed diagonal is perfect calibration.',
       reliability.length ? reliabilitySpec(reliability) : null,
@@ -416,7 +422,7 @@ td.meaning { white-space: normal; color: #444; min-width: 28rem; }
 <p class="notes">${input.notes.map(escapeHtml).join('<br>')}<br>Generated ${new Date(input.generatedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC</p>
 <section><h2>Metrics (all points)</h2>${metricsTableHtml(rows)}</section>
 ${sections.join('\n')}
-${input.flags ? await flagsHtml(input.flags, input.includeFlagged === true) : ''}
+${input.flags ? await flagsHtml(draw, input.flags, input.includeFlagged === true) : ''}
 </body></html>
 `;
 }
