@@ -6,6 +6,7 @@ import { type Config, qualitySettingsFromConfig } from '../config.js';
 import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
 import { releaseMemory } from '../warehouse/memory.js';
+import { purgeBufferPool } from '../warehouse/settings.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './input/align.js';
@@ -88,6 +89,8 @@ export async function scoreWithLedger(
     const ledger = await refreshLedger(warehouse, options, { ...meta, full: options.full, listener: stats.listener });
     faultPoint('accuracy-ledger');
     ledger.stats = stats.result();
+    // The metrics read the stored statistics alone, not what saving the ledger's state cached.
+    await purgeBufferPool(warehouse);
     const rows = await metricsFromStats(
       warehouse,
       { stats: 'accuracy_stats', histogram: 'accuracy_histograms', pairs: LEDGER_PAIRS },
@@ -304,7 +307,7 @@ async function scoreWithHistory(
 ): Promise<WarehouseRun> {
   const { result, groups, flags } = await scoreAndFlag(warehouse, settings, meta);
   if (settings.reportPath) {
-    // The plots are drawn in this process: they start from what scoring leaves, not on top of it.
+    // The plots are drawn from what scoring leaves, not on top of it (in a worker: plots.ts).
     await releaseMemory(warehouse);
     await writeReport(settings.reportPath, {
       title: 'Forecast accuracy',

@@ -245,6 +245,9 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
       FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`);
   for (let i = 0; i < sites.length; i += VINTAGE_COUNT_SITES)
     await halvingOnOutOfMemory(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
+  // What the counts read leaves the pool: the comparisons with the ledger's state and the batches'
+  // plan that follow built the step's peak on it at 1,000 sites (320 MB).
+  await purgeBufferPool(wh);
 }
 
 /**
