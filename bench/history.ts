@@ -76,50 +76,88 @@ export function buildNights(start: number, days: number): { clocks: number[]; fi
   return { clocks, firstDays: days - (nights - 1) * BUILD_CHUNK_DAYS };
 }
 
-/** One depth: the build nights and `nights` nights after them, in `work/<days>d`. */
-export async function benchHistory(o: HistoryOptions, say: (line: string) => void): Promise<DepthFigures> {
-  const dir = join(o.work, `${o.days}d`);
-  mkdirSync(dir, { recursive: true });
-  const build = buildNights(o.start, o.days);
-  const env = nightEnv(dir, build.firstDays);
-  const schedule = [
-    ...build.clocks.map((now) => ({ night: 0, now })),
-    ...Array.from({ length: o.nights }, (_, i) => ({ night: i + 1, now: o.start + (i + 1) * DAY })),
-  ];
-  const nights: NightFigures[] = [];
-  for (const { night, now } of schedule) {
-    say(`${o.days} days: ${night === 0 ? 'building the warehouse' : `night ${night}`} at ${iso(now)} ...`);
+/**
+ * The depths built one after the other, then their measured nights in turn (night 1 of each, then
+ * night 2 of each, ...): a change in the machine's load while the bench runs falls on both sides
+ * of a ratio alike, where depth after depth put it on one side (a bench of hours at 365 days).
+ */
+export async function benchHistories(
+  o: Omit<HistoryOptions, 'days'>,
+  days: readonly number[],
+  say: (line: string) => void,
+): Promise<DepthFigures[]> {
+  const depths = days.map((d) => new HistoryDepth({ ...o, days: d }, say));
+  for (const depth of depths) await depth.build();
+  for (let night = 1; night <= o.nights; night++) for (const depth of depths) await depth.night(night);
+  return depths.map((depth) => depth.figures());
+}
+
+/** One depth, in `work/<days>d`: its build nights, then its measured nights one at a time. */
+export class HistoryDepth {
+  readonly nights: NightFigures[] = [];
+  private readonly dir: string;
+  private readonly clocks: number[];
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(
+    private readonly o: HistoryOptions,
+    private readonly say: (line: string) => void,
+  ) {
+    this.dir = join(o.work, `${o.days}d`);
+    mkdirSync(this.dir, { recursive: true });
+    const { clocks, firstDays } = buildNights(o.start, o.days);
+    this.clocks = clocks;
+    this.env = nightEnv(this.dir, firstDays);
+  }
+
+  /** The nights that make the warehouse `days` deep at `start`. */
+  async build(): Promise<void> {
+    for (const now of this.clocks) await this.run(0, now);
+  }
+
+  /** Measured night `night` (1, 2, ...): `night` days after `start`. */
+  async night(night: number): Promise<void> {
+    await this.run(night, this.o.start + night * DAY);
+  }
+
+  /** Medians over the measured nights. */
+  figures(): DepthFigures {
+    const measured = this.nights.filter((n) => n.night > 0);
+    const publishes = measured.map((n) => n.steps.publish?.seconds).filter((s): s is number => s !== undefined);
+    return {
+      days: this.o.days,
+      sites: this.o.sites,
+      nights: this.nights,
+      medianNightS: median(measured.map((n) => n.seconds)),
+      medianPublishS: publishes.length > 0 ? median(publishes) : null,
+      maxPeakRssMb: Math.max(...measured.map((n) => n.peakRssMb)),
+    };
+  }
+
+  private async run(night: number, now: number): Promise<void> {
+    const { o } = this;
+    this.say(`${o.days} days: ${night === 0 ? 'building the warehouse' : `night ${night}`} at ${iso(now)} ...`);
     const emulator = await startEmulatorProcess(o.cli, {
       apiKey: API_KEY,
       sites: o.sites,
       historyDays: o.days,
       now,
-      state: join(dir, 'emulator-state.json'),
+      state: join(this.dir, 'emulator-state.json'),
     });
     try {
       const figures = await runNight(
         o.cli,
-        { ...env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) },
+        { ...this.env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) },
         night,
         now,
       );
-      nights.push(figures);
+      this.nights.push(figures);
       // as it happens too: a bench of hours stopped half-way still told what it measured
-      say(`  ${nightLine(figures)}`);
+      this.say(`  ${nightLine(figures)}`);
     } finally {
       await stop(emulator.process);
     }
   }
-  const measured = nights.filter((n) => n.night > 0);
-  const publishes = measured.map((n) => n.steps.publish?.seconds).filter((s): s is number => s !== undefined);
-  return {
-    days: o.days,
-    sites: o.sites,
-    nights,
-    medianNightS: median(measured.map((n) => n.seconds)),
-    medianPublishS: publishes.length > 0 ? median(publishes) : null,
-    maxPeakRssMb: Math.max(...measured.map((n) => n.peakRssMb)),
-  };
 }
 
 /** The nights' config: `firstDays`, the first build night's initial history. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchAccuracy } from './accuracy.js';
 import { benchIncremental, type IncrementalFigures } from './incremental.js';
-import { benchHistory, historyJson, printHistory, ratios, type DepthFigures } from './history.js';
+import { benchHistories, historyJson, printHistory, ratios } from './history.js';
 import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
@@ -57,8 +57,8 @@ try {
 }
 
 /**
- * The history bench at `days` and at the baseline depth (unless 0 or the same), one after the
- * other, each night's clocks the same instants at both depths; then the ratios.
+ * The history bench at `days` and at the baseline depth (unless 0 or the same), each depth built,
+ * then their nights in turn, each night's clocks the same instants at both depths; then the ratios.
  */
 async function historyBench(days: number): Promise<void> {
   const nights = Number(args.nights);
@@ -69,10 +69,7 @@ async function historyBench(days: number): Promise<void> {
   say(
     `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history, ${nights} nights, work dir ${work}`,
   );
-  const figures: DepthFigures[] = [];
-  for (const depth of depths) {
-    figures.push(await benchHistory({ cli: [CLI], work, sites: SITES, days: depth, nights, start }, say));
-  }
+  const figures = await benchHistories({ cli: [CLI], work, sites: SITES, nights, start }, depths, say);
   for (const f of figures) printHistory(f);
   const ratio = figures.length === 2 ? ratios(figures[0], figures[1]) : null;
   if (ratio) {
