@@ -248,6 +248,9 @@ async function sumWithBinsOf(
   } finally {
     bins.drop();
   }
+  // The sum and what it read leave the pool before the histograms are replaced by it: at 1,000
+  // sites that transaction, on top of them, set the step's peak (299 MB).
+  await purgeBufferPool(wh);
 }
 
 /** The pairs of `pairs` of the slice's sites and days, and of the `reach` days before its first. */
