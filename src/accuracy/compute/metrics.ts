@@ -7,7 +7,7 @@ import { groupSql, type Group } from './groups.js';
 import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
 import type { MetricOptions, SingleSubject } from './options.js';
 import { statsEngine } from './native.js';
-import { binnedSql, DROP_REASONS, groupKeys, histogramSql, mergedStatsSql, statsSql } from './stats.js';
+import { binnedSql, DROP_REASONS, groupKeys, groupPartSql, histogramSql, mergedStatsSql, statsSql } from './stats.js';
 
 // The pairs relation every source (warehouse alignment, a CSV file, the bench) produces is declared
 // in ../input/relation.ts: its columns, their types and meanings.
@@ -164,7 +164,7 @@ export async function metricsFromStats(
   }
   const binned = new Map<string, Record<string, unknown>>();
   for (let part = 0; part < BINNED_PARTS; part++) {
-    const histogram = `(SELECT * FROM ${source.histogram} WHERE hash(subject, model, grp, key) % ${BINNED_PARTS} = ${part})`;
+    const histogram = `(SELECT * FROM ${source.histogram} WHERE ${groupPartSql(part, BINNED_PARTS)})`;
     for (const r of await sql.all<Keyed & Record<string, unknown>>(binnedSql(histogram, KS_CRITICAL))) {
       binned.set(keyOf(r), r);
     }

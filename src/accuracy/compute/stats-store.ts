@@ -15,7 +15,7 @@ import { Spool } from '../../warehouse/spool.js';
 import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
-import { BIN_SCALE, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
+import { BIN_SCALE, groupPartSql, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
 
 const STATS = 'accuracy_stats';
 const HISTOGRAMS = 'accuracy_histograms';
@@ -291,8 +291,7 @@ async function sumBins(wh: Warehouse, from: string): Promise<void> {
     await wh.run(`CREATE OR REPLACE TEMP TABLE ${SUMMED} AS ${sum} WHERE FALSE GROUP BY ${keys}`);
     try {
       for (let part = 0; part < parts; part++) {
-        const of = parts === 1 ? 'TRUE' : `hash(subject, model, grp, key) % ${parts} = ${part}`;
-        await wh.run(`INSERT INTO ${SUMMED} BY NAME ${sum} WHERE ${of}
+        await wh.run(`INSERT INTO ${SUMMED} BY NAME ${sum} WHERE ${groupPartSql(part, parts)}
           GROUP BY ${keys} HAVING sum(n_o) <> 0 OR sum(n_f) <> 0`);
       }
       return;

@@ -369,6 +369,11 @@ export function histogramSql(
     .join('\nUNION ALL\n');
 }
 
+/** One of `parts` hash partitions of the group keys, as a condition on a relation of histogram or statistics rows. */
+export function groupPartSql(part: number, parts: number): string {
+  return parts === 1 ? 'TRUE' : `hash(subject, model, grp, key) % ${parts} = ${part}`;
+}
+
 /** Statistics merged over chunks (or per chunk, with `by` ['chunk']): one row per group key and name. */
 export function mergedStatsSql(stats: string, by: string[] = []): string {
   const keys = ['subject', 'model', 'grp', 'key', ...by, 'name'].join(', ');
