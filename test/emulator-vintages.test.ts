@@ -1,7 +1,10 @@
 // The emulator's vintage switches (#29): issue times with microseconds, a kind of model that
 // publishes late, and vintages that always answer 400.
+import { CronExpressionParser } from 'cron-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issuesBetween } from '../src/emulator/forecasts.js';
 import type { Emulator } from '../src/emulator/server.js';
+import type { ModelRecord, SiteRecord } from '../src/emulator/store.js';
 import { parseInstant } from '../src/time.js';
 import { api, startTestEmulator, type Api } from './emulator-support.js';
 
@@ -78,5 +81,27 @@ it('keeps the default issue times at the cron fire without the switches', async 
     for (const text of updates) expect(text).toMatch(/:00Z$/);
   } finally {
     await plain.close();
+  }
+});
+
+describe('issue times over a year', () => {
+  // issuesBetween reuses an every-day schedule's times of day: it must list what walking the
+  // cron expression does, across a leap day, and for a schedule that depends on the weekday.
+  const walk = (schedule: string, from: number, to: number) => {
+    const cron = CronExpressionParser.parse(schedule, { currentDate: from - 1, tz: 'UTC' });
+    const out: number[] = [];
+    for (let next = cron.next().getTime(); next <= to; next = cron.next().getTime()) out.push(next);
+    return out;
+  };
+  const from = Date.UTC(2027, 11, 30, 7, 10);
+  const to = Date.UTC(2028, 2, 2, 5);
+  const site = { dataStart: from + 48 * 3_600_000 } as SiteRecord;
+  for (const schedule of ['30 */3 * * *', '0 15 4,16 * * *', '0 6 * * 1-5']) {
+    it(`lists the fires of '${schedule}'`, () => {
+      const model = { id: 'm', schedule, horizonMs: 48 * 3_600_000 } as ModelRecord;
+      const listed = issuesBetween(model, site, from, to, to);
+      expect(listed.length).toBeGreaterThan(40);
+      expect(listed).toEqual(walk(schedule, from, to));
+    });
   }
 });

@@ -10,21 +10,46 @@ import { DAY, HOUR } from '../time.js';
 
 const issueCache = new Map<string, number[]>();
 const ISSUE_CACHE_LIMIT = 50_000;
+const dailyCache = new Map<string, number[] | null>();
 
-/** The issue times of a cron schedule (UTC) within one UTC day, cached per schedule and day. */
+/**
+ * The issue times of a cron schedule (UTC) within one UTC day. A schedule whose day-of-month,
+ * month and day-of-week are all `*` fires at the same times of every day: those are computed
+ * once. Others are cached per schedule and day. Computed per day, a year's Forecast Updates took
+ * the emulator ~0.75 s of cron arithmetic a night at 100 sites, on the bench's critical path.
+ */
 function issuesOnDay(schedule: string, dayStart: number): number[] {
+  const offsets = dailyOffsets(schedule);
+  if (offsets) return offsets.map((offset) => dayStart + offset);
   const key = `${schedule}|${dayStart}`;
   let issues = issueCache.get(key);
   if (!issues) {
-    issues = [];
-    const cron = CronExpressionParser.parse(schedule, { currentDate: dayStart - 1, tz: 'UTC' });
-    for (;;) {
-      const next = cron.next().getTime();
-      if (next >= dayStart + DAY) break;
-      issues.push(next);
-    }
+    issues = cronFiresOnDay(schedule, dayStart);
     if (issueCache.size >= ISSUE_CACHE_LIMIT) issueCache.clear();
     issueCache.set(key, issues);
+  }
+  return issues;
+}
+
+/** The times of day (ms after midnight UTC) a schedule fires every day at, or null when it depends on the day. */
+function dailyOffsets(schedule: string): number[] | null {
+  let offsets = dailyCache.get(schedule);
+  if (offsets === undefined) {
+    const fields = schedule.trim().split(/\s+/);
+    const everyDay = fields.length >= 5 && fields.slice(-3).every((field) => field === '*');
+    offsets = everyDay ? cronFiresOnDay(schedule, 0) : null;
+    dailyCache.set(schedule, offsets);
+  }
+  return offsets;
+}
+
+function cronFiresOnDay(schedule: string, dayStart: number): number[] {
+  const issues: number[] = [];
+  const cron = CronExpressionParser.parse(schedule, { currentDate: dayStart - 1, tz: 'UTC' });
+  for (;;) {
+    const next = cron.next().getTime();
+    if (next >= dayStart + DAY) break;
+    issues.push(next);
   }
   return issues;
 }
