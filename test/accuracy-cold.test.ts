@@ -89,8 +89,8 @@ describe('accuracy over cold days', () => {
     const incremental = await score(cold, next + MINUTE);
     const allHot = await score(hot, next + MINUTE);
     expect([incremental.mode, allHot.mode]).toEqual(['incremental', 'incremental']);
-    // each of its three batches (a site each) replaced pairs of the day that left the window,
-    // and that cold day was rewritten once, not once per batch
+    // the day that left the window was dropped before the batches (a site each), and no cold day
+    // was rewritten more than once, not once per batch
     expect(Number(incremental.rewrites.days)).toBeGreaterThan(0);
     expect(Number(incremental.rewrites.most)).toBe(1);
     const full = await score(cold, next + MINUTE, true);

@@ -32,8 +32,8 @@ const DAY_SQL = `epoch_us(valid_time) // ${DAY_US}`;
 /** What the pairs a run removes take from the statistics, gathered batch by batch (statsKeeper). */
 const REMOVED_BINS = 'acc_removed_bins';
 const REMOVED_DAYS = 'acc_removed_days';
-/** Spools (src/warehouse/spool.ts) of the added pairs' bins and of the days' statistics, a slice at a time. */
-const ADDED_BINS = 'added-bins';
+/** Spools (src/warehouse/spool.ts) of counted pairs' bins and of the days' statistics, a slice at a time. */
+const COUNTED_BINS = 'counted-bins';
 const DAY_STATS = 'day-stats';
 
 /** What the statistics depend on besides the pairs: a change computes them again from the whole ledger. */
@@ -74,7 +74,8 @@ export interface StatsRefresh {
  * Keeps the statistics in step with the ledger: `listener` is given to refreshLedger, which calls
  * it batch by batch, each in the batch's transaction; `refresh` says afterwards what it did.
  *
- * While the batches run, what the pairs they remove change is kept aside, a batch at a time: their
+ * While the batches run, what the pairs they remove change is kept aside, a batch at a time (the
+ * days leaving the window, retiring, before the first, in slices as the added pairs are): their
  * histogram bins, summed (acc_removed_bins, at most the histograms' size) and their days
  * (acc_removed_days), not the pairs themselves (a month's catch-up removes the whole last window,
  * 12 M pairs at 100 sites, and kept whole they ran the step out of memory). Once every batch is
@@ -111,6 +112,16 @@ export function statsKeeper(
       const engine = await statsEngine(wh);
       await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
+    },
+    async retiring(pairs) {
+      if (!incremental) return;
+      const bins = await binsInSlices(wh, options, { ...sliced, engine: await statsEngine(wh) }, pairs, -1);
+      try {
+        await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME FROM ${bins.relation()}`);
+      } finally {
+        bins.drop();
+      }
+      await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM ${pairs}`);
     },
     async settled() {
       if (incremental) await compactRemoved(wh);
@@ -173,10 +184,33 @@ async function applyChanges(
       FROM (SELECT chunk AS day FROM ${REMOVED_DAYS} UNION ALL SELECT ${DAY_SQL} FROM ${added})`);
     await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
   });
+  await forgetEmptiedDays(wh, meta.ledgerPairs);
   await computeDays(wh, options, meta, 'SELECT chunk FROM acc_stats_redo');
   const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
   await wh.run('DROP TABLE acc_stats_redo');
   return Number(days);
+}
+
+/**
+ * The days of acc_stats_redo left with no pair in the ledger leave it: a day's statistics are
+ * those of its own pairs (a ramp reads earlier days' pairs, for a day that has pairs), so such a
+ * day has none, and its rows are already deleted. Each night the day leaving the window is one:
+ * computed again, it stretched the statistics' span of days (planSlices, computeDays) from the
+ * newest day back over the whole window, read once more each night (365 days deep, 100 sites:
+ * +0.5 s a night against a window still filling).
+ */
+async function forgetEmptiedDays(wh: Warehouse, ledgerPairs: string): Promise<void> {
+  const chunks = await wh.all<{ chunk: bigint }>('SELECT chunk FROM acc_stats_redo ORDER BY chunk');
+  const emptied: bigint[] = [];
+  for (const { chunk } of chunks) {
+    // one day's valid times as constants: DuckDB answers from that day's file and zone maps
+    const [{ any }] = await wh.all<{ any: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${ledgerPairs} WHERE valid_time >= ${instantLiteral(Number(chunk) * DAY)}
+        AND valid_time < ${instantLiteral((Number(chunk) + 1) * DAY)}) AS any`,
+    );
+    if (!any) emptied.push(chunk);
+  }
+  if (emptied.length) await wh.run(`DELETE FROM acc_stats_redo WHERE chunk IN (${emptied.join(', ')})`);
 }
 
 /**
@@ -211,8 +245,8 @@ function binsSql(pairs: string, sign: number, options: MetricOptions, engine: St
 }
 
 /**
- * The histogram bins of `pairs` (a relation of ledger pairs) into the spool ADDED_BINS, a slice
- * of sites to a statement as computeDays plans them, for sumBins to sum: counted in one
+ * The histogram bins of `pairs` (a relation of ledger pairs), their counts times `sign`, into the
+ * spool COUNTED_BINS, a slice of sites to a statement as computeDays plans them: counted in one
  * statement, every group's hash table is held at once over the whole ledger (a first score of
  * 1,000 sites × 30 days spent 130 s in that one statement, inside a transaction), so its memory
  * grew with the sites and the window.
@@ -222,10 +256,11 @@ async function binsInSlices(
   options: MetricOptions,
   meta: { slicePairs?: number; engine: StatsEngine },
   pairs: string,
+  sign = 1,
 ): Promise<Spool> {
-  const bins = await Spool.create(wh, ADDED_BINS, binsSql(pairs, 1, options, meta.engine));
+  const bins = await Spool.create(wh, COUNTED_BINS, binsSql(pairs, sign, options, meta.engine));
   try {
-    const countSlice = (slice: Slice) => bins.add(binsSql(slicePairsSql(pairs, slice, 0), 1, options, meta.engine));
+    const countSlice = (slice: Slice) => bins.add(binsSql(slicePairsSql(pairs, slice, 0), sign, options, meta.engine));
     for (const slice of await planSlices(wh, { ledgerPairs: pairs, slicePairs: meta.slicePairs }, null)) {
       await computeOrHalve(wh, pairs, slice, countSlice);
       await purgeBufferPool(wh);

@@ -35,7 +35,7 @@ import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
-import { HOUR } from '../../time.js';
+import { DAY, HOUR } from '../../time.js';
 import { purgeBufferPool } from '../../warehouse/settings.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
@@ -58,6 +58,11 @@ export interface LedgerListener {
    * every pair is aligned anew: the ledger's hot tables are then emptied before the first batch.
    */
   removing(): Promise<void>;
+  /**
+   * The ledger pairs of `pairs` (a relation: the whole days leaving the window, retireDays) are
+   * about to be deleted, before the first batch, outside any transaction.
+   */
+  retiring(pairs: string): Promise<void>;
   /** A batch committed, outside any transaction: what the listener keeps aside may be tidied. */
   settled(): Promise<void>;
   /**
@@ -469,6 +474,43 @@ const coldDaysSql = (columns = 'day') =>
   `SELECT ${columns} FROM cold_files WHERE table_name = ${quoteLiteral(LEDGER_PAIRS)} AND ${CURRENT} AND file IS NOT NULL`;
 
 /**
+ * The whole UTC days of the ledger's window then that this run's window starts after (each night,
+ * the day leaving a rolling window), taken out before the first batch, in one pass: the listener
+ * takes their pairs' bins away, then their hot rows go and their cold files are dropped whole,
+ * unread. A run killed part way has no ledger state (startLedger): the next aligns in full. Left to the batches, each batch copied its sites' pairs of those days
+ * into acc_stale, every column, and set their pids aside for removeColdStale to count: 365 days
+ * deep at 100 sites, ~1 s a night that a window still filling does not spend. A day the window
+ * starts inside of stays with the batches.
+ */
+async function retireDays(
+  wh: Warehouse,
+  old: Changes,
+  options: AlignOptions,
+  meta: { listener?: LedgerListener; now: number },
+): Promise<void> {
+  if (old.from === null || options.from === undefined) return;
+  const first = Math.ceil(old.from / DAY);
+  const end = Math.floor(Math.min(options.from, old.to ?? options.from) / DAY);
+  if (end <= first) return;
+  const range = inWindowSql('valid_time', first * DAY, end * DAY);
+  const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
+  const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
+  await meta.listener?.retiring(`(SELECT * FROM ${LEDGER_PAIRS} WHERE ${range})`);
+  await wh.transaction(async () => {
+    await wh.run(`DELETE FROM ${quantiles} WHERE ${range}`);
+    await wh.run(`DELETE FROM ${pairs} WHERE ${range}`);
+  });
+  const days = await wh.all<{ day: string }>(
+    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${dateOfEpochDay(String(first))} AND day < ${dateOfEpochDay(String(end))} ORDER BY day`,
+  );
+  for (const { day } of days) {
+    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, null, meta.now);
+    await wh.cold.rewritePartition(LEDGER_PAIRS, day, null, meta.now);
+  }
+  await purgeBufferPool(wh);
+}
+
+/**
  * Takes the stale pairs out of the cold days, once per run (each day's quantiles, then its pairs,
  * each a new generation of its own): with `full`, every cold pair (a full alignment replaces them
  * all), else those of acc_cold_stale. A day all of whose pairs are stale (one that left the
@@ -763,6 +805,7 @@ export async function refreshLedger(
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
   try {
     await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
+    if (incremental) await retireDays(wh, incremental, options, meta);
     const run: BatchRun = { options, incremental, progress, meta };
     for (const batch of await planBatches(wh, options, incremental !== null)) {
       await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
