@@ -122,6 +122,8 @@ export function statsKeeper(
         bins.drop();
       }
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM ${pairs}`);
+      // a month's catch-up retires the whole last window, a slice's bins for each slice of it
+      await compactRemoved(wh);
     },
     async settled() {
       if (incremental) await compactRemoved(wh);
