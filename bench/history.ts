@@ -52,7 +52,7 @@ export interface DepthFigures {
 }
 
 export interface HistoryOptions {
-  /** Node's arguments that run efsync: bin/efsync.js, or tsx and src/cli/main.ts (tests). */
+  /** What runs efsync: bin/efsync, or node with tsx and src/cli/main.ts (tests). */
   cli: readonly string[];
   work: string;
   sites: number;

@@ -1,6 +1,6 @@
 // The bench's child processes: an efsync command timed from spawn to exit, with the kernel's
 // high-water mark of its resident memory (VmHWM) as its peak RSS; the emulator in its own process.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export interface Measured {
@@ -13,7 +13,10 @@ export interface Measured {
   stdout: string;
 }
 
-/** `cli`: the script, or node's arguments before the command's (e.g. tsx and src/cli/main.ts in tests). */
+/**
+ * `cli`: what runs efsync, before the command's arguments: bin/efsync (the launcher users run),
+ * or node and its arguments (tsx and src/cli/main.ts in tests).
+ */
 export async function runMeasured(
   cli: string | readonly string[],
   args: readonly string[],
@@ -21,7 +24,7 @@ export async function runMeasured(
   { keepStderr = false, keepStdout = false } = {},
 ): Promise<Measured> {
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...[cli].flat(), ...args], {
+  const child = spawnEfsync(cli, args, {
     env,
     stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', keepStderr ? 'pipe' : 'inherit'],
   });
@@ -37,6 +40,11 @@ export async function runMeasured(
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearInterval(poll);
   return { code, seconds: Number(process.hrtime.bigint() - t0) / 1e9, peakRssMb: peakKb / 1024, stderr, stdout };
+}
+
+function spawnEfsync(cli: string | readonly string[], args: readonly string[], options: SpawnOptions): ChildProcess {
+  const [command, ...before] = [cli].flat();
+  return spawn(command, [...before, ...args], options);
 }
 
 function highWaterKb(pid: number | undefined): number {
@@ -70,10 +78,10 @@ export async function startEmulatorProcess(
   const args = ['emulator', '--api-key', o.apiKey, '--sites', String(o.sites), '--seed', '1', '--port', '0'];
   args.push('--history-days', String(o.historyDays), '--now', new Date(o.now).toISOString());
   if (o.state !== undefined) args.push('--state', o.state);
-  const child = spawn(process.execPath, [...[cli].flat(), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnEfsync(cli, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /(http:\/\/[\d.]+:\d+)/.exec(out);
       if (match) resolve(match[1]);

@@ -41,7 +41,7 @@ const API_KEY = 'bench-key';
  * (sync.rows_in_memory), so memory against site count is still measured; `--days` sets it.
  */
 const HISTORY_DAYS = args.days !== undefined ? Number(args.days) : Math.max(1, Math.min(7, Math.floor(7000 / SITES)));
-const CLI = join(import.meta.dirname, '..', 'bin', 'efsync.js');
+const CLI = join(import.meta.dirname, '..', 'bin', 'efsync');
 
 const work = mkdtempSync(join(tmpdir(), 'efsync-bench-'));
 // Progress goes to stderr so that stdout holds the table and, with --json, the JSON last line.

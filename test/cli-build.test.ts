@@ -1,8 +1,8 @@
 // The command as a user runs it after `npm ci`: the build (the prepare script) compiles src/ and
 // jobs/ into dist/ with the SQL migrations beside them, and bin/efsync.js runs that JavaScript with
 // no TypeScript compiler loaded. Every other test runs the sources (fixtures/runner-child.ts CLI).
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { tempDir } from './sync-support.js';
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'efsync.js');
+const LAUNCHER = join(ROOT, 'bin', 'efsync');
 /** No service configured: the command syncs the embedded emulator's demo sites. */
 const ENV = { ...process.env, EFSYNC_BASE_URL: '', EFSYNC_LOG_LEVEL: 'warn' };
 
@@ -45,5 +46,33 @@ describe('the built command', () => {
     );
     expect(failed?.code).toBe(2);
     expect(failed?.stderr).toContain('EFSYNC_HEAP_MB: a whole number of MB (0: no bound), not "1.5GB"');
+  });
+
+  it('bin/efsync execs node on bin/efsync.js in its own pid, glibc held to two arenas unless set', async () => {
+    for (const [given, expected] of [
+      [undefined, '2'],
+      ['4', '4'],
+    ] as const) {
+      const child = spawn(LAUNCHER, ['emulator', '--api-key', 'k', '--sites', '1', '--port', '0'], {
+        cwd: tempDir(),
+        env: { ...ENV, MALLOC_ARENA_MAX: given },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await new Promise<void>((resolve) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk;
+          if (/http:\/\//.test(out)) resolve();
+        });
+      });
+      // the launcher's pid now runs node, with the variable in its environment from the start
+      expect(realpathSync(`/proc/${child.pid}/exe`)).toBe(realpathSync(process.execPath));
+      const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain(`MALLOC_ARENA_MAX=${expected}`);
+      // and the signal reaches efsync itself, which stops as it does under node
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
   });
 });
