@@ -481,10 +481,11 @@ const coldDaysSql = (columns = 'day') =>
  * The whole UTC days of the ledger's window then that this run's window starts after (each night,
  * the day leaving a rolling window), taken out before the first batch, in one pass: the listener
  * takes their pairs' bins away, then their hot rows go and their cold files are dropped whole,
- * unread. A run killed part way has no ledger state (startLedger): the next aligns in full. Left to the batches, each batch copied its sites' pairs of those days
- * into acc_stale, every column, and set their pids aside for removeColdStale to count: 365 days
- * deep at 100 sites, ~1 s a night that a window still filling does not spend. A day the window
- * starts inside of stays with the batches.
+ * unread. A run killed part way has no ledger state (startLedger): the next aligns in full. Left
+ * to the batches, each batch copied its sites' pairs of those days into acc_stale, every column,
+ * and set their pids aside for removeColdStale to count: 365 days deep at 100 sites, ~1 s a night
+ * that a window still filling does not spend. A day the window starts inside of stays with the
+ * batches.
  */
 async function retireDays(
   wh: Warehouse,
@@ -770,10 +771,10 @@ async function saveState(
 }
 
 /**
- * The pid after every pair of the ledger, knowing none is under `from`: its state's next_pid
- * (else 0) before a run, that run's first pid after it. The pids under `from` go unread (DuckDB
- * skips row groups and cold files by their statistics): read whole, every pid of the window each
- * night took 2.2 s at 1,000 sites and left what it read in DuckDB's pool.
+ * The pid after every pair of the ledger, given `from`, a bound every pid at or above which is
+ * read here: its state's next_pid (else 0) before a run, that run's first pid after it. The pids
+ * under it go unread (DuckDB skips row groups and cold files by their statistics): read whole,
+ * every pid of the window each night took 2.2 s at 1,000 sites and left what it read in the pool.
  */
 async function pidAfter(wh: Warehouse, from: number): Promise<number> {
   const [{ next }] = await wh.all<{ next: bigint }>(
