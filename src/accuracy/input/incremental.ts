@@ -512,10 +512,15 @@ async function retireDays(
     `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${dateOfEpochDay(String(first))} AND day < ${dateOfEpochDay(String(end))} ORDER BY day`,
   );
   for (const { day } of days) {
-    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, null, meta.now);
-    await wh.cold.rewritePartition(LEDGER_PAIRS, day, null, meta.now);
+    await rewriteLedgerDay(wh, day, null, meta.now);
   }
   await purgeBufferPool(wh);
+}
+
+/** A cold day of the ledger rewritten keeping `keep` (null: dropped whole): its quantiles, then its pairs. */
+async function rewriteLedgerDay(wh: Warehouse, day: string, keep: string | null, now: number): Promise<void> {
+  await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep, now);
+  await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
 }
 
 /**
@@ -538,8 +543,7 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
   );
   for (const { day, whole } of days) {
     const keep = whole ? null : `pid NOT IN (SELECT pid FROM ${COLD_STALE} WHERE day = DATE '${day}')`;
-    await wh.cold.rewritePartition(LEDGER_QUANTILES, day, keep, now);
-    await wh.cold.rewritePartition(LEDGER_PAIRS, day, keep, now);
+    await rewriteLedgerDay(wh, day, keep, now);
     await purgeBufferPool(wh);
   }
 }
