@@ -228,6 +228,35 @@ describe('incremental accuracy', () => {
     expectSameMetrics(next.run.result.rows, full.run.result.rows);
   }, 180_000);
 
+  it('a warehouse younger than its window: a night that changed every hour plans batches of batch_points, and aligns the ledger of --full', async () => {
+    const dir = tempDir('efsync-accuracy-young-');
+    const config = testConfig({ dir, url: served.emu.url });
+    await syncAt(config, NOW);
+    // a month's window over three days of history
+    const month = (now: number) => ({ from: now - 30 * DAY, to: now, batchPoints: undefined });
+    await score(config, NOW + MINUTE, month(NOW + MINUTE));
+    const [{ fewest }] = await query<{ fewest: bigint }>(
+      config.warehouse.path,
+      'SELECT min(n) AS fewest FROM (SELECT count(*) AS n FROM accuracy_pairs GROUP BY site_id)',
+    );
+    // every actual revised: every hour each site holds may align anew, about all its points
+    const wh = await Warehouse.open({ path: config.warehouse.path });
+    try {
+      await wh.run(`UPDATE actuals SET revised_at = TIMESTAMPTZ '${new Date(NOW + 2 * MINUTE).toISOString()}'`);
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+    const now = NOW + 3 * MINUTE;
+    // half of a site's pairs: each site a batch of its own (estimated from the month's hours,
+    // ten times the three days held, the three sites were one batch)
+    const next = await score(config, now, { ...month(now), batchPoints: Math.floor(Number(fewest) / 2) });
+    expect(next.run.result.ledger).toMatchObject({ mode: 'incremental', batches: 3 });
+    const full = await score(config, now, { ...month(now), full: true });
+    expect(next.ledger).toEqual(full.ledger);
+    expectSameMetrics(next.run.result.rows, full.run.result.rows);
+  }, 180_000);
+
   it('a site that leaves the score takes its pairs out of the ledger, and a window with nothing to align empties it', async () => {
     const dir = tempDir('efsync-accuracy-left-');
     const config = testConfig({ dir, url: served.emu.url });

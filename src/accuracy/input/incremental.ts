@@ -568,11 +568,10 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
   const { batchPoints } = options;
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
   const estimated = incremental && options.from !== undefined && options.to !== undefined;
-  const hours = estimated ? Math.max(1, Math.ceil((options.to! - options.from!) / HOUR)) : 1;
   const weight = estimated
     ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points)
         ELSE CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
-          + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${hours}) AS BIGINT) END`
+          + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${heldHoursSql(options.from!, options.to!)}) AS BIGINT) END`
     : 'sum(v.points)';
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
@@ -587,6 +586,18 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
       GROUP BY s.site_id)`);
   const rows = await wh.all<{ batch: bigint }>('SELECT DISTINCT batch FROM acc_site_batch ORDER BY batch');
   return rows.map((r) => Number(r.batch));
+}
+
+/**
+ * The hours of the window [from, to) a site's points span, at least one, in a query grouped by
+ * site over acc_vintages (v): from its first valid time when that is later than the window's
+ * start. A warehouse younger than the window holds a few days of a month's window: its points
+ * divided by the month's hours made a changed hour cost a tenth of its points at three days deep,
+ * and a night planned batches that much larger than batch_points (100 sites a week deep: 7
+ * batches, where a year deep planned 10 for the same night).
+ */
+function heldHoursSql(from: number, to: number): string {
+  return `greatest(1, (${to * 1000} - greatest(${from * 1000}, epoch_us(min(v.first_valid)))) / ${HOUR_US})`;
 }
 
 /** Where the batches of a refresh stand: pids are numbered from base. */
