@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -523,6 +523,30 @@ describe('the cold store', () => {
     compacted.close();
     expect(statSync(writer).size).toBeLessThan(size / 2);
     expect(await describe()).toEqual(before);
+  });
+
+  it('a compaction that runs out of memory leaves the writer file as it was, and it opens', async () => {
+    const path = join(tempDir('efsync-cold-compact-oom-'), 'w.duckdb');
+    const writer = writerPathOf(path);
+    const wh = await open(path, START + 60 * DAY);
+    try {
+      await fill(wh, 60, 100);
+      await wh.checkpoint();
+      await wh.publish();
+    } finally {
+      await wh.close();
+    }
+    const size = statSync(writer).size;
+    // at 1 MB the open reads the file, the draft's copy of it runs out of memory
+    const opened = await openWriterFile(path, writer, { compactAboveBytes: 0, memoryLimit: '1MB' });
+    try {
+      const [[n]] = (await opened.connection.runAndReadAll('SELECT count(*) FROM forecasts')).getRows();
+      expect(Number(n)).toBeGreaterThan(0);
+    } finally {
+      opened.close();
+    }
+    expect(statSync(writer).size).toBe(size);
+    expect(readdirSync(dirname(writer)).filter((name) => name.includes('.draft-'))).toEqual([]);
   });
 
   it('a sync run with a hot window of a day publishes the same data as one keeping every day hot', async () => {
