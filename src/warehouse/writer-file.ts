@@ -115,7 +115,7 @@ async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Pro
  * renamed over it, rows in any order, on one thread: keeping their order on two threads, the copy
  * of a 630 MB writer file (100 sites a year deep, the night after a month's catch-up) ran out of
  * the warehouse's 64 MB at every open, and every nightly run failed; so, it took 5.5 s (three of
- * three; rows in any order on two threads: 3 s, but once of two out of memory).
+ * three; rows in any order on two threads: 3 s, but once of three out of memory).
  */
 async function compactWriterFile(writerPath: string, memoryLimit: string | null): Promise<void> {
   await replaceThroughDraft(writerPath, null, memoryLimit, async (connection) => {
