@@ -496,9 +496,9 @@ describe('the cold store', () => {
     expect(await hashes((sql) => query(path, sql))).toEqual(before);
   });
 
-  it('compacts a writer file the moves left mostly free, keeping every row and comment', async () => {
-    const path = join(tempDir('efsync-cold-compact-'), 'w.duckdb');
-    const writer = writerPathOf(path);
+  /** A published warehouse of 60 days whose moves left its writer file mostly free. */
+  async function mostlyFreeWriter(prefix: string): Promise<{ path: string; writer: string }> {
+    const path = join(tempDir(prefix), 'w.duckdb');
     const wh = await open(path, START + 60 * DAY);
     try {
       await fill(wh, 60, 100);
@@ -507,6 +507,11 @@ describe('the cold store', () => {
     } finally {
       await wh.close();
     }
+    return { path, writer: writerPathOf(path) };
+  }
+
+  it('compacts a writer file the moves left mostly free, keeping every row and comment', async () => {
+    const { path, writer } = await mostlyFreeWriter('efsync-cold-compact-');
     const comments = `SELECT table_name, column_name, comment FROM duckdb_columns() ORDER BY ALL`;
     const describe = async () => {
       const opened = await openWriterFile(path, writer, { compactAboveBytes: Number.MAX_SAFE_INTEGER });
@@ -526,16 +531,7 @@ describe('the cold store', () => {
   });
 
   it('a compaction that runs out of memory leaves the writer file as it was, and it opens', async () => {
-    const path = join(tempDir('efsync-cold-compact-oom-'), 'w.duckdb');
-    const writer = writerPathOf(path);
-    const wh = await open(path, START + 60 * DAY);
-    try {
-      await fill(wh, 60, 100);
-      await wh.checkpoint();
-      await wh.publish();
-    } finally {
-      await wh.close();
-    }
+    const { path, writer } = await mostlyFreeWriter('efsync-cold-compact-oom-');
     const size = statSync(writer).size;
     // at 1 MB the open reads the file, the draft's copy of it runs out of memory
     const opened = await openWriterFile(path, writer, { compactAboveBytes: 0, memoryLimit: '1MB' });
