@@ -77,7 +77,7 @@ export function planForecastUpdates(
   backfill?: Backfill,
 ): VintagePlan {
   const [from, to] = updatesWindow(now, mark, settings, backfill);
-  // filtered first: the list holds every issue since the site's history began (a year: ~9,000)
+  // filtered first: the list holds every issue since the site's history began (a year: ~5,600)
   const issues = [...new Set(updates.filter((issue) => issue >= from && issue <= to))].sort((a, b) => a - b);
   const reads = issues.map((asOf) => ({ asOf, start: asOf, end: asOf + settings.horizon }));
   if (backfill) return { reads, mark: null };
