@@ -510,14 +510,22 @@ describe('the cold store', () => {
     return { path, writer: writerPathOf(path) };
   }
 
-  it('compacts a writer file the moves left mostly free, keeping every row and comment', async () => {
+  it('compacts a writer file the moves left mostly free, keeping every row, comment, view and macro', async () => {
     const { path, writer } = await mostlyFreeWriter('efsync-cold-compact-');
     const comments = `SELECT table_name, column_name, comment FROM duckdb_columns() ORDER BY ALL`;
+    const views = 'SELECT view_name, sql, comment FROM duckdb_views() WHERE NOT internal ORDER BY ALL';
+    const macros = `SELECT function_name, macro_definition FROM duckdb_functions()
+      WHERE function_type IN ('macro', 'table_macro') AND NOT internal ORDER BY ALL`;
     const describe = async () => {
       const opened = await openWriterFile(path, writer, { compactAboveBytes: Number.MAX_SAFE_INTEGER });
       try {
         const read = async (sql: string) => (await opened.connection.runAndReadAll(sql)).getRowObjectsJS();
-        return { comments: await read(comments), rows: await hashes(read) };
+        return {
+          comments: await read(comments),
+          views: await read(views),
+          macros: await read(macros),
+          rows: await hashes(read),
+        };
       } finally {
         opened.close();
       }

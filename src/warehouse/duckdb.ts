@@ -72,11 +72,15 @@ export async function openDuckDB(
 
 /**
  * Whether DuckDB failed for lack of memory within its memory_limit: a statement that a smaller
- * piece of work, or a checkpoint first, can get through.
+ * piece of work, or a checkpoint first, can get through. A commit that runs out (its transaction
+ * rolled back) says so without the prefix: `TransactionContext Error: Failed to commit: failed to
+ * allocate data of size 512.0 KiB (60.8 MiB/61.0 MiB used)`.
  */
 export function isOutOfMemory(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('Out of Memory Error');
+  return error instanceof Error && OUT_OF_MEMORY.test(error.message);
 }
+
+const OUT_OF_MEMORY = /^(Out of Memory Error|TransactionContext Error: Failed to commit: failed to (allocate|pin) )/;
 
 /**
  * Runs `fn` on `items`; when DuckDB runs out of memory (the statement or transaction rolled
