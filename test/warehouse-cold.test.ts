@@ -301,6 +301,23 @@ describe('the cold store', () => {
     expect(await hashes((sql) => query(path, sql))).toEqual(before);
   });
 
+  it('a publish killed while it clusters a hot table leaves the table as the move left it, and the next publishes the same rows', async () => {
+    const { path, before } = await publishKilledAt('cold-cluster');
+    const again = await open(path);
+    try {
+      // the move committed: its days in their files, only the days after the cutoff hot
+      const [{ hot, oldest }] = await again.all<{ hot: bigint; oldest: number }>(
+        'SELECT count(*) AS hot, min(epoch_ms(valid_time)) AS oldest FROM forecasts',
+      );
+      expect(Number(hot)).toBeGreaterThan(0);
+      expect(Number(oldest)).toBe(CUTOFF);
+      await again.publish();
+    } finally {
+      await again.close();
+    }
+    expect(await hashes((sql) => query(path, sql))).toEqual(before);
+  });
+
   it('a publish killed with its move recorded pending, the hot rows not yet deleted, is completed when the writer next opens', async () => {
     const { path, before } = await publishKilledAt('cold-pending');
     const days = (CUTOFF - START) / DAY;

@@ -55,7 +55,50 @@ async function publishedBytes(days: number, hotDays: number): Promise<number> {
   return Number(bytes);
 }
 
+/** For each day of `table`'s rows, how many of its row groups its valid_time statistics span that day. */
+async function rowGroupsPerDay(wh: Warehouse, table: string): Promise<number[]> {
+  const rows = await wh.all<{ groups: bigint }>(
+    `WITH spans AS (
+       SELECT row_group_id, regexp_extract(stats, 'Min: ([^,\\]]+)', 1)::TIMESTAMPTZ AS lo,
+              regexp_extract(stats, 'Max: ([^,\\]]+)', 1)::TIMESTAMPTZ AS hi
+       FROM pragma_storage_info('${table}') WHERE column_name = 'valid_time' AND segment_type <> 'VALIDITY'),
+     days AS (SELECT DISTINCT date_trunc('day', valid_time) AS day FROM ${table})
+     SELECT count(DISTINCT row_group_id) AS groups FROM days, spans
+     WHERE spans.lo < days.day + INTERVAL 1 DAY AND spans.hi >= days.day GROUP BY days.day ORDER BY days.day`,
+  );
+  return rows.map((row) => Number(row.groups));
+}
+
 describe('the hot window', () => {
+  it('a move that takes out more rows than it leaves writes the days left one after another', async () => {
+    const path = join(tempDir('efsync-hot-cluster-'), 'warehouse.duckdb');
+    const wh = await Warehouse.open({ path, hotWindowMs: 3 * DAY, now: () => START + 12 * DAY + 3 * 3_600_000 });
+    try {
+      // as a catch-up writes it, a site after another, each with every day: each day in every row group
+      const steps = 'range(0, 12 * 96)';
+      const at = (expr: string) => `make_timestamptz((${START}::BIGINT + (${expr}) * 900000) * 1000)`;
+      await wh.run(`INSERT INTO forecasts
+        SELECT 'site-' || s, 'm', 1, ${at('q - v * 4 - 4')}, ${at('q')}, random(), 100
+        FROM ${steps} b(q), range(${SITES}) a(s), range(${VINTAGES}) c(v) ORDER BY s, q, v`);
+      await wh.checkpoint();
+      const before = await wh.all(
+        `SELECT count(*) AS n, sum(hash(COLUMNS(*))) FROM forecasts WHERE valid_time >= ${at(String(9 * 96))}`,
+      );
+      const comments = 'SELECT column_name, comment FROM duckdb_columns() WHERE table_name = $1 ORDER BY ALL';
+      const commented = await wh.all(comments, ['forecasts']);
+      expect(await rowGroupsPerDay(wh, 'forecasts')).toEqual(Array(12).fill(9)); // 12 days, 9 row groups
+      await wh.publish(); // moves days 0 to 8, and leaves 9 to 11
+      const spans = await rowGroupsPerDay(wh, 'forecasts');
+      expect(spans).toHaveLength(3);
+      // 92,160 rows a day in row groups of 122,880: a day in one or two of them, not in all three
+      expect(Math.max(...spans)).toBeLessThanOrEqual(2);
+      expect(await wh.all(`SELECT count(*) AS n, sum(hash(COLUMNS(*))) FROM forecasts`)).toEqual(before);
+      expect(await wh.all(comments, ['forecasts'])).toEqual(commented);
+    } finally {
+      await wh.close();
+    }
+  }, 120_000);
+
   it('is 8 days by default, and at least what the flags of a sync read back', () => {
     expect(Config.parse({}).warehouse.hot_window).toBe(8 * DAY);
     // twice a day (the stale span is shorter) plus the 6-hour lookback
