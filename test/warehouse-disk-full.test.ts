@@ -3,10 +3,11 @@
 // never recorded ok, and the next run after space is freed succeeds with a clean run's data.
 // Needs a small tmpfs: skipped where this process may not mount one (it must be root).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
+import { openWriterFile } from '../src/warehouse/writer-file.js';
 import { emulator, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 5;
@@ -105,4 +106,33 @@ describe.skipIf(!canMount)(`a full disk ${canMount ? '' : REASON}`, () => {
     expect(again.error).toMatch(/^disk full: /);
     expect(readFileSync(published).equals(before)).toBe(true);
   }, 120_000);
+
+  it('a compaction with no room for its draft leaves the writer file as it was, and the writer opens', async () => {
+    const dir = mountTmpfs(96 << 20)!;
+    const published = join(dir, 'warehouse.duckdb');
+    const writer = join(dir, 'warehouse.writer.duckdb');
+    const keep = { compactAboveBytes: Number.MAX_SAFE_INTEGER };
+    const first = await openWriterFile(published, writer, keep);
+    try {
+      // 24 MB of rows that a move then took out: a writer file mostly free blocks
+      await first.connection.run('CREATE TABLE filler AS SELECT range AS i, random() AS x FROM range(1500000)');
+      await first.connection.run('CHECKPOINT');
+      await first.connection.run('DROP TABLE filler');
+      await first.connection.run('CHECKPOINT');
+    } finally {
+      first.close();
+    }
+    const before = readFileSync(writer);
+    resize(dir, Math.ceil((before.length + (64 << 10)) / 4096) * 4096);
+    const opened = await openWriterFile(published, writer, { compactAboveBytes: 0 });
+    try {
+      expect(opened.compactionSkipped).toMatch(/^disk full: /);
+      const [[runs]] = (await opened.connection.runAndReadAll('SELECT count(*) FROM runs')).getRows();
+      expect(Number(runs)).toBe(0);
+    } finally {
+      opened.close();
+    }
+    expect(readFileSync(writer).equals(before)).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.includes('.draft-'))).toEqual([]);
+  }, 60_000);
 });

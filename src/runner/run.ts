@@ -150,6 +150,11 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         holder: { job: job.name, runId },
         onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
         onRecover: (recovery) => log.warn({ recovery }, describeRecovery(recovery)),
+        onCompactionSkipped: (reason) =>
+          log.warn(
+            { compaction: 'skipped', reason },
+            `the writer file is mostly free space and was not compacted (${reason}): the publish copies it whole; the next run tries again`,
+          ),
       },
     });
   } catch (error) {

@@ -3,7 +3,7 @@
  *
  *   const wh = await Warehouse.open({ path: 'data/warehouse.duckdb', lockWaitMs?: 10_000,
  *                                     holder?: { job: 'nightly', runId }, onWait?: (holder) => log,
- *                                     onRecover?: (recovery) => log });
+ *                                     onRecover?: (recovery) => log, onCompactionSkipped?: (reason) => log });
  *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.changed(sql, params) → rows changed;
  *   await wh.transaction(async () => ...);   // nested calls join the outer transaction
  *   await wh.checkpoint(); // what is committed into the file, and DuckDB's pool freed of it
@@ -60,6 +60,8 @@ export interface OpenOptions {
   onWait?: (holder: LockHolder) => void;
   /** Called when the writer file would not open and was rebuilt from the published snapshot (to log it). */
   onRecover?: (recovery: Recovery) => void;
+  /** Called when the writer file needed compacting and ran out of memory or disk doing it: left as it was, tried at the next open (to log it). */
+  onCompactionSkipped?: (reason: string) => void;
   /** Open the published snapshot read-only: no lock, no migrations, no publish. */
   readOnly?: boolean;
   /**
@@ -147,7 +149,10 @@ export class Warehouse {
       const writerPath = writerPathOf(options.path);
       rmSync(spoolFolderOf(writerPath), { recursive: true, force: true }); // what a killed run spooled
       const memoryLimit = options.memoryLimit ?? null;
-      const { instance, connection, recovery } = await openWriterFile(options.path, writerPath, { memoryLimit });
+      const { instance, connection, recovery, compactionSkipped } = await openWriterFile(options.path, writerPath, {
+        memoryLimit,
+      });
+      if (compactionSkipped !== null) options.onCompactionSkipped?.(compactionSkipped);
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
       warehouse.memoryLimit = memoryLimit;
       warehouse.coldSettings = {

@@ -21,7 +21,7 @@ import { chmodSync, constants, copyFileSync, existsSync, readdirSync, renameSync
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { unpresentCold } from './cold.js';
-import { fsyncPath } from './disk.js';
+import { DiskFullError, explainDiskFull, fsyncPath } from './disk.js';
 import { isOutOfMemory, openDuckDB, type DuckDBHandle } from './duckdb.js';
 import { WarehouseBusyError } from './lock.js';
 import { migrate, schemaBehind } from './migrate.js';
@@ -46,6 +46,8 @@ export interface Recovery {
 export interface OpenedWriterFile extends DuckDBHandle {
   /** Set when the writer file would not open and was rebuilt. */
   recovery: Recovery | null;
+  /** Why a compaction the file needed was left to the next open (out of memory or disk), or null. */
+  compactionSkipped: string | null;
 }
 
 /**
@@ -86,16 +88,23 @@ export async function openWriterFile(
     await buildWriterFile(writerPath, writerPath, memoryLimit);
     opened = await open(writerPath);
   }
+  let compactionSkipped: string | null = null;
   if (await mostlyFree(opened.connection, compactAboveBytes)) {
     opened.close();
-    // Compaction only makes the publish copy less: one that runs out of memory leaves the file as
-    // it was (its draft removed), to be tried again at the next open, and the run goes on.
-    await compactWriterFile(writerPath, memoryLimit).catch((error: unknown) => {
-      if (!isOutOfMemory(error)) throw error;
-    });
+    // Compaction only makes the publish copy less: one that runs out of memory or disk leaves the
+    // file as it was (its draft removed), to be tried again at the next open, and the run goes on.
+    compactionSkipped = await compactWriterFile(writerPath, memoryLimit).then(
+      () => null,
+      (error: unknown) => {
+        const full = explainDiskFull(error, writerPath);
+        if (full instanceof DiskFullError) return full.message;
+        if (isOutOfMemory(error)) return firstLine(error);
+        throw error;
+      },
+    );
     opened = await open(writerPath);
   }
-  return { ...opened, recovery };
+  return { ...opened, recovery, compactionSkipped };
 }
 
 /**
