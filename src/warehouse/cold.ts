@@ -218,8 +218,7 @@ export class ColdStore {
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
     // What the run wrote, written to the file first: DuckDB cannot evict blocks changed since
     // the last checkpoint, and a move's sort and deletes need the pool.
-    await this.db.checkpoint();
-    this.touchedSince = 0;
+    await this.checkpoint();
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
       const days = await this.hotDaysBefore(table.name, cutoffMs);
@@ -247,8 +246,7 @@ export class ColdStore {
     const hot = await this.hotTable(table);
     const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${hot}`);
     if (Number(n) === 0 || movedRows < Number(n)) return;
-    await this.db.checkpoint();
-    this.touchedSince = 0;
+    await this.checkpoint();
     const days = await this.hotDaysBefore(table, null);
     const unclustered = quoteIdentifier(`${table}_unclustered`);
     await this.db
@@ -275,8 +273,7 @@ export class ColdStore {
       return await this.moveChunk(table, days, nowMs);
     } catch (error) {
       if (!isOutOfMemory(error) || (days.length === 1 && retried)) throw error;
-      await this.db.checkpoint();
-      this.touchedSince = 0;
+      await this.checkpoint();
       await this.finishPendingMoves(nowMs);
       const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY))
         .map((day) => day.key)
@@ -563,12 +560,17 @@ export class ColdStore {
     }
   }
 
+  /** Checkpoints, which frees the versions the deletes since the last one hold. */
+  private async checkpoint(): Promise<void> {
+    await this.db.checkpoint();
+    this.touchedSince = 0;
+  }
+
   /** Counts the table rows deletes touched since the last checkpoint, and checkpoints past `threshold` of them. */
   private async touched(rows: number, threshold = CHECKPOINT_AFTER_ROWS): Promise<void> {
     this.touchedSince += rows;
     if (this.touchedSince < threshold) return;
-    await this.db.checkpoint();
-    this.touchedSince = 0;
+    await this.checkpoint();
   }
 
   /**
