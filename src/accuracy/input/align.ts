@@ -9,6 +9,7 @@
 //      any of them stays in the relation with its drop_reason, so drops are counted per group;
 //   4. the capacity at each valid time from the site's capacity timeline (held forward).
 import { instantLiteral, sqlList } from '../../warehouse/sql.js';
+import { withJoinsBuiltOnTheRight } from '../../warehouse/settings.js';
 import { RequestError } from '../../errors.js';
 import { DAY, HOUR, MINUTE } from '../../time.js';
 import type { IntervalLabel } from '../../warehouse/rows.js';
@@ -319,7 +320,8 @@ export async function alignPoints(
   options: AlignOptions,
   narrow?: (points: string) => string,
 ): Promise<void> {
-  await collectPoints(sql, options, narrow);
+  if (narrow) await withJoinsBuiltOnTheRight(sql, () => collectPoints(sql, options, narrow));
+  else await collectPoints(sql, options);
   await resampleActuals(sql, options, narrow !== undefined);
   await buildPairs(sql, options);
 }

@@ -36,7 +36,7 @@ import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
 import { DAY, HOUR } from '../../time.js';
-import { purgeBufferPool } from '../../warehouse/settings.js';
+import { purgeBufferPool, withJoinsBuiltOnTheRight } from '../../warehouse/settings.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
@@ -686,7 +686,7 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     const range = await batchRangeSql(wh);
     const changes =
       incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-    if (changes) await markStale(wh, options, changes, range, slice);
+    if (changes) await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
     await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
     // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
     // writes it: with them held, its commit was a nightly score's peak (291 against 277 MB).
