@@ -153,7 +153,7 @@ export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<vo
  * the LEFT JOIN on the changed hours into a RIGHT JOIN and built its hash table on them, every
  * column of ~500,000 pairs. At 1,000 sites 62 of 62 and 46 of 93 batches of a night ran out of
  * 96MB and went again in halves, each after a checkpoint: the night's score took 140 s and
- * peaked at 330 MB; built on the changes, none ran out, 86 s, 300 MB. Only those statements: a
+ * peaked at 331 MB; built on the changes, none ran out, 86 s, 297 MB. Only those statements: a
  * plan changed elsewhere sums the same floats in another order (an actual's interval mean).
  */
 export async function withJoinsBuiltOnTheRight<T>(sql: Pick<Tunable, 'run'>, fn: () => Promise<T>): Promise<T> {
