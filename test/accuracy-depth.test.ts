@@ -3,11 +3,13 @@
 // full and then, a day later, incrementally with its report, inside the default
 // accuracy.memory_limit and threads as the nightly chain scores; a month later, the catch-up that
 // replaces the whole window, incrementally and equal to a full score; and a batch too large for
-// the memory limit goes again in halves instead of failing the step.
+// the memory limit goes again in halves instead of failing the step; the histograms are summed in
+// as many partitions as their rows need.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Config } from '../src/config.js';
 import { runWarehouseAccuracy, settingsFromConfig, type AccuracySettings } from '../src/accuracy/score.js';
+import { sumPartitionsFor } from '../src/accuracy/compute/stats-store.js';
 import { DAY, HOUR, MINUTE } from '../src/time.js';
 import { accuracyStepSettings, withDuckDBSettings } from '../src/warehouse/settings.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
@@ -109,5 +111,16 @@ describe('accuracy at 100 sites x 90 days', () => {
     );
     expect(run.result.ledger).toMatchObject({ mode: 'full' });
     expect(run.result.ledger!.batches).toBeGreaterThan(1);
+  });
+});
+
+describe("the histograms' sum", () => {
+  it('starts from as many partitions as the histograms need, a few hundred thousand rows a statement at most', () => {
+    expect(sumPartitionsFor(0)).toEqual([1, 4, 16, 64]);
+    expect(sumPartitionsFor(100_000)).toEqual([1, 4, 16, 64]);
+    // 1,000 sites: ~335,000 rows, once summed in one statement at +108 MB of RSS
+    expect(sumPartitionsFor(335_376)).toEqual([4, 16, 64]);
+    expect(sumPartitionsFor(1_600_001)).toEqual([64]);
+    expect(sumPartitionsFor(50_000_000)).toEqual([64]);
   });
 });
