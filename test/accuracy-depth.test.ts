@@ -115,7 +115,7 @@ describe('accuracy at 100 sites x 90 days', () => {
 });
 
 describe("the histograms' sum", () => {
-  it('starts from as many partitions as the histograms need, a few hundred thousand rows a statement at most', () => {
+  it("starts from as many partitions as hold at most 100,000 of the histograms' rows each", () => {
     expect(sumPartitionsFor(0)).toEqual([1, 4, 16, 64]);
     expect(sumPartitionsFor(100_000)).toEqual([1, 4, 16, 64]);
     // 1,000 sites: ~335,000 rows, once summed in one statement at +108 MB of RSS
