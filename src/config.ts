@@ -164,6 +164,15 @@ const SyncConfig = z
   })
   .prefault({});
 
+const SitesConfig = z
+  .strictObject({
+    dir: z
+      .string()
+      .prefault('config/sites')
+      .describe('One YAML file per site (efsync sites check|import|plan|apply, docs/sites.md)'),
+  })
+  .prefault({});
+
 const CapacityConfig = z
   .strictObject({
     dir: z.string().prefault('config/capacity'),
@@ -395,6 +404,7 @@ export const Config = z
       .prefault(null)
       .describe('The lake folder for sink parquet (a volume every shard mounts); --lake overrides'),
     sync: SyncConfig,
+    sites: SitesConfig,
     capacity: CapacityConfig,
     accuracy: AccuracyConfig,
     retention: RetentionConfig,

@@ -21,6 +21,10 @@ export interface JobOptions {
   only?: Resource[];
   /** Show what the job would do and change nothing (`--dry-run`), for the jobs that say they can. */
   dryRun?: boolean;
+  /** apply-sites: the saved plan to apply (`efsync sites apply PLAN.json`); absent: plan and apply. */
+  plan?: string;
+  /** apply-sites: delete the managed sites whose file was removed (never a protected one). */
+  allowDelete?: boolean;
 }
 
 export interface JobContext {

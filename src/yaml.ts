@@ -1,4 +1,7 @@
-// YAML files that operators edit: every error names the file, line and column.
+// Files that operators edit (YAML, and the folders that hold them): every error names the file,
+// line and column.
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { extname, join, sep } from 'node:path';
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 
@@ -70,13 +73,64 @@ function keyNodeOf(doc: Document, path: readonly PropertyKey[]) {
 }
 
 /**
- * The first zod issue of a YAML file's value, as a located error. An unknown key is named and
- * located itself (zod puts that issue on the map that holds it).
+ * Every zod issue of a YAML file's value, each as a located error. An unknown key is named and
+ * located itself, one error per key (zod puts that issue on the map that holds them).
  */
+export function yamlIssueErrors(yaml: YamlFile, error: z.ZodError): InputFileError[] {
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => located(yaml, [...issue.path, key], `Unrecognized key: ${JSON.stringify(key)}`))
+      : [located(yaml, issue.path, issue.message)],
+  );
+}
+
+/** The first zod issue of a YAML file's value, as a located error. */
 export function yamlIssueError(yaml: YamlFile, error: z.ZodError): InputFileError {
-  const issue = error.issues[0];
-  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-  const where = yaml.positionOf(path as PropertyKey[]);
+  return yamlIssueErrors(yaml, error)[0];
+}
+
+function located(yaml: YamlFile, path: readonly PropertyKey[], rule: string): InputFileError {
+  const where = yaml.positionOf(path);
   const key = path.map(String).join('.');
-  return new InputFileError(yaml.file, where.line, where.column, key ? `${key}: ${issue.message}` : issue.message);
+  return new InputFileError(yaml.file, where.line, where.column, key ? `${key}: ${rule}` : rule);
+}
+
+/**
+ * The files of `dir` (not its subfolders) whose extension is one of `extensions`, sorted by name.
+ * A file that resolves outside the folder (a symlink escaping it) is an error: config review
+ * covers the folder, nothing else.
+ */
+export function listFolderFiles(
+  dir: string,
+  extensions: readonly string[],
+  names: { folder: string; setting: string },
+): { files: string[]; errors: InputFileError[] } {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    return {
+      files: [],
+      errors: [new InputFileError(dir, 1, 1, `the ${names.folder} does not exist (set --dir or ${names.setting})`)],
+    };
+  }
+  const root = realpathSync(dir);
+  const files: string[] = [];
+  const errors: InputFileError[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!extensions.includes(extname(name).toLowerCase())) continue;
+    const path = join(dir, name);
+    let target: string;
+    try {
+      target = realpathSync(path);
+    } catch {
+      errors.push(new InputFileError(path, 1, 1, 'the file is a link to nothing (a dangling symlink)'));
+      continue;
+    }
+    if (!target.startsWith(root + sep)) {
+      errors.push(
+        new InputFileError(path, 1, 1, `the file resolves to ${target}, outside the ${names.folder} ${root}`),
+      );
+      continue;
+    }
+    if (statSync(target).isFile()) files.push(path);
+  }
+  return { files, errors };
 }

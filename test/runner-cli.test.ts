@@ -18,7 +18,7 @@ describe('efsync run', () => {
     const { code, stderr } = await efsync('run', 'nigthly');
     expect(code).toBe(EXIT.usage);
     expect(stderr).toMatch(
-      /unknown job "nigthly"; the jobs are: accuracy, nightly, push-capacity, retention, sync, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/,
+      /unknown job "nigthly"; the jobs are: accuracy, apply-sites, nightly, push-capacity, retention, sites-drift, sync, sync-actuals, sync-forecasts, sync-models, sync-outputs, sync-sites/,
     );
   });
 

@@ -113,9 +113,11 @@ describe('jobs/', () => {
     expect([...registry.broken.keys()]).toEqual([]);
     expect(registry.names()).toEqual([
       'accuracy',
+      'apply-sites',
       'nightly',
       'push-capacity',
       'retention',
+      'sites-drift',
       'sync',
       'sync-actuals',
       'sync-forecasts',

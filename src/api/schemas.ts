@@ -62,7 +62,7 @@ const Azimuth = z.number().min(0).max(360);
 const Angle = z.number().min(0).max(90);
 const Capacity = z.number().positive();
 
-export const PVAssetFixed = z.object({
+export const PVAssetFixed = z.strictObject({
   mount: z.literal('fixed'),
   capacity: Capacity,
   install_date: DateText.optional(),
@@ -70,7 +70,7 @@ export const PVAssetFixed = z.object({
   tilt: Angle,
 });
 
-export const PVAssetSingleAxis = z.object({
+export const PVAssetSingleAxis = z.strictObject({
   mount: z.literal('single_axis_tracking'),
   capacity: Capacity,
   install_date: DateText.optional(),
@@ -79,7 +79,7 @@ export const PVAssetSingleAxis = z.object({
   max_angle: Angle.default(60),
 });
 
-export const PVAssetDualAxis = z.object({
+export const PVAssetDualAxis = z.strictObject({
   mount: z.literal('dual_axis_tracking'),
   capacity: Capacity,
   install_date: DateText.optional(),
@@ -94,7 +94,7 @@ const siteCommon = {
   settings: SiteSettings.optional(),
 };
 
-export const SolarSiteItem = z.object({
+export const SolarSiteItem = z.strictObject({
   ...siteCommon,
   type: z.literal('solar'),
   assets: z.array(PVAsset).min(1),
@@ -104,7 +104,7 @@ export const SolarSiteItem = z.object({
  * One group of identical turbines (guide "How to create a wind site"): `turbine_type` is a model
  * of the reference's list (e.g. `V126/3000`) or `generic`, `nr_units` how many, `hub_height` in m.
  */
-export const WindAsset = z.object({
+export const WindAsset = z.strictObject({
   turbine_type: z.string().min(1),
   nr_units: z.number().int().min(1),
   hub_height: z.number().positive(),
@@ -112,14 +112,14 @@ export const WindAsset = z.object({
 });
 
 /** Wind: the turbines are its assets; the body carries no capacity. */
-export const WindSiteItem = z.object({
+export const WindSiteItem = z.strictObject({
   ...siteCommon,
   type: z.literal('wind'),
   assets: z.array(WindAsset).min(1),
 });
 
 /** Load: no assets and no capacity (guide "How to create a load site"). */
-export const LoadSiteItem = z.object({
+export const LoadSiteItem = z.strictObject({
   ...siteCommon,
   type: z.literal('load'),
 });

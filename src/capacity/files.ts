@@ -2,11 +2,11 @@
 // Reading checks the shape of each file (syntax, keys, timestamp text, numbers, unit) and keeps
 // the line and column of every value, so that later rules can point at the exact spot.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, extname, join, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, extname } from 'node:path';
 import { z } from 'zod';
 import { MinuteInstant } from '../api/schemas.js';
-import { InputFileError, parseYaml, type YamlFile } from '../yaml.js';
+import { InputFileError, listFolderFiles, parseYaml, type YamlFile, yamlIssueErrors } from '../yaml.js';
 
 export const CAPACITY_EXTENSIONS = ['.yaml', '.yml', '.csv'] as const;
 
@@ -58,39 +58,9 @@ export function toKw(value: number, unit: Unit): number {
   return Math.round(value * UNITS[unit] * 1e6) / 1e6;
 }
 
-/**
- * The capacity files of `dir` (not its subfolders), sorted by name. A file that resolves outside
- * the folder (a symlink escaping it) is an error: config review covers the folder, nothing else.
- */
+/** The capacity files of `dir` (not its subfolders), sorted by name (see listFolderFiles). */
 export function listCapacityFiles(dir: string): { files: string[]; errors: InputFileError[] } {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    return {
-      files: [],
-      errors: [new InputFileError(dir, 1, 1, 'the capacity folder does not exist (set --dir or capacity.dir)')],
-    };
-  }
-  const root = realpathSync(dir);
-  const files: string[] = [];
-  const errors: InputFileError[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    if (!(CAPACITY_EXTENSIONS as readonly string[]).includes(extname(name).toLowerCase())) continue;
-    const path = join(dir, name);
-    let target: string;
-    try {
-      target = realpathSync(path);
-    } catch {
-      errors.push(new InputFileError(path, 1, 1, 'the file is a link to nothing (a dangling symlink)'));
-      continue;
-    }
-    if (!target.startsWith(root + sep)) {
-      errors.push(
-        new InputFileError(path, 1, 1, `the file resolves to ${target}, outside the capacity folder ${root}`),
-      );
-      continue;
-    }
-    if (statSync(target).isFile()) files.push(path);
-  }
-  return { files, errors };
+  return listFolderFiles(dir, CAPACITY_EXTENSIONS, { folder: 'capacity folder', setting: 'capacity.dir' });
 }
 
 export function readCapacityFile(path: string): ReadResult {
@@ -143,7 +113,7 @@ function readYaml(text: string, path: string, contentHash: string): ReadResult {
     };
   }
   const parsed = YamlShape.safeParse(yaml.value);
-  if (!parsed.success) return { ok: false, errors: parsed.error.issues.map((issue) => issueError(yaml, issue)) };
+  if (!parsed.success) return { ok: false, errors: yamlIssueErrors(yaml, parsed.error) };
   const { site, unit, points, windows } = parsed.data;
   const at = (path: PropertyKey[]) => yaml.positionOf(path);
   return {
@@ -172,15 +142,6 @@ function readYaml(text: string, path: string, contentHash: string): ReadResult {
       })),
     },
   };
-}
-
-function issueError(yaml: YamlFile, issue: z.core.$ZodIssue): InputFileError {
-  const path = issue.path as PropertyKey[];
-  // An unknown key is reported where its value starts, on the line of the typo.
-  const target = issue.code === 'unrecognized_keys' ? [...path, issue.keys[0]] : path;
-  const where = yaml.positionOf(target);
-  const key = target.map(String).join('.');
-  return new InputFileError(yaml.file, where.line, where.column, key ? `${key}: ${issue.message}` : issue.message);
 }
 
 // ---------------------------------------------------------------- CSV

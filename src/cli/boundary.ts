@@ -78,19 +78,32 @@ function commandPath(command: Command): string {
 }
 
 /**
+ * Exit codes of a command's own that a flag asks for, in place of the outcomes' (`sites plan
+ * --detailed-exitcode`, as terraform's: 0 no change, 2 changes, 1 an error).
+ */
+export interface OwnExitCodes {
+  /** The code the body's result ends with. */
+  exitCode: number;
+}
+
+/**
  * A command's action: `body` gets the arguments and options commander parsed and resolves to an
- * outcome; whatever it throws is classified, said in one line, logged, and becomes the exit code.
+ * outcome (or codes of its own, and `errorExit` the code of any error); whatever it throws is
+ * classified, said in one line, logged, and becomes the exit code.
  */
 export function command<Args extends unknown[], Flags extends object>(
-  body: (...args: [...Args, Flags]) => Promise<Outcome> | Outcome,
+  body: (...args: [...Args, Flags]) => Promise<Outcome | OwnExitCodes> | Outcome | OwnExitCodes,
+  errorExit?: (flags: Flags) => number | undefined,
 ): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const self = args[args.length - 1] as Command;
     const flags = self.optsWithGlobals<Flags & { debug?: boolean }>();
     try {
-      process.exitCode = EXIT[await body(...(args.slice(0, -2) as Args), flags)];
+      const result = await body(...(args.slice(0, -2) as Args), flags);
+      process.exitCode = typeof result === 'string' ? EXIT[result] : result.exitCode;
     } catch (error) {
-      process.exitCode = EXIT[reportError(commandPath(self), error, flags)];
+      const outcome = reportError(commandPath(self), error, flags);
+      process.exitCode = errorExit?.(flags) ?? EXIT[outcome];
     }
   };
 }

@@ -13,6 +13,7 @@ import { registerLakeCommands } from './lake.js';
 import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
 import { registerRetentionCommands } from './retention.js';
 import { registerRunnerCommands } from './runner.js';
+import { registerSitesCommands } from './sites.js';
 import { registerSqlCommands } from './sql.js';
 import { registerSyncCommands } from './sync.js';
 
@@ -41,6 +42,7 @@ const program = new Command()
 registerDemoCommands(program);
 registerSyncCommands(program);
 registerRunnerCommands(program);
+registerSitesCommands(program);
 registerCapacityCommands(program);
 registerAccuracyCommands(program);
 registerRetentionCommands(program);

@@ -94,8 +94,8 @@ export const LAKE_TABLES: readonly LakeTable[] = [
  * records, the flags a sync has still to compute (empty when it ends) and what they were last
  * recomputed over, the accuracy ledger and its per-group
  * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
- * the days retention has done in the warehouse, and the list of its cold store's files (the lake
- * is Parquet already).
+ * the days retention has done in the warehouse, the list of its cold store's files (the lake
+ * is Parquet already), and the state of the sites efsync manages (the operator's, not data).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -113,6 +113,9 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_histograms',
   'retention_days',
   'cold_files',
+  'managed_sites',
+  'site_changes',
+  'site_drift',
 ];
 
 /**

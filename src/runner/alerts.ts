@@ -6,7 +6,9 @@
  *   skipped, interrupted and running leave it as it is);
  * - `stale/<site_id>/actual|forecast`: the site's newest actual, or newest forecast vintage, is
  *   older than `monitoring.actual_age.crit` / `forecast_age.crit`;
- * - `missed/<job>`: a slot of the job's schedule passed `alerts.missed_grace` ago with no run.
+ * - `missed/<job>`: a slot of the job's schedule passed `alerts.missed_grace` ago with no run;
+ * - `drift/<site name>`: the newest sites-drift run found the site not as its file says
+ *   (docs/sites.md), resolved when a later one finds it so again.
  *
  * Each is compared with `alert_states`: only a change of state (firing, then resolved) is sent,
  * once per webhook, each delivery retried and recorded in `alert_deliveries`. An alert first seen
@@ -103,6 +105,21 @@ async function currentAlerts(wh: Warehouse, { config, schedules, now }: AlertOpt
         labels: { site_id: site.site_id, resource: what },
       });
     }
+  }
+  const drift = await wh.all<{ site_name: string; state: string; summary: string }>(
+    `SELECT site_name, state, summary FROM site_drift ORDER BY site_name`,
+  );
+  for (const site of drift) {
+    const firing = site.state !== 'in_sync';
+    alerts.push({
+      key: `drift/${site.site_name}`,
+      kind: 'drift',
+      firing,
+      summary: firing
+        ? `${site.site_name}: not as its site file says (${site.state}): ${site.summary}`
+        : `${site.site_name}: as its site file says again`,
+      labels: { site: site.site_name, state: site.state },
+    });
   }
   const covered = await coveredUntil(wh);
   for (const { name: job, expr } of schedules) {

@@ -11,7 +11,7 @@
  * The per-job, per-site, size and accuracy gauges come from the PUBLISHED warehouse (read-only, as
  * `efsync status` reads it), read again only when the file changed; a run of this process that
  * did not publish (it changed nothing) still shows as the job's last run. Labels are bounded:
- * efsync_job, table, site_id, resource, endpoint (the route template), status, subject, model.
+ * efsync_job, table, site_id, site (a site file's name), resource, endpoint (the route template), status, subject, model, state.
  * (`efsync_job`, not `job`: Prometheus sets `job` and `instance` on every target it scrapes, and
  * a metric's own `job` would be renamed `exported_job` or clash with a Pushgateway's group.)
  */
@@ -47,6 +47,8 @@ interface WarehouseFacts {
   /** Per site and resource: the newest stored valid time and vintage (issue time), epoch ms. */
   freshness: { siteId: string; resource: string; newestValue: number | null; newestVintage: number | null }[];
   nmae: { subject: string; model: string; percent: number }[];
+  /** The newest sites-drift run's finding per site (docs/sites.md). */
+  drift: { site: string; state: string; fields: number }[];
   sizeBytes: number;
 }
 
@@ -140,6 +142,11 @@ export class RunnerMetrics {
     "The newest accuracy run's headline nMAE (total over its window) per subject and model, as a ratio of capacity",
     ['subject', 'model'],
   );
+  private readonly drift = this.r.gauge(
+    'efsync_site_drift_fields',
+    'Per site of the sites folder, the fields the service holds otherwise than its file says, at the newest sites-drift run (0: in sync; state: in_sync, drifted, absent, orphaned, error)',
+    ['site', 'state'],
+  );
 
   /** Runs of this process, newest per job: they win over an older ledger (a run that did not publish). */
   private readonly ownRuns = new Map<string, LastRun>();
@@ -177,6 +184,8 @@ export class RunnerMetrics {
     this.setFreshness(facts?.freshness ?? [], now);
     this.nmae.reset();
     for (const n of facts?.nmae ?? []) this.nmae.set({ subject: n.subject, model: n.model }, n.percent / 100);
+    this.drift.reset();
+    for (const d of facts?.drift ?? []) this.drift.set({ site: d.site, state: d.state }, d.fields);
     // No warehouse, no sample (a label-less gauge would otherwise say 0).
     if (facts) this.size.set(facts.sizeBytes);
     else this.size.remove();
@@ -232,7 +241,13 @@ export class RunnerMetrics {
 async function readWarehouseFacts(path: string, sizeBytes: number): Promise<WarehouseFacts> {
   const wh = await Warehouse.open({ path, readOnly: true });
   try {
-    return { runs: await lastRuns(wh), freshness: await freshness(wh), nmae: await headlineNmae(wh), sizeBytes };
+    return {
+      runs: await lastRuns(wh),
+      freshness: await freshness(wh),
+      nmae: await headlineNmae(wh),
+      drift: await siteDrift(wh),
+      sizeBytes,
+    };
   } finally {
     await wh.close();
   }
@@ -291,4 +306,15 @@ async function headlineNmae(wh: Warehouse): Promise<WarehouseFacts['nmae']> {
      ORDER BY subject, model`,
   );
   return rows.map((r) => ({ subject: r.subject, model: r.model, percent: r.value }));
+}
+
+/** The newest drift check per site; none in a snapshot published before sites were managed. */
+async function siteDrift(wh: Warehouse): Promise<WarehouseFacts['drift']> {
+  const [{ tables }] = await wh.all<{ tables: bigint }>(
+    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'site_drift'`,
+  );
+  if (Number(tables) === 0) return [];
+  return wh.all<{ site: string; state: string; fields: number }>(
+    `SELECT site_name AS site, state, fields FROM site_drift ORDER BY site_name`,
+  );
 }

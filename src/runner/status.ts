@@ -57,6 +57,28 @@ export interface Status {
   flags: FlagCount[];
   /** Vintages the sync gave up reading (vintage_reads, docs/sync.md "Vintages one by one"), newest first; and how many are still pending. */
   vintages: { givenUp: GivenUpVintage[]; pending: number };
+  /** Sites as code (docs/sites.md): the newest changes applied, newest first, and the sites the newest drift check found not as their files say. */
+  sites: { changes: SiteChange[]; drift: SiteDrift[] };
+}
+
+export interface SiteChange {
+  appliedAt: string;
+  site: string;
+  action: string;
+  /** As a site file writes it: `settings.model_resolution`, `models.ai.serving_priority`. */
+  field: string;
+  /** JSON text; null when there was none. */
+  before: string | null;
+  after: string | null;
+  status: string;
+  error: string | null;
+}
+
+export interface SiteDrift {
+  site: string;
+  state: string;
+  summary: string;
+  checkedAt: string;
 }
 
 export interface GivenUpVintage {
@@ -83,6 +105,7 @@ export interface FlagCount {
 }
 
 const RECENT_FAILURES = 20;
+const RECENT_SITE_CHANGES = 20;
 const NEXT_SLOTS = 3;
 
 export async function collectStatus(config: LoadedConfig, registry: JobRegistry, now = Date.now()): Promise<Status> {
@@ -92,7 +115,14 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
   const writing = readLock(`${path}.lock`);
   const ledger = published
     ? await readPublished(path, writing)
-    : { last: new Map(), freshness: [], failures: [], flags: [], vintages: { givenUp: [], pending: 0 } };
+    : {
+        last: new Map(),
+        freshness: [],
+        failures: [],
+        flags: [],
+        vintages: { givenUp: [], pending: 0 },
+        sites: { changes: [], drift: [] },
+      };
   const jobs = jobSchedules(config, registry).map(
     (s): JobStatus => ({
       job: s.job,
@@ -115,6 +145,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     failures: ledger.failures,
     flags: ledger.flags,
     vintages: ledger.vintages,
+    sites: ledger.sites,
   };
 }
 
@@ -127,6 +158,7 @@ async function readPublished(path: string, writing: Status['writing']) {
       failures: await recentFailures(wh),
       flags: await flagCounts(wh),
       vintages: await vintageReads(wh),
+      sites: await sitesAsCode(wh),
     };
   } finally {
     await wh.close();
@@ -222,6 +254,48 @@ async function vintageReads(wh: Warehouse): Promise<Status['vintages']> {
       attempts: Number(r.attempts),
       reason: r.reason,
       lastFailedAt: r.last_failed_at.toISOString(),
+    })),
+  };
+}
+
+async function sitesAsCode(wh: Warehouse): Promise<Status['sites']> {
+  // a snapshot published before migration 031 has no sites ledger yet
+  const [{ tables }] = await wh.all<{ tables: bigint }>(
+    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'site_changes'`,
+  );
+  if (Number(tables) === 0) return { changes: [], drift: [] };
+  const changes = await wh.all<{
+    applied_at: Date;
+    site_name: string;
+    action: string;
+    field: string;
+    before: string | null;
+    after: string | null;
+    status: string;
+    error: string | null;
+  }>(
+    `SELECT applied_at, site_name, action, field, before::VARCHAR AS before, after::VARCHAR AS after, status, error
+     FROM site_changes ORDER BY applied_at DESC, site_name, field LIMIT ${RECENT_SITE_CHANGES}`,
+  );
+  const drift = await wh.all<{ site_name: string; state: string; summary: string; checked_at: Date }>(
+    `SELECT site_name, state, summary, checked_at FROM site_drift WHERE state <> 'in_sync' ORDER BY site_name`,
+  );
+  return {
+    changes: changes.map((r) => ({
+      appliedAt: r.applied_at.toISOString(),
+      site: r.site_name,
+      action: r.action,
+      field: r.field,
+      before: r.before,
+      after: r.after,
+      status: r.status,
+      error: r.error,
+    })),
+    drift: drift.map((r) => ({
+      site: r.site_name,
+      state: r.state,
+      summary: r.summary,
+      checkedAt: r.checked_at.toISOString(),
     })),
   };
 }
@@ -329,6 +403,32 @@ export function formatStatus(status: Status): string[] {
       : table(
           ['issue (UTC)', 'site', 'resource', 'model', 'reads', 'reason'],
           givenUp.map((v) => [v.issue, v.siteId, v.resource, v.modelId ?? '-', String(v.attempts), v.reason]),
+        )),
+  );
+  const { changes, drift } = status.sites;
+  lines.push('', `site changes applied (newest ${changes.length}; docs/sites.md)`);
+  lines.push(
+    ...(changes.length === 0
+      ? ['  none']
+      : table(
+          ['applied at', 'site', 'action', 'field', 'before -> after', 'status'],
+          changes.map((c) => [
+            c.appliedAt,
+            c.site,
+            c.action,
+            c.field,
+            `${c.before ?? '-'} -> ${c.after ?? '-'}`,
+            c.error ? `${c.status}: ${c.error}` : c.status,
+          ]),
+        )),
+  );
+  lines.push('', `sites not as their files say (${drift.length}, at the newest sites-drift run)`);
+  lines.push(
+    ...(drift.length === 0
+      ? ['  none']
+      : table(
+          ['site', 'state', 'checked at', 'what'],
+          drift.map((d) => [d.site, d.state, d.checkedAt, d.summary]),
         )),
   );
   lines.push('', `recent failures (${status.failures.length})`);

@@ -13,7 +13,7 @@ export type WebhookConfig = Config['alerts']['webhooks'][number];
 
 export interface AlertChange {
   key: string;
-  kind: 'run' | 'stale' | 'missed';
+  kind: 'run' | 'stale' | 'missed' | 'drift';
   firing: boolean;
   summary: string;
   labels: Record<string, string>;

@@ -1,0 +1,110 @@
+// The sites ledger in the warehouse (migration 031): the sites efsync manages, every change an
+// apply made or tried, and the newest drift check. Plan reads the managed sites from the
+// published snapshot (no writer needed); apply and the drift job write under the writer lock.
+import { instant } from '../warehouse/sql.js';
+import type { Warehouse } from '../warehouse/warehouse.js';
+import type { FieldChange } from './diff.js';
+
+export interface ManagedSite {
+  site_id: string;
+  name: string;
+  /** The file's name in the sites folder. */
+  file: string;
+  protect: boolean;
+}
+
+/** The sites efsync manages; none in a snapshot published before sites were managed. */
+export async function managedSites(warehouse: Warehouse | null): Promise<ManagedSite[]> {
+  if (!warehouse || !(await hasTable(warehouse, 'managed_sites'))) return [];
+  return warehouse.all<ManagedSite>(`SELECT site_id, name, file, protect FROM managed_sites ORDER BY file, site_id`);
+}
+
+async function hasTable(warehouse: Warehouse, table: string): Promise<boolean> {
+  return (await warehouse.all(`SELECT 1 FROM duckdb_tables() WHERE table_name = $1`, [table])).length > 0;
+}
+
+export interface Manage extends ManagedSite {
+  contentHash: string;
+}
+
+/** Records that an apply saw the site's file (its name, file and protect flag as the file says now). */
+export async function recordManaged(warehouse: Warehouse, site: Manage, runId: string | null, at: number) {
+  await warehouse.run(
+    `INSERT INTO managed_sites VALUES ($1, $2, $3, $4, $5, ${instant('$6')}, ${instant('$6')}, $7)
+     ON CONFLICT (site_id) DO UPDATE SET name = excluded.name, file = excluded.file, protect = excluded.protect,
+       content_hash = excluded.content_hash, applied_at = excluded.applied_at, run_id = excluded.run_id`,
+    [site.site_id, site.name, site.file, site.protect, site.contentHash, at, runId],
+  );
+}
+
+export async function forgetManaged(warehouse: Warehouse, siteId: string): Promise<void> {
+  await warehouse.run(`DELETE FROM managed_sites WHERE site_id = $1`, [siteId]);
+}
+
+export interface ChangeRecord {
+  runId: string | null;
+  fingerprint: string;
+  siteId: string | null;
+  siteName: string;
+  file: string | null;
+  action: 'create' | 'update' | 'serving' | 'delete';
+  gitCommit: string | null;
+  at: number;
+}
+
+/** One row per field of `changes`, all with the same outcome. */
+export async function recordChanges(
+  warehouse: Warehouse,
+  record: ChangeRecord,
+  changes: readonly FieldChange[],
+  error: string | null,
+): Promise<void> {
+  for (const change of changes) {
+    await warehouse.run(
+      `INSERT INTO site_changes VALUES ($1, $2, $3, $4, $5, $6, $7, $8::JSON, $9::JSON, $10, $11, $12, ${instant('$13')})`,
+      [
+        record.runId,
+        record.fingerprint,
+        record.siteId,
+        record.siteName,
+        record.file,
+        record.action,
+        change.field,
+        change.before === undefined ? null : JSON.stringify(change.before),
+        change.after === undefined ? null : JSON.stringify(change.after),
+        error === null ? 'ok' : 'failed',
+        error,
+        record.gitCommit,
+        record.at,
+      ],
+    );
+  }
+}
+
+export type DriftState = 'in_sync' | 'drifted' | 'absent' | 'orphaned' | 'error';
+
+export interface DriftRow {
+  siteName: string;
+  siteId: string | null;
+  file: string | null;
+  state: DriftState;
+  fields: number;
+  summary: string;
+}
+
+/** Replaces the drift table with what this check found. */
+export async function recordDrift(warehouse: Warehouse, rows: readonly DriftRow[], runId: string, at: number) {
+  await warehouse.run(`DELETE FROM site_drift`);
+  for (const row of rows) {
+    await warehouse.run(`INSERT INTO site_drift VALUES ($1, $2, $3, $4, $5, $6, ${instant('$7')}, $8)`, [
+      row.siteName,
+      row.siteId,
+      row.file,
+      row.state,
+      row.fields,
+      row.summary,
+      at,
+      runId,
+    ]);
+  }
+}
