@@ -80,8 +80,16 @@ export function yamlIssueErrors(yaml: YamlFile, error: z.ZodError): InputFileErr
   return error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => located(yaml, [...issue.path, key], `Unrecognized key: ${JSON.stringify(key)}`))
-      : [located(yaml, issue.path, issue.message)],
+      : [located(yaml, issue.path, missing(yaml, issue) ? 'is required' : issue.message)],
   );
+}
+
+/** A required key left out, where zod's own message would say "received undefined". */
+function missing(yaml: YamlFile, issue: z.core.$ZodIssue): boolean {
+  if (issue.code !== 'invalid_type' || !issue.message.startsWith('Invalid input: expected')) return false;
+  let value: unknown = yaml.value;
+  for (const key of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
+  return value === undefined;
 }
 
 /** The first zod issue of a YAML file's value, as a located error. */

@@ -46,7 +46,13 @@ export interface Step {
   rows: number;
 }
 
-export async function applySitesPlan(plan: SitesPlan, options: ApplyOptions): Promise<Step[]> {
+export interface Applied {
+  steps: Step[];
+  /** Sites whose managed record (name, file, protect flag, file contents) was written. */
+  managed: number;
+}
+
+export async function applySitesPlan(plan: SitesPlan, options: ApplyOptions): Promise<Applied> {
   if (plan.service !== options.service) {
     throw new StalePlanError(`the plan was made against ${plan.service}, not ${options.service}: plan again`);
   }
@@ -56,8 +62,7 @@ export async function applySitesPlan(plan: SitesPlan, options: ApplyOptions): Pr
   for (const entry of plan.sites) if (entry.serving.length > 0) await run.serving(entry);
   for (const entry of plan.sites) if (entry.capacity_files.length > 0) await run.capacity(entry);
   for (const entry of plan.sites) if (entry.action === 'delete') await run.delete(entry);
-  await run.recordManaged();
-  return run.steps;
+  return { steps: run.steps, managed: await run.recordManaged() };
 }
 
 /** Reads the service again: every site the plan changes must be as it was when planned. */
@@ -219,12 +224,13 @@ class ApplyRun {
     if (ok) await forgetManaged(this.options.warehouse, siteId);
   }
 
-  /** Every site a file describes and the service now holds is managed from that file. */
-  async recordManaged(): Promise<void> {
+  /** Every site a file describes and the service now holds is managed from that file; how many records changed. */
+  async recordManaged(): Promise<number> {
+    let written = 0;
     for (const entry of this.plan.sites) {
       const siteId = entry.site_id ?? this.created.get(entry.name);
       if (entry.action === 'delete' || siteId === undefined || entry.file === null) continue;
-      await recordManaged(
+      const changed = await recordManaged(
         this.options.warehouse,
         {
           site_id: siteId,
@@ -236,7 +242,9 @@ class ApplyRun {
         this.options.runId,
         this.options.now(),
       );
+      if (changed) written += 1;
     }
+    return written;
   }
 
   /** Sends one change and records its fields; false when it failed (the failure is a step). */
@@ -302,14 +310,14 @@ function isConflict(error: unknown): error is ServiceError {
 }
 
 /** The run's outcome: partial when some steps failed and others landed. */
-export function applyOutcome(steps: Step[]): JobOutcome {
+export function applyOutcome({ steps, managed }: Applied): JobOutcome {
   const failures: Failure[] = steps
     .filter((step) => step.status !== 'ok')
     .map((step) => ({ resource: 'sites', item: `${step.site}: ${step.what}`, reason: step.reason ?? step.status }));
   const landed = steps.filter((step) => step.status === 'ok');
   return {
     status: failures.length === 0 ? 'ok' : landed.length > 0 ? 'partial' : 'failed',
-    rows: { site_changes: steps.reduce((sum, step) => sum + step.rows, 0) },
+    rows: { site_changes: steps.reduce((sum, step) => sum + step.rows, 0), managed_sites: managed },
     failures,
     summary: applySummary(steps),
   };

@@ -6,6 +6,7 @@
 // files naming one site are a mistake too.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { z } from 'zod';
 import {
   LoadSiteItem,
@@ -70,8 +71,36 @@ export function readSiteFile(path: string): { file: SiteFile } | { errors: Input
     };
   }
   const parsed = SiteSpec.safeParse(yaml.value);
-  if (!parsed.success) return { errors: yamlIssueErrors(yaml, parsed.error) };
+  if (!parsed.success) {
+    return { errors: yamlIssueErrors(yaml, parsed.error).sort((a, b) => a.line - b.line || a.column - b.column) };
+  }
+  const shared = sharedPriorities(parsed.data, yaml);
+  if (shared.length > 0) return { errors: shared };
   return { file: { file: path, spec: parsed.data, contentHash, positionOf: yaml.positionOf } };
+}
+
+/** Two models of one file given one serving priority: no service order could hold both. */
+function sharedPriorities(spec: SiteSpec, yaml: YamlFile): InputFileError[] {
+  const holders = new Map<number, string>();
+  const errors: InputFileError[] = [];
+  for (const [model, settings] of Object.entries(spec.models ?? {})) {
+    const priority = settings.serving_priority;
+    if (priority === undefined) continue;
+    const holder = holders.get(priority);
+    if (holder === undefined) holders.set(priority, model);
+    else {
+      const at = yaml.positionOf(['models', model, 'serving_priority']);
+      errors.push(
+        new InputFileError(
+          yaml.file,
+          at.line,
+          at.column,
+          `models.${model}.serving_priority: ${priority} is also the priority of model ${holder}`,
+        ),
+      );
+    }
+  }
+  return errors;
 }
 
 /** Every site file of `dir`, checked; a name two files give is an error at the second. */
@@ -94,7 +123,7 @@ export function readSiteDir(dir: string): { files: SiteFile[]; errors: InputFile
           path,
           at.line,
           at.column,
-          `name: site "${read.file.spec.name}" is also named by ${first.file}`,
+          `name: site "${read.file.spec.name}" is also named by ${basename(first.file)}`,
         ),
       );
       continue;

@@ -49,7 +49,7 @@ export async function applySites(ctx: JobContext): Promise<JobOutcome> {
         now: ctx.now(),
         signal: ctx.signal,
       });
-  const steps = await applySitesPlan(plan, {
+  const applied = await applySitesPlan(plan, {
     client,
     warehouse: ctx.warehouse,
     config: ctx.config,
@@ -58,7 +58,7 @@ export async function applySites(ctx: JobContext): Promise<JobOutcome> {
     now: ctx.now,
     signal: ctx.signal,
   });
-  const outcome = applyOutcome(steps);
+  const outcome = applyOutcome(applied);
   const notPlanned = plan.problems.map((p) => ({
     resource: 'sites',
     item: p.name,

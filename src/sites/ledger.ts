@@ -27,14 +27,31 @@ export interface Manage extends ManagedSite {
   contentHash: string;
 }
 
-/** Records that an apply saw the site's file (its name, file and protect flag as the file says now). */
+/**
+ * Records that an apply saw the site's file (its name, file and protect flag as the file says
+ * now); false when the row already said all that.
+ */
 export async function recordManaged(warehouse: Warehouse, site: Manage, runId: string | null, at: number) {
+  const [row] = await warehouse.all<ManagedSite & { content_hash: string }>(
+    `SELECT name, file, protect, content_hash FROM managed_sites WHERE site_id = $1`,
+    [site.site_id],
+  );
+  if (
+    row &&
+    row.name === site.name &&
+    row.file === site.file &&
+    row.protect === site.protect &&
+    row.content_hash === site.contentHash
+  ) {
+    return false;
+  }
   await warehouse.run(
     `INSERT INTO managed_sites VALUES ($1, $2, $3, $4, $5, ${instant('$6')}, ${instant('$6')}, $7)
      ON CONFLICT (site_id) DO UPDATE SET name = excluded.name, file = excluded.file, protect = excluded.protect,
        content_hash = excluded.content_hash, applied_at = excluded.applied_at, run_id = excluded.run_id`,
     [site.site_id, site.name, site.file, site.protect, site.contentHash, at, runId],
   );
+  return true;
 }
 
 export async function forgetManaged(warehouse: Warehouse, siteId: string): Promise<void> {
