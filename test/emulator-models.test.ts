@@ -135,7 +135,7 @@ describe('update model', () => {
     const cases: [unknown, string][] = [
       [{ settings: { serving_priority: 3 }, priority_conflict_resolution: 'bump' }, 'priority_conflict_resolution'],
       [{ settings: { serving_priority: -1 } }, 'settings.serving_priority'],
-      [{ settings: { colour: 'red' } }, 'settings'],
+      [{ settings: { colour: 'red' } }, 'settings.colour'],
     ];
     for (const [body, field] of cases) {
       const answer = await k1.send('PUT', `/models/${id}`, body);

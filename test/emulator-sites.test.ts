@@ -147,6 +147,8 @@ describe('validation', () => {
     ['empty assets', { ...solarBody, assets: [] }, 'assets'],
     ['unknown type', { ...solarBody, type: 'hydro' }, 'type'],
     ['unknown mount', { ...solarBody, assets: [{ mount: 'floating', capacity: 1 }] }, 'assets.0.mount'],
+    ['an undocumented key', { ...solarBody, owner: 'ops' }, 'owner'],
+    ['an undocumented asset key', { ...solarBody, assets: [{ ...solarBody.assets[0], tlit: 30 }] }, 'assets.0.tlit'],
   ];
   for (const [what, body, field] of cases) {
     it(`rejects ${what} with 400 naming ${field}`, async () => {

@@ -13,6 +13,8 @@ import type { ServiceClient } from '../src/api/client.js';
 import type { SiteRequest } from '../src/api/schemas.js';
 import { runJob } from '../src/runner/run.js';
 import { RunnerMetrics } from '../src/runner/metrics.js';
+import { loadJobs } from '../src/runner/registry.js';
+import { collectStatus, formatStatus } from '../src/runner/status.js';
 import { formatPlan } from '../src/sites/format.js';
 import { importSites } from '../src/sites/import.js';
 import { hasChanges } from '../src/sites/plan.js';
@@ -288,5 +290,10 @@ describe('sites as code, four demo sites', () => {
     expect(metrics).toContain('efsync_site_drift_fields{site="Esbjerg wind",state="in_sync"} 0');
     const models = await client.listSiteModels(uppsala.site_id, { extra: ['serving_active'] });
     expect(models.find((m) => m.name === 'physical')?.serving_active).toBe(false);
+    // efsync status shows the changes applied and the sites not as their files say.
+    const lines = formatStatus(await collectStatus(world.config, await loadJobs(), NOW)).join('\n');
+    expect(lines).toContain('sites not as their files say (2, at the newest sites-drift run)');
+    expect(lines).toMatch(/Uppsala solar fixed +drifted .* 1 field\(s\) differ: models\.physical\.serving_active/);
+    expect(lines).toMatch(/Esbjerg wind +update +settings\.model_resolution +"15min" -> "1h" +ok/);
   });
 });

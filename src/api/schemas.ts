@@ -580,10 +580,14 @@ export const FastApiErrorBody = z.object({
 
 /** `errors[]` items from a zod failure: `field` is the dotted path of the offending value. */
 export function issuesToErrors(error: z.ZodError, prefix?: string): ErrorItem[] {
-  return error.issues.map((issue) => ({
-    field: [prefix, ...issue.path.map(String)].filter((p) => p !== undefined && p !== '').join('.') || '(body)',
-    message: issue.message,
-  }));
+  const field = (path: readonly PropertyKey[]) =>
+    [prefix, ...path.map(String)].filter((p) => p !== undefined && p !== '').join('.') || '(body)';
+  // An undocumented key is named itself, one error each, as FastAPI names an extra field.
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: field([...issue.path, key]), message: 'extra field not permitted' }))
+      : [{ field: field(issue.path), message: issue.message }],
+  );
 }
 
 // ---------------------------------------------------------------- query parameters
