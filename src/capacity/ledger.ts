@@ -105,8 +105,7 @@ function fromRow(row: PushRow): StoredPush {
 /** The newest successful push of each site. */
 export async function lastSuccessfulPushes(warehouse: Warehouse): Promise<Map<string, StoredPush>> {
   // A snapshot published before the capacity migration has no ledger yet: nothing was pushed.
-  const ledger = await warehouse.all(`SELECT 1 FROM duckdb_tables() WHERE table_name = 'capacity_pushes'`);
-  if (ledger.length === 0) return new Map();
+  if (!(await warehouse.hasTable('capacity_pushes'))) return new Map();
   const rows = await warehouse.all<PushRow>(
     `${SELECT_PUSH} WHERE status = 'ok' QUALIFY row_number() OVER (PARTITION BY site_id ORDER BY pushed_at DESC, push_id) = 1`,
   );

@@ -310,10 +310,7 @@ async function headlineNmae(wh: Warehouse): Promise<WarehouseFacts['nmae']> {
 
 /** The newest drift check per site; none in a snapshot published before sites were managed. */
 async function siteDrift(wh: Warehouse): Promise<WarehouseFacts['drift']> {
-  const [{ tables }] = await wh.all<{ tables: bigint }>(
-    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'site_drift'`,
-  );
-  if (Number(tables) === 0) return [];
+  if (!(await wh.hasTable('site_drift'))) return [];
   return wh.all<{ site: string; state: string; fields: number }>(
     `SELECT site_name AS site, state, fields FROM site_drift ORDER BY site_name`,
   );

@@ -225,10 +225,7 @@ const GIVEN_UP_SHOWN = 50;
 
 async function vintageReads(wh: Warehouse): Promise<Status['vintages']> {
   // a snapshot published before migration 018 has no vintage_reads yet
-  const [{ tables }] = await wh.all<{ tables: bigint }>(
-    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'vintage_reads'`,
-  );
-  if (Number(tables) === 0) return { givenUp: [], pending: 0 };
+  if (!(await wh.hasTable('vintage_reads'))) return { givenUp: [], pending: 0 };
   const [{ pending }] = await wh.all<{ pending: bigint }>(
     `SELECT count(*) AS pending FROM vintage_reads WHERE status = 'pending'`,
   );
@@ -260,43 +257,18 @@ async function vintageReads(wh: Warehouse): Promise<Status['vintages']> {
 
 async function sitesAsCode(wh: Warehouse): Promise<Status['sites']> {
   // a snapshot published before migration 031 has no sites ledger yet
-  const [{ tables }] = await wh.all<{ tables: bigint }>(
-    `SELECT count(*) AS tables FROM duckdb_tables() WHERE table_name = 'site_changes'`,
-  );
-  if (Number(tables) === 0) return { changes: [], drift: [] };
-  const changes = await wh.all<{
-    applied_at: Date;
-    site_name: string;
-    action: string;
-    field: string;
-    before: string | null;
-    after: string | null;
-    status: string;
-    error: string | null;
-  }>(
-    `SELECT applied_at, site_name, action, field, before::VARCHAR AS before, after::VARCHAR AS after, status, error
+  if (!(await wh.hasTable('site_changes'))) return { changes: [], drift: [] };
+  const changes = await wh.all<Omit<SiteChange, 'appliedAt'> & { appliedAt: Date }>(
+    `SELECT applied_at AS appliedAt, site_name AS site, action, field, before::VARCHAR AS before, after::VARCHAR AS after,
+            status, error
      FROM site_changes ORDER BY applied_at DESC, site_name, field LIMIT ${RECENT_SITE_CHANGES}`,
   );
-  const drift = await wh.all<{ site_name: string; state: string; summary: string; checked_at: Date }>(
-    `SELECT site_name, state, summary, checked_at FROM site_drift WHERE state <> 'in_sync' ORDER BY site_name`,
+  const drift = await wh.all<Omit<SiteDrift, 'checkedAt'> & { checkedAt: Date }>(
+    `SELECT site_name AS site, state, summary, checked_at AS checkedAt FROM site_drift WHERE state <> 'in_sync' ORDER BY site_name`,
   );
   return {
-    changes: changes.map((r) => ({
-      appliedAt: r.applied_at.toISOString(),
-      site: r.site_name,
-      action: r.action,
-      field: r.field,
-      before: r.before,
-      after: r.after,
-      status: r.status,
-      error: r.error,
-    })),
-    drift: drift.map((r) => ({
-      site: r.site_name,
-      state: r.state,
-      summary: r.summary,
-      checkedAt: r.checked_at.toISOString(),
-    })),
+    changes: changes.map((c) => ({ ...c, appliedAt: c.appliedAt.toISOString() })),
+    drift: drift.map((d) => ({ ...d, checkedAt: d.checkedAt.toISOString() })),
   };
 }
 

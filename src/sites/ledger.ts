@@ -15,12 +15,8 @@ export interface ManagedSite {
 
 /** The sites efsync manages; none in a snapshot published before sites were managed. */
 export async function managedSites(warehouse: Warehouse | null): Promise<ManagedSite[]> {
-  if (!warehouse || !(await hasTable(warehouse, 'managed_sites'))) return [];
+  if (!warehouse || !(await warehouse.hasTable('managed_sites'))) return [];
   return warehouse.all<ManagedSite>(`SELECT site_id, name, file, protect FROM managed_sites ORDER BY file, site_id`);
-}
-
-async function hasTable(warehouse: Warehouse, table: string): Promise<boolean> {
-  return (await warehouse.all(`SELECT 1 FROM duckdb_tables() WHERE table_name = $1`, [table])).length > 0;
 }
 
 export interface Manage extends ManagedSite {

@@ -222,6 +222,11 @@ export class Warehouse {
     return this.holding.getStore() === true;
   }
 
+  /** Whether the file has the table: a snapshot published before its migration has not. */
+  async hasTable(name: string): Promise<boolean> {
+    return (await this.all(`SELECT 1 FROM duckdb_tables() WHERE table_name = $1`, [name])).length > 0;
+  }
+
   /** Rows as plain JS objects (TIMESTAMPTZ as Date, BIGINT as bigint, DOUBLE as number). */
   async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.exclusive(async () => {
