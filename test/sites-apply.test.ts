@@ -257,6 +257,18 @@ describe('sites as code, four demo sites', () => {
     expect(hasChanges(await plan(world, client))).toBe(false);
   });
 
+  it('a changed name in a managed file renames its site: the file, not the name, says which site it is', async () => {
+    const before = await siteNamed(client, 'Esbjerg wind');
+    edit(world.sitesDir, 'esbjerg-wind.yaml', 'name: Esbjerg wind', 'name: Esbjerg offshore');
+    const renaming = await plan(world, client);
+    expect(changeLines(renaming)).toEqual(['update Esbjerg offshore name: "Esbjerg wind" -> "Esbjerg offshore"']);
+    expect((await applySites(world)).status).toBe('ok');
+    expect((await siteNamed(client, 'Esbjerg offshore')).site_id).toBe(before.site_id);
+    edit(world.sitesDir, 'esbjerg-wind.yaml', 'name: Esbjerg offshore', 'name: Esbjerg wind');
+    expect((await applySites(world)).status).toBe('ok');
+    expect(hasChanges(await plan(world, client))).toBe(false);
+  });
+
   it('sites-drift records per site what differs, shows it in metrics, and changes nothing', async () => {
     const uppsala = await siteNamed(client, 'Uppsala solar fixed');
     await client.updateModel(
@@ -294,6 +306,6 @@ describe('sites as code, four demo sites', () => {
     const lines = formatStatus(await collectStatus(world.config, await loadJobs(), NOW)).join('\n');
     expect(lines).toContain('sites not as their files say (2, at the newest sites-drift run)');
     expect(lines).toMatch(/Uppsala solar fixed +drifted .* 1 field\(s\) differ: models\.physical\.serving_active/);
-    expect(lines).toMatch(/Esbjerg wind +update +settings\.model_resolution +"15min" -> "1h" +ok/);
+    expect(lines).toMatch(/Esbjerg wind +update +name +"Esbjerg offshore" -> "Esbjerg wind" +ok/);
   });
 });

@@ -16,11 +16,37 @@ import {
   KEY,
   NOW,
   plan,
+  published,
   type SitesWorld,
   siteNamed,
   sitesWorld,
   tempDir,
 } from './sites-support.js';
+
+describe('sites as code, a key revoked halfway through an apply', () => {
+  it('stops the whole apply (exit 4): the change before it is recorded, none after it is tried', async () => {
+    // 5 requests to import, 5 to plan again, 1 to see the plan is not stale: the 12th is the
+    // first update, the 13th the second.
+    const world = await sitesWorld(4, { revokeAfter: 12 });
+    const client = clientFor(world.emulator);
+    try {
+      await importSites({ dir: world.sitesDir, client, sites: [], now: NOW });
+      for (const file of ['esbjerg-wind.yaml', 'freiburg-load.yaml', 'uppsala-solar-fixed.yaml']) {
+        edit(world.sitesDir, file, 'model_resolution: 15min', 'model_resolution: 1h');
+      }
+      const applied = await applySites(world);
+      expect(applied.status).toBe('failed');
+      expect(applied.exitCode).toBe(4);
+      expect(applied.error).toMatch(/401/);
+      expect(
+        await published(world, `SELECT site_name, status FROM site_changes ORDER BY applied_at, site_name`),
+      ).toEqual([{ site_name: 'Esbjerg wind', status: 'ok' }]);
+    } finally {
+      await client.close();
+      await world.emulator.close();
+    }
+  });
+});
 
 describe('sites as code, 100 demo sites', () => {
   let world: SitesWorld;

@@ -8,7 +8,7 @@ import sitesDriftJob from '../jobs/sites-drift.js';
 import type { ServiceClient } from '../src/api/client.js';
 import { Config, type LoadedConfig } from '../src/config.js';
 import type { FaultContext, FaultKind } from '../src/emulator/faults.js';
-import { type Emulator, startEmulator } from '../src/emulator/server.js';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../src/emulator/server.js';
 import type { JobOptions } from '../src/job.js';
 import { runJob } from '../src/runner/run.js';
 import { planFromFiles } from '../src/sites/job.js';
@@ -28,7 +28,7 @@ export interface SitesWorld {
 }
 
 /** An emulator with `sites` demo sites per key (seed 1), and a config with empty folders. */
-export async function sitesWorld(sites = 4): Promise<SitesWorld> {
+export async function sitesWorld(sites = 4, emulatorOptions: Partial<EmulatorOptions> = {}): Promise<SitesWorld> {
   const fault: SitesWorld['fault'] = {};
   const emulator = await startEmulator({
     apiKeys: [KEY],
@@ -38,6 +38,7 @@ export async function sitesWorld(sites = 4): Promise<SitesWorld> {
     host: '127.0.0.1',
     port: 0,
     faultHook: (context) => fault.hook?.(context),
+    ...emulatorOptions,
   });
   const root = tempDir('sites');
   const keyFile = join(root, 'api-key');
