@@ -140,6 +140,10 @@ describe('sites as code, four demo sites', () => {
       { status: 'ok' },
     ]);
     expect(hasChanges(await plan(world, client))).toBe(false);
+    expect((await runJob(syncSites, { config: world.config, log: quietLog, now: () => NOW })).status).toBe('ok');
+    expect(await published(world, `SELECT type, latitude FROM sites WHERE site_id = '${gavle.site_id}'`)).toEqual([
+      { type: 'wind', latitude: 60.6749 },
+    ]);
   });
 
   it('a strict priority collision fails that model alone, in one line naming both models and the priority', async () => {
