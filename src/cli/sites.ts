@@ -46,7 +46,10 @@ function printErrors(errors: readonly InputFileError[]): void {
 const errorJson = (errors: readonly InputFileError[]) =>
   errors.map((e) => ({ file: e.file, line: e.line, column: e.column, rule: e.rule }));
 
-/** A command body; invalid site files are listed one per line (and in --json), then exit 2. */
+/**
+ * A command body; invalid site files are listed one per line (and in --json), then exit 2. The
+ * body gets the command's argument, when it has one (apply's plan), before the flags.
+ */
 function guarded(body: (config: LoadedConfig, flags: SitesFlags, plan?: string) => Promise<Outcome | OwnExitCodes>) {
   return command<[string | undefined], SitesFlags>(
     async (...args) => {

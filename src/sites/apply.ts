@@ -15,7 +15,7 @@ import type { Failure, JobOutcome } from '../outcome.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { type ChangeRecord, forgetManaged, recordChanges, recordManaged } from './ledger.js';
 import { basisOf, type ServingChange, type SiteEntry, type SitesPlan, servingAgainst } from './plan.js';
-import { readService, type ServiceState, type ServingState } from './service.js';
+import { readService, type ServiceState, type ServingState, servingOf } from './service.js';
 
 /** The service changed since the plan was made: nothing is applied. */
 export class StalePlanError extends ConfigError {}
@@ -145,13 +145,7 @@ class ApplyRun {
   private async servingOfNewSite(entry: SiteEntry, siteId: string): Promise<ServingChange[] | null> {
     let models: ServingState[];
     try {
-      const listed = await this.options.client.listSiteModels(siteId, { extra: ['serving_active'] });
-      models = listed.map((m) => ({
-        id: m.id,
-        name: m.name,
-        serving_active: m.serving_active ?? null,
-        serving_priority: m.priority,
-      }));
+      models = servingOf(await this.options.client.listSiteModels(siteId, { extra: ['serving_active'] }));
     } catch (error) {
       this.fail(error, entry, 'serving', `its models could not be read: ${(error as Error).message}`);
       return null;

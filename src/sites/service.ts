@@ -82,7 +82,8 @@ export async function readService(
   return { sites, unreadable: listed.rejected };
 }
 
-function servingOf(models: Listing<ModelItem>): ServingState[] {
+/** Models as List Site Models gives them, as their serving settings. */
+export function servingOf(models: Listing<ModelItem>): ServingState[] {
   return models.map((model) => ({
     id: model.id,
     name: model.name,
