@@ -17,6 +17,7 @@ import { loadJobs } from '../src/runner/registry.js';
 import { collectStatus, formatStatus } from '../src/runner/status.js';
 import { formatPlan } from '../src/sites/format.js';
 import { importSites } from '../src/sites/import.js';
+import { planFromFiles } from '../src/sites/job.js';
 import { hasChanges } from '../src/sites/plan.js';
 import {
   applySites,
@@ -30,6 +31,7 @@ import {
   quietLog,
   type SitesWorld,
   siteNamed,
+  withPublished,
   sitesWorld,
   tempDir,
   writeFiles,
@@ -223,6 +225,15 @@ describe('sites as code, four demo sites', () => {
     expect(deleting.sites.filter((e) => e.action === 'delete').map((e) => e.name)).toEqual(['Gävle wind']);
     expect(formatPlan(deleting)).toContain(
       `- site "Gävle wind" (${gavle.site_id}, gavle-wind.yaml): deleted (--allow-delete), with all of its data on the service`,
+    );
+    // An empty folder (a wrong --dir) deletes nothing, even with --allow-delete.
+    const emptyDir = tempDir('sites-empty');
+    const empty = await withPublished(world, (warehouse) =>
+      planFromFiles({ ...world.config, sites: { dir: emptyDir } }, client, warehouse, { allowDelete: true, now: NOW }),
+    );
+    expect(empty.sites).toEqual([]);
+    expect(empty.kept.map((k) => k.reason)).toContain(
+      `the sites folder ${emptyDir} holds no site file: nothing is deleted from an empty folder`,
     );
     expect((await applySites(world, { allowDelete: true })).status).toBe('ok');
     const left = (await client.listSites()).map((s) => s.name);

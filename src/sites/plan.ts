@@ -149,6 +149,15 @@ function sitesPlan(input: PlanInput): SitesPlan {
     if (row.protect) kept.push(keptSite(row, site, `protect: true in its last file, ${row.file}: never deleted`));
     else if (!input.allowDelete) {
       kept.push(keptSite(row, site, `its file ${row.file} was removed: apply --allow-delete deletes it`));
+    } else if (input.files.length === 0) {
+      // A wrong --dir, or a folder emptied by mistake, must not delete the fleet.
+      kept.push(
+        keptSite(
+          row,
+          site,
+          `the sites folder ${input.dir} holds no site file: nothing is deleted from an empty folder`,
+        ),
+      );
     } else sites.push(deleteEntry(row, site));
   }
   const unmanaged = state.sites
