@@ -13,7 +13,13 @@ describe('state file', () => {
     const first = await startTestEmulator({ statePath });
     const k1 = api(first, 'k1');
     const created = (
-      await k1.send('POST', '/sites', { name: 'Kept', latitude: 60, longitude: 15, type: 'load', capacity: 700 })
+      await k1.send('POST', '/sites', {
+        name: 'Kept',
+        latitude: 60,
+        longitude: 15,
+        type: 'load',
+        settings: { forecast_max_value: 700 },
+      })
     ).body.site_id;
     await k1.send('POST', `/sites/${created}/capacity`, { data: [{ valid_time: '2026-04-01T00:00Z', value: 350 }] });
     const ai = (await k1.get<any[]>(`/sites/${created}/models`)).body.find((m) => m.name === 'ai');
