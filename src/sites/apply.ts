@@ -220,12 +220,10 @@ class ApplyRun {
 
   /** Every site a file describes and the service now holds is managed from that file; how many records changed. */
   async recordManaged(): Promise<number> {
-    let written = 0;
-    for (const entry of this.plan.sites) {
+    const sites = this.plan.sites.flatMap((entry) => {
       const siteId = entry.site_id ?? this.created.get(entry.name);
-      if (entry.action === 'delete' || siteId === undefined || entry.file === null) continue;
-      const changed = await recordManaged(
-        this.options.warehouse,
+      if (entry.action === 'delete' || siteId === undefined || entry.file === null) return [];
+      return [
         {
           site_id: siteId,
           name: entry.name,
@@ -233,12 +231,9 @@ class ApplyRun {
           protect: entry.protect,
           contentHash: entry.content_hash ?? '',
         },
-        this.options.runId,
-        this.options.now(),
-      );
-      if (changed) written += 1;
-    }
-    return written;
+      ];
+    });
+    return recordManaged(this.options.warehouse, sites, this.options.runId, this.options.now());
   }
 
   /** Sends one change and records its fields; false when it failed (the failure is a step). */
@@ -317,6 +312,9 @@ export function applyOutcome({ steps, managed }: Applied): JobOutcome {
   };
 }
 
+/** Steps named in the summary's last line; the lines above it name every one. */
+const NAMED = 10;
+
 function applySummary(steps: Step[]): string[] {
   const lines = steps.map((step) => {
     const label = { ok: 'applied    ', failed: 'FAILED     ', 'not applied': 'not applied' }[step.status];
@@ -324,11 +322,14 @@ function applySummary(steps: Step[]): string[] {
   });
   const landed = steps.filter((step) => step.status === 'ok');
   const missed = steps.filter((step) => step.status !== 'ok');
-  const name = (step: Step) => `${step.what} of "${step.site}"`;
+  const names = (some: Step[]) => {
+    const named = some.slice(0, NAMED).map((step) => `${step.what} of "${step.site}"`);
+    return [...named, ...(some.length > NAMED ? [`${some.length - NAMED} more`] : [])].join(', ') || 'none';
+  };
   lines.push(
     missed.length === 0
-      ? `sites: ${landed.length === 0 ? 'nothing to apply' : `applied ${landed.length} change(s): ${landed.map(name).join(', ')}`}`
-      : `sites: applied ${landed.length} of ${steps.length} (${landed.map(name).join(', ') || 'none'}); not applied: ${missed.map(name).join(', ')}; the next apply plans again from what landed`,
+      ? `sites: ${landed.length === 0 ? 'nothing to apply' : `applied ${landed.length} change(s): ${names(landed)}`}`
+      : `sites: applied ${landed.length} of ${steps.length} (${names(landed)}); not applied: ${names(missed)}; the next apply plans again from what landed`,
   );
   return lines;
 }

@@ -23,31 +23,58 @@ export interface Manage extends ManagedSite {
   contentHash: string;
 }
 
+/** Rows written by one statement: a thousand sites adopted in ten. */
+const ROWS_A_STATEMENT = 100;
+
 /**
- * Records that an apply saw the site's file (its name, file and protect flag as the file says
- * now); false when the row already said all that.
+ * Records that an apply saw the sites' files (each one's name, file and protect flag as the file
+ * says now), in one transaction; how many rows changed (a row that already said all that is left).
  */
-export async function recordManaged(warehouse: Warehouse, site: Manage, runId: string | null, at: number) {
-  const [row] = await warehouse.all<ManagedSite & { content_hash: string }>(
-    `SELECT name, file, protect, content_hash FROM managed_sites WHERE site_id = $1`,
-    [site.site_id],
+export async function recordManaged(warehouse: Warehouse, sites: readonly Manage[], runId: string | null, at: number) {
+  const stored = new Map(
+    (
+      await warehouse.all<ManagedSite & { content_hash: string; managed_since: Date }>(
+        `SELECT site_id, name, file, protect, content_hash, managed_since FROM managed_sites`,
+      )
+    ).map((row) => [row.site_id, row]),
   );
-  if (
-    row &&
-    row.name === site.name &&
-    row.file === site.file &&
-    row.protect === site.protect &&
-    row.content_hash === site.contentHash
-  ) {
-    return false;
-  }
-  await warehouse.run(
-    `INSERT INTO managed_sites VALUES ($1, $2, $3, $4, $5, ${instant('$6')}, ${instant('$6')}, $7)
-     ON CONFLICT (site_id) DO UPDATE SET name = excluded.name, file = excluded.file, protect = excluded.protect,
-       content_hash = excluded.content_hash, applied_at = excluded.applied_at, run_id = excluded.run_id`,
-    [site.site_id, site.name, site.file, site.protect, site.contentHash, at, runId],
-  );
-  return true;
+  const changed = sites.filter((site) => {
+    const row = stored.get(site.site_id);
+    return !(
+      row &&
+      row.name === site.name &&
+      row.file === site.file &&
+      row.protect === site.protect &&
+      row.content_hash === site.contentHash
+    );
+  });
+  await warehouse.transaction(async () => {
+    for (let i = 0; i < changed.length; i += ROWS_A_STATEMENT) {
+      const chunk = changed.slice(i, i + ROWS_A_STATEMENT);
+      await warehouse.run(
+        `DELETE FROM managed_sites WHERE site_id IN (${chunk.map((_, j) => `$${j + 1}`).join(', ')})`,
+        chunk.map((site) => site.site_id),
+      );
+      const values = chunk.map((_, j) => {
+        const p = (k: number) => `$${j * 8 + k}`;
+        return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${instant(p(6))}, ${instant(p(7))}, ${p(8)})`;
+      });
+      await warehouse.run(
+        `INSERT INTO managed_sites VALUES ${values.join(', ')}`,
+        chunk.flatMap((site) => [
+          site.site_id,
+          site.name,
+          site.file,
+          site.protect,
+          site.contentHash,
+          stored.get(site.site_id)?.managed_since.getTime() ?? at,
+          at,
+          runId,
+        ]),
+      );
+    }
+  });
+  return changed.length;
 }
 
 export async function forgetManaged(warehouse: Warehouse, siteId: string): Promise<void> {

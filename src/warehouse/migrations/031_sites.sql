@@ -3,9 +3,11 @@
 -- see docs/warehouse.md, "After a crash".
 
 -- A site is managed once an apply saw its file; deleting it ever after needs --allow-delete, and
--- never happens while the last file seen said protect: true.
+-- never happens while the last file seen said protect: true. One row per site_id (src/sites/
+-- ledger.ts replaces a site's row); no key index, whose upserts in one transaction cost more
+-- memory than a thousand rows deserve.
 CREATE TABLE managed_sites (
-  site_id VARCHAR PRIMARY KEY,
+  site_id VARCHAR NOT NULL,
   name VARCHAR NOT NULL,
   file VARCHAR NOT NULL,
   protect BOOLEAN NOT NULL,
