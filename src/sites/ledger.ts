@@ -55,24 +55,22 @@ export async function recordManaged(warehouse: Warehouse, sites: readonly Manage
         `DELETE FROM managed_sites WHERE site_id IN (${chunk.map((_, j) => `$${j + 1}`).join(', ')})`,
         chunk.map((site) => site.site_id),
       );
-      const values = chunk.map((_, j) => {
-        const p = (k: number) => `$${j * 8 + k}`;
-        return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${instant(p(6))}, ${instant(p(7))}, ${p(8)})`;
-      });
-      await warehouse.run(
-        `INSERT INTO managed_sites VALUES ${values.join(', ')}`,
-        chunk.flatMap((site) => [
-          site.site_id,
-          site.name,
-          site.file,
-          site.protect,
-          site.contentHash,
-          stored.get(site.site_id)?.managed_since.getTime() ?? at,
-          at,
-          runId,
-        ]),
-      );
     }
+    await insertRows(
+      warehouse,
+      'managed_sites',
+      [false, false, false, false, false, true, true, false],
+      changed.map((site) => [
+        site.site_id,
+        site.name,
+        site.file,
+        site.protect,
+        site.contentHash,
+        stored.get(site.site_id)?.managed_since.getTime() ?? at,
+        at,
+        runId,
+      ]),
+    );
   });
   return changed.length;
 }
@@ -132,19 +130,35 @@ export interface DriftRow {
   summary: string;
 }
 
-/** Replaces the drift table with what this check found. */
+/** Replaces the drift table with what this check found, in one transaction. */
 export async function recordDrift(warehouse: Warehouse, rows: readonly DriftRow[], runId: string, at: number) {
-  await warehouse.run(`DELETE FROM site_drift`);
-  for (const row of rows) {
-    await warehouse.run(`INSERT INTO site_drift VALUES ($1, $2, $3, $4, $5, $6, ${instant('$7')}, $8)`, [
-      row.siteName,
-      row.siteId,
-      row.file,
-      row.state,
-      row.fields,
-      row.summary,
-      at,
-      runId,
-    ]);
+  await warehouse.transaction(async () => {
+    await warehouse.run(`DELETE FROM site_drift`);
+    await insertRows(
+      warehouse,
+      'site_drift',
+      [false, false, false, false, false, false, true, false],
+      rows.map((row) => [row.siteName, row.siteId, row.file, row.state, row.fields, row.summary, at, runId]),
+    );
+  });
+}
+
+/**
+ * Inserts `rows` into `table` (every column, in order), ROWS_A_STATEMENT at a time; a column
+ * `instants` marks is given in epoch milliseconds.
+ */
+async function insertRows(
+  warehouse: Warehouse,
+  table: string,
+  instants: readonly boolean[],
+  rows: readonly (string | number | boolean | null)[][],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_A_STATEMENT) {
+    const chunk = rows.slice(i, i + ROWS_A_STATEMENT);
+    const values = chunk.map(
+      (_, r) =>
+        `(${instants.map((isInstant, c) => (isInstant ? instant(`$${r * instants.length + c + 1}`) : `$${r * instants.length + c + 1}`)).join(', ')})`,
+    );
+    await warehouse.run(`INSERT INTO ${table} VALUES ${values.join(', ')}`, chunk.flat());
   }
 }
