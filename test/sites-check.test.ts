@@ -71,8 +71,9 @@ models:
 };
 
 describe('site files', () => {
-  it('the shipped demo folder reads clean: the four demo sites', () => {
-    const { files, errors } = readSiteDir('config/sites');
+  it('the shipped examples read clean: the four demo sites; the sites folder ships empty', () => {
+    expect(readSiteDir('config/sites')).toEqual({ files: [], errors: [] });
+    const { files, errors } = readSiteDir('config/examples/sites');
     expect(errors).toEqual([]);
     expect(files.map((f) => `${f.spec.type} ${f.spec.name}`)).toEqual([
       'wind Esbjerg wind',
