@@ -166,7 +166,7 @@ describe('Get Site Capacity with nulls before the first point', () => {
 });
 
 describe('duplicates', () => {
-  it('a valid time listed twice stores the last value, and a resync leaves no phantom revision', async () => {
+  it('a valid time listed twice stores the greatest value in either order, and a resync in the other order leaves no phantom revision', async () => {
     const dir = tempDir();
     const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
     expect((await runSync(clean)).status).toBe('ok');
@@ -174,18 +174,29 @@ describe('duplicates', () => {
     emu.setUntidy(['duplicates']);
     const config = testConfig({ dir, url: emu.url, db: join(dir, 'untidy.duckdb') });
     try {
-      expect((await runSync(config)).status).toBe('ok');
+      const untidy = await runSync(config);
+      expect(untidy.status).toBe('ok');
+      // The run says so: once per repeated valid time, per resource.
+      const counted = await defaulted(config.warehouse.path, untidy.runId);
+      for (const field of ['forecasts', 'outputs', 'actuals'].map((r) => `${r}.valid_time[repeated]`)) {
+        expect(counted[field]).toBeGreaterThan(0);
+      }
       const first = await tableHashes(config.warehouse.path);
       // The same window read again and merged in full (a backfill has no digest to skip it by).
       const again = await runSync(config, { from: NOW - 3 * DAY, to: NOW, only: ['actuals'] });
       expect(again.status).toBe('ok');
+      expect(await tableHashes(config.warehouse.path)).toEqual(first);
+      // Read again with the two values of each repeated valid time in the other order.
+      emu.setUntidy(['duplicates-first']);
+      const reordered = await runSync(config, { from: NOW - 3 * DAY, to: NOW, only: ['actuals'] });
+      expect(reordered.status).toBe('ok');
       expect(await tableHashes(config.warehouse.path)).toEqual(first);
     } finally {
       emu.setUntidy([]);
     }
     const db = config.warehouse.path;
     const attach = `ATTACH '${clean.warehouse.path}' AS clean (READ_ONLY);`;
-    // The same keys as a clean sync; where a body listed a valid time twice, its last value.
+    // The same keys as a clean sync; where a body listed a valid time twice, its greater value.
     for (const table of ['forecasts', 'model_outputs', 'actuals']) {
       const [counts] = await query<{ untidy: number; clean: number }>(
         db,

@@ -1,6 +1,7 @@
-// Untidy loads: a key given twice with two values is stored by one rule, the last value given wins,
-// the same way for forecasts, model outputs and actuals, so a rerun of the same answers stores the
-// same value and writes no revision.
+// Untidy loads: a key given twice with two values is stored by one rule, the same way for
+// forecasts, model outputs and actuals: within one answer the greatest value, whatever the order
+// it came in; across two reads of a vintage the later read's. So a rerun of the same answers, in
+// any order, stores the same value and writes no revision.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -25,6 +26,9 @@ afterEach(() => removeWarehouse(warehouse, dir));
 
 /** Hours 1..4 after T0, hour 2 listed again last with `last` (the body the emulator's `duplicates` sends). */
 const times = [T0 + H, T0 + 2 * H, T0 + 3 * H, T0 + 4 * H, T0 + 2 * H];
+/** The same valid times with the two values of hour 2 the other way round. */
+const FIRST = [1, 20, 3, 4, 2];
+const LAST = [1, 2, 3, 4, 20];
 
 async function valueAt(sql: string): Promise<number | null> {
   const [row] = await warehouse.all<{ v: number | null }>(sql);
@@ -32,11 +36,11 @@ async function valueAt(sql: string): Promise<number | null> {
 }
 
 describe('a valid time listed twice with two values', () => {
-  it('actuals: the last value wins, a rerun writes nothing and leaves no revision', async () => {
-    const body = { valid_time: times, value: [1, 2, 3, 4, 20] };
-    expect(await loadActuals(warehouse, 's1', body, { now: T0 + 10 * H })).toEqual({ actuals: 4 });
+  it('actuals: the greatest value, in either order; a rerun in the other order writes nothing and leaves no revision', async () => {
+    const body = (value: number[]) => ({ valid_time: times, value });
+    expect(await loadActuals(warehouse, 's1', body(LAST), { now: T0 + 10 * H })).toEqual({ actuals: 4 });
     for (let run = 0; run < 3; run++)
-      expect(await loadActuals(warehouse, 's1', body, { now: T0 + 11 * H })).toEqual({});
+      expect(await loadActuals(warehouse, 's1', body(run % 2 === 0 ? FIRST : LAST), { now: T0 + 11 * H })).toEqual({});
     expect(await valueAt(`SELECT value AS v FROM actuals WHERE epoch_ms(valid_time) = ${T0 + 2 * H}`)).toBe(20);
     expect(await valueAt('SELECT count(*)::INTEGER AS v FROM actual_revisions')).toBe(0);
   });
@@ -51,7 +55,7 @@ describe('a valid time listed twice with two values', () => {
     expect(await valueAt('SELECT count(*)::INTEGER AS v FROM actual_revisions_by_type')).toBe(0);
   });
 
-  it('forecasts: the last value of the body wins, and of the last read when a vintage comes in several', async () => {
+  it('forecasts: the greatest value of a body in either order, and the last read when a vintage comes in several', async () => {
     const read = (values: number[]) => ({
       valid_time: times,
       forecast: values,
@@ -71,9 +75,13 @@ describe('a valid time listed twice with two values', () => {
     );
     expect(s2.map((r) => r.forecast)).toEqual([5, 9, 7, 8]);
     expect(await loadForecasts(warehouse, 's1', read([1, 2, 3, 4, 20]))).toEqual({});
+    expect(await loadForecasts(warehouse, 's1', read(FIRST))).toEqual({});
+    // A null is the least value: the number listed beside it wins, first or last.
+    expect(await loadForecasts(warehouse, 's3', read([1, null, 3, 4, 7] as number[]))).toEqual({ forecasts: 4 });
+    expect(await loadForecasts(warehouse, 's3', read([1, 7, 3, 4, null] as number[]))).toEqual({});
   });
 
-  it('model outputs: the last value wins, within a body and across two reads of a vintage', async () => {
+  it('model outputs: the greatest value within a body in either order, the last read across two reads of a vintage', async () => {
     const output = (values: number[]) => ({
       model_id: 'm1',
       model_name: 'gbm',
@@ -97,6 +105,7 @@ describe('a valid time listed twice with two values', () => {
     );
     expect(s2.map((r) => r.forecast)).toEqual([5, 9, 7, 8]);
     expect(await loadModelOutputs(warehouse, 's1', [output([1, 2, 3, 4, 20])])).toEqual({});
+    expect(await loadModelOutputs(warehouse, 's1', [output(FIRST)])).toEqual({});
   });
 });
 

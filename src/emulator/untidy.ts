@@ -11,6 +11,8 @@ export const UNTIDY_KINDS = [
   'capacity-nulls',
   /** Forecast, model output and actuals bodies list their second valid time again, last, with another value. */
   'duplicates',
+  /** The same, the repeat listed first: the two values of one valid time in the other order. */
+  'duplicates-first',
   /** List Site Models answers `schedule: null` for every model (the reference allows it). */
   'no-schedules',
   /** The first model of the account's first site is listed under every other site of the account too. */
@@ -47,7 +49,9 @@ export function untidyReply<R extends Answer>(reply: R, route: string, untidy: R
     const body = reply.body as Record<string, unknown> | Record<string, unknown>[];
     return { ...reply, body: Array.isArray(body) ? body.map(numericDates) : numericDates(body) };
   }
-  if (reply.data && untidy.has('duplicates')) return { ...reply, body: duplicated(reply.body as Series) };
+  if (reply.data && untidy.has('duplicates')) return { ...reply, body: duplicated(reply.body as Series, 'last') };
+  if (reply.data && untidy.has('duplicates-first'))
+    return { ...reply, body: duplicated(reply.body as Series, 'first') };
   return reply;
 }
 
@@ -67,15 +71,16 @@ function numericDates(site: Record<string, unknown>): Record<string, unknown> {
 
 type Series = Record<string, unknown> & { valid_time: unknown[] };
 
-/** The body with its second row listed again at the end, its value raised by DUPLICATE_OFFSET. */
-function duplicated(body: Series): Series {
+/** The body with its second row listed again at the end (or the start), its value raised by DUPLICATE_OFFSET. */
+function duplicated(body: Series, where: 'first' | 'last'): Series {
   if (body.valid_time.length < 2) return body;
   const copy: Series = { ...body };
   for (const [name, column] of Object.entries(body)) {
     if (!Array.isArray(column) || column.length !== body.valid_time.length) continue;
     const repeated = column[1];
     const other = (name === 'forecast' || name === 'value') && typeof repeated === 'number';
-    copy[name] = [...column, other ? repeated + DUPLICATE_OFFSET : repeated];
+    const repeat = other ? repeated + DUPLICATE_OFFSET : repeated;
+    copy[name] = where === 'last' ? [...column, repeat] : [repeat, ...column];
   }
   return copy;
 }

@@ -5,7 +5,7 @@
 import type { ActualsSeries } from '../api/schemas.js';
 import { actualsDigest } from './digest.js';
 import { loadActuals, loadTypedActuals } from '../warehouse/loader.js';
-import { actualColumns } from './normalize.js';
+import { actualColumns, repeatedTimes } from './normalize.js';
 import { loadOptions, type ResourceSync } from './types.js';
 import { planActuals } from './windows.js';
 
@@ -27,7 +27,8 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
         end: plan.window.end,
         ...(type === POWER ? {} : { type }),
       });
-      if (!plan.mark) return { data: series, rows: series.valid_time.length, mark: null };
+      const defaulted = repeatedTimes(state, series.valid_time);
+      if (!plan.mark) return { data: series, rows: series.valid_time.length, mark: null, defaulted };
       // The last read stored these same values from this same start, and nothing after them.
       const columns = actualColumns(series);
       const unchanged = mark?.digest != null && mark.digest === actualsDigest(plan.window.start, columns);
@@ -37,6 +38,7 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
         data: series,
         rows: unchanged ? 0 : series.valid_time.length,
         mark: { ...plan.mark, digest: actualsDigest(next, columns) },
+        defaulted,
       };
     },
     load: (env, site, fetched) =>

@@ -147,3 +147,15 @@ export function outputColumns(output: ModelOutput & { as_of: number }): ModelOut
 export function actualColumns(series: ActualsSeries): ActualColumns {
   return { valid_time: series.valid_time, value: series.value };
 }
+
+/**
+ * `resource.valid_time[repeated]` once for each valid time a body lists more than once (the
+ * loader keeps its greatest value, src/warehouse/dedupe.ts): the run says the answer was untidy.
+ * One pass over a body whose valid times rise, as the service's do.
+ */
+export function repeatedTimes(resource: string, times: readonly number[]): string[] {
+  let rising = true;
+  for (let i = 1; i < times.length && rising; i++) rising = times[i] > times[i - 1];
+  if (rising) return [];
+  return new Array<string>(times.length - new Set(times).size).fill(`${resource}.valid_time[repeated]`);
+}

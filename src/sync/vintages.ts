@@ -10,6 +10,7 @@ import pLimit from 'p-limit';
 import { isServiceError } from '../api/errors.js';
 import type { Failure } from '../outcome.js';
 import { formatExactInstant } from '../time.js';
+import { repeatedTimes } from './normalize.js';
 import { instant } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 
@@ -155,7 +156,7 @@ export interface SettledReads<T> {
  * store). With no rows no load follows (sync/run.ts), so the pending items read are forgotten now;
  * otherwise the load forgets them once their rows are stored (settleRead).
  */
-export async function settleReads<T extends { valid_time: readonly unknown[]; defaulted: readonly string[] }>(
+export async function settleReads<T extends { valid_time: readonly number[]; defaulted: readonly string[] }>(
   ctx: SettleContext,
   siteId: string,
   resource: VintageResource,
@@ -170,7 +171,10 @@ export async function settleReads<T extends { valid_time: readonly unknown[]; de
     data: { values, settled: rows === 0 ? [] : settlement.read },
     rows,
     rejected: settlement.failures,
-    defaulted: values.flatMap((value) => value.defaulted.map((field) => `${resource}.${field}`)),
+    defaulted: values.flatMap((value) => [
+      ...value.defaulted.map((field) => `${resource}.${field}`),
+      ...repeatedTimes(resource, value.valid_time),
+    ]),
   };
 }
 

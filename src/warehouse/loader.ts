@@ -71,7 +71,7 @@
  */
 import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { loadSeries } from './commit-queue.js';
-import { lastOfEach } from './dedupe.js';
+import { oncePerKey } from './dedupe.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, RowsWritten } from './rows.js';
 import type { LoadOptions } from './series.js';
 import type { Warehouse } from './warehouse.js';
@@ -148,16 +148,17 @@ interface VintageRun {
 
 /**
  * The runs of a site's reads with each (vintage, valid time) once, by the rule of dedupe.ts (the
- * last value given wins): a vintage that several reads return (a daily model's vintage is in every
- * 3-hourly read of its day) is staged whole from the last read and, from the reads before it, only
- * for valid times it has not; a run left empty is dropped. The merge then takes the site's blocks
+ * last read wins; within a read, the greatest value): a vintage that several reads return (a daily
+ * model's vintage is in every 3-hourly read of its day) is staged whole from the last read and,
+ * from the reads before it, only for valid times it has not; a run left empty is dropped. The merge then takes the site's blocks
  * as they are instead of collapsing every staged row by key (series.ts, stage).
  */
 function onceEach(runs: VintageRun[]): VintageRun[] {
-  const kept = lastOfEach(
+  const kept = oncePerKey(
     runs.map(({ read, start, end }) => ({
       group: `${read.model_name[start]}\0${read.model_version[start]}\0${read.update_time[start]}`,
       times: read.valid_time,
+      values: read.forecast,
       start,
       end,
     })),
@@ -217,11 +218,12 @@ export async function loadModelOutputs(
       capacity: output.capacity,
     }),
   );
-  // A vintage (model_id, as_of) listed twice, or a valid time twice in one: the last value wins.
-  const kept = lastOfEach(
+  // A vintage (model_id, as_of) listed twice: the last read wins; a valid time twice in one: the greatest value.
+  const kept = oncePerKey(
     outputs.map((output, o) => ({
       group: `${output.model_id}\0${output.as_of}`,
       times: output.valid_time,
+      values: output.forecast,
       start: 0,
       end: sizes[o],
     })),
@@ -249,9 +251,9 @@ export async function loadModelOutputs(
   return loadSeries(warehouse, 'outputs', siteId, blocks, options);
 }
 
-/** An actuals series with each valid time once: the last value listed wins (dedupe.ts). */
-function lastValues(columns: ActualColumns, rows: number): ActualColumns {
-  const [keep] = lastOfEach([{ group: '', times: columns.valid_time, start: 0, end: rows }]);
+/** An actuals series with each valid time once: its greatest value (dedupe.ts). */
+function oncePerTime(columns: ActualColumns, rows: number): ActualColumns {
+  const [keep] = oncePerKey([{ group: '', times: columns.valid_time, values: columns.value, start: 0, end: rows }]);
   return rowsOf({ valid_time: columns.valid_time, value: columns.value }, keep);
 }
 
@@ -262,7 +264,7 @@ export async function loadActuals(
   options: LoadOptions = {},
 ): Promise<RowsWritten> {
   const checked = checkLengths(`actuals of site ${siteId}`, { valid_time: columns.valid_time, value: columns.value });
-  const series = lastValues(columns, checked);
+  const series = oncePerTime(columns, checked);
   const block = {
     rows: series.valid_time.length,
     columns: [
@@ -290,7 +292,7 @@ export async function loadTypedActuals(
     valid_time: columns.valid_time,
     value: columns.value,
   });
-  const series = lastValues(columns, checked);
+  const series = oncePerTime(columns, checked);
   const block = {
     rows: series.valid_time.length,
     columns: [

@@ -3,8 +3,8 @@
 // SQL is merge.ts's), and the rows written are counted per site. The commit queue
 // (commit-queue.ts) runs them, every kind of a batch in one transaction.
 // No key is staged twice, so the merges take the staged rows as they are: keys are made unique
-// in one place, the loader (each load's, by dedupe.ts's rule: the last value given wins), and a
-// batch holds one load per site and kind (commit-queue.ts).
+// in one place, the loader (each load's, by dedupe.ts's rule: the last read wins, and within one
+// the greatest value), and a batch holds one load per site and kind (commit-queue.ts).
 import {
   actualChangesSql,
   applyActualChangesSql,
