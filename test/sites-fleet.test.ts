@@ -24,7 +24,7 @@ import {
 } from './sites-support.js';
 
 describe('sites as code, a key revoked halfway through an apply', () => {
-  it('stops the whole apply (exit 4): the change before it is recorded, none after it is tried', async () => {
+  it('stops the whole apply (exit 4): the change that landed before it is recorded', async () => {
     // 5 requests to import, 5 to plan again, 1 to see the plan is not stale: the 12th is the
     // first update, the 13th the second.
     const world = await sitesWorld(4, { revokeAfter: 12 });
@@ -38,9 +38,9 @@ describe('sites as code, a key revoked halfway through an apply', () => {
       expect(applied.status).toBe('failed');
       expect(applied.exitCode).toBe(4);
       expect(applied.error).toMatch(/401/);
-      expect(
-        await published(world, `SELECT site_name, status FROM site_changes ORDER BY applied_at, site_name`),
-      ).toEqual([{ site_name: 'Esbjerg wind', status: 'ok' }]);
+      // Sites are updated a few at once: whichever reached the service before the key went is recorded.
+      const recorded = await published<{ status: string }>(world, `SELECT status FROM site_changes`);
+      expect(recorded).toEqual([{ status: 'ok' }]);
     } finally {
       await client.close();
       await world.emulator.close();

@@ -4,6 +4,7 @@
 // ledger whether it landed or not; one that fails fails alone (and what depends on it is not
 // tried), so the next apply, which plans again from what landed, converges. A key the service
 // refuses (401, 403) stops the whole apply: every later change would fail the same way.
+import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import { isServiceError, type ServiceError } from '../api/errors.js';
 import { applyPlan as applyCapacityPlan } from '../capacity/apply.js';
@@ -32,6 +33,8 @@ export interface ApplyOptions {
   runId: string | null;
   now: () => number;
   signal?: AbortSignal;
+  /** Sites changed at once (sync.concurrency); one site's own changes go one after another. */
+  concurrency: number;
 }
 
 /** One step of an apply and how it ended. */
@@ -58,11 +61,39 @@ export async function applySitesPlan(plan: SitesPlan, options: ApplyOptions): Pr
   }
   await refuseIfStale(plan, options);
   const run = new ApplyRun(plan, options);
-  for (const entry of plan.sites) if (entry.action === 'create' || entry.action === 'update') await run.site(entry);
-  for (const entry of plan.sites) if (entry.serving.length > 0) await run.serving(entry);
-  for (const entry of plan.sites) if (entry.capacity_files.length > 0) await run.capacity(entry);
-  for (const entry of plan.sites) if (entry.action === 'delete') await run.delete(entry);
-  return { steps: run.steps, managed: await run.recordManaged() };
+  const limit = pLimit(options.concurrency);
+  /** One phase: its sites at once (up to `concurrency`), its steps in the plan's order. */
+  const phase = async (wanted: (entry: SiteEntry) => boolean, step: (entry: SiteEntry, out: Step[]) => Promise<void>) =>
+    (
+      await Promise.all(
+        plan.sites.filter(wanted).map((entry) =>
+          limit(async () => {
+            const out: Step[] = [];
+            await step(entry, out);
+            return out;
+          }),
+        ),
+      )
+    ).flat();
+  const steps = [
+    ...(await phase(
+      (e) => e.action === 'create' || e.action === 'update',
+      (e, out) => run.site(e, out),
+    )),
+    ...(await phase(
+      (e) => e.serving.length > 0,
+      (e, out) => run.serving(e, out),
+    )),
+    ...(await phase(
+      (e) => e.capacity_files.length > 0,
+      (e, out) => run.capacity(e, out),
+    )),
+    ...(await phase(
+      (e) => e.action === 'delete',
+      (e, out) => run.delete(e, out),
+    )),
+  ];
+  return { steps, managed: await run.recordManaged() };
 }
 
 /** Reads the service again: every site the plan changes must be as it was when planned. */
@@ -94,7 +125,6 @@ function staleness(entry: SiteEntry, state: ServiceState): string[] {
 }
 
 class ApplyRun {
-  readonly steps: Step[] = [];
   /** Site ids of the sites created, by name. */
   private readonly created = new Map<string, string>();
   /** Sites whose create or update failed: their serving and capacity are not tried. */
@@ -108,27 +138,27 @@ class ApplyRun {
     this.commit = gitCommit(plan.dir);
   }
 
-  async site(entry: SiteEntry): Promise<void> {
+  async site(entry: SiteEntry, out: Step[]): Promise<void> {
     if (entry.body === null) return;
     const body = entry.body;
     const what = entry.action === 'create' ? 'create' : 'update';
-    const ok = await this.attempt(entry, what, entry.changes, what, async () => {
+    const ok = await this.attempt(out, entry, what, entry.changes, what, async () => {
       if (entry.action === 'update') await this.options.client.updateSite(entry.site_id as string, body);
       else this.created.set(entry.name, (await this.options.client.createSite(body)).site_id);
     });
     if (!ok) this.failedSites.add(entry.name);
   }
 
-  async serving(entry: SiteEntry): Promise<void> {
+  async serving(entry: SiteEntry, out: Step[]): Promise<void> {
     const siteId = entry.site_id ?? this.created.get(entry.name);
     if (this.failedSites.has(entry.name) || siteId === undefined) {
-      this.notApplied(entry, 'serving', `its ${entry.action} failed`);
+      this.notApplied(out, entry, 'serving', `its ${entry.action} failed`);
       return;
     }
-    const changes = entry.site_id === null ? await this.servingOfNewSite(entry, siteId) : entry.serving;
+    const changes = entry.site_id === null ? await this.servingOfNewSite(out, entry, siteId) : entry.serving;
     for (const change of changes ?? []) {
       const { client } = this.options;
-      await this.attempt(entry, `serving of model ${change.model}`, change.changes, 'serving', async () => {
+      await this.attempt(out, entry, `serving of model ${change.model}`, change.changes, 'serving', async () => {
         try {
           await client.updateModel(change.model_id as string, {
             settings: change.settings,
@@ -142,12 +172,12 @@ class ApplyRun {
   }
 
   /** A created site's serving settings, against the models the service made for it. */
-  private async servingOfNewSite(entry: SiteEntry, siteId: string): Promise<ServingChange[] | null> {
+  private async servingOfNewSite(out: Step[], entry: SiteEntry, siteId: string): Promise<ServingChange[] | null> {
     let models: ServingState[];
     try {
       models = servingOf(await this.options.client.listSiteModels(siteId, { extra: ['serving_active'] }));
     } catch (error) {
-      this.fail(error, entry, 'serving', `its models could not be read: ${(error as Error).message}`);
+      this.fail(out, error, entry, 'serving', `its models could not be read: ${(error as Error).message}`);
       return null;
     }
     const { changes, unmatched } = servingAgainst(
@@ -155,7 +185,7 @@ class ApplyRun {
       entry.serving.map((s) => [s.model, s.settings]),
     );
     for (const { model, count } of unmatched) {
-      this.steps.push({
+      out.push({
         site: entry.name,
         what: `serving of model ${model}`,
         status: 'failed',
@@ -179,11 +209,11 @@ class ApplyRun {
     );
   }
 
-  async capacity(entry: SiteEntry): Promise<void> {
+  async capacity(entry: SiteEntry, out: Step[]): Promise<void> {
     if (entry.action !== 'create') return;
     const what = `capacity from ${entry.capacity_files.join(', ')}`;
     if (!this.created.has(entry.name)) {
-      this.notApplied(entry, what, 'the site was not created');
+      this.notApplied(out, entry, what, 'the site was not created');
       return;
     }
     const { config, client, warehouse } = this.options;
@@ -198,7 +228,7 @@ class ApplyRun {
         signal: this.options.signal,
       });
       const failed = [...pushed.failed.map((p) => p.error), ...pushed.unread.map((s) => s.readError)];
-      this.steps.push({
+      out.push({
         site: entry.name,
         what,
         status: failed.length === 0 ? 'ok' : 'failed',
@@ -206,13 +236,13 @@ class ApplyRun {
         rows: 0,
       });
     } catch (error) {
-      this.fail(error, entry, what, (error as Error).message.split('\n').join(' '));
+      this.fail(out, error, entry, what, (error as Error).message.split('\n').join(' '));
     }
   }
 
-  async delete(entry: SiteEntry): Promise<void> {
+  async delete(entry: SiteEntry, out: Step[]): Promise<void> {
     const siteId = entry.site_id as string;
-    const ok = await this.attempt(entry, 'delete', entry.changes, 'delete', () =>
+    const ok = await this.attempt(out, entry, 'delete', entry.changes, 'delete', () =>
       this.options.client.deleteSite(siteId),
     );
     if (ok) await forgetManaged(this.options.warehouse, siteId);
@@ -238,6 +268,7 @@ class ApplyRun {
 
   /** Sends one change and records its fields; false when it failed (the failure is a step). */
   private async attempt(
+    out: Step[],
     entry: SiteEntry,
     what: string,
     changes: SiteEntry['changes'],
@@ -245,7 +276,7 @@ class ApplyRun {
     send: () => Promise<unknown>,
   ): Promise<boolean> {
     if (this.options.signal?.aborted) {
-      this.notApplied(entry, what, 'the run was stopped');
+      this.notApplied(out, entry, what, 'the run was stopped');
       return false;
     }
     const record = this.record(entry, action);
@@ -253,27 +284,27 @@ class ApplyRun {
       await send();
     } catch (error) {
       const reason = (error as Error).message;
-      this.fail(error, entry, what, reason, changes.length);
+      this.fail(out, error, entry, what, reason, changes.length);
       await recordChanges(this.options.warehouse, { ...record, siteId: this.siteIdOf(entry) }, changes, reason);
       return false;
     }
     await recordChanges(this.options.warehouse, { ...record, siteId: this.siteIdOf(entry) }, changes, null);
-    this.steps.push({ site: entry.name, what, status: 'ok', reason: null, rows: changes.length });
+    out.push({ site: entry.name, what, status: 'ok', reason: null, rows: changes.length });
     return true;
   }
 
   /** A failed step; a refused key, a stop or a bug ends the whole apply instead. */
-  private fail(error: unknown, entry: SiteEntry, what: string, reason: string, rows = 0): void {
+  private fail(out: Step[], error: unknown, entry: SiteEntry, what: string, reason: string, rows = 0): void {
     const own =
       error instanceof ServingConflictError ||
       error instanceof EfsyncError ||
       (isServiceError(error) && error.kind !== 'aborted' && error.status !== 401 && error.status !== 403);
     if (!own) throw error;
-    this.steps.push({ site: entry.name, what, status: 'failed', reason, rows });
+    out.push({ site: entry.name, what, status: 'failed', reason, rows });
   }
 
-  private notApplied(entry: SiteEntry, what: string, reason: string): void {
-    this.steps.push({ site: entry.name, what, status: 'not applied', reason, rows: 0 });
+  private notApplied(out: Step[], entry: SiteEntry, what: string, reason: string): void {
+    out.push({ site: entry.name, what, status: 'not applied', reason, rows: 0 });
   }
 
   private siteIdOf(entry: SiteEntry): string | null {

@@ -57,6 +57,7 @@ export async function applySites(ctx: JobContext): Promise<JobOutcome> {
     runId: ctx.runId,
     now: ctx.now,
     signal: ctx.signal,
+    concurrency: ctx.config.sync.concurrency,
   });
   const outcome = applyOutcome(applied);
   const notPlanned = plan.problems.map((p) => ({
