@@ -14,6 +14,7 @@ import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
 import { registerRetentionCommands } from './retention.js';
 import { registerRunnerCommands } from './runner.js';
 import { registerSitesCommands } from './sites.js';
+import { registerSnapshotCommands } from './snapshot.js';
 import { registerSqlCommands } from './sql.js';
 import { registerSyncCommands } from './sync.js';
 
@@ -48,6 +49,7 @@ registerAccuracyCommands(program);
 registerRetentionCommands(program);
 registerSqlCommands(program);
 registerExportCommands(program);
+registerSnapshotCommands(program);
 registerLakeCommands(program);
 registerEmulatorCommands(program);
 

@@ -788,6 +788,49 @@ export async function unpresentCold(connection: DuckDBConnection): Promise<void>
   }
 }
 
+/**
+ * Turns each series view presentCold made (hot rows and cold files) into a table of its own rows,
+ * read from the same view of the database `source` and, with `window`, only its valid times
+ * in [from, to): a copy of the published snapshot that no file beside it serves (efsync snapshot).
+ * Each table keeps the hot table's comments. Returns the rows of each table made.
+ */
+export async function materializeCold(
+  connection: DuckDBConnection,
+  source: string,
+  window: { from: number | null; to: number | null },
+  tableDone?: (table: string, rows: number) => void,
+): Promise<Map<string, number>> {
+  const db = connectionDb(connection);
+  const rows = new Map<string, number>();
+  const where = [
+    ...(window.from === null ? [] : [`valid_time >= ${instantLiteral(window.from)}`]),
+    ...(window.to === null ? [] : [`valid_time < ${instantLiteral(window.to)}`]),
+  ];
+  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  for (const { name } of COLD_TABLES) {
+    const views = await db.all<{ n: bigint }>(
+      `SELECT count(*) AS n FROM duckdb_views() WHERE database_name = current_database() AND view_name = $1`,
+      [name],
+    );
+    const table = quoteIdentifier(name);
+    if (Number(views[0].n) > 0) {
+      const hot = hotNameOf(name);
+      const copy = quoteIdentifier(`${name}__copy`);
+      await db.run(`CREATE TABLE ${copy} AS SELECT * FROM ${quoteIdentifier(source)}.main.${table}${filter}`);
+      await putComments(db, 'TABLE', copy, await commentsOf(db, hot));
+      await db.run(`DROP VIEW ${table}`);
+      await db.run(`DROP TABLE ${quoteIdentifier(hot)}`);
+      await db.run(`ALTER TABLE ${copy} RENAME TO ${table}`);
+    } else if (filter !== '') {
+      await db.run(`DELETE FROM ${table} WHERE NOT (${where.join(' AND ')})`);
+    }
+    const [{ n }] = await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
+    rows.set(name, Number(n));
+    tableDone?.(name, Number(n));
+  }
+  return rows;
+}
+
 /** The hot table's rows and those of the cold files `paths` (alias c), less those `replaced` (a join) leaves out. */
 function unionSql(hotTable: string, columns: string, paths: readonly string[], replaced = ''): string {
   const hot = `SELECT ${columns} FROM ${hotTable}`;

@@ -1,0 +1,53 @@
+// `efsync snapshot --out FILE`: the published warehouse as one self-contained DuckDB file, for a
+// laptop or a colleague (src/warehouse/snapshot.ts). Reads the published file only: it runs while a
+// sync writes, and takes no lock.
+import type { Command } from 'commander';
+import type { Outcome } from '../outcome.js';
+import { command, UsageError } from './boundary.js';
+import { runClock } from './clock.js';
+import { CONFIG_OPTION, type CommonFlags, configWithDb, DB_OPTION, instantFlag } from './runner.js';
+
+interface SnapshotFlags extends CommonFlags {
+  out: string;
+  from?: string;
+  to?: string;
+}
+
+export function registerSnapshotCommands(program: Command): void {
+  program
+    .command('snapshot')
+    .description('Copy the published warehouse into one DuckDB file that needs nothing beside it (cold days included)')
+    .requiredOption('--out <file>', 'the DuckDB file to write (replaced once whole)')
+    .option('--from <instant>', 'only valid times from this instant on, in the series tables (ISO 8601)')
+    .option('--to <instant>', 'only valid times before this instant, in the series tables (ISO 8601)')
+    .option(...DB_OPTION)
+    .option(...CONFIG_OPTION)
+    .action(command<[], SnapshotFlags>(snapshotCommand));
+}
+
+async function snapshotCommand(flags: SnapshotFlags): Promise<Outcome> {
+  const config = configWithDb(flags);
+  const from = flags.from === undefined ? null : instantFlag('--from', flags.from);
+  const to = flags.to === undefined ? null : instantFlag('--to', flags.to);
+  if (from !== null && to !== null && to <= from) throw new UsageError('--to must be after --from');
+  const { writeSnapshot } = await import('../warehouse/snapshot.js');
+  const started = Date.now();
+  const progress = process.stderr.isTTY
+    ? (table: string, rows: number) => process.stderr.write(`  ${table}: ${rows.toLocaleString('en')} rows\n`)
+    : undefined;
+  if (progress) process.stderr.write(`copying ${config.warehouse.path} into ${flags.out}\n`);
+  const snapshot = await writeSnapshot({
+    published: config.warehouse.path,
+    out: flags.out,
+    from,
+    to,
+    memoryLimit: config.warehouse.memory_limit,
+    now: runClock()(),
+    ...(progress ? { tableDone: progress } : {}),
+  });
+  const rows = [...snapshot.rows.values()].reduce((sum, n) => sum + n, 0);
+  process.stdout.write(
+    `${flags.out}: ${(snapshot.bytes / 1e6).toFixed(1)} MB, ${rows} series rows, in ${((Date.now() - started) / 1000).toFixed(1)} s; it needs no file beside it\n`,
+  );
+  return 'ok';
+}
