@@ -9,6 +9,7 @@ import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { InputFileError } from '../yaml.js';
 import { command } from './boundary.js';
+import { fileErrorsJson, printFileErrors } from './file-errors.js';
 import { CONFIG_OPTION, runCommandJob } from './runner.js';
 
 interface CommonFlags {
@@ -30,15 +31,7 @@ function configFor(flags: CommonFlags): LoadedConfig {
 }
 
 function printErrors(errors: InputFileError[]): void {
-  for (const error of errors) process.stderr.write(`${error.message}\n`);
-  const files = new Set(errors.map((e) => e.file)).size;
-  process.stderr.write(
-    `${errors.length} error${errors.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}: nothing was pushed\n`,
-  );
-}
-
-function errorJson(errors: InputFileError[]) {
-  return errors.map((e) => ({ file: e.file, line: e.line, column: e.column, rule: e.rule }));
+  printFileErrors(errors, 'file', 'nothing was pushed');
 }
 
 /** A command body; invalid capacity files are listed one per line (and in --json), then exit 2. */
@@ -51,7 +44,7 @@ function guarded(body: (config: LoadedConfig, flags: CommonFlags) => Promise<Out
       const errors =
         error instanceof CapacityConfigError ? error.errors : error instanceof InputFileError ? [error] : null;
       if (!errors) throw error;
-      if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(errors) })}\n`);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: fileErrorsJson(errors) })}\n`);
       printErrors(errors);
       return 'config';
     }
@@ -96,7 +89,7 @@ function checkCommand(config: LoadedConfig, flags: CommonFlags): Outcome {
       `${JSON.stringify({
         ok: errors.length === 0,
         files: timelines.map((t) => ({ file: t.source.file, site: t.source.site, points: t.points.length })),
-        errors: errorJson(errors),
+        errors: fileErrorsJson(errors),
         not_checked: unchecked,
       })}\n`,
     );

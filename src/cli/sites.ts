@@ -11,6 +11,7 @@ import { loadJobs } from '../runner/registry.js';
 import { readSiteDir, SiteFilesError } from '../sites/files.js';
 import type { InputFileError } from '../yaml.js';
 import { command, type OwnExitCodes } from './boundary.js';
+import { fileErrorsJson, printFileErrors } from './file-errors.js';
 import { runClock } from './clock.js';
 import { CONFIG_OPTION, runCommandJob } from './runner.js';
 
@@ -36,15 +37,8 @@ function configFor(flags: SitesFlags): LoadedConfig {
 }
 
 function printErrors(errors: readonly InputFileError[]): void {
-  for (const error of errors) process.stderr.write(`${error.message}\n`);
-  const files = new Set(errors.map((e) => e.file)).size;
-  process.stderr.write(
-    `${errors.length} error${errors.length === 1 ? '' : 's'} in ${files} site file${files === 1 ? '' : 's'}: nothing was sent to the service\n`,
-  );
+  printFileErrors(errors, 'site file', 'nothing was sent to the service');
 }
-
-const errorJson = (errors: readonly InputFileError[]) =>
-  errors.map((e) => ({ file: e.file, line: e.line, column: e.column, rule: e.rule }));
 
 /**
  * A command body; invalid site files are listed one per line (and in --json), then exit 2. The
@@ -60,7 +54,8 @@ function guarded(body: (config: LoadedConfig, flags: SitesFlags, plan?: string) 
         return await body(config, flags, plan);
       } catch (error) {
         if (!(error instanceof SiteFilesError)) throw error;
-        if (flags.json) process.stdout.write(`${JSON.stringify({ ok: false, errors: errorJson(error.errors) })}\n`);
+        if (flags.json)
+          process.stdout.write(`${JSON.stringify({ ok: false, errors: fileErrorsJson(error.errors) })}\n`);
         printErrors(error.errors);
         return flags.detailedExitcode ? { exitCode: 1 } : 'config';
       }
@@ -115,7 +110,7 @@ function checkCommand(config: LoadedConfig, flags: SitesFlags): Outcome {
       `${JSON.stringify({
         ok: errors.length === 0,
         files: files.map((f) => ({ file: f.file, site: f.spec.name, type: f.spec.type })),
-        errors: errorJson(errors),
+        errors: fileErrorsJson(errors),
         not_checked: unchecked,
       })}\n`,
     );
