@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { CLI } from './fixtures/runner-child.js';
+import { builtChild } from './built.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -84,7 +85,7 @@ describe.skipIf(!hasTmux)('a terminal', () => {
   });
 
   it('prints log lines above the progress bar, which stays at the bottom', async () => {
-    const run = terminal([process.execPath, '--import', 'tsx', join('test', 'fixtures', 'progress-terminal.ts')]);
+    const run = terminal([process.execPath, builtChild('test/fixtures/progress-terminal.ts')]);
     const shown = (await run.until(/second warning/)).trimEnd().split('\n');
     expect(shown.slice(-3)).toEqual([
       expect.stringMatching(/^\d\d:\d\d:\d\d WARN {2}first warning {2}siteId=s1$/),

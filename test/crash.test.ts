@@ -10,6 +10,7 @@ import type { Emulator } from '../src/emulator/server.js';
 import { listMigrations } from '../src/warehouse/migrate.js';
 import { writerPathOf } from '../src/warehouse/warehouse.js';
 import { emulator, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+import { builtChild } from './built.js';
 
 const SITES = 5;
 const EARLIER = NOW - 6 * 3_600_000;
@@ -76,7 +77,7 @@ function syncChild(
   const configFile = writeConfigFile(dir, { dir, url: emu.url });
   return new Promise((resolve, reject) => {
     const env = { ...process.env, EFSYNC_FAULT_POINT: options.faultPoint ?? '' };
-    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'sync-child.ts'), configFile, String(NOW)], {
+    const child = spawn(process.execPath, [builtChild('test/sync-child.ts'), configFile, String(NOW)], {
       stdio: ['ignore', 'ignore', 'ignore'],
       env,
     });

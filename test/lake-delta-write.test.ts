@@ -18,6 +18,7 @@ import { readSnapshot } from '../src/lake/delta/snapshot.js';
 import { ensureTable, type TableDefinition } from '../src/lake/delta/table.js';
 import { openDuckDB, type DuckDBHandle } from '../src/warehouse/duckdb.js';
 import { tempDir } from './sync-support.js';
+import { builtChild } from './built.js';
 
 const DEFINITION: TableDefinition = {
   columns: [
@@ -260,7 +261,7 @@ describe('a Delta table efsync writes', () => {
   });
 });
 
-const CHILD = ['--import', 'tsx', join('test', 'lake-delta-child.ts')];
+const CHILD = [builtChild('test/lake-delta-child.ts')];
 
 function runChild(
   args: string[],

@@ -13,6 +13,7 @@ import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { quoteIdentifier, quoteLiteral } from '../src/warehouse/sql.js';
 import { CLI } from './fixtures/runner-child.js';
 import { API_KEY, NOW } from './sync-support.js';
+import { builtChild } from './built.js';
 
 /** A config file of a lake sink against the emulator at `url`. */
 export function lakeConfigFile(dir: string, lake: string, url: string): string {
@@ -53,7 +54,7 @@ export function shard(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join('test', 'lake-child.ts'), configFile, String(options.now ?? NOW), spec],
+      [builtChild('test/lake-child.ts'), configFile, String(options.now ?? NOW), spec],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...options.env } },
     );
     let landed = 0;
