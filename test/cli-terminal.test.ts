@@ -10,19 +10,13 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { CLI } from './fixtures/runner-child.js';
 import { builtChild } from './built.js';
+import { needTool, titled } from './tools.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasTmux = needTool('tmux');
 
 /** A tmux server of the tests' own: nothing of a user's sessions or their environment. */
 const SOCKET_DIR = mkdtempSync(join(tmpdir(), 'efsync-tmux-'));
@@ -66,7 +60,7 @@ function tempDir(): { dir: string; config: string } {
   return { dir, config };
 }
 
-describe.skipIf(!hasTmux)('a terminal', () => {
+describe.skipIf(!hasTmux)(titled('a terminal', 'tmux', hasTmux), () => {
   it('shows a nightly run as human lines and step summaries as each step ends, with no JSON line', async () => {
     const { dir, config } = tempDir();
     const run = terminal(efsync('run', 'nightly', '--config', config, '--db', join(dir, 'w.duckdb')));

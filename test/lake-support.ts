@@ -14,6 +14,7 @@ import { quoteIdentifier, quoteLiteral } from '../src/warehouse/sql.js';
 import { CLI } from './fixtures/runner-child.js';
 import { API_KEY, NOW } from './sync-support.js';
 import { builtChild } from './built.js';
+import { needTool } from './tools.js';
 
 /** A config file of a lake sink against the emulator at `url`. */
 export function lakeConfigFile(dir: string, lake: string, url: string): string {
@@ -80,7 +81,7 @@ export function cli(args: string[]): Promise<{ code: number | null; stdout: stri
   });
 }
 
-export const hasPyarrow = spawnSync('python3', ['-c', 'import pyarrow.parquet'], { stdio: 'ignore' }).status === 0;
+export const hasPyarrow = needTool('pyarrow');
 
 /** The warehouse's columns of `table` (those of `only` when given), each cast to its type, from alias `t`. */
 async function typedColumns(table: string, only?: readonly string[]): Promise<string> {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ABANDONED_AFTER_MS } from '../src/warehouse/lock.js';
 import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
 import { startChild, tempWarehousePath } from './warehouse-support.js';
+import { needTool, titled } from './tools.js';
 
 let dir: string;
 let path: string;
@@ -145,10 +146,13 @@ describe('writer lock', () => {
     await warehouse.close();
   });
 
-  const unshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+  const unshare = needTool('unshare');
   it.skipIf(!unshare)(
-    'in a new PID namespace, the lock of a writer killed in another one is taken over without waiting ' +
-      '(skipped where `unshare --pid --fork --mount-proc` is not allowed: it needs root or user namespaces)',
+    titled(
+      'in a new PID namespace, the lock of a writer killed in another one is taken over without waiting',
+      'unshare',
+      unshare,
+    ),
     async () => {
       const first = startChild(['writer', path, '0', 'nightly', 'run-1'], { pidNamespace: true });
       expect(await first.next()).toMatchObject({ ready: true, pid: 2 });
