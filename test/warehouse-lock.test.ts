@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeError, outcomeOf } from '../src/cli/boundary.js';
 import { ABANDONED_AFTER_MS } from '../src/warehouse/lock.js';
 import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
 import { startChild, tempWarehousePath } from './warehouse-support.js';
@@ -165,6 +166,27 @@ describe('writer lock', () => {
       expect(await second.next()).toMatchObject({ ready: true, pid: 2 });
       expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: 2 });
       expect(await second.close()).toBe(0);
+    },
+  );
+
+  it.each([
+    ['is not JSON', () => writeFileSync(`${path}.lock`, 'garbage{'), 'is not valid JSON'],
+    ['cannot be read', () => mkdirSync(`${path}.lock`), 'cannot be read (EISDIR)'],
+  ])(
+    'a lock that %s is a wrong file, named, with what to do; the warehouse is untouched',
+    async (_what, spoil, says) => {
+      const first = await Warehouse.open({ path });
+      await first.publish();
+      await first.close();
+      spoil();
+      const error = await Warehouse.open({ path, lockWaitMs: 0 }).catch((e: unknown) => e);
+      expect(outcomeOf(error)).toBe('config');
+      expect(describeError(error)).toBe(
+        `warehouse lock ${path}.lock ${says}; remove it if no efsync process is running`,
+      );
+      rmSync(`${path}.lock`, { recursive: true });
+      const again = await Warehouse.open({ path, lockWaitMs: 0 });
+      await again.close();
     },
   );
 
