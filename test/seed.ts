@@ -27,9 +27,12 @@ export function random(label: string): () => number {
 /** `count` of `items`, drawn without replacement in their own order, from the stream `label`. */
 export function sample<T>(items: readonly T[], count: number, label: string): T[] {
   const next = random(label);
-  const keys = items.map((item) => ({ item, key: next() }));
-  const chosen = new Set([...keys].sort((a, b) => a.key - b.key).slice(0, count));
-  return keys.filter((k) => chosen.has(k)).map((k) => k.item);
+  return items
+    .map((item, index) => ({ item, index, key: next() }))
+    .sort((a, b) => a.key - b.key)
+    .slice(0, count)
+    .sort((a, b) => a.index - b.index)
+    .map(({ item }) => item);
 }
 
 export default function setup(): void {
