@@ -2,7 +2,8 @@
 // fault points (src/fault.ts) and at random moments, on a new and on an existing warehouse, then
 // rerun: the rerun must exit 0 and the warehouse must hold exactly what a clean run stores. The
 // deep tier (crash.deep.test.ts) kills at every point; the fast tier (crash.test.ts) at a seeded
-// sample of them (test/seed.ts), the kill times drawn from the same seed.
+// sample of them (test/seed.ts). A random kill comes at a fraction of a clean child's sync time,
+// the fractions drawn from the same seed.
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
