@@ -13,10 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 /** What `npm run build` compiles from: a change to any of them makes dist/ stale. */
 const SOURCES = ['src', 'jobs', 'native', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
-/** Written by every build, after the type check passed. */
-const BUILT_STAMP = join(DIST, 'src', 'cli', 'main.js');
-
-/** The command, built: `node BUILT_CLI ARGS` runs `efsync ARGS`. */
+/** The command, built: `node BUILT_CLI ARGS` runs `efsync ARGS`; every build writes it anew. */
 export const BUILT_CLI = join(DIST, 'src', 'cli', 'main.js');
 
 /** The built form of a test's child program: `builtChild('test/sync-child.ts')`. */
@@ -31,7 +28,7 @@ const newest = (paths: string[]) => Math.max(...paths.map((path) => statSync(pat
 
 function stale(): boolean {
   try {
-    return newest(SOURCES.flatMap((source) => files(join(ROOT, source)))) > statSync(BUILT_STAMP).mtimeMs;
+    return newest(SOURCES.flatMap((source) => files(join(ROOT, source)))) > statSync(BUILT_CLI).mtimeMs;
   } catch {
     return true;
   }
