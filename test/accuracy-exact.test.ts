@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { scorePairsFile } from '../src/accuracy/score.js';
 import { CLI } from './fixtures/runner-child.js';
+import { builtChild } from './built.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-exact-'));
@@ -79,14 +80,10 @@ describe('a process outside UTC', () => {
   });
 
   it('opens the warehouse, as writer and as reader, in UTC', async () => {
-    const { stdout } = await run(
-      'node',
-      ['--import', 'tsx', join(ROOT, 'test', 'timezone-child.ts'), join(dir, 'warehouse.duckdb')],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...NEW_YORK },
-      },
-    );
+    const { stdout } = await run('node', [builtChild('test/timezone-child.ts'), join(dir, 'warehouse.duckdb')], {
+      cwd: ROOT,
+      env: { ...process.env, ...NEW_YORK },
+    });
     const expected = { tz: 'UTC', parsed: '2026-01-31 14:00:00+00', hour: 14, day: '2026-01-31' };
     expect(JSON.parse(stdout)).toEqual({ writer: expected, reader: expected });
   });

@@ -1,11 +1,12 @@
 // The command as a user runs it after `npm ci`: the build (the prepare script) compiles src/ and
 // jobs/ into dist/ with the SQL migrations beside them, and bin/efsync.js runs that JavaScript with
-// no TypeScript compiler loaded. Every other test runs the sources (fixtures/runner-child.ts CLI).
+// no TypeScript compiler loaded. The build checked is the test run's own (test/built.ts, which
+// builds where dist/ is stale), which the other tests' child processes run too.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from './sync-support.js';
 
 const run = promisify(execFile);
@@ -14,10 +15,6 @@ const BIN = join(ROOT, 'bin', 'efsync.js');
 const LAUNCHER = join(ROOT, 'bin', 'efsync');
 /** No service configured: the command syncs the embedded emulator's demo sites. */
 const ENV = { ...process.env, EFSYNC_BASE_URL: '', EFSYNC_LOG_LEVEL: 'warn' };
-
-beforeAll(async () => {
-  await run(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT });
-}, 120_000);
 
 describe('the built command', () => {
   it('creates a warehouse from the copied migrations, runs a job from dist/jobs and queries it', async () => {

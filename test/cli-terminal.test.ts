@@ -9,19 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { CLI } from './fixtures/runner-child.js';
+import { builtChild } from './built.js';
+import { needTool, titled } from './tools.js';
 
 vi.setConfig({ testTimeout: 180_000 });
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasTmux = needTool('tmux');
 
 /** A tmux server of the tests' own: nothing of a user's sessions or their environment. */
 const SOCKET_DIR = mkdtempSync(join(tmpdir(), 'efsync-tmux-'));
@@ -65,7 +60,7 @@ function tempDir(): { dir: string; config: string } {
   return { dir, config };
 }
 
-describe.skipIf(!hasTmux)('a terminal', () => {
+describe.skipIf(!hasTmux)(titled('a terminal', 'tmux', hasTmux), () => {
   it('shows a nightly run as human lines and step summaries as each step ends, with no JSON line', async () => {
     const { dir, config } = tempDir();
     const run = terminal(efsync('run', 'nightly', '--config', config, '--db', join(dir, 'w.duckdb')));
@@ -84,7 +79,7 @@ describe.skipIf(!hasTmux)('a terminal', () => {
   });
 
   it('prints log lines above the progress bar, which stays at the bottom', async () => {
-    const run = terminal([process.execPath, '--import', 'tsx', join('test', 'fixtures', 'progress-terminal.ts')]);
+    const run = terminal([process.execPath, builtChild('test/fixtures/progress-terminal.ts')]);
     const shown = (await run.until(/second warning/)).trimEnd().split('\n');
     expect(shown.slice(-3)).toEqual([
       expect.stringMatching(/^\d\d:\d\d:\d\d WARN {2}first warning {2}siteId=s1$/),

@@ -31,6 +31,19 @@ describe('config errors', () => {
     const { file, message } = configError('sync:\n  concurrency: 4\nsinc:\n  concurrency: 8\n');
     expect(message).toBe(`${file}:3:1: sinc: Unrecognized key: "sinc"`);
   });
+
+  it('a YAML syntax error is reported in one line at its line and column', () => {
+    const { file, message } = configError('warehouse:\n  path: [unclosed\nservice:\n  base_url: x\n');
+    expect(message).toMatch(
+      new RegExp(`^${file}:3:1: Flow sequence in block collection must be sufficiently indented`),
+    );
+    expect(message).not.toContain('\n');
+  });
+
+  it('a value of the wrong type is reported at the value, naming the type wanted', () => {
+    const { file, message } = configError('warehouse:\n  path: /tmp/w.duckdb\nsync:\n  concurrency: "lots"\n');
+    expect(message).toBe(`${file}:4:16: sync.concurrency: Invalid input: expected number, received string`);
+  });
 });
 
 describe('accuracy.events', () => {

@@ -1,5 +1,5 @@
 // One shard of a sync into the lake, in its own process, for the tests that run shards at once
-// and kill one:   node --import tsx test/lake-child.ts CONFIG.json NOW_MS I/N
+// and kill one:   node dist/test/lake-child.js CONFIG.json NOW_MS I/N
 // JSON logs at debug level on stderr ('site synced' per site), the runner's exit code.
 import { readFileSync } from 'node:fs';
 import { Config } from '../src/config.js';

@@ -1,5 +1,5 @@
 // One writer of a Delta table in its own process, for the tests that race writers and kill them:
-//   node --import tsx test/lake-delta-child.ts TABLE WRITER COMMITS [checkpoint]
+//   node dist/test/lake-delta-child.js TABLE WRITER COMMITS [checkpoint]
 // Appends COMMITS commits of one file each (rows WRITER, 0..ROWS-1 of that commit), each a
 // new version won by put-if-absent against the other writers; with `checkpoint`, writes the
 // checkpoint that is due afterwards. Prints `committed <version>` per commit.

@@ -18,6 +18,8 @@ import { readSnapshot } from '../src/lake/delta/snapshot.js';
 import { ensureTable, type TableDefinition } from '../src/lake/delta/table.js';
 import { openDuckDB, type DuckDBHandle } from '../src/warehouse/duckdb.js';
 import { tempDir } from './sync-support.js';
+import { builtChild } from './built.js';
+import { needTool, titled } from './tools.js';
 
 const DEFINITION: TableDefinition = {
   columns: [
@@ -260,7 +262,7 @@ describe('a Delta table efsync writes', () => {
   });
 });
 
-const CHILD = ['--import', 'tsx', join('test', 'lake-delta-child.ts')];
+const CHILD = [builtChild('test/lake-delta-child.ts')];
 
 function runChild(
   args: string[],
@@ -313,10 +315,10 @@ describe('writers in separate processes', () => {
   }
 });
 
-const pyarrow = spawnSync('python3', ['-c', 'import pyarrow.parquet'], { stdio: 'ignore' }).status === 0;
+const pyarrow = needTool('pyarrow');
 
 describe.skipIf(!pyarrow)('pyarrow, an independent reader, reading the files of the active snapshot', () => {
-  it('gives the same rows as efsync reads (pyarrow missing: python3 -m pip install pyarrow)', async () => {
+  it(titled('gives the same rows as efsync reads', 'pyarrow', pyarrow), async () => {
     const table = await newTable();
     const [old] = await append(table, [
       ['a', '2026-10-31 23:00:00+00', 1],

@@ -13,6 +13,8 @@ import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { quoteIdentifier, quoteLiteral } from '../src/warehouse/sql.js';
 import { CLI } from './fixtures/runner-child.js';
 import { API_KEY, NOW } from './sync-support.js';
+import { builtChild } from './built.js';
+import { needTool } from './tools.js';
 
 /** A config file of a lake sink against the emulator at `url`. */
 export function lakeConfigFile(dir: string, lake: string, url: string): string {
@@ -53,7 +55,7 @@ export function shard(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join('test', 'lake-child.ts'), configFile, String(options.now ?? NOW), spec],
+      [builtChild('test/lake-child.ts'), configFile, String(options.now ?? NOW), spec],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...options.env } },
     );
     let landed = 0;
@@ -79,7 +81,7 @@ export function cli(args: string[]): Promise<{ code: number | null; stdout: stri
   });
 }
 
-export const hasPyarrow = spawnSync('python3', ['-c', 'import pyarrow.parquet'], { stdio: 'ignore' }).status === 0;
+export const hasPyarrow = needTool('pyarrow');
 
 /** The warehouse's columns of `table` (those of `only` when given), each cast to its type, from alias `t`. */
 async function typedColumns(table: string, only?: readonly string[]): Promise<string> {

@@ -1,5 +1,5 @@
 // A sync in its own process, for the test that kills one mid-way:
-//   node --import tsx test/sync-child.ts CONFIG.json NOW_MS
+//   node dist/test/sync-child.js CONFIG.json NOW_MS
 // JSON logs at debug level on stderr ('site synced' per site), the runner's exit code.
 import { readFileSync } from 'node:fs';
 import { Config } from '../src/config.js';

@@ -1,6 +1,6 @@
 // Run under a non-UTC TZ by test/accuracy-exact.test.ts: opens a warehouse as the writer and as a
 // reader, and prints what each connection makes of instants, as one JSON line.
-//   node --import tsx test/timezone-child.ts <warehouse path>
+//   node dist/test/timezone-child.js <warehouse path>
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 /** Offset-less text, an hour and a UTC date of TIMESTAMPTZ values: all depend on the session's zone. */

@@ -1,8 +1,8 @@
 // A second process for the warehouse tests: holds a warehouse file open and answers commands,
 // one JSON object per line on stdin, one JSON answer per line on stdout.
-//   node --import tsx test/warehouse-child.ts reader <file> <read_only|read_write>
+//   node dist/test/warehouse-child.js reader <file> <read_only|read_write>
 //     DuckDB directly, as an analyst's notebook would.
-//   node --import tsx test/warehouse-child.ts writer <path> <lockWaitMs> <job> <runId> [<hotWindowMs> <nowMs>]
+//   node dist/test/warehouse-child.js writer <path> <lockWaitMs> <job> <runId> [<hotWindowMs> <nowMs>]
 //     efsync's Warehouse, taking the writer lock (with a hot window, its publish moves closed days).
 // While the writer waits for the lock it says {"waiting": holder}.
 // Commands: {"sql": "..."} → {"rows": [...]}; {"publish": true} → {"ok": true};

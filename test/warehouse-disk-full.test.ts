@@ -1,7 +1,8 @@
 // A full disk: the run fails cleanly (exit 4, the cause in one line with the path and the bytes
 // free, no uncaught error), the published snapshot is untouched, a run whose publish failed is
 // never recorded ok, and the next run after space is freed succeeds with a clean run's data.
-// Needs a small tmpfs: skipped where this process may not mount one (it must be root).
+// Needs a small tmpfs: skipped where this process may not mount one (it must be root), failed
+// under CI (test/tools.ts).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { openWriterFile } from '../src/warehouse/writer-file.js';
 import { emulator, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { needTool, titled } from './tools.js';
 
 const SITES = 5;
 let emu: Emulator;
@@ -17,10 +19,10 @@ let cleanHashes: Record<string, string>;
 let warehouseBytes: number;
 const mounted: string[] = [];
 
-function mountTmpfs(bytes: number): string | null {
+function mountTmpfs(bytes: number): string {
   const dir = tempDir('efsync-full-');
   const result = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${Math.round(bytes / 4096) * 4096}`, 'tmpfs', dir]);
-  if (result.status !== 0) return null;
+  if (result.status !== 0) throw new Error(`mount tmpfs: ${result.stderr}`);
   mounted.push(dir);
   return dir;
 }
@@ -30,8 +32,7 @@ function resize(dir: string, bytes: number): void {
   expect(result.status, result.stderr.toString()).toBe(0);
 }
 
-const probe = mountTmpfs(1 << 20);
-const canMount = probe !== null;
+const canMount = needTool('mount');
 
 beforeAll(async () => {
   if (!canMount) return;
@@ -48,16 +49,14 @@ afterAll(async () => {
   for (const dir of mounted) spawnSync('umount', [dir]);
 });
 
-const REASON = '(skipped: mounting a tmpfs needs root here)';
-
-describe.skipIf(!canMount)(`a full disk ${canMount ? '' : REASON}`, () => {
+describe.skipIf(!canMount)(titled('a full disk', 'mount', canMount), () => {
   it.each([
     ['the writer file', 0.8],
     ['the publish copy', 1.4],
   ])(
     'when %s cannot be written, the run fails in one line, and the next run after space is freed succeeds',
     async (_what, share) => {
-      const dir = mountTmpfs(warehouseBytes * share)!;
+      const dir = mountTmpfs(warehouseBytes * share);
       const config = testConfig({ dir, url: emu.url });
       const published = join(dir, 'warehouse.duckdb');
 
@@ -93,7 +92,7 @@ describe.skipIf(!canMount)(`a full disk ${canMount ? '' : REASON}`, () => {
   );
 
   it('a publish that finds no room leaves the published snapshot as it was', async () => {
-    const dir = mountTmpfs(warehouseBytes * 4)!;
+    const dir = mountTmpfs(warehouseBytes * 4);
     const config = testConfig({ dir, url: emu.url });
     const published = join(dir, 'warehouse.duckdb');
     expect((await runSync(config, { only: ['sites', 'models', 'forecasts', 'outputs'] })).status).toBe('ok');
@@ -108,7 +107,7 @@ describe.skipIf(!canMount)(`a full disk ${canMount ? '' : REASON}`, () => {
   }, 120_000);
 
   it('a compaction with no room for its draft leaves the writer file as it was, and the writer opens', async () => {
-    const dir = mountTmpfs(96 << 20)!;
+    const dir = mountTmpfs(96 << 20);
     const published = join(dir, 'warehouse.duckdb');
     const writer = join(dir, 'warehouse.writer.duckdb');
     const keep = { compactAboveBytes: Number.MAX_SAFE_INTEGER };

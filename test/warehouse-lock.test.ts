@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeError, outcomeOf } from '../src/cli/boundary.js';
 import { ABANDONED_AFTER_MS } from '../src/warehouse/lock.js';
 import { Warehouse, WarehouseBusyError } from '../src/warehouse/warehouse.js';
 import { startChild, tempWarehousePath } from './warehouse-support.js';
+import { needTool, titled } from './tools.js';
 
 let dir: string;
 let path: string;
@@ -145,10 +147,13 @@ describe('writer lock', () => {
     await warehouse.close();
   });
 
-  const unshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
+  const unshare = needTool('unshare');
   it.skipIf(!unshare)(
-    'in a new PID namespace, the lock of a writer killed in another one is taken over without waiting ' +
-      '(skipped where `unshare --pid --fork --mount-proc` is not allowed: it needs root or user namespaces)',
+    titled(
+      'in a new PID namespace, the lock of a writer killed in another one is taken over without waiting',
+      'unshare',
+      unshare,
+    ),
     async () => {
       const first = startChild(['writer', path, '0', 'nightly', 'run-1'], { pidNamespace: true });
       expect(await first.next()).toMatchObject({ ready: true, pid: 2 });
@@ -161,6 +166,27 @@ describe('writer lock', () => {
       expect(await second.next()).toMatchObject({ ready: true, pid: 2 });
       expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ runId: 'run-2', pid: 2 });
       expect(await second.close()).toBe(0);
+    },
+  );
+
+  it.each([
+    ['is not JSON', () => writeFileSync(`${path}.lock`, 'garbage{'), 'is not valid JSON'],
+    ['cannot be read', () => mkdirSync(`${path}.lock`), 'cannot be read (EISDIR)'],
+  ])(
+    'a lock that %s is a wrong file, named, with what to do; the warehouse is untouched',
+    async (_what, spoil, says) => {
+      const first = await Warehouse.open({ path });
+      await first.publish();
+      await first.close();
+      spoil();
+      const error = await Warehouse.open({ path, lockWaitMs: 0 }).catch((e: unknown) => e);
+      expect(outcomeOf(error)).toBe('config');
+      expect(describeError(error)).toBe(
+        `warehouse lock ${path}.lock ${says}; remove it if no efsync process is running`,
+      );
+      rmSync(`${path}.lock`, { recursive: true });
+      const again = await Warehouse.open({ path, lockWaitMs: 0 });
+      await again.close();
     },
   );
 

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Config, qualitySettingsFromConfig } from '../src/config.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
+import { builtChild } from './built.js';
 
 /** The data-quality settings of the config's defaults. */
 const DEFAULTS = Config.parse({});
@@ -32,7 +32,7 @@ export async function removeWarehouse(warehouse: Warehouse, dir: string): Promis
   rmSync(dir, { recursive: true, force: true });
 }
 
-const CHILD = fileURLToPath(new URL('./warehouse-child.ts', import.meta.url));
+const CHILD = builtChild('test/warehouse-child.ts');
 
 export interface Answer {
   ready?: boolean;
@@ -65,7 +65,7 @@ export function startChild(
   options: { pidNamespace?: boolean; env?: Record<string, string> } = {},
 ): Child {
   const env = { ...process.env, ...options.env };
-  const command = [process.execPath, '--import', 'tsx', CHILD, ...args];
+  const command = [process.execPath, CHILD, ...args];
   const child = options.pidNamespace
     ? spawn('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', ...command], {
         stdio: ['pipe', 'pipe', 'inherit'],

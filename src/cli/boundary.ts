@@ -9,7 +9,8 @@
  *   typed ones (`ServiceError`, `InputFileError`,
  *   `WarehouseBusyError`, a system error naming a path), and commander throws its own.
  *   `outcomeOf` classifies by type (src/runner/outcome.ts, the same the run ledger records),
- *   never by message text; anything else is `internal`, a bug.
+ *   never by message text; anything else is `internal`, a bug. DuckDB's errors have no type: the
+ *   one for a damaged Parquet file becomes a `ConfigError` naming it (damagedParquetError).
  * - **One line for the user**: `efsync <command>: <what is wrong>`, naming the file, key or flag;
  *   the stack trace goes to the JSON log (stderr), and to the terminal only with `--debug`.
  * - **One signal handler** for the whole process (src/runner/signals.ts), installed by main.ts.
@@ -19,6 +20,7 @@ import { EfsyncError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { EXIT, type ExitCode, type Outcome } from '../outcome.js';
 import { isSystemError, outcomeOf as runOutcomeOf, PATH_CODES } from '../runner/outcome.js';
+import { damagedParquetError } from '../warehouse/duckdb.js';
 
 /** A flag or argument makes no sense; the message names it. */
 export class UsageError extends EfsyncError {
@@ -102,7 +104,7 @@ export function command<Args extends unknown[], Flags extends object>(
       const result = await body(...(args.slice(0, -2) as Args), flags);
       process.exitCode = typeof result === 'string' ? EXIT[result] : result.exitCode;
     } catch (error) {
-      const outcome = reportError(commandPath(self), error, flags);
+      const outcome = reportError(commandPath(self), damagedParquetError(error) ?? error, flags);
       process.exitCode = errorExit?.(flags) ?? EXIT[outcome];
     }
   };

@@ -2,6 +2,7 @@
 // writes instants in UTC whatever the machine's time zone, and so that a signal can interrupt
 // whatever statement runs before the process exits.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { ConfigError } from '../errors.js';
 
 const open = new Set<DuckDBConnection>();
 
@@ -81,6 +82,19 @@ export function isOutOfMemory(error: unknown): boolean {
 }
 
 const OUT_OF_MEMORY = /^(Out of Memory Error|TransactionContext Error: Failed to commit: failed to (allocate|pin) )/;
+
+/**
+ * DuckDB's error for a Parquet file that is not one (damaged or cut short: a file of the lake or
+ * of the cold store) as a ConfigError naming the file in one line; undefined for any other error.
+ * DuckDB says which file only in its message, and adds the statement's text after it.
+ */
+export function damagedParquetError(error: unknown): ConfigError | undefined {
+  const found = error instanceof Error ? DAMAGED_PARQUET.exec(error.message) : null;
+  if (!found) return undefined;
+  return new ConfigError(`${found[1] ?? found[2]}: not a Parquet file (damaged?)`, 'restore it from a backup');
+}
+
+const DAMAGED_PARQUET = /No magic bytes found at end of file '([^']+)'|File '([^']+)' too small to be a Parquet file/;
 
 /**
  * Runs `fn` on `items`; when DuckDB runs out of memory (the statement or transaction rolled

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { linkSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from '../errors.js';
 
 export interface LockHolder {
   pid: number;
@@ -137,18 +138,21 @@ function tryCreate(lockPath: string, holder: LockHolder): boolean {
   }
 }
 
+/** A lock that cannot be read or parsed is a wrong file (exit 2), named, with what to do. */
 function readHolder(lockPath: string): LockHolder | undefined {
+  const hint = 'remove it if no efsync process is running';
   let text: string;
   try {
     text = readFileSync(lockPath, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return undefined;
+    throw new ConfigError(`warehouse lock ${lockPath} cannot be read (${code})`, hint);
   }
   try {
     return JSON.parse(text) as LockHolder;
   } catch {
-    throw new Error(`warehouse lock ${lockPath} is not valid JSON; remove it if no efsync process is running`);
+    throw new ConfigError(`warehouse lock ${lockPath} is not valid JSON`, hint);
   }
 }
 

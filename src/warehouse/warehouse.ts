@@ -34,6 +34,7 @@ import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlin
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import { ConfigError } from '../errors.js';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
@@ -183,13 +184,20 @@ export class Warehouse {
   /**
    * A session that opened the published file read-write (DuckDB's default) holds an exclusive OS
    * lock on it, so a read-only open fails; then a private copy is read instead (it is consistent:
-   * that session cannot commit, see publish) and removed on close.
+   * that session cannot commit, see publish) and removed on close. A published file that is not
+   * DuckDB's (damaged) is a wrong file, named: readers cannot repair it, the writer's publish does.
    */
   private static async openReadOnly(path: string): Promise<Warehouse> {
     try {
       const { instance, connection } = await openDuckDB(path, { readOnly: true });
       return new Warehouse(path, path, instance, connection, undefined);
     } catch (error) {
+      if (/not a valid DuckDB database file/.test((error as Error).message)) {
+        throw new ConfigError(
+          `${path} is not a DuckDB database file (damaged?)`,
+          'the next run that writes the warehouse publishes it again from its writer file',
+        );
+      }
       if (!/Could not set lock on file/.test((error as Error).message)) throw error;
       const folder = mkdtempSync(join(tmpdir(), 'efsync-snapshot-'));
       const copy = join(folder, basename(path));

@@ -4,7 +4,6 @@
 // on the service in between is still written, also when the run that read it was killed first;
 // a model added in between is stored with its type (the filtered model lists are asked for it).
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceClient } from '../src/api/client.js';
 import type { SiteResponse } from '../src/api/schemas.js';
@@ -24,6 +23,7 @@ import {
   testConfig,
   writeConfigFile,
 } from './sync-support.js';
+import { builtChild } from './built.js';
 
 /** The emulator's clock, moved by each test: every sync here runs before the quarter hour ending at NOW + 5 minutes. */
 let clock = NOW;
@@ -179,7 +179,7 @@ describe('a model added on the service between two syncs', () => {
 function syncChild(at: number, faultPoint: string): Promise<{ code: number | null; signal: string | null }> {
   const configFile = writeConfigFile(tempDir(), { dir, url: emu.url, db });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'sync-child.ts'), configFile, String(at)], {
+    const child = spawn(process.execPath, [builtChild('test/sync-child.ts'), configFile, String(at)], {
       stdio: ['ignore', 'ignore', 'ignore'],
       env: { ...process.env, EFSYNC_FAULT_POINT: faultPoint },
     });

@@ -8,6 +8,7 @@ import { runJob } from '../src/runner/run.js';
 import { collectStatus } from '../src/runner/status.js';
 import { type Child, SLOW_RUN, startChild } from './fixtures/runner-child.js';
 import { publishedAll, publishedRuns, quietLog, tableJob, tempConfig } from './fixtures/runner-setup.js';
+import { builtChild } from './built.js';
 
 /** SIGTERM, then a second one once the first is handled (signals sent together arrive as one). */
 async function twoSignals(child: Child): Promise<void> {
@@ -87,7 +88,7 @@ describe('stopping a run', () => {
   }, 120_000);
 
   it('SIGTERM to a command that writes nothing, during a long DuckDB statement: exit 5 at once', async () => {
-    const child = startChild(['--import', 'tsx', 'test/fixtures/long-statement.ts']);
+    const child = startChild([builtChild('test/fixtures/long-statement.ts')]);
     await child.line(/^long statement started/);
     child.process.kill('SIGTERM');
     const hung = setTimeout(() => child.process.kill('SIGKILL'), 60_000);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig, writeConfigFile } from './sync-support.js';
+import { builtChild } from './built.js';
 
 const SITES = 20;
 const KILL_AFTER_SITES = 3;
@@ -18,7 +19,7 @@ function killMidSync(
   sites: number,
 ): Promise<{ landed: number; ended: boolean; signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'sync-child.ts'), configFile, String(NOW)], {
+    const child = spawn(process.execPath, [builtChild('test/sync-child.ts'), configFile, String(NOW)], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let landed = 0;

@@ -232,5 +232,5 @@ describe('a sharded night scored into the lake', () => {
       EXIT.failed,
       expect.stringContaining('no shard has scored into the lake'),
     ]);
-  }, 120_000); // five processes of the command, each loading the code through tsx
+  }, 120_000); // five processes of the command
 });
