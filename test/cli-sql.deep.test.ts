@@ -1,13 +1,15 @@
 // From a fresh clone: `efsync demo` into a warehouse of its own (the report beside it), then every
 // query of the README and of the demo's tour through `efsync sql`, and `efsync accuracy` as a run
-// in the ledger.
-import { existsSync, readFileSync } from 'node:fs';
+// in the ledger; last, the published folder moved and copied elsewhere answers them the same.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/outcome.js';
 import { EXAMPLE_QUERIES } from '../src/cli/demo.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
 import { tempDir } from './sync-support.js';
+import { needTool, titled } from './tools.js';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
@@ -99,5 +101,78 @@ describe('efsync accuracy', () => {
     const { code, stderr } = await efsync('accuracy', '--db', db, '--from', '2026-11-02', '--to', '2026-11-01');
     expect(code).toBe(EXIT.usage);
     expect(stderr).toContain('efsync accuracy: --from 2026-11-02 must be before --to 2026-11-01');
+  });
+});
+
+/**
+ * Each statement's rows through Python's duckdb, read-only, from `cwd`: an analyst's reader that
+ * knows nothing of efsync. Values as text (so that any type compares; a fraction to 9 digits, as
+ * a parallel sum adds in any order), rows sorted.
+ */
+function pythonRows(path: string, statements: string[], cwd: string, attach = false): unknown[][][] {
+  const script = `
+import duckdb, json, sys
+path, statements, attach = json.load(sys.stdin)
+if attach:
+    con = duckdb.connect()
+    con.execute("SET file_search_path = '" + path.rsplit('/', 1)[0] + "'")
+    con.execute("ATTACH '" + path + "' AS wh (READ_ONLY)")
+    con.execute("USE wh")
+else:
+    con = duckdb.connect(path, read_only=True)
+def text(value):
+    try:
+        return '%.9g' % float(value) if value is not None and '.' in value else value
+    except ValueError:
+        return value
+rows = [con.execute("SELECT COLUMNS(*)::VARCHAR FROM (" + s + ")").fetchall() for s in statements]
+print(json.dumps([sorted([text(v) for v in row] for row in result) for result in rows]))
+`;
+  const run = spawnSync('python3', ['-c', script], {
+    cwd,
+    input: JSON.stringify([path, statements, attach]),
+    encoding: 'utf8',
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as unknown[][][];
+}
+
+const pyduckdb = needTool('pyduckdb');
+
+describe.skipIf(!pyduckdb)(titled('the published folder, moved and copied', 'pyduckdb', pyduckdb), () => {
+  it('answers the README queries with the same rows from its new places, from another working directory', async () => {
+    const folder = dirname(db);
+    expect(existsSync(join(folder, 'w.cold'))).toBe(true);
+    // now() in a query would move between the two reads: pinned to the newest actual.
+    const [{ newest }] = JSON.parse(
+      (await efsync('sql', '--db', db, '--json', 'SELECT max(valid_time) AS newest FROM actuals')).stdout,
+    ) as { newest: string }[];
+    const statements = [
+      ...readmeQueries().map((sql) => sql.replaceAll('now()', `TIMESTAMPTZ '${newest}'`)),
+      ...['forecasts', 'model_outputs', 'actuals'].map((table) => `SELECT count(*), sum(hash(t)) FROM ${table} t`),
+    ];
+    const before = pythonRows(db, statements, folder);
+    expect(before.at(-3)?.[0]?.[0]).not.toBe('0');
+    const beforeSql = await efsync('sql', '--db', db, '--json', statements.at(-3) ?? '');
+
+    const moved = `${folder}-moved`;
+    const copied = join(tempDir('efsync-cli-sql-copy-'), 'elsewhere');
+    const elsewhere = tempDir('efsync-cli-sql-cwd-');
+    renameSync(folder, moved);
+    try {
+      cpSync(moved, copied, { recursive: true });
+      for (const place of [moved, copied]) {
+        const path = join(place, 'w.duckdb');
+        expect(pythonRows(path, statements, elsewhere), place).toEqual(before);
+        const sql = await startChild([...CLI, 'sql', '--db', path, '--json', statements.at(-3) ?? ''], ENV, elsewhere)
+          .exit;
+        expect(sql.code, sql.stderr).toBe(EXIT.ok);
+        expect(sql.stdout).toBe(beforeSql.stdout);
+      }
+      // An in-memory session that attaches the file finds the cold folder through its file_search_path.
+      expect(pythonRows(join(copied, 'w.duckdb'), statements.slice(-3), elsewhere, true)).toEqual(before.slice(-3));
+    } finally {
+      renameSync(moved, folder);
+    }
   });
 });

@@ -8,6 +8,7 @@ const PROBES = {
   tmux: { command: ['tmux', '-V'], install: 'apt-get install tmux' },
   promtool: { command: ['promtool', '--version'], install: 'apt-get install prometheus' },
   pyarrow: { command: ['python3', '-c', 'import pyarrow.parquet'], install: 'python3 -m pip install pyarrow' },
+  pyduckdb: { command: ['python3', '-c', 'import duckdb'], install: 'python3 -m pip install duckdb' },
   unshare: {
     command: ['unshare', '--pid', '--fork', '--mount-proc', 'true'],
     install: 'run as root, or allow user namespaces',

@@ -8,7 +8,7 @@
  *   await cold.moveClosedDays(cutoffMs, nowMs);            // at publish: days before the cutoff leave DuckDB
  *   await cold.rewritePartition('forecasts', '2026-01-01', keepSql, nowMs); // retention thins one day
  *   await cold.dayRows('forecasts', dayMs);                // SQL: one day's cold rows (retention decides on them)
- *   await cold.currentFiles();                             // Map table → absolute paths, for the views
+ *   await cold.currentFiles();                             // Map table → `<table>/<file>`, for the views
  *   await cold.history('forecasts');                       // SQL: hot rows UNION ALL the cold files
  *   await cold.collectGarbage(nowMs, graceMs);             // superseded files past the grace, orphans
  *
@@ -26,6 +26,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { faultPoint } from '../fault.js';
+import type { Progress } from '../progress.js';
 import { isOutOfMemory } from './duckdb.js';
 import { fsyncPath } from './disk.js';
 import { purgeBufferPool } from './settings.js';
@@ -126,6 +127,15 @@ export const CURRENT = 'superseded_at IS NULL AND NOT pending';
 /** `<dir>/<base>.cold` beside the published `<dir>/<base>.duckdb`. */
 export function coldFolderOf(path: string): string {
   return resolve(dirname(path), `${basename(path, extname(path))}.cold`);
+}
+
+/**
+ * The file_search_path of efsync's readers of the published file `path`: its folder first, where
+ * the views find the cold folder even from a copy of the file elsewhere or an in-memory session
+ * that attaches it (coldFilesMacroSql); the working directory next, for a user's own relative paths.
+ */
+export function publishedSearchPath(path: string): string[] {
+  return [dirname(resolve(path)), process.cwd()];
 }
 
 /** 00:00 UTC of the day `hotWindowMs` before `nowMs`: rows before it are cold. */
@@ -426,14 +436,14 @@ export class ColdStore {
     const union = unionSql(
       hot,
       await columnsOf(this.db, table),
-      rows.map((row) => this.absolute(row.file)),
+      this.fileList(rows.map((row) => row.file)),
       spec.hotWins && last ? replacedByLateSql(hot, spec.key, last.end_ms) : '',
     );
     await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
     this.shadows.tables.add(table);
   }
 
-  /** Per table with cold files, the absolute paths of its current files, oldest day first. */
+  /** Per table with cold files, its current files as `<table>/<file>` under the cold folder, oldest day first. */
   async currentFiles(): Promise<Map<string, string[]>> {
     const rows = await this.db.all<{ table_name: string; file: string }>(
       `SELECT table_name, file FROM cold_files WHERE ${CURRENT} ORDER BY table_name, day`,
@@ -441,7 +451,7 @@ export class ColdStore {
     const files = new Map<string, string[]>();
     for (const row of rows) {
       const paths = files.get(row.table_name) ?? [];
-      paths.push(this.absolute(row.file));
+      paths.push(row.file);
       files.set(row.table_name, paths);
     }
     return files;
@@ -456,7 +466,7 @@ export class ColdStore {
     const spec = coldTable(table);
     const files = (await this.currentFiles()).get(spec.name) ?? [];
     const columns = await columnsOf(this.db, spec.name);
-    return `(${unionSql(quoteIdentifier(spec.name), columns, files)})`;
+    return `(${unionSql(quoteIdentifier(spec.name), columns, this.fileList(files))})`;
   }
 
   /**
@@ -756,23 +766,55 @@ export class ColdStore {
   private absolute(file: string): string {
     return join(this.folder, file);
   }
+
+  /** The absolute paths of `files` (`<table>/<file>`) as a SQL list; null when there is none. */
+  private fileList(files: readonly string[]): string | null {
+    return files.length === 0 ? null : fileListSql(files.map((file) => this.absolute(file)));
+  }
 }
+
+/** The macro of the published file that turns `<table>/<file>` names into paths of its cold folder. */
+const COLD_FILES_MACRO = 'efsync_cold_files';
 
 /**
  * In a copy of the writer file about to be published: each series table with cold files becomes
- * `<table>_hot`, and a view of the table's name reads it together with its files (absolute
- * paths, so any working directory reads them), with the table's comments.
+ * `<table>_hot`, and a view of the table's name reads it together with its files, with the
+ * table's comments. The view names its files relative to the database file (coldFilesMacroSql),
+ * so the published folder can be moved or copied whole.
  */
-export async function presentCold(connection: DuckDBConnection, files: Map<string, string[]>): Promise<void> {
-  for (const [table, paths] of files) {
-    if (paths.length === 0) continue;
-    const db = connectionDb(connection);
+export async function presentCold(
+  connection: DuckDBConnection,
+  coldFolderName: string,
+  files: Map<string, string[]>,
+): Promise<void> {
+  const db = connectionDb(connection);
+  await connection.run(coldFilesMacroSql(coldFolderName));
+  for (const [table, names] of files) {
+    if (names.length === 0) continue;
     const columns = await columnsOf(db, table);
     const hot = hotNameOf(table);
+    const list = `${COLD_FILES_MACRO}(${fileListSql(names)})`;
     await connection.run(`ALTER TABLE ${quoteIdentifier(table)} RENAME TO ${quoteIdentifier(hot)}`);
-    await connection.run(`CREATE VIEW ${quoteIdentifier(table)} AS ${unionSql(quoteIdentifier(hot), columns, paths)}`);
+    await connection.run(`CREATE VIEW ${quoteIdentifier(table)} AS ${unionSql(quoteIdentifier(hot), columns, list)}`);
     await putComments(db, 'VIEW', quoteIdentifier(table), await commentsOf(db, hot));
   }
+}
+
+/**
+ * DuckDB resolves a relative path in a view against the reader's working directory (or its
+ * file_search_path), never against the database file, and a table function takes no subquery
+ * (so not duckdb_databases().path). The one per-reader fact that names the file is
+ * temp_directory, `<database file>.tmp` by default: the macro puts the cold folder beside that
+ * file. A reader that set file_search_path, or whose temp_directory is not a database's (an
+ * in-memory session that ATTACHes the file), gets paths relative to its search path instead.
+ * `lambda` needs DuckDB 1.3 or later in the reader; a list of macro calls binds 6× slower.
+ */
+function coldFilesMacroSql(coldFolderName: string): string {
+  const temp = "current_setting('temp_directory')";
+  const folder = `parse_dirpath(${temp})`;
+  const besideFile = `current_setting('file_search_path') = '' AND ${temp} LIKE '_%.tmp' AND ${folder} <> ''`;
+  const prefix = `CASE WHEN ${besideFile} THEN ${folder} || '/' ELSE '' END || ${quoteLiteral(`${coldFolderName}/`)}`;
+  return `CREATE OR REPLACE MACRO ${COLD_FILES_MACRO}(files) AS list_transform(files, lambda f: ${prefix} || f)`;
 }
 
 /** Undoes presentCold in a writer file copied from the published snapshot: views dropped, tables renamed back. */
@@ -786,56 +828,133 @@ export async function unpresentCold(connection: DuckDBConnection): Promise<void>
     await connection.run(`DROP VIEW ${quoteIdentifier(name)}`);
     await connection.run(`ALTER TABLE ${quoteIdentifier(hotNameOf(name))} RENAME TO ${quoteIdentifier(name)}`);
   }
+  await connection.run(`DROP MACRO IF EXISTS ${COLD_FILES_MACRO}`);
 }
 
 /**
  * Turns each series view presentCold made (hot rows and cold files) into a table of its own rows,
  * read from the same view of the database `source` and, with `window`, only its valid times
  * in [from, to): a copy of the published snapshot that no file beside it serves (efsync snapshot).
- * Each table keeps the hot table's comments. Returns the rows of each table made.
+ * A series table or view already dropped from the copy is skipped. Each table keeps the hot
+ * table's comments. Returns the rows of each table made; `progress` counts the rows copied.
  */
 export async function materializeCold(
   connection: DuckDBConnection,
   source: string,
   window: { from: number | null; to: number | null },
-  tableDone?: (table: string, rows: number) => void,
+  progress: Progress,
 ): Promise<Map<string, number>> {
   const db = connectionDb(connection);
   const rows = new Map<string, number>();
-  const where = [
-    ...(window.from === null ? [] : [`valid_time >= ${instantLiteral(window.from)}`]),
-    ...(window.to === null ? [] : [`valid_time < ${instantLiteral(window.to)}`]),
-  ];
-  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const within = windowSql(window.from, window.to);
   for (const { name } of COLD_TABLES) {
-    const views = await db.all<{ n: bigint }>(
-      `SELECT count(*) AS n FROM duckdb_views() WHERE database_name = current_database() AND view_name = $1`,
-      [name],
-    );
+    const kind = await relationKind(db, name);
     const table = quoteIdentifier(name);
-    if (Number(views[0].n) > 0) {
-      const hot = hotNameOf(name);
-      const copy = quoteIdentifier(`${name}__copy`);
-      await db.run(`CREATE TABLE ${copy} AS SELECT * FROM ${quoteIdentifier(source)}.main.${table}${filter}`);
-      await putComments(db, 'TABLE', copy, await commentsOf(db, hot));
-      await db.run(`DROP VIEW ${table}`);
-      await db.run(`DROP TABLE ${quoteIdentifier(hot)}`);
-      await db.run(`ALTER TABLE ${copy} RENAME TO ${table}`);
-    } else if (filter !== '') {
-      await db.run(`DELETE FROM ${table} WHERE NOT (${where.join(' AND ')})`);
+    if (kind === 'view') {
+      await copyViewInSlices(db, source, name, window, progress);
+    } else if (kind === 'table' && within !== 'true') {
+      await db.run(`DELETE FROM ${table} WHERE NOT (${within})`);
     }
+    if (kind === null) continue;
     const [{ n }] = await db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
     rows.set(name, Number(n));
-    tableDone?.(name, Number(n));
   }
+  await connection.run(`DROP MACRO IF EXISTS ${COLD_FILES_MACRO}`);
   return rows;
 }
 
-/** The hot table's rows and those of the cold files `paths` (alias c), less those `replaced` (a join) leaves out. */
-function unionSql(hotTable: string, columns: string, paths: readonly string[], replaced = ''): string {
+/** Rows a statement of the snapshot copies at most, besides a day that alone has more: the bar moves, memory stays bounded. */
+const SNAPSHOT_SLICE_ROWS = 2_000_000;
+
+/**
+ * The series view `name` of `source` as a table of the current database, by slices of whole
+ * cold days (from `source`'s cold_files) and a last slice with the rest (the hot rows).
+ */
+async function copyViewInSlices(
+  db: Pick<ColdStoreDb, 'all' | 'run' | 'changed'>,
+  source: string,
+  name: string,
+  window: { from: number | null; to: number | null },
+  progress: Progress,
+): Promise<void> {
+  const overlapping = [
+    ...(window.from === null ? [] : [`day + 1 > ${instantLiteral(window.from)}`]),
+    ...(window.to === null ? [] : [`day < ${instantLiteral(window.to)}`]),
+  ].map((bound) => ` AND ${bound}`);
+  const days = await db.all<{ end_ms: number; rows: bigint }>(
+    `SELECT epoch_ms(day + 1)::DOUBLE AS end_ms, row_count AS rows FROM ${quoteIdentifier(source)}.main.cold_files
+     WHERE table_name = $1 AND ${CURRENT} AND file IS NOT NULL${overlapping.join('')}
+     ORDER BY day`,
+    [name],
+  );
+  const hot = hotNameOf(name);
+  const [{ n: hotRows }] = await db.all<{ n: bigint }>(
+    `SELECT count(*) AS n FROM ${quoteIdentifier(hot)} WHERE ${windowSql(window.from, window.to)}`,
+  );
+  const coldRows = days.reduce((sum, day) => sum + Number(day.rows), 0);
+  progress.start(coldRows + Number(hotRows), name);
+  const view = `${quoteIdentifier(source)}.main.${quoteIdentifier(name)}`;
+  const copy = quoteIdentifier(`${name}__copy`);
+  await db.run(`CREATE TABLE ${copy} AS SELECT * FROM ${view} LIMIT 0`);
+  let lower = window.from;
+  for (const slice of chunksOf(
+    days.map((day) => ({ key: day.end_ms, rows: Number(day.rows) })),
+    SNAPSHOT_SLICE_ROWS,
+  )) {
+    const end = slice.keys[slice.keys.length - 1];
+    const upper = window.to === null ? end : Math.min(end, window.to);
+    progress.tick(await copyRows(db, view, copy, lower, upper));
+    lower = upper;
+  }
+  progress.tick(await copyRows(db, view, copy, lower, window.to));
+  progress.stop();
+  await putComments(db, 'TABLE', copy, await commentsOf(db, hot));
+  await db.run(`DROP VIEW ${quoteIdentifier(name)}`);
+  await db.run(`DROP TABLE ${quoteIdentifier(hot)}`);
+  await db.run(`ALTER TABLE ${copy} RENAME TO ${quoteIdentifier(name)}`);
+}
+
+/** Copies the rows of `view` with valid times in [from, to) into `copy`; returns how many. */
+async function copyRows(
+  db: Pick<ColdStoreDb, 'changed'>,
+  view: string,
+  copy: string,
+  from: number | null,
+  to: number | null,
+): Promise<number> {
+  return db.changed(`INSERT INTO ${copy} SELECT * FROM ${view} WHERE ${windowSql(from, to)}`);
+}
+
+/** SQL true for the valid times in [from, to); a null bound is none. */
+function windowSql(from: number | null, to: number | null): string {
+  const where = [
+    ...(from === null ? [] : [`valid_time >= ${instantLiteral(from)}`]),
+    ...(to === null ? [] : [`valid_time < ${instantLiteral(to)}`]),
+  ];
+  return where.length > 0 ? where.join(' AND ') : 'true';
+}
+
+/** Whether `name` is a view or a table of the current database, or neither. */
+async function relationKind(db: Pick<ColdStoreDb, 'all'>, name: string): Promise<'view' | 'table' | null> {
+  const [row] = await db.all<{ views: bigint; tables: bigint }>(
+    `SELECT (SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND view_name = $1) AS views,
+            (SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1) AS tables`,
+    [name],
+  );
+  if (Number(row.views) > 0) return 'view';
+  return Number(row.tables) > 0 ? 'table' : null;
+}
+
+/** A SQL list of string literals. */
+function fileListSql(paths: readonly string[]): string {
+  return `[${paths.map(quoteLiteral).join(', ')}]`;
+}
+
+/** The hot table's rows and those of the cold files `files` (a SQL list; alias c), less those `replaced` (a join) leaves out; null: no file. */
+function unionSql(hotTable: string, columns: string, files: string | null, replaced = ''): string {
   const hot = `SELECT ${columns} FROM ${hotTable}`;
-  if (paths.length === 0) return hot;
-  return `${hot} UNION ALL SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}]) c ${replaced}`;
+  if (files === null) return hot;
+  return `${hot} UNION ALL SELECT ${columns} FROM read_parquet(${files}) c ${replaced}`;
 }
 
 /**
@@ -894,8 +1013,10 @@ async function columnsOf(db: Pick<ColdStoreDb, 'all'>, table: string): Promise<s
   return rows.map((row) => quoteIdentifier(row.column_name)).join(', ');
 }
 
-function connectionDb(connection: DuckDBConnection): Pick<ColdStoreDb, 'all' | 'run'> {
+function connectionDb(connection: DuckDBConnection): Pick<ColdStoreDb, 'all' | 'run' | 'changed'> {
   return {
+    changed: async (sql: string, params?: (string | number | null)[]) =>
+      Number((await connection.run(sql, params)).rowsChanged),
     all: async <T>(sql: string, params?: (string | number | null)[]) =>
       (await connection.runAndReadAll(sql, params)).getRowObjectsJS() as T[],
     run: async (sql: string, params?: (string | number | null)[]) => {

@@ -3,6 +3,7 @@
 // whatever statement runs before the process exits.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
+import { quoteLiteral } from './sql.js';
 
 const open = new Set<DuckDBConnection>();
 
@@ -31,10 +32,13 @@ export interface DuckDBHandle {
  * 19:00 UTC. `SET GLOBAL` pins it for the database, so connections opened later on the same
  * instance are UTC too (a plain SET would hold for this connection only). It cannot go into the
  * instance's config: ICU is not loaded yet when the config is read.
+ *
+ * `fileSearchPath`: the folders a relative file path is read from, first to last (DuckDB's
+ * file_search_path); a reader of the published file puts its folder first (publishedSearchPath).
  */
 export async function openDuckDB(
   path: string,
-  options: { readOnly?: boolean; memoryLimit?: string | null } = {},
+  options: { readOnly?: boolean; memoryLimit?: string | null; fileSearchPath?: readonly string[] } = {},
 ): Promise<DuckDBHandle> {
   const instance = await DuckDBInstance.create(path, {
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
@@ -51,6 +55,9 @@ export async function openDuckDB(
     const connection = await instance.connect();
     try {
       await connection.run(`SET GLOBAL TimeZone = 'UTC'`);
+      if (options.fileSearchPath) {
+        await connection.run(`SET GLOBAL file_search_path = ${quoteLiteral(options.fileSearchPath.join(','))}`);
+      }
     } catch (error) {
       connection.closeSync();
       throw error;

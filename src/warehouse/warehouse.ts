@@ -37,8 +37,9 @@ import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '
 import { ConfigError } from '../errors.js';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
-import { ColdStore, coldFolderOf, hotCutoff, presentCold } from './cold.js';
+import { ColdStore, coldFolderOf, hotCutoff, presentCold, publishedSearchPath } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
+import { writeWarehouseInfo } from './info.js';
 import { spoolFolderOf } from './spool.js';
 import { WriterLock, type LockHolder } from './lock.js';
 import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
@@ -189,7 +190,10 @@ export class Warehouse {
    */
   private static async openReadOnly(path: string): Promise<Warehouse> {
     try {
-      const { instance, connection } = await openDuckDB(path, { readOnly: true });
+      const { instance, connection } = await openDuckDB(path, {
+        readOnly: true,
+        fileSearchPath: publishedSearchPath(path),
+      });
       return new Warehouse(path, path, instance, connection, undefined);
     } catch (error) {
       if (/not a valid DuckDB database file/.test((error as Error).message)) {
@@ -203,7 +207,10 @@ export class Warehouse {
       const copy = join(folder, basename(path));
       try {
         cloneFile(path, copy);
-        const { instance, connection } = await openDuckDB(copy, { readOnly: true });
+        const { instance, connection } = await openDuckDB(copy, {
+          readOnly: true,
+          fileSearchPath: publishedSearchPath(path),
+        });
         return new Warehouse(path, copy, instance, connection, undefined, null, () =>
           rmSync(folder, { recursive: true, force: true }),
         );
@@ -329,7 +336,7 @@ export class Warehouse {
         const free = freeBytes(draft);
         if (free !== null && free < size) throw new DiskFullError(this.path, size, free);
         cloneFile(this.writerPath, draft);
-        if (files.size > 0) await this.presentColdIn(draft, files);
+        await this.presentIn(draft, files, now());
         chmodSync(draft, 0o444);
         fsyncPath(draft, 'r');
         faultPoint('publish-copy');
@@ -383,18 +390,28 @@ export class Warehouse {
   }
 
   /**
-   * The publish draft's series tables with cold files become views over hot and cold; checkpointed,
-   * so no WAL stays. The draft is attached to the writer's own DuckDB instance, on a connection of
-   * its own, so that it shares the writer's memory instead of a second instance's.
+   * What the publish draft shows readers: its series tables with cold files become views over hot
+   * and cold, and warehouse_info says what it holds; checkpointed, so no WAL stays. The draft is
+   * attached to the writer's own DuckDB instance, on a connection of its own, so that it shares the
+   * writer's memory instead of a second instance's.
    */
-  private async presentColdIn(draft: string, files: Map<string, string[]>): Promise<void> {
+  private async presentIn(draft: string, files: Map<string, string[]>, takenAt: number): Promise<void> {
+    const coldFolder = files.size > 0 ? basename(coldFolderOf(this.path)) : null;
     const connection = await this.instance.connect();
     try {
       const writer = String((await connection.runAndReadAll('SELECT current_database()')).getRows()[0][0]);
       await connection.run(`ATTACH ${quoteLiteral(draft)} AS efsync_publish`);
       try {
         await connection.run('USE efsync_publish');
-        await presentCold(connection, files);
+        if (coldFolder !== null) await presentCold(connection, coldFolder, files);
+        await writeWarehouseInfo(connection, {
+          kind: 'published',
+          takenAt,
+          validFrom: null,
+          validTo: null,
+          source: null,
+          coldFolder,
+        });
         await connection.run('CHECKPOINT efsync_publish');
       } finally {
         await connection.run(`USE ${quoteIdentifier(writer)}`);

@@ -12,7 +12,7 @@
  * - a writer file DuckDB cannot open (a WAL it cannot replay, a torn file) is moved aside, with
  *   its WAL, under a timestamped name and rebuilt from the published snapshot, so the next sync
  *   continues from the snapshot's sync state. A writer file made from the snapshot gets its
- *   series tables back from the views the publish made of them (unpresentCold);
+ *   series tables back from the views the publish made of them (unpresentCold), and no warehouse_info;
  * - a writer file mostly free space (the cold store moved days out of it) is compacted the same
  *   way, through a draft, so what a publish copies is the size of the data.
  */
@@ -23,6 +23,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { unpresentCold } from './cold.js';
 import { DiskFullError, explainDiskFull, fsyncPath } from './disk.js';
 import { isOutOfMemory, openDuckDB, type DuckDBHandle } from './duckdb.js';
+import { dropWarehouseInfo } from './info.js';
 import { WarehouseBusyError } from './lock.js';
 import { migrate, schemaBehind } from './migrate.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
@@ -157,6 +158,7 @@ async function schemaOutdated(connection: DuckDBConnection): Promise<boolean> {
 async function buildWriterFile(source: string | null, writerPath: string, memoryLimit: string | null): Promise<void> {
   await replaceThroughDraft(writerPath, source, memoryLimit, async (connection) => {
     await unpresentCold(connection);
+    await dropWarehouseInfo(connection);
     await migrate(connection);
   });
 }
