@@ -2,9 +2,9 @@
 // above, each step's summary as it ends, no JSON line; with --verbose the info lines; with
 // --log-format json, or stderr sent to a file, the JSON lines as ever.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
@@ -56,13 +56,18 @@ function terminal(argv: string[], redirect = '') {
 function tempDir(): { dir: string; config: string } {
   const dir = mkdtempSync(join(tmpdir(), 'efsync-tty-'));
   const config = join(dir, 'efsync.yaml');
-  writeFileSync(config, 'emulator:\n  sites: 2\n');
+  // A hot window of 4 days (the least the defaults allow): the nightly run's earlier days go to cold files, which a snapshot copies.
+  writeFileSync(config, 'emulator:\n  sites: 2\nwarehouse:\n  hot_window: 4d\n');
   return { dir, config };
 }
+
+/** The warehouse the nightly run below leaves, for the snapshot's test. */
+let nightlyDb = '';
 
 describe.skipIf(!hasTmux)(titled('a terminal', 'tmux', hasTmux), () => {
   it('shows a nightly run as human lines and step summaries as each step ends, with no JSON line', async () => {
     const { dir, config } = tempDir();
+    nightlyDb = join(dir, 'w.duckdb');
     const run = terminal(efsync('run', 'nightly', '--config', config, '--db', join(dir, 'w.duckdb')));
     // A step's lines appear when it ends, long before the run ends.
     const early = await run.until(/^sync-sites: ok /m);
@@ -89,6 +94,17 @@ describe.skipIf(!hasTmux)(titled('a terminal', 'tmux', hasTmux), () => {
     expect(shown.filter((line) => line.includes('['))).toHaveLength(1);
     const ended = (await run.ended()).trimEnd().split('\n');
     expect(ended.slice(-2)).toEqual([expect.stringMatching(/^sync +\[.+\] 3\/3 100%/), 'exit=0']);
+  });
+
+  it('shows a bar per series table while efsync snapshot copies it', async () => {
+    expect(existsSync(`${nightlyDb.slice(0, -'.duckdb'.length)}.cold`)).toBe(true);
+    const out = join(dirname(nightlyDb), 'copy.duckdb');
+    const screen = await terminal(efsync('snapshot', '--db', nightlyDb, '--out', out)).ended();
+    expect(screen).toMatch(/^exit=0$/m);
+    for (const table of ['forecasts', 'actuals']) {
+      expect(screen).toMatch(new RegExp(`^${table} +\\[.+\\] (\\d+)/\\1 100%`, 'm'));
+    }
+    expect(screen).toMatch(/copy\.duckdb: [\d.]+ MB, \d+ series rows/);
   });
 
   it('shows the info lines with --verbose', async () => {
