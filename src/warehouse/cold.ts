@@ -213,7 +213,7 @@ export class ColdStore {
 
   constructor(
     private readonly db: ColdStoreDb,
-    /** Absolute: the published views name files by absolute path. */
+    /** Absolute: the writer's statements name files by absolute path (the published views, relative: presentCold). */
     readonly folder: string,
   ) {}
 
