@@ -60,17 +60,26 @@ export interface HistoryOptions {
   nights: number;
   /** The instant of the last build night; each measured night after is a day later. */
   start: number;
+  /** How the history is built: `monthly`, a night a month (default); `first-sync`, one first night syncing all of it. */
+  build?: HistoryBuild;
 }
 
+export type HistoryBuild = 'monthly' | 'first-sync';
+
 /**
- * Days of history one build night syncs: a deeper warehouse is built by nights this far apart,
+ * Days of history one monthly build night syncs: the warehouse is built by nights this far apart,
  * as if its user had run efsync once a month until then, so that building costs in proportion to
- * the history (a first night syncing a year at once is a question of its own, not this bench's).
+ * the history. `first-sync` builds it as a new user does, in one first night of all of it.
  */
 const BUILD_CHUNK_DAYS = 30;
 
 /** The build nights' clocks, oldest first, the last at `start`, and what the first one syncs. */
-export function buildNights(start: number, days: number): { clocks: number[]; firstDays: number } {
+export function buildNights(
+  start: number,
+  days: number,
+  build: HistoryBuild = 'monthly',
+): { clocks: number[]; firstDays: number } {
+  if (build === 'first-sync') return { clocks: [start], firstDays: days };
   const nights = Math.max(1, Math.ceil(days / BUILD_CHUNK_DAYS));
   const clocks = Array.from({ length: nights }, (_, i) => start - (nights - 1 - i) * BUILD_CHUNK_DAYS * DAY);
   return { clocks, firstDays: days - (nights - 1) * BUILD_CHUNK_DAYS };
@@ -105,7 +114,7 @@ export class HistoryDepth {
   ) {
     this.dir = join(o.work, `${o.days}d`);
     mkdirSync(this.dir, { recursive: true });
-    const { clocks, firstDays } = buildNights(o.start, o.days);
+    const { clocks, firstDays } = buildNights(o.start, o.days, o.build);
     this.clocks = clocks;
     this.env = nightEnv(this.dir, firstDays);
   }

@@ -1,8 +1,8 @@
 // `npm run bench [-- --sites N] [-- --days D] [-- --json] [-- --shards N]`: the sync against the emulator in its own process,
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
-// scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]`
-// instead the history bench (bench/history.ts): nightly runs on a warehouse D days deep, and on
-// one of the baseline depth. `--keep` leaves the work dir. Prints figures; asserts no timings.
+// scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]
+// [--build monthly|first-sync]` instead the history bench (bench/history.ts): nightly runs on a
+// warehouse D days deep (built a month a night, or in one first sync), and on one of the baseline depth. `--keep` leaves the work dir. Prints figures; asserts no timings.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     'history-days': { type: 'string' },
     nights: { type: 'string', default: '7' },
     'baseline-days': { type: 'string', default: '7' },
+    build: { type: 'string', default: 'monthly' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -63,13 +64,15 @@ try {
 async function historyBench(days: number): Promise<void> {
   const nights = Number(args.nights);
   const baseline = Number(args['baseline-days']);
+  const build = args.build;
+  if (build !== 'monthly' && build !== 'first-sync') throw new Error(`--build: monthly or first-sync, not "${build}"`);
   const depths = baseline > 0 && baseline !== days ? [days, baseline] : [days];
   // The last night at 02:00 UTC of today, the build the chosen number of nights before.
   const start = Math.floor(Date.now() / DAY) * DAY + 2 * HOUR - nights * DAY;
   say(
-    `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history, ${nights} nights, work dir ${work}`,
+    `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history (${build} build), ${nights} nights, work dir ${work}`,
   );
-  const figures = await benchHistories({ cli: [CLI], work, sites: SITES, nights, start }, depths, say);
+  const figures = await benchHistories({ cli: [CLI], work, sites: SITES, nights, start, build }, depths, say);
   for (const f of figures) printHistory(f);
   const ratio = figures.length === 2 ? ratios(figures[0], figures[1]) : null;
   if (ratio) {
@@ -81,6 +84,7 @@ async function historyBench(days: number): Promise<void> {
       JSON.stringify({
         sites: SITES,
         nights,
+        build,
         depths: figures.map(historyJson),
         ratio_night: ratio?.night ?? null,
         ratio_publish: ratio?.publish ?? null,

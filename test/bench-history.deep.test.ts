@@ -85,5 +85,7 @@ describe('the history bench', () => {
     }
     expect(buildNights(start, 365).clocks).toHaveLength(13);
     expect(buildNights(start, 7)).toEqual({ clocks: [start], firstDays: 7 });
+    // as a new user builds it: one first night of all of it
+    expect(buildNights(start, 365, 'first-sync')).toEqual({ clocks: [start], firstDays: 365 });
   });
 });
