@@ -2,14 +2,15 @@
 // site's actuals and the newest vintage of its forecast and of each model, its second the older
 // vintages. A run stopped halfway (by request count, not by a clock) leaves every site its newest
 // data, and the next run completes the warehouse to what a clean run gives, reading again only
-// what was in flight when it stopped.
+// what was in flight when it stopped, as many requests as `efsync sync --plan` said.
 import { join } from 'node:path';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/runner/run.js';
 import syncJob from '../jobs/sync.js';
 import { describe, expect, it } from 'vitest';
+import { planSync } from '../src/sync/plan.js';
 import { REQUESTS_PER_SITE } from '../src/sync/run.js';
-import { emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
+import { clientFor, emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 6;
 const CONCURRENCY = 4;
@@ -80,10 +81,22 @@ describe('a sync stopped at half its requests', () => {
     expect(await count(cutDb, "SELECT count(*) AS n FROM vintage_reads WHERE status = 'pending'")).toBeGreaterThan(0);
     expect(await count(cutDb, "SELECT count(*) AS n FROM vintage_reads WHERE status <> 'pending'")).toBe(0);
 
+    // The plan counts what the next sync then sends: the pending vintages included.
+    const client = clientFor(emu);
+    const plan = await planSync({
+      client,
+      warehousePath: cutDb,
+      log: createLogger({ level: 'silent' }),
+      now: NOW,
+      resources: cut.sync.resources,
+      sync: cut.sync,
+    }).finally(() => client.close());
+
     // The next sync completes the backfill: no vintage missing, none twice.
     const rerunStart = emu.stats().requests;
     expect((await runSync(cut)).status).toBe('ok');
     const rerunRequests = emu.stats().requests - rerunStart;
+    expect(rerunRequests).toBe(plan.total);
     expect(await tableHashes(cutDb)).toEqual(await tableHashes(cleanDb));
     expect(await count(cutDb, 'SELECT count(*) AS n FROM vintage_reads')).toBe(0);
     // It read again only the listings (the sites; each site's models and forecast updates), the
