@@ -30,8 +30,19 @@ const { values: args } = parseArgs({
     nights: { type: 'string', default: '7' },
     'baseline-days': { type: 'string', default: '7' },
     keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
   },
 });
+if (args.help) {
+  console.log(`npm run bench -- [--sites N] [--days D] [--json] [--skip-accuracy] [--pairs N] [--shards N] [--keep]
+  the first sync of N sites (default 1000) against the emulator in its own process, its first pass
+  (every site's newest vintages and actuals), the requests it sent a site a night of history and
+  what efsync sync --plan said beforehand, a sync with nothing new, a publish, the raw limits
+  (fetch-and-parse, data-chunk append) and their ratio, then accuracy (unless --skip-accuracy)
+npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7]
+  nightly runs on a warehouse D days deep against one of the baseline depth (bench/history.ts)`);
+  process.exit(0);
+}
 const SITES = Number(args.sites);
 const API_KEY = 'bench-key';
 /**
