@@ -158,11 +158,10 @@ export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => req.resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
-  const pending: SyncEnv['pending'] = {
+  const env = syncEnv(req, {
     forecasts: series.includes('forecasts') ? await readPending(req.warehouse, 'forecasts') : new Map(),
     outputs: series.includes('outputs') ? await readPending(req.warehouse, 'outputs') : new Map(),
-  };
-  const env = syncEnv(req, pending);
+  });
   await saveIntervalLabels(req.warehouse, req.intervalLabels);
   const steps = seriesSteps(series, req.sync.actual_types);
   const marks: Marks = new Map();
@@ -192,42 +191,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
   const limit = pLimit(req.sync.concurrency);
   if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], limit, tally);
-  const hasPending = (siteId: string) => pending.forecasts.has(siteId) || pending.outputs.has(siteId);
-  // First pass: every site's actuals and newest vintages; the older ones wait for the second.
-  req.progress.start(sites.length, 'sync');
-  await eachSite(
-    req,
-    sites,
-    limit,
-    new RowBudget(req.sync.rows_in_memory, steps.length),
-    tally,
-    async (siteId, held) => {
-      const task = tasks.get(siteId)!;
-      await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
-      // What a site holds goes with it once it is done; the second pass reads its models only.
-      if (hasPending(siteId)) task.release();
-      else tasks.delete(siteId);
-    },
-  );
-  req.progress.stop();
-  const firstPassMs = performance.now() - started;
-  // Second pass: the older vintages, each site's newest first (none in a backfill: it read its window).
-  const older = steps.filter((step) => step.resource !== 'actuals');
-  const backlog = env.backfill || older.length === 0 ? [] : sites.filter(hasPending);
-  req.progress.start(backlog.length, 'older vintages');
-  await eachSite(
-    req,
-    backlog,
-    limit,
-    new RowBudget(req.sync.rows_in_memory, older.length),
-    tally,
-    async (siteId, held) => {
-      const task = tasks.get(siteId)!;
-      tasks.delete(siteId);
-      await syncOneSite(req, env, task, older, marks, tally, held, 'older');
-    },
-  );
-  req.progress.stop();
+  const { firstPassMs, backlog } = await syncSeries(req, env, { sites, tasks, steps, marks, limit, tally, started });
   tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
   await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
@@ -260,7 +224,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     rows: tally.rows,
     failures: tally.failures,
     defaulted: tally.defaulted,
-    summary: summaryLines(sites.length, ordered, tally, { wallMs, firstPassMs, backlog: backlog.length }, pace()),
+    summary: summaryLines(sites.length, ordered, tally, { wallMs, firstPassMs, backlog }, pace()),
   };
 }
 
@@ -392,6 +356,64 @@ async function loadModelBatch(
     if (sites.length === 1) return failSite(req, tally, sites[0].siteId, 'models', error);
     for (const site of sites) await loadModelBatch(req, env, [site], tally);
   }
+}
+
+/**
+ * The series of every site in two passes: the first loads each site's actuals and newest vintages
+ * and defers the older ones, the second reads them (and the pending ones of earlier runs), so a
+ * run cut short leaves every site its latest data. Returns when the first pass ended (ms since
+ * `started`) and how many sites the second read.
+ */
+async function syncSeries(
+  req: SyncRequest,
+  env: SyncEnv,
+  run: {
+    sites: string[];
+    tasks: Map<string, SiteTask>;
+    steps: SeriesStep[];
+    marks: Marks;
+    limit: LimitFunction;
+    tally: Tally;
+    started: number;
+  },
+): Promise<{ firstPassMs: number; backlog: number }> {
+  const { sites, tasks, steps, marks, limit, tally } = run;
+  const hasPending = (siteId: string) => env.pending.forecasts.has(siteId) || env.pending.outputs.has(siteId);
+  req.progress.start(sites.length, 'sync');
+  await eachSite(
+    req,
+    sites,
+    limit,
+    new RowBudget(req.sync.rows_in_memory, steps.length),
+    tally,
+    async (siteId, held) => {
+      const task = tasks.get(siteId)!;
+      await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
+      // What a site holds goes with it once it is done; the second pass reads its models only.
+      if (hasPending(siteId)) task.release();
+      else tasks.delete(siteId);
+    },
+  );
+  req.progress.stop();
+  const firstPassMs = performance.now() - run.started;
+  // None in a backfill: it read its window in the first pass.
+  const older = steps.filter((step) => step.resource !== 'actuals');
+  const backlog = env.backfill || older.length === 0 ? [] : sites.filter(hasPending);
+  req.progress.start(backlog.length, 'older vintages');
+  await eachSite(
+    req,
+    backlog,
+    limit,
+    new RowBudget(req.sync.rows_in_memory, older.length),
+    tally,
+    async (siteId, held) => {
+      const task = tasks.get(siteId)!;
+      tasks.delete(siteId);
+      await syncOneSite(req, env, task, older, marks, tally, held, 'older');
+    },
+  );
+  req.progress.stop();
+  return { firstPassMs, backlog: backlog.length };
 }
 
 /**
