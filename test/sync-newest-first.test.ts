@@ -10,6 +10,7 @@ import syncJob from '../jobs/sync.js';
 import { describe, expect, it } from 'vitest';
 import { planSync } from '../src/sync/plan.js';
 import { REQUESTS_PER_SITE } from '../src/sync/run.js';
+import { formatExactInstant } from '../src/time.js';
 import { clientFor, emuForFile, NOW, query, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 const SITES = 6;
@@ -104,5 +105,37 @@ describe('a sync stopped at half its requests', () => {
     const listings = 1 + SITES * 3;
     const inFlight = CONCURRENCY * 2 * REQUESTS_PER_SITE;
     expect(cutRequests + rerunRequests - usual).toBeLessThanOrEqual(listings + inFlight);
+  }, 60_000);
+});
+
+describe("a site's newest vintage failing in the first pass", () => {
+  it('costs that vintage alone: the older ones land in the second pass, the newest stays pending and lands next run', async () => {
+    const { emu } = served;
+    const dir = tempDir();
+    const clean = testConfig({ dir, url: emu.url, db: join(dir, 'clean.duckdb') });
+    expect((await runSync(clean)).status).toBe('ok');
+    const client = clientFor(emu);
+    const [site] = [...emu.store.sites.keys()].sort();
+    const updates = await client.getSiteForecastUpdates(site).finally(() => client.close());
+    const newest = Math.max(...updates.filter((issue) => issue <= NOW));
+    emu.setFaults({ failingVintages: [`${site}@${formatExactInstant(newest)}`] });
+    const faulty = testConfig({ dir, url: emu.url, db: join(dir, 'faulty.duckdb') });
+    const run = await runSync(faulty);
+    emu.setFaults({ failingVintages: [] });
+    expect(run.status).toBe('partial');
+    expect(run.failures.map((f) => [f.siteId, f.item])).toEqual([[site, `as_of ${formatExactInstant(newest)}`]]);
+    const db = faulty.warehouse.path;
+    expect(
+      await query<{ issue: bigint; status: string; attempts: number }>(
+        db,
+        'SELECT epoch_us(issue) AS issue, status, attempts FROM vintage_reads',
+      ),
+    ).toEqual([{ issue: BigInt(Math.round(newest * 1000)), status: 'pending', attempts: 1 }]);
+    // Its older vintages landed in the second pass.
+    const perIssue = `SELECT count(DISTINCT update_time) AS n FROM forecasts WHERE site_id = '${site}'`;
+    expect(await count(db, perIssue)).toBeGreaterThanOrEqual((await count(clean.warehouse.path, perIssue)) - 1);
+    expect((await runSync(faulty)).status).toBe('ok');
+    expect(await tableHashes(db)).toEqual(await tableHashes(clean.warehouse.path));
+    expect(await count(db, 'SELECT count(*) AS n FROM vintage_reads')).toBe(0);
   }, 60_000);
 });
