@@ -31,8 +31,19 @@ const { values: args } = parseArgs({
     'baseline-days': { type: 'string', default: '7' },
     build: { type: 'string', default: 'monthly' },
     keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
   },
 });
+if (args.help) {
+  console.log(`npm run bench -- [--sites N] [--days D] [--json] [--skip-accuracy] [--pairs N] [--shards N] [--keep]
+  the first sync of N sites (default 1000) against the emulator in its own process, its first pass
+  (every site's newest vintages and actuals), the requests it sent a site a night of history and
+  what efsync sync --plan said beforehand, a sync with nothing new, a publish, the raw limits
+  (fetch-and-parse, data-chunk append) and their ratio, then accuracy (unless --skip-accuracy)
+npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7]
+  nightly runs on a warehouse D days deep against one of the baseline depth (bench/history.ts)`);
+  process.exit(0);
+}
 const SITES = Number(args.sites);
 const API_KEY = 'bench-key';
 /**
@@ -111,6 +122,8 @@ async function syncBench(): Promise<void> {
       say(`sharded syncs into lakes of Delta tables, up to ${args.shards} shards ...`);
       printShards(await benchShards(CLI, env, work, Number(args.shards)));
     } else {
+      say('the plan of the initial sync (efsync sync --plan) ...');
+      const planned = await plannedRequests(env);
       say('initial sync ...');
       const first = await timedSync(env);
       const snapshot = statSync(env.EFSYNC_DB!).ino;
@@ -146,6 +159,12 @@ async function syncBench(): Promise<void> {
         fetch_s: round(fetched.seconds),
         append_s: round(appendS),
         ratio: round(ratio),
+        first_pass_s: round(first.firstPassS),
+        requests: first.requests,
+        requests_per_site_night: round(first.requests / SITES / HISTORY_DAYS),
+        planned_requests: planned,
+        plan_off_pct: round(((planned - first.requests) / first.requests) * 100),
+        resync_requests_per_site: round(second.requests / SITES),
         resync_s: round(second.seconds),
         resync_rows: second.rows,
         resync_published: resyncPublished,
@@ -197,14 +216,34 @@ interface SyncFigures {
   rows: number;
   peakRssMb: number;
   startedAt: number;
+  /** Requests the sync started (its summary's `requests:` line). */
+  requests: number;
+  /** Seconds of its newest pass (its summary's `newest first:` line; the whole sync when it had no older pass). */
+  firstPassS: number;
 }
 
 /** Runs `efsync sync` in its own process; peak RSS is the kernel's high-water mark of that process. */
 async function timedSync(env: NodeJS.ProcessEnv): Promise<SyncFigures> {
   const startedAt = Date.now();
-  const { code, seconds, peakRssMb } = await runMeasured(CLI, ['sync'], env);
+  const { code, seconds, peakRssMb, stdout } = await runMeasured(CLI, ['sync'], env, { keepStdout: true });
   if (code !== 0) throw new Error(`efsync sync exited with ${code}`);
-  return { seconds, rows: await rowsOfLastRun(env.EFSYNC_DB!), peakRssMb, startedAt };
+  const requests = summaryNumber(stdout, /^requests: (\d+) sent/m);
+  if (requests === null) throw new Error(`no requests line in the summary of efsync sync:\n${stdout}`);
+  const firstPassS = summaryNumber(stdout, /^newest first: .* in ([\d.]+) s/m) ?? seconds;
+  return { seconds, rows: await rowsOfLastRun(env.EFSYNC_DB!), peakRssMb, startedAt, requests, firstPassS };
+}
+
+/** The requests `efsync sync --plan` says the next sync makes. */
+async function plannedRequests(env: NodeJS.ProcessEnv): Promise<number> {
+  const { code, stdout } = await runMeasured(CLI, ['sync', '--plan'], env, { keepStdout: true });
+  const total = summaryNumber(stdout, /makes (\d+) requests/);
+  if (code !== 0 || total === null) throw new Error(`efsync sync --plan exited with ${code}:\n${stdout}`);
+  return total;
+}
+
+function summaryNumber(text: string, pattern: RegExp): number | null {
+  const match = pattern.exec(text);
+  return match ? Number(match[1]) : null;
 }
 
 /**
@@ -237,7 +276,14 @@ async function timedPublish(path: string): Promise<{ seconds: number; mb: number
 }
 
 function printTable(
-  result: { append_s: number; ratio: number; resync_published: boolean },
+  result: {
+    append_s: number;
+    ratio: number;
+    resync_published: boolean;
+    requests_per_site_night: number;
+    planned_requests: number;
+    plan_off_pct: number;
+  },
   fetched: { seconds: number; rows: number; responses: number },
   first: SyncFigures,
   second: SyncFigures,
@@ -260,6 +306,7 @@ function printTable(
       rate(first.rows, first.seconds),
       `peak RSS ${first.peakRssMb.toFixed(0)} MB`,
     ],
+    ['first pass', `${first.firstPassS.toFixed(2)} s`, "every site's newest vintages", 'and its actuals', ''],
     [
       'second sync',
       `${second.seconds.toFixed(2)} s`,
@@ -283,6 +330,20 @@ function printTable(
       '',
     ],
     ['ratio', result.ratio.toFixed(2), 'sync / (fetch + append)', 'target <= 1.5', ''],
+    [
+      'requests',
+      `${result.requests_per_site_night.toFixed(1)}`,
+      'a site a night of history',
+      `${first.requests.toLocaleString('en-US')} sent`,
+      `plan ${result.planned_requests.toLocaleString('en-US')} (${result.plan_off_pct >= 0 ? '+' : ''}${result.plan_off_pct.toFixed(1)}%)`,
+    ],
+    [
+      'resync requests',
+      `${(second.requests / SITES).toFixed(1)}`,
+      'a site, nothing new',
+      `${second.requests.toLocaleString('en-US')} sent`,
+      '',
+    ],
   ];
   if (accuracy) {
     lines.push(

@@ -8,6 +8,7 @@ import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { backfillOf } from '../sync/run.js';
 import { command } from './boundary.js';
+import { runClock } from './clock.js';
 import { configWithDb, jobOptions, runCommandJob, runOptions, type RunFlags } from './runner.js';
 
 export function registerSyncCommands(program: Command): void {
@@ -42,7 +43,8 @@ async function planCommand(config: LoadedConfig, flags: RunFlags): Promise<Outco
       client: connection.client,
       warehousePath: config.warehouse.path,
       log,
-      now: Date.now(),
+      // The run's clock, so that the plan is of the night the sync with the same environment makes.
+      now: runClock()(),
       resources: options.only ?? config.sync.resources,
       sites: options.sites,
       shard: options.shard,

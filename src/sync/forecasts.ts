@@ -1,44 +1,48 @@
 // The site forecast, every issued vintage kept: the service lists its issue times (Get Site
 // Forecast Updates), and each one not read yet is read as of that time, intraday ones included.
-// Each vintage is an item of its own (src/sync/vintages.ts): read newest first, checked to be the
-// vintage asked for, and one that fails is recorded and read again on the next syncs.
+// Each vintage is an item of its own (src/sync/vintages.ts): the newest read in the run's first
+// pass, the others in its second, checked to be the vintage asked for; one that fails is recorded
+// and read again on the next syncs.
 import type { ForecastSeries } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
 import { loadVintages, skippedUpdates, type ResourceSync } from './types.js';
-import { type ItemResult, readEach, settleReads, type VintageReads, withPending, WrongVintage } from './vintages.js';
+import { type ItemResult, readEach, readNewest, settleReads, type VintageItem, WrongVintage } from './vintages.js';
 import { planForecastUpdates } from './windows.js';
 
-/** Every read of the site goes to the loader as it came (the loader drops repeated keys). */
-export const forecastsSync: ResourceSync<VintageReads<ForecastSeries>> = {
-  async fetch(env, site, mark) {
+/**
+ * The `newest` pass reads the newest issue time not read yet and defers the others to the
+ * `older` pass, which reads them with the site's pending ones (a backfill reads its window's
+ * all at once). Every read goes to the loader as it came (the loader drops repeated keys).
+ */
+export const forecastsSync: ResourceSync<ForecastSeries[]> = {
+  async fetch(env, site, mark, pass) {
+    const pending = env.backfill ? [] : (env.pending.forecasts.get(site.siteId) ?? []);
+    const read = async (item: VintageItem): Promise<ItemResult<ForecastSeries>> => {
+      const series = await env.client.getSiteForecast(site.siteId, {
+        start: item.issue,
+        end: item.issue + env.settings.horizon,
+        asOf: item.issue,
+      });
+      checkVintage(series, item.issue);
+      return { item, value: series };
+    };
+    if (pass === 'older') {
+      const results = await readEach(pending, env.requestsPerSite, env.signal, read);
+      return { ...(await settleReads(env, site.siteId, 'forecasts', results, pending, [])), mark: null };
+    }
     const updates = await site.updates();
     const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
-    const pending = env.backfill ? [] : env.pending.forecasts.get(site.siteId);
-    const items = withPending(
-      plan.reads.map((read) => ({ modelId: '', issue: read.asOf as number })),
-      pending,
-    );
-    const results = await readEach(
-      items,
-      env.requestsPerSite,
-      env.signal,
-      async (item): Promise<ItemResult<ForecastSeries>> => {
-        const series = await env.client.getSiteForecast(site.siteId, {
-          start: item.issue,
-          end: item.issue + env.settings.horizon,
-          asOf: item.issue,
-        });
-        checkVintage(series, item.issue);
-        return { item, value: series };
-      },
-    );
-    const settled = await settleReads(env, site.siteId, 'forecasts', results, pending);
+    const items = plan.reads.map((planned) => ({ modelId: '', issue: planned.asOf as number }));
+    const { results, deferred } = env.backfill
+      ? { results: await readEach(items, env.requestsPerSite, env.signal, read), deferred: [] }
+      : await readNewest(items, env.requestsPerSite, env.signal, read);
+    const settled = await settleReads(env, site.siteId, 'forecasts', results, pending, deferred);
     return { ...settled, mark: plan.mark, defaulted: [...skippedUpdates('forecasts', updates), ...settled.defaulted] };
   },
   load: (env, site, fetched) =>
-    loadVintages(env, site, 'forecasts', fetched, (values, options) =>
+    loadVintages(env, 'forecasts', fetched, (values, options) =>
       loadForecasts(env.warehouse, site.siteId, values.map(forecastColumns), options),
     ),
 };

@@ -2,57 +2,59 @@
 // is read once per fire, as of just before its next fire (windows.ts fireRead), so a vintage
 // published late within its period is found; an answer still older than the fire is awaited:
 // read again by the next syncs (counted as a failed read only once the next fire has passed), then given up. A model without a readable schedule is read at
-// every issue time the site lists. Each read is an item of its own (src/sync/vintages.ts): read
-// newest first; one that fails is recorded with its model and time and read again later. An
+// every issue time the site lists. Each read is an item of its own (src/sync/vintages.ts): the
+// newest in the run's first pass, the others in its second; one that fails is recorded with its
+// model and time and read again later. An
 // output with `as_of: null` is a model that has produced nothing yet: nothing to store, no failure.
 import type { ModelOutput } from '../api/schemas.js';
 import { formatExactInstant, sameInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
 import { loadVintages, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
-import {
-  type ItemResult,
-  readEach,
-  settleReads,
-  type VintageItem,
-  type VintageReads,
-  withPending,
-  WrongVintage,
-} from './vintages.js';
+import { type ItemResult, readEach, readNewest, settleReads, type VintageItem, WrongVintage } from './vintages.js';
 import { cronFires, outputRead, planModelOutputs, planOutputWindow } from './windows.js';
 
 /** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
 type Vintage = ModelOutput & { as_of: number };
 
-export const outputsSync: ResourceSync<VintageReads<Vintage>> = {
-  async fetch(env, site, mark) {
+/**
+ * The `newest` pass reads each model's newest fire not read yet (and the one before while the
+ * newest is not published) and defers the others to the `older` pass, which reads them with the
+ * site's pending ones (a backfill reads its window's all at once).
+ */
+export const outputsSync: ResourceSync<Vintage[]> = {
+  async fetch(env, site, mark, pass) {
     const models = await site.models();
+    const byId = new Map(models.map((model) => [model.id, model]));
+    const pending = env.backfill
+      ? []
+      : (env.pending.outputs.get(site.siteId) ?? []).filter((item) => byId.has(item.modelId));
+    const read = (item: VintageItem) => readVintage(env, byId.get(item.modelId) as ModelRef, item);
+    if (pass === 'older') {
+      const results = await readEach(pending, env.requestsPerSite, env.signal, read);
+      return { ...(await settleReads(env, site.siteId, 'outputs', results, pending, [])), mark: null };
+    }
     // The site's issue times are read only for a model without a readable schedule: the list
     // holds every issue time since the site's history began (11,800 a site after a year), and
     // the outputs step of a nightly chain read it a second time after the forecasts step.
     const listed = models.some((model) => !cronFires(model.schedule?.value));
     const updates = listed ? await site.updates() : null;
     const window = planOutputWindow(env.now, mark, env.settings, env.backfill);
-    const pending = env.backfill ? [] : (env.pending.outputs.get(site.siteId) ?? []);
-    const items = withPending(
-      models.flatMap((model) =>
-        planModelOutputs(window, model.schedule?.value, updates ?? [], env.now, env.settings.horizon).map((read) => ({
-          modelId: model.id,
-          issue: read.issue,
-        })),
-      ),
-      pending.filter((item) => models.some((model) => model.id === item.modelId)),
+    const items = models.flatMap((model) =>
+      planModelOutputs(window, model.schedule?.value, updates ?? [], env.now, env.settings.horizon).map((planned) => ({
+        modelId: model.id,
+        issue: planned.issue,
+      })),
     );
-    const byId = new Map(models.map((model) => [model.id, model]));
-    const results = await readEach(items, env.requestsPerSite, env.signal, (item) =>
-      readVintage(env, byId.get(item.modelId) as ModelRef, item),
-    );
-    const settled = await settleReads(env, site.siteId, 'outputs', results, pending);
+    const { results, deferred } = env.backfill
+      ? { results: await readEach(items, env.requestsPerSite, env.signal, read), deferred: [] }
+      : await readNewest(items, env.requestsPerSite, env.signal, read);
+    const settled = await settleReads(env, site.siteId, 'outputs', results, pending, deferred);
     const skipped = updates ? skippedUpdates('outputs', updates) : [];
     return { ...settled, mark: window.mark, defaulted: [...skipped, ...settled.defaulted] };
   },
   load: (env, site, fetched) =>
-    loadVintages(env, site, 'outputs', fetched, (values, options) =>
+    loadVintages(env, 'outputs', fetched, (values, options) =>
       loadModelOutputs(env.warehouse, site.siteId, values.map(outputColumns), options),
     ),
 };

@@ -19,8 +19,8 @@ import { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import { REQUESTS_PER_SITE, type SeriesResource, type SyncRequest, selectSites, seriesSteps, siteTask } from './run.js';
 import { knownModels, readMarks } from './state.js';
-import type { SyncEnv } from './types.js';
-import { type PendingVintages, readPending } from './vintages.js';
+import { PASSES, type SyncEnv } from './types.js';
+import { deferLater, readPending } from './vintages.js';
 import type { SyncMark } from './windows.js';
 import { HOUR } from '../time.js';
 
@@ -83,8 +83,6 @@ const READS: Record<string, { item: PlanItem; empty: () => unknown }> = {
   getSiteActuals: { item: 'actuals', empty: () => ActualsSeries.parse({ valid_time: [], value: [] }) },
 };
 
-const NO_PENDING: PendingVintages = new Map();
-
 export async function planSync(req: PlanRequest): Promise<SyncPlan> {
   const requests = Object.fromEntries(PLAN_ITEMS.map((item) => [item, 0])) as Record<PlanItem, number>;
   let sent = 0;
@@ -119,8 +117,8 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
       log: req.log,
       // The vintages the next run reads again cost requests too.
       pending: {
-        forecasts: warehouse ? await readPending(warehouse, 'forecasts') : NO_PENDING,
-        outputs: warehouse ? await readPending(warehouse, 'outputs') : NO_PENDING,
+        forecasts: warehouse ? await readPending(warehouse, 'forecasts') : new Map(),
+        outputs: warehouse ? await readPending(warehouse, 'outputs') : new Map(),
       },
       vintageRetries: req.sync.vintage_retries,
       signal: new AbortController().signal,
@@ -131,7 +129,11 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
         limit(async () => {
           const task = siteTask(env, siteId);
           if (resources.includes('models')) await task.modelListing(known.get(siteId));
-          for (const step of steps) await step.sync.fetch(env, task, marks.get(step.state)?.get(siteId) ?? null);
+          for (const pass of PASSES)
+            for (const step of steps.filter((step) => pass === 'newest' || step.resource !== 'actuals')) {
+              const fetched = await step.sync.fetch(env, task, marks.get(step.state)?.get(siteId) ?? null, pass);
+              if (step.resource !== 'actuals') deferLater(env.pending[step.resource], siteId, fetched.vintages);
+            }
         }),
       ),
     );

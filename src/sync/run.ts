@@ -1,7 +1,9 @@
 // The sync of a run: list the sites; load the site list, then the models of many sites per
 // transaction (reference data: small, and a transaction per site cost more than its rows); then
 // stream the sites through p-limit, each site's series resources fetched at once and each loaded
-// with its sync state, group-committed across the sites in flight. Only the sites in flight hold
+// with its sync state, group-committed across the sites in flight, in two passes: every site's
+// actuals and newest vintages first, then the older vintages (a run cut short leaves every site
+// its latest data; docs/sync.md, "Vintages one by one"). Only the sites in flight hold
 // series data, so memory does not grow with the number of sites. A failing site and resource is
 // recorded and skipped; every other site still syncs. One malformed item (a listed site, a model,
 // a vintage) fails alone and is recorded with its field path; the documented variants the
@@ -38,13 +40,14 @@ import { forecastsSync } from './forecasts.js';
 import { fetchModels, type KnownModels } from './models.js';
 import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
-import { readPending } from './vintages.js';
+import { deferLater, readPending } from './vintages.js';
 import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
   syncStateOf,
   type Fetched,
   type ModelRef,
+  type Pass,
   type ResourceSync,
   type RowCounts,
   type SiteTask,
@@ -188,28 +191,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
   const limit = pLimit(req.sync.concurrency);
   if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], limit, tally);
-  req.progress.start(sites.length, 'sync');
-  const budget = new RowBudget(req.sync.rows_in_memory, steps.length);
-  await Promise.all(
-    sites.map((siteId) =>
-      limit(async () => {
-        const task = tasks.get(siteId)!;
-        tasks.delete(siteId); // what it holds goes with it once the site is done
-        const held = await budget.admit();
-        try {
-          if (req.signal.aborted) {
-            tally.stopped.add(siteId);
-            return;
-          }
-          await syncOneSite(req, env, task, steps, marks, tally, held);
-        } finally {
-          held.done();
-        }
-        req.progress.tick();
-      }),
-    ),
-  );
-  req.progress.stop();
+  const { firstPassMs, backlog } = await syncSeries(req, env, { sites, tasks, steps, marks, limit, tally, started });
   tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
   await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
@@ -220,7 +202,12 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const unfinished = tally.stopped.size;
   if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length, pace()) });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
-  const timing = { wallMs: Math.round(wallMs), fetchMs: Math.round(tally.fetchMs), loadMs: Math.round(tally.loadMs) };
+  const timing = {
+    wallMs: Math.round(wallMs),
+    firstPassMs: Math.round(firstPassMs),
+    fetchMs: Math.round(tally.fetchMs),
+    loadMs: Math.round(tally.loadMs),
+  };
   req.log.info(
     {
       status,
@@ -237,7 +224,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
     rows: tally.rows,
     failures: tally.failures,
     defaulted: tally.defaulted,
-    summary: summaryLines(sites.length, ordered, tally, wallMs, pace()),
+    summary: summaryLines(sites.length, ordered, tally, { wallMs, firstPassMs, backlog }, pace()),
   };
 }
 
@@ -371,7 +358,100 @@ async function loadModelBatch(
   }
 }
 
-/** One site's series resources, fetched at once, each loaded as soon as it is fetched; a failure of one is recorded and the others still run. */
+/**
+ * The series of every site in two passes: the first loads each site's actuals and newest vintages
+ * and defers the older ones, the second reads them (and the pending ones of earlier runs), so a
+ * run cut short leaves every site its latest data. Returns when the first pass ended (ms since
+ * `started`) and how many sites the second read.
+ */
+async function syncSeries(
+  req: SyncRequest,
+  env: SyncEnv,
+  run: {
+    sites: string[];
+    tasks: Map<string, SiteTask>;
+    steps: SeriesStep[];
+    marks: Marks;
+    limit: LimitFunction;
+    tally: Tally;
+    started: number;
+  },
+): Promise<{ firstPassMs: number; backlog: number }> {
+  const { sites, tasks, steps, marks, limit, tally } = run;
+  const hasPending = (siteId: string) => env.pending.forecasts.has(siteId) || env.pending.outputs.has(siteId);
+  req.progress.start(sites.length, 'sync');
+  await eachSite(
+    req,
+    sites,
+    limit,
+    new RowBudget(req.sync.rows_in_memory, steps.length),
+    tally,
+    async (siteId, held) => {
+      const task = tasks.get(siteId)!;
+      await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
+      // What a site holds goes with it once it is done; the second pass reads its models only.
+      if (hasPending(siteId)) task.release();
+      else tasks.delete(siteId);
+    },
+  );
+  req.progress.stop();
+  const firstPassMs = performance.now() - run.started;
+  // None in a backfill: it read its window in the first pass.
+  const older = steps.filter((step) => step.resource !== 'actuals');
+  const backlog = env.backfill || older.length === 0 ? [] : sites.filter(hasPending);
+  req.progress.start(backlog.length, 'older vintages');
+  await eachSite(
+    req,
+    backlog,
+    limit,
+    new RowBudget(req.sync.rows_in_memory, older.length),
+    tally,
+    async (siteId, held) => {
+      const task = tasks.get(siteId)!;
+      tasks.delete(siteId);
+      await syncOneSite(req, env, task, older, marks, tally, held, 'older');
+    },
+  );
+  req.progress.stop();
+  return { firstPassMs, backlog: backlog.length };
+}
+
+/**
+ * Runs `work` for each site through `limit`, a site admitted while its rows fit `budget`; once
+ * the run's signal is aborted the sites not started are counted as stopped.
+ */
+async function eachSite(
+  req: SyncRequest,
+  sites: readonly string[],
+  limit: LimitFunction,
+  budget: RowBudget,
+  tally: Tally,
+  work: (siteId: string, held: SiteRows) => Promise<void>,
+): Promise<void> {
+  await Promise.all(
+    sites.map((siteId) =>
+      limit(async () => {
+        const held = await budget.admit();
+        try {
+          if (req.signal.aborted) {
+            tally.stopped.add(siteId);
+            return;
+          }
+          await work(siteId, held);
+        } finally {
+          held.done();
+        }
+        req.progress.tick();
+      }),
+    ),
+  );
+}
+
+/**
+ * One site's series resources of one pass, fetched at once, each loaded as soon as it is fetched;
+ * a failure of one is recorded and the others still run. The vintages a load deferred join the
+ * site's pending ones, for the second pass.
+ */
 async function syncOneSite(
   req: SyncRequest,
   env: SyncEnv,
@@ -380,6 +460,7 @@ async function syncOneSite(
   marks: Marks,
   tally: Tally,
   held: SiteRows,
+  pass: Pass,
 ): Promise<void> {
   const siteRows: RowCounts = {};
   await Promise.all(
@@ -389,14 +470,15 @@ async function syncOneSite(
         if (req.signal.aborted) return;
         const fetchStart = performance.now();
         try {
-          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null);
+          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null, pass);
         } finally {
           held.fetched(fetched?.rows ?? 0);
         }
         tally.fetchMs += performance.now() - fetchStart;
         for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
-        if (fetched.rows === 0) {
+        const { deferred = [], stored = [] } = fetched.vintages ?? {};
+        if (fetched.rows === 0 && deferred.length === 0 && stored.length === 0) {
           if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, state, fetched.mark) });
           tally.succeeded += 1;
           return;
@@ -408,6 +490,7 @@ async function syncOneSite(
         const { sync_state: advanced = 0, ...data } = rows;
         tally.marksAdvanced += advanced;
         addRows(siteRows, data);
+        if (resource !== 'actuals') deferLater(env.pending[resource], task.siteId, fetched.vintages);
         tally.succeeded += 1;
       } catch (error) {
         failSite(
@@ -572,6 +655,9 @@ export function siteTask(env: SyncEnv, siteId: string): SiteTask {
     modelListing,
     models: refs,
     updates: () => (updates ??= env.client.getSiteForecastUpdates(siteId)),
+    release: () => {
+      updates = undefined;
+    },
   };
 }
 
@@ -591,9 +677,10 @@ function summaryLines(
   siteCount: number,
   resources: Resource[],
   tally: Tally,
-  wallMs: number,
+  time: { wallMs: number; firstPassMs: number; backlog: number },
   pacing: PacingStats,
 ): string[] {
+  const { wallMs, firstPassMs, backlog } = time;
   const failedSites = new Set(tally.failures.map((f) => f.siteId).filter(Boolean));
   const tables = Object.entries(tally.rows)
     .filter(([, n]) => n > 0)
@@ -607,6 +694,12 @@ function summaryLines(
       ? [`sync state advanced for ${tally.marksAdvanced} site resource(s)`]
       : []),
     `time: ${seconds(wallMs)}; summed over the sites in flight: fetching ${seconds(tally.fetchMs)}, loading ${seconds(tally.loadMs)} (with waits for the warehouse)`,
+    `requests: ${pacing.requests} sent to the service, ${(pacing.requests / Math.max(1, siteCount)).toFixed(1)} a site (every attempt, the listings included)`,
+    ...(backlog > 0
+      ? [
+          `newest first: every site's newest vintages and actuals in ${seconds(firstPassMs)}, then the older vintages of ${backlog} site(s)`,
+        ]
+      : []),
     ...quotaLines(pacing),
     ...(Object.keys(tally.defaulted).length > 0
       ? [

@@ -8,7 +8,7 @@ import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
-import { type PendingVintages, settleRead, type VintageReads, type VintageResource } from './vintages.js';
+import type { PendingVintages, VintageItem, VintageResource } from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
@@ -26,7 +26,10 @@ export interface SyncEnv {
   /** Requests of one resource of one site that may run at once. */
   requestsPerSite: number;
   log: Logger;
-  /** The vintages whose reads failed on earlier runs, read again in this one (src/sync/vintages.ts). */
+  /**
+   * The pending vintages per site (src/sync/vintages.ts): those whose reads failed or were left
+   * by an earlier run, and those this run's first pass deferred, read by its backfill pass.
+   */
   pending: Record<VintageResource, PendingVintages>;
   /** Reads of a failed vintage after its first before it is given up (config sync.vintage_retries). */
   vintageRetries: number;
@@ -46,7 +49,17 @@ export interface SiteTask {
   models(): Promise<ModelRef[]>;
   /** The issue times of the site's forecast (Get Site Forecast Updates), read once per run and shared by forecasts and outputs. */
   updates(): Promise<ForecastUpdateList>;
+  /** Drops the issue times read once the first pass is done: the second reads the models only. */
+  release(): void;
 }
+
+/**
+ * The two passes of a run (docs/sync.md, "Vintages one by one"): `newest` brings every site's
+ * actuals and the newest vintage of its forecast and of each model, `older` the vintages the first
+ * pass deferred and the pending ones. A run cut short at any point leaves every site its latest data.
+ */
+export const PASSES = ['newest', 'older'] as const;
+export type Pass = (typeof PASSES)[number];
 
 /** What a fetch read, and the sync state to record with it (null: leave it, as a backfill does). */
 export interface Fetched<T> {
@@ -62,11 +75,17 @@ export interface Fetched<T> {
   rejected?: Failure[];
   /** Documented variants filled in, as `resource.field`, once per item read. */
   defaulted?: string[];
+  /**
+   * Vintage resources: the items deferred to the backfill pass and the pending items read, both
+   * recorded in vintage_reads by the load, in its transaction (a load of no rows when nothing else).
+   */
+  vintages?: { deferred: VintageItem[]; stored: VintageItem[] };
 }
 
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */
 export interface ResourceSync<T> {
-  fetch(env: SyncEnv, site: SiteTask, mark: SyncMark | null): Promise<Fetched<T>>;
+  /** Actuals have one read and take no part in the `older` pass. */
+  fetch(env: SyncEnv, site: SiteTask, mark: SyncMark | null, pass: Pass): Promise<Fetched<T>>;
   load(env: SyncEnv, site: SiteTask, fetched: Fetched<T>): Promise<RowCounts>;
 }
 
@@ -82,19 +101,25 @@ export function loadOptions(env: SyncEnv, resource: string, mark: SyncMark | nul
 
 /**
  * A vintage resource's load: the site's vintages read this run, stored by `load` with the
- * resource's load options, then the pending reads they settle forgotten (settleRead).
+ * resource's sync state, the vintages deferred to the backfill pass recorded as pending and the
+ * pending ones read forgotten, all in one transaction: the sync state never moves past a vintage
+ * neither stored nor pending.
  */
-export async function loadVintages<T>(
+export function loadVintages<T>(
   env: SyncEnv,
-  site: SiteTask,
   resource: VintageResource,
-  fetched: Fetched<VintageReads<T>>,
+  fetched: Fetched<T[]>,
   load: (values: T[], options: LoadOptions) => Promise<RowCounts>,
 ): Promise<RowCounts> {
-  const rows = await load(fetched.data.values, loadOptions(env, resource, fetched.mark));
-  await settleRead(env.warehouse, site.siteId, resource, fetched.data.settled);
-  return rows;
+  const { deferred = [], stored = [] } = fetched.vintages ?? {};
+  return load(fetched.data, {
+    ...loadOptions(env, resource, fetched.mark),
+    vintageReads: { resource, deferred, stored, reason: DEFERRED, runId: env.runId },
+  });
 }
+
+/** Why a deferred vintage is pending, as `efsync status` shows it. */
+const DEFERRED = 'not read yet: older than the newest, read after every site has its newest';
 
 /** The sync state of `resource` (a sync_state key) to record for `mark`. */
 export function syncStateOf(env: SyncEnv, resource: string, mark: SyncMark): SyncStateUpdate {

@@ -1,5 +1,7 @@
 // Vintages one by one (docs/sync.md, "Vintages one by one"): each site forecast as_of and each
-// model-output vintage is an item of its own. Items are read newest first; one that still fails
+// model-output vintage is an item of its own. A run reads every site's newest items first, then
+// the older ones (deferred: kept pending in vintage_reads, with no attempt counted, until read),
+// each site's newest first; one that still fails
 // after the client's retries (an answer the service keeps refusing, a malformed one, a vintage
 // other than the one asked for) is recorded with its issue time and kept in vintage_reads
 // (018_vintage_reads.sql) as pending, read again on the next nights up to sync.vintage_retries
@@ -27,8 +29,8 @@ export interface PendingVintage extends VintageItem {
   attempts: number;
 }
 
-/** The pending vintages of a resource, per site. */
-export type PendingVintages = ReadonlyMap<string, readonly PendingVintage[]>;
+/** The pending vintages of a resource, per site; a run adds those its first pass defers. */
+export type PendingVintages = Map<string, PendingVintage[]>;
 
 /** An answer that is not the vintage asked for: a failure of that item, never stored under the wrong key. */
 export class WrongVintage extends Error {}
@@ -106,10 +108,48 @@ function failsAlone(error: unknown): boolean {
   );
 }
 
-/** Items merged with the pending ones of the site (each once; a pending item keeps its attempts). */
-export function withPending(items: readonly VintageItem[], pending: readonly PendingVintage[] = []): VintageItem[] {
-  const keys = new Set(items.map(itemKey));
-  return [...items, ...pending.filter((item) => !keys.has(itemKey(item)))];
+/**
+ * Keeps `pending` (the run's, per site) as vintage_reads is once a site's load has recorded its
+ * vintages: the deferred ones join with no attempt counted, the stored ones leave, each once.
+ */
+export function deferLater(
+  pending: PendingVintages,
+  siteId: string,
+  vintages: { deferred: readonly VintageItem[]; stored: readonly VintageItem[] } | undefined,
+): void {
+  if (!vintages) return;
+  const gone = new Set(vintages.stored.map(itemKey));
+  const kept = (pending.get(siteId) ?? []).filter((item) => !gone.has(itemKey(item)));
+  const keys = new Set(kept.map(itemKey));
+  const items = [
+    ...kept,
+    ...vintages.deferred.filter((item) => !keys.has(itemKey(item))).map((item) => ({ ...item, attempts: 0 })),
+  ];
+  if (items.length > 0) pending.set(siteId, items);
+  else pending.delete(siteId);
+}
+
+/**
+ * The first pass of a site's resource: of each model (the site forecast: one), its newest item,
+ * and the one before when the newest is not published yet (awaited), so that a run cut short
+ * leaves the newest vintage published; every other item is deferred to the backfill pass.
+ */
+export async function readNewest<T>(
+  items: readonly VintageItem[],
+  concurrency: number,
+  signal: AbortSignal,
+  read: (item: VintageItem) => Promise<ItemResult<T>>,
+): Promise<{ results: ItemResult<T>[]; deferred: VintageItem[] }> {
+  const byModel = new Map<string, VintageItem[]>();
+  for (const item of [...items].sort((a, b) => b.issue - a.issue))
+    byModel.set(item.modelId, [...(byModel.get(item.modelId) ?? []), item]);
+  const newest = [...byModel.values()].map((model) => model[0]);
+  const results = await readEach(newest, concurrency, signal, read);
+  const unpublished = results.filter((result) => !signal.aborted && ('awaited' in result || 'skipped' in result));
+  const before = unpublished.flatMap((result) => byModel.get(result.item.modelId)?.slice(1, 2) ?? []);
+  results.push(...(await readEach(before, concurrency, signal, read)));
+  const taken = new Set(results.map((result) => itemKey(result.item)));
+  return { results, deferred: items.filter((item) => !taken.has(itemKey(item))) };
 }
 
 function itemKey(item: VintageItem): string {
@@ -120,7 +160,7 @@ function itemKey(item: VintageItem): string {
 interface Settlement {
   /** The failures of this run, as run_failures rows. */
   failures: Failure[];
-  /** Pending items read successfully: deleted from vintage_reads once their data is stored (settleRead). */
+  /** Pending items read successfully: deleted from vintage_reads by the load that stores them. */
   read: VintageItem[];
 }
 
@@ -133,48 +173,44 @@ export interface SettleContext {
   vintageRetries: number;
 }
 
-/** The vintages a site's fetch read, to load, and the pending items among them to forget once they are stored. */
-export interface VintageReads<T> {
-  values: T[];
-  settled: VintageItem[];
-}
-
 /** A site's vintage reads settled, in the fields of the fetch's answer (sync/types.ts Fetched). */
 export interface SettledReads<T> {
-  data: VintageReads<T>;
-  /** Rows of the vintages read (0: nothing to load). */
+  data: T[];
+  /** Rows of the vintages read. */
   rows: number;
   /** The run's failure rows (recordFailed). */
   rejected: Failure[];
   /** Documented variants filled in, as `resource.field`, once per vintage read. */
   defaulted: string[];
+  /** For the load to record (types.ts loadVintages): the items deferred, and the pending ones read. */
+  vintages: { deferred: VintageItem[]; stored: VintageItem[] };
 }
 
 /**
  * Settles a site's reads of `resource`: records the failed and awaited items (recordFailed) and
  * keeps the vintages read (a null value: a model that has produced nothing yet, nothing to
- * store). With no rows no load follows (sync/run.ts), so the pending items read are forgotten now;
- * otherwise the load forgets them once their rows are stored (settleRead).
+ * store). The load forgets the pending items read and records the deferred ones, in its
+ * transaction.
  */
 export async function settleReads<T extends { valid_time: readonly number[]; defaulted: readonly string[] }>(
   ctx: SettleContext,
   siteId: string,
   resource: VintageResource,
   results: readonly ItemResult<T | null>[],
-  pending: readonly PendingVintage[] = [],
+  pending: readonly PendingVintage[],
+  deferred: VintageItem[],
 ): Promise<SettledReads<T>> {
   const settlement = await recordFailed(ctx, siteId, resource, results, pending);
   const values = results.flatMap((result) => ('value' in result && result.value ? [result.value] : []));
-  const rows = values.reduce((sum, value) => sum + value.valid_time.length, 0);
-  if (rows === 0) await settleRead(ctx.warehouse, siteId, resource, settlement.read);
   return {
-    data: { values, settled: rows === 0 ? [] : settlement.read },
-    rows,
+    data: values,
+    rows: values.reduce((sum, value) => sum + value.valid_time.length, 0),
     rejected: settlement.failures,
     defaulted: values.flatMap((value) => [
       ...value.defaulted.map((field) => `${resource}.${field}`),
       ...repeatedTimes(resource, value.valid_time),
     ]),
+    vintages: { deferred, stored: settlement.read },
   };
 }
 
@@ -200,7 +236,8 @@ async function recordFailed<T>(
       continue;
     }
     if ('skipped' in result) {
-      await saveAttempt(ctx, siteId, resource, result.item, attempts.get(key) ?? 0, false, result.skipped);
+      // A pending item is recorded already, with its attempts: a stopped backfill writes nothing.
+      if (!attempts.has(key)) await saveAttempt(ctx, siteId, resource, result.item, 0, false, result.skipped);
       continue;
     }
     const attempt = (attempts.get(key) ?? 0) + 1;
@@ -241,19 +278,4 @@ async function saveAttempt(
        run_id = excluded.run_id`,
     [siteId, resource, item.modelId, item.issue, givenUp ? 'given_up' : 'pending', attempt, reason, ctx.now, ctx.runId],
   );
-}
-
-/** Forgets the pending items read successfully, once their data is stored. */
-export async function settleRead(
-  warehouse: Warehouse,
-  siteId: string,
-  resource: VintageResource,
-  read: readonly VintageItem[],
-): Promise<void> {
-  for (const item of read) {
-    await warehouse.run(
-      `DELETE FROM vintage_reads WHERE site_id = $1 AND resource = $2 AND model_id = $3 AND issue = ${instant('$4')}`,
-      [siteId, resource, item.modelId, item.issue],
-    );
-  }
 }

@@ -158,11 +158,26 @@ function fireRead(fire: number, next: number | null, now: number, horizon: numbe
   return { issue: fire, fire, asOf, start: fire, end: asOf + horizon };
 }
 
-/** The first fire of `schedule` (UTC) after `fire`, or null when there is none within a week. */
+/**
+ * The first fire of `schedule` (UTC) after `fire`, or null when there is none within a week.
+ * Memoised per schedule and fire: every output read asks it, the sites' models share a few
+ * schedules and so the same fires, and parsing the cron once a read was 43 s (9% of the main
+ * thread) of a 1,000-site first sync (docs/benchmarks.md, session 20).
+ */
 function nextFire(schedule: string, fire: number): number | null {
+  const key = `${schedule}@${fire}`;
+  const known = nextFires.get(key);
+  if (known !== undefined) return known;
   const cron = CronExpressionParser.parse(schedule, { currentDate: fire, endDate: fire + WEEK, tz: 'UTC' });
-  return cron.hasNext() ? cron.next().getTime() : null;
+  const next = cron.hasNext() ? cron.next().getTime() : null;
+  if (nextFires.size >= NEXT_FIRES_SIZE) nextFires.clear();
+  nextFires.set(key, next);
+  return next;
 }
+
+/** The next fire per `schedule@fire`; bounded (a year of hourly fires of a few schedules fits). */
+const nextFires = new Map<string, number | null>();
+const NEXT_FIRES_SIZE = 65_536;
 
 const WEEK = 7 * DAY;
 

@@ -10,6 +10,7 @@ import { type LoadOptions, SERIES, type Series, type SeriesKind } from './series
 import { purgeBufferPool } from './settings.js';
 import { stage, type StageBlock, type Staged } from './staging.js';
 import { stateKey, writeSyncStates } from './sync-state.js';
+import { writeVintageReads } from './vintage-reads.js';
 import { isOutOfMemory } from './duckdb.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -137,7 +138,8 @@ class LoadQueue {
 
   /**
    * Stages the batch, each kind into its own (fresh) staging table, and merges every kind with
-   * every load's sync state in ONE transaction: one COMMIT and one sync_state write per batch.
+   * every load's sync state and vintage bookkeeping in ONE transaction: one COMMIT, one sync_state
+   * write and at most two vintage_reads statements per batch.
    */
   private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
     const { warehouse } = this;
@@ -168,6 +170,13 @@ class LoadQueue {
           const { syncState, now = Date.now() } = job.options;
           return syncState ? [{ job, siteId: job.siteId, state: syncState, now }] : [];
         });
+        await writeVintageReads(
+          warehouse,
+          batch.flatMap((job) => {
+            const { vintageReads, now = Date.now() } = job.options;
+            return vintageReads ? [{ siteId: job.siteId, reads: vintageReads, now }] : [];
+          }),
+        );
         const advanced = await writeSyncStates(warehouse, marked);
         for (const { job, siteId, state } of marked) {
           if (advanced.has(stateKey(siteId, state.resource))) addRows(results.get(job)!, { sync_state: 1 });

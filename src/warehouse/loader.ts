@@ -12,6 +12,7 @@
  *   staging.ts       a batch's blocks into the TEMP staging tables (data chunks)
  *   series.ts        each series' merge of what is staged (the SQL: merge.ts)
  *   sync-state.ts    sync_state, with the data or on its own
+ *   vintage-reads.ts vintage_reads rows a load defers or settles, with the data
  *   reference.ts     sites, models and their satellite tables
  *
  * API (instants are epoch ms UTC; columns are parallel arrays of equal length):
@@ -51,6 +52,8 @@
  *
  * options: { now?: number (default Date.now(); stamps synced_at, first_seen_at, replaced_at, ...),
  *            syncState?: SyncStateUpdate (written in the same transaction as the data),
+ *            vintageReads?: VintageBookkeeping (vintages kept pending and pending ones forgotten,
+ *              in the same transaction; forecasts and outputs),
  *            quality?: QualitySettings (actuals: their flags computed in the same transaction) }
  * SyncStateUpdate: { resource: 'forecasts' | 'outputs' | 'actuals' | string, syncedTo: number,
  *            lastAsOf?: number | null, runId: string, digest?: string | null }. synced_to and

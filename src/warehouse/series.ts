@@ -19,6 +19,7 @@ import { nonZero, type RowsWritten } from './rows.js';
 import { sqlList } from './sql.js';
 import type { Staged, StagingTables } from './staging.js';
 import type { SyncStateUpdate } from './sync-state.js';
+import type { VintageBookkeeping } from './vintage-reads.js';
 import type { Warehouse } from './warehouse.js';
 
 export interface LoadOptions {
@@ -26,6 +27,8 @@ export interface LoadOptions {
   now?: number;
   /** Written in the same transaction as the data. */
   syncState?: SyncStateUpdate;
+  /** The vintages this load defers and the pending ones it stores (vintage-reads.ts), in the same transaction. */
+  vintageReads?: VintageBookkeeping;
   /** Thresholds of the data-quality flags, to compute those of a load of (power) actuals in its transaction; without, they stay pending (flags.ts, flagPending). */
   quality?: QualitySettings;
 }
