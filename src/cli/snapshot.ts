@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { Outcome } from '../outcome.js';
 import { command, UsageError } from './boundary.js';
 import { runClock } from './clock.js';
-import { CONFIG_OPTION, type CommonFlags, configWithDb, DB_OPTION, instantFlag } from './runner.js';
+import { CONFIG_OPTION, type CommonFlags, configWithDb, DB_OPTION, MEMORY_OPTION, instantFlag } from './runner.js';
 
 interface SnapshotFlags extends CommonFlags {
   out: string;
@@ -21,6 +21,7 @@ export function registerSnapshotCommands(program: Command): void {
     .option('--from <instant>', 'only valid times from this instant on, in the series tables (ISO 8601)')
     .option('--to <instant>', 'only valid times before this instant, in the series tables (ISO 8601)')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[], SnapshotFlags>(snapshotCommand));
 }
