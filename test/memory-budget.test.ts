@@ -10,6 +10,8 @@ import { heapMbFor } from '../src/cli/heap.js';
 import { Config, loadConfig, sizesOf } from '../src/config.js';
 import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget } from '../src/resources/budget.js';
 import { sizesFor } from '../src/resources/sizes.js';
+import { runJob } from '../src/runner/run.js';
+import { quietLog, testJob } from './fixtures/runner-setup.js';
 import { tempDir } from './sync-support.js';
 
 /** A cgroup folder as the kernel shows it: v2's memory.max, or v1's memory/memory.limit_in_bytes. */
@@ -124,5 +126,20 @@ describe('the sizes a budget sets', () => {
     expect(heapMbFor(['run', 'nightly', '--config', file], NO_CGROUP)).toBe(384);
     expect(heapMbFor(['run', 'nightly', `--config=${file}`, '--memory', '150MB'], NO_CGROUP)).toBe(96);
     expect(heapMbFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
+  });
+});
+
+describe('a run under a budget', () => {
+  it("opens its warehouse with the budget's DuckDB limit and row bounds, which every piece of work reads", async () => {
+    const seen: unknown[] = [];
+    const look = testJob('look', async (ctx) => {
+      seen.push(ctx.warehouse.rows, ctx.warehouse.memoryLimit);
+      return { status: 'ok', rows: {}, failures: [] };
+    });
+    const file = configFile(`resources:\n  memory: 600MB\nwarehouse:\n  path: ${join(tempDir(), 'w.duckdb')}\n`);
+    const result = await runJob(look, { config: loadConfig(file, NO_CGROUP), log: quietLog });
+    expect(result.status).toBe('ok');
+    const sizes = sizesFor({ bytes: 600e6, source: 'resources.memory' });
+    expect(seen).toEqual([sizes.rows, '128MB']);
   });
 });

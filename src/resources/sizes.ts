@@ -4,26 +4,35 @@
 // so that the same work takes the same share of any budget; docs/warehouse.md, "Memory budget".
 import { type Budget, DEFAULT_BUDGET } from './budget.js';
 
-/** The bounds, in rows, of the pieces that DuckDB's memory limits must hold. */
+/**
+ * The bounds, in rows, of the pieces of work that DuckDB's memory limits must hold: each keeps
+ * its piece's hash tables, sorts and delete versions within its step's limit (the measurements
+ * behind each: docs/decisions/memory-budget.md).
+ */
 export interface RowSizes {
-  /** Series rows a sync's sites in flight hold before they commit (sync.rows_in_memory). */
+  /** Series rows a sync's sites in flight hold fetched and not yet committed (sync.rows_in_memory). */
   syncInMemory: number;
   /** Forecast points accuracy aligns at a time (accuracy.batch_points). */
   accuracyBatchPoints: number;
   /** Rows a batch of the sync's loads merges at once (src/warehouse/commit-queue.ts). */
   commitBatch: number;
-  /** Values one statement of the data-quality flags reads (src/warehouse/flags.ts). */
+  /** Values one statement of the data-quality flags reads: its windows hold them all (src/warehouse/flags.ts). */
   flagValues: number;
-  /** The cold store's copy, delete and sort pieces and its checkpoints (src/warehouse/cold.ts). */
+  /** Rows a move to the cold store copies into one TEMP table and commits together (src/warehouse/cold.ts). */
   coldMoveChunk: number;
+  /** Hot rows of the consecutive sites one delete of a move takes. */
   coldDeleteSlice: number;
+  /** Rows of a day one sort of a cold file takes; a day with more is sorted a slice of sites at a time. */
   coldSortSlice: number;
+  /** Rows a move's deletes touch between checkpoints: until one, DuckDB holds a version of each touched vector. */
   coldCheckpointAfter: number;
+  /** Touched rows a move leaves held before it writes its next files (whose sort needs the pool). */
   coldCheckpointBeforeWrite: number;
-  /** Retention's slice of a day and its checkpoints (src/retention/apply.ts). */
+  /** Rows of a day retention removes in one transaction, whole sites (src/retention/apply.ts). */
   retentionSlice: number;
+  /** Rows retention removes between checkpoints: until one, DuckDB holds the version of every deleted row. */
   retentionCheckpointAfter: number;
-  /** Histogram rows accuracy sums in one statement (src/accuracy/compute/stats-store.ts). */
+  /** Histogram rows accuracy sums in one statement's hash table (src/accuracy/compute/stats-store.ts). */
   sumPerPartition: number;
 }
 

@@ -147,6 +147,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         hotWindowMs: opts.config.warehouse.hot_window,
         coldGraceMs: opts.config.warehouse.cold_grace,
         memoryLimit: opts.config.warehouse.memory_limit,
+        rows: sizesOf(opts.config).rows,
         now,
         holder: { job: job.name, runId },
         onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
@@ -297,6 +298,7 @@ export async function recordSkippedRuns(
       path: config.warehouse.path,
       lockWaitMs: 0,
       memoryLimit: config.warehouse.memory_limit,
+      rows: sizesOf(config).rows,
       holder: { job: 'schedule', runId: newRunId(now()) },
     });
   } catch (error) {
