@@ -2,7 +2,9 @@
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
 // scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]`
 // instead the history bench (bench/history.ts): nightly runs on a warehouse D days deep, and on
-// one of the baseline depth. `--keep` leaves the work dir. Prints figures; asserts no timings.
+// one of the baseline depth. `--keep` leaves the work dir. `--memory SIZE` runs every efsync
+// process under that memory budget (EFSYNC_MEMORY; docs/warehouse.md, "Memory budget").
+// Prints figures; asserts no timings.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,8 +32,11 @@ const { values: args } = parseArgs({
     nights: { type: 'string', default: '7' },
     'baseline-days': { type: 'string', default: '7' },
     keep: { type: 'boolean', default: false },
+    memory: { type: 'string' },
   },
 });
+// the processes the bench starts inherit it, as a deployment's environment would give it
+if (args.memory !== undefined) process.env.EFSYNC_MEMORY = args.memory;
 const SITES = Number(args.sites);
 const API_KEY = 'bench-key';
 /**
