@@ -2,7 +2,7 @@
 // cgroup's limit, 300MB), strict sizes with errors naming the flag, variable or file and line,
 // and the sizes it splits into: today's at 300MB, in proportion elsewhere, a size set in the
 // config winning over its share. A night run under a budget: memory-budget.deep.test.ts.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +58,17 @@ describe('cgroupLimit', () => {
     expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(1, '9223372036854771712') })).toBeNull();
     expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(2, String(totalmem())) })).toBeNull();
     expect(cgroupLimit(NO_CGROUP)).toBeNull();
+  });
+
+  it("takes the least of the process's own cgroup's limit and its ancestors' (/proc/self/cgroup names its path)", () => {
+    const own = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((line) => line.split(':')[1]?.split(',').includes('memory'));
+    const path = own?.split(':').slice(2).join(':') || '/';
+    const root = cgroup(1, '600000000');
+    mkdirSync(join(root, 'memory', path), { recursive: true });
+    writeFileSync(join(root, 'memory', path, 'memory.limit_in_bytes'), '400000000\n');
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: root })).toBe(400e6);
   });
 });
 

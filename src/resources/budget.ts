@@ -47,20 +47,39 @@ export function parseSize(text: string): number {
 }
 
 /**
- * The memory limit of the cgroup this process runs in (v2's memory.max, else v1's
- * memory/memory.limit_in_bytes, under EFSYNC_CGROUP_ROOT, which only tests set, else
- * /sys/fs/cgroup), or null: no file, `max`, or a limit at or above the machine's memory (v1
- * writes ~2^63 for none), which binds nothing.
+ * The memory limit of the cgroup this process runs in, the least of its own and its ancestors'
+ * (as the kernel enforces each): v2's memory.max and v1's memory/memory.limit_in_bytes along the
+ * paths /proc/self/cgroup names, under EFSYNC_CGROUP_ROOT (which only tests set) or
+ * /sys/fs/cgroup. Null when none binds: no file, `max`, or a limit at or above the machine's
+ * memory (v1 writes ~2^63 for none).
  */
 export function cgroupLimit(env: NodeJS.ProcessEnv = process.env): number | null {
   const root = env.EFSYNC_CGROUP_ROOT || '/sys/fs/cgroup';
-  for (const file of [join(root, 'memory.max'), join(root, 'memory', 'memory.limit_in_bytes')]) {
-    const text = readOrNull(file);
-    if (text === null) continue;
-    const bytes = Number(text);
-    return Number.isFinite(bytes) && bytes > 0 && bytes < totalmem() ? bytes : null;
-  }
-  return null;
+  const own = ownCgroups();
+  const files = [
+    ...ancestors(own.v2).map((path) => join(root, path, 'memory.max')),
+    ...ancestors(own.v1).map((path) => join(root, 'memory', path, 'memory.limit_in_bytes')),
+  ];
+  const limits = files
+    .map((file) => Number(readOrNull(file) ?? Number.NaN))
+    .filter((bytes) => Number.isFinite(bytes) && bytes > 0 && bytes < totalmem());
+  return limits.length === 0 ? null : Math.min(...limits);
+}
+
+/** This process's cgroup paths, v2's (`0::/path`) and v1's memory controller's (`N:memory:/path`); `/` when not named. */
+function ownCgroups(): { v2: string; v1: string } {
+  const lines = (readOrNull('/proc/self/cgroup') ?? '').split('\n');
+  const pathOf = (match: (line: string) => boolean) => lines.find(match)?.split(':').slice(2).join(':') || '/';
+  return {
+    v2: pathOf((line) => line.startsWith('0::')),
+    v1: pathOf((line) => line.split(':')[1]?.split(',').includes('memory') ?? false),
+  };
+}
+
+/** `/a/b` and every folder above it: `/a/b`, `/a`, `/`. */
+function ancestors(path: string): string[] {
+  const parts = path.split('/').filter(Boolean);
+  return parts.map((_, i) => `/${parts.slice(0, parts.length - i).join('/')}`).concat('/');
 }
 
 function readOrNull(file: string): string | null {
