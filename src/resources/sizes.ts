@@ -85,9 +85,18 @@ export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default'
 /** The sizes in one line, for `efsync status` and the log line a run starts with. */
 export function describeSizes(sizes: Sizes): string {
   const { budget, heapMb, duckdb, rows } = sizes;
+  const cap = heapCapOfThisProcess();
   return (
-    `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): V8 heap ${heapMb}MiB; ` +
+    `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
+    `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}); ` +
     `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`
   );
+}
+
+/** The --max-old-space-size this process started with (bin/efsync.js's restart, or given), or null. */
+function heapCapOfThisProcess(): number | null {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const given = flags.findLast((flag) => flag.startsWith('--max-old-space-size='));
+  return given === undefined ? null : Number(given.slice('--max-old-space-size='.length));
 }
