@@ -1,6 +1,6 @@
 // A real night (the embedded emulator's demo sites, two days deep) under a memory budget given
 // by --memory, and under one read from a cgroup's limit (EFSYNC_CGROUP_ROOT, a folder shaped as
-// /sys/fs/cgroup): each exits 0, its first log line says the sizes it took, and `efsync status`
+// /sys/fs/cgroup): each exits 0, the log line after `run started` says the sizes it took, and `efsync status`
 // shows the same. The budget's sources and arithmetic: memory-budget.test.ts.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ async function night(args: string[], env: Record<string, string>) {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
-    .find((entry) => String(entry.msg).startsWith('run started'));
+    .find((entry) => String(entry.msg).startsWith('memory budget'));
   return { stdout: ran.stdout, started, status: JSON.parse(status.stdout) };
 }
 

@@ -12,7 +12,7 @@ export const DEFAULT_BUDGET = 300_000_000;
 /** Below this the process itself (Node, DuckDB's library, one site's rows) does not fit. */
 export const SMALLEST_BUDGET = 128_000_000;
 
-/** Where the budget came from, as `efsync status` and the run's first log line say it. */
+/** Where the budget came from, as `efsync status` and a run's log say it. */
 export type BudgetSource = '--memory' | 'EFSYNC_MEMORY' | 'resources.memory' | 'cgroup' | 'default';
 
 export interface Budget {

@@ -82,7 +82,7 @@ export function sizesFor(budget: Budget): Sizes {
 /** The sizes at the default budget: what a warehouse opened with no budget of its own uses. */
 export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' });
 
-/** The sizes in one line, for `efsync status` and the log line a run starts with. */
+/** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
 export function describeSizes(sizes: Sizes): string {
   const { budget, heapMb, duckdb, rows } = sizes;
   const cap = heapCapOfThisProcess();

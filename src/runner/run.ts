@@ -192,8 +192,9 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       errorSummary: null,
       ...THIS_PROCESS,
     });
+    log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
     const memory = sizesOf(opts.config);
-    log.info({ trigger, scheduledFor: opts.scheduledFor, attempt, memory }, `run started; ${describeSizes(memory)}`);
+    log.info({ memory }, describeSizes(memory));
     // Stopped hard (a second signal): the statement in flight is interrupted (a long accuracy
     // pass or merge would otherwise hold the exit for minutes) and its site rolls back; the
     // ledger says so at once, on a connection of its own, and the next run publishes it. The
