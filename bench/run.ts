@@ -2,7 +2,9 @@
 // beside the two raw limits on the same data (fetch-and-parse; data-chunk append), and accuracy
 // scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]
 // [--build monthly|first-sync]` instead the history bench (bench/history.ts): nightly runs on a
-// warehouse D days deep (built a month a night, or in one first sync), and on one of the baseline depth. `--keep` leaves the work dir. Prints figures; asserts no timings.
+// warehouse D days deep (built a month a night, or in one first sync), and on one of the baseline
+// depth. `--keep` leaves the work dir. `--memory SIZE` runs every efsync process under that memory
+// budget (EFSYNC_MEMORY; docs/warehouse.md, "Memory budget"). Prints figures; asserts no timings.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,18 +34,22 @@ const { values: args } = parseArgs({
     build: { type: 'string', default: 'monthly' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
+    memory: { type: 'string' },
   },
 });
 if (args.help) {
-  console.log(`npm run bench -- [--sites N] [--days D] [--json] [--skip-accuracy] [--pairs N] [--shards N] [--keep]
+  console.log(`npm run bench -- [--sites N] [--days D] [--json] [--skip-accuracy] [--pairs N] [--shards N] [--keep] [--memory SIZE]
   the first sync of N sites (default 1000) against the emulator in its own process, its first pass
   (every site's newest vintages and actuals), the requests it sent a site a night of history and
   what efsync sync --plan said beforehand, a sync with nothing new, a publish, the raw limits
   (fetch-and-parse, data-chunk append) and their ratio, then accuracy (unless --skip-accuracy)
-npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7]
-  nightly runs on a warehouse D days deep against one of the baseline depth (bench/history.ts)`);
+npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7] [--build monthly|first-sync] [--memory SIZE]
+  nightly runs on a warehouse D days deep against one of the baseline depth (bench/history.ts),
+  built a month a night or in one first sync; --memory runs every efsync process under that budget`);
   process.exit(0);
 }
+// the processes the bench starts inherit it, as a deployment's environment would give it
+if (args.memory !== undefined) process.env.EFSYNC_MEMORY = args.memory;
 const SITES = Number(args.sites);
 const API_KEY = 'bench-key';
 /**

@@ -33,22 +33,39 @@ process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:50,muzzy_decay_ms:0';
 // on every Node (it cost ~0.7 s of major collections in a 100-site sync: 0.8 s against 0.1 s).
 setFlagsFromString('--heap-growing-percent=20');
 // A hard cap is a start-up flag, so where Node can (22.15 and later: process.execve) the process
-// restarts itself once with it, keeping its pid (signals and supervisors see one process), with
+// restarts itself once with it, keeping its pid (signals and supervisors see one process): the
+// memory budget's share of it (--memory, EFSYNC_MEMORY, resources.memory, the cgroup's limit, or
+// 300 MB: dist/src/cli/heap.js, docs/warehouse.md "Memory budget"; 192 MB at 300 MB), with
 // the young generation held to two 8 MB semi-spaces (Node 26 let it reach 64 MB: a 40-site sync
 // peaked at 365 MB, 313 MB with this, for ~0.2 s more of minor collections), and with glibc's
 // malloc held to two arenas (MALLOC_ARENA_MAX, read only at start; unless set
 // already) rather than one per thread that allocates. Node 20 cannot restart in place, and a
 // child process would add its own ~40 MB: there the cap is the live data and the growth above,
 // and the young generation is held to 8 MB semi-spaces in process (holdYoungGeneration); start
-// node with --max-old-space-size for a hard cap too. EFSYNC_HEAP_MB=0, or the flag already
-// given, leaves the cap, the young generation and the arenas as they are.
-const heapMb = Number(process.env.EFSYNC_HEAP_MB ?? 192);
-if (!Number.isInteger(heapMb) || heapMb < 0) {
-  process.stderr.write(`EFSYNC_HEAP_MB: a whole number of MB (0: no bound), not "${process.env.EFSYNC_HEAP_MB}"\n`);
+// node with --max-old-space-size for a hard cap too. --max-old-space-size already given leaves
+// the cap, the young generation and the arenas as they are.
+const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+const given = (name) => flags.some((flag) => flag.startsWith(name));
+const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
+if (!existsSync(cli)) {
+  process.stderr.write('efsync is not built (no dist/src/cli/main.js): run npm ci, or npm run build\n');
   process.exit(2);
 }
-const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (heapMb > 0 && !flags.some((flag) => flag.startsWith('--max-old-space-size')) && process.execve) {
+if (!given('--max-old-space-size') && process.execve) {
+  // The old process's libuv pool, started by this import, ends with it: the restart starts afresh.
+  import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).href)
+    .then(({ heapMbFor }) => heapMbFor(process.argv.slice(2), process.env))
+    .then((heapMb) => (heapMb === null ? start() : restart(heapMb)));
+} else start();
+
+/** The command, in this process, its young generation held unless a flag sizes it. */
+function start() {
+  if (!given('--max-semi-space-size')) holdYoungGeneration(8);
+  import(pathToFileURL(cli).href);
+}
+
+/** The process again, in its own pid, with the heap capped at `heapMb` MiB. */
+function restart(heapMb) {
   process.execve(
     process.execPath,
     [
@@ -60,8 +77,6 @@ if (heapMb > 0 && !flags.some((flag) => flag.startsWith('--max-old-space-size'))
     ],
     { MALLOC_ARENA_MAX: '2', ...process.env },
   );
-} else if (heapMb > 0 && !flags.some((flag) => flag.startsWith('--max-semi-space-size'))) {
-  holdYoungGeneration(8);
 }
 
 /**
@@ -82,10 +97,3 @@ function holdYoungGeneration(semiMb) {
   });
   observer.observe({ entryTypes: ['gc'] });
 }
-
-const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
-if (!existsSync(cli)) {
-  process.stderr.write('efsync is not built (no dist/src/cli/main.js): run npm ci, or npm run build\n');
-  process.exit(2);
-}
-import(pathToFileURL(cli).href);

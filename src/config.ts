@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { type BudgetSource, parseSize, resolveBudget } from './resources/budget.js';
+import { DEFAULT_SIZES, type Sizes, sizesFor } from './resources/sizes.js';
 import { DAY, isTimeZone, parseDuration } from './time.js';
 import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
 
@@ -89,6 +91,30 @@ const ServiceConfig = z
   })
   .prefault({});
 
+/** A memory budget written as a size (`256MB`, `1GB`), parsed to bytes. */
+const Size = z.string().transform((text, ctx) => {
+  try {
+    return parseSize(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const ResourcesConfig = z
+  .strictObject({
+    memory: Size.nullable()
+      .prefault(null)
+      .describe(
+        "The process's memory budget, e.g. 256MB or 1GB, which DuckDB's limits, the V8 heap and the row bounds are derived from; --memory and EFSYNC_MEMORY override; null: the cgroup's limit, else 300MB (docs/warehouse.md, Memory budget)",
+      ),
+  })
+  .prefault({})
+  .transform(({ memory }) => ({
+    memory,
+    source: (memory === null ? null : 'resources.memory') as BudgetSource | null,
+  }));
+
 /** A DuckDB memory_limit for one step: digits and a unit (it goes into a SET statement), or null for DuckDB's default. */
 const MemoryLimit = (byDefault: string) =>
   z
@@ -111,8 +137,8 @@ const WarehouseConfig = z
     cold_grace: Duration.prefault('7d').describe(
       'How long a cold file a newer one replaced is kept, for readers still holding an older snapshot',
     ),
-    memory_limit: MemoryLimit('64MB').describe(
-      "DuckDB's memory for the writer's work outside a step that sets its own (the publish, the writer file's compaction at open); DuckDB spills past it; null: up to 80% of RAM",
+    memory_limit: MemoryLimit(DEFAULT_SIZES.duckdb.warehouse).describe(
+      "DuckDB's memory for the writer's work outside a step that sets its own (the publish, the writer file's compaction at open); DuckDB spills past it; unset: its share of resources.memory, which a value set here overrides; null: up to 80% of RAM",
     ),
   })
   .prefault({});
@@ -132,9 +158,9 @@ const SyncConfig = z
     rows_in_memory: z
       .int()
       .min(1)
-      .prefault(200_000)
+      .prefault(DEFAULT_SIZES.rows.syncInMemory)
       .describe(
-        'Series rows the sites in flight hold fetched and not yet committed; a site starts only while they fit (a site above it goes alone)',
+        'Series rows the sites in flight hold fetched and not yet committed; a site starts only while they fit (a site above it goes alone); unset: its share of resources.memory (200,000 at 300MB)',
       ),
     lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
     initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),
@@ -155,8 +181,8 @@ const SyncConfig = z
       .describe(
         'The actuals series synced (the type parameter of Get Site Actuals): power into actuals, any other into actuals_by_type',
       ),
-    memory_limit: MemoryLimit('64MB').describe(
-      "DuckDB's memory limit during a sync (its buffer pool otherwise caches the growing file, up to 80% of RAM); null: DuckDB's default",
+    memory_limit: MemoryLimit(DEFAULT_SIZES.duckdb.sync).describe(
+      "DuckDB's memory limit during a sync and retention (its buffer pool otherwise caches the growing file, up to 80% of RAM); unset: its share of resources.memory (64MB at 300MB), which a value set here overrides; null: DuckDB's default",
     ),
     threads: Threads(1).describe(
       "DuckDB's threads during a sync (each has buffers of its own; the sync's own process needs a core too); null: one per core",
@@ -215,17 +241,17 @@ export type EventDefinition = z.output<typeof EventDefinition>;
 const AccuracyConfig = z
   .strictObject({
     tz: Zone.prefault('UTC').describe('Time zone of hour, weekday, month and date groups'),
-    memory_limit: MemoryLimit('96MB').describe(
-      "DuckDB's memory limit while scoring (past it DuckDB spills to disk; 64MB ran out at 1,000 sites); null: DuckDB's default, up to 80% of RAM",
+    memory_limit: MemoryLimit(DEFAULT_SIZES.duckdb.accuracy).describe(
+      "DuckDB's memory limit while scoring (past it DuckDB spills to disk); unset: its share of resources.memory (96MB at 300MB), which a value set here overrides; null: DuckDB's default, up to 80% of RAM",
     ),
     threads: Threads(2).describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
     batch_points: z
       .number()
       .int()
       .min(1)
-      .prefault(100_000)
+      .prefault(DEFAULT_SIZES.rows.accuracyBatchPoints)
       .describe(
-        'Forecast points aligned at a time, whole sites per batch (and four times as many pairs per statement of statistics): what bounds the memory of scoring; larger batches read the tables fewer times',
+        'Forecast points aligned at a time, whole sites per batch (and four times as many pairs per statement of statistics): what bounds the memory of scoring; larger batches read the tables fewer times; unset: its share of resources.memory (100,000 at 300MB)',
       ),
     report: z
       .string()
@@ -390,6 +416,7 @@ const EmulatorConfig = z
 export const Config = z
   .strictObject({
     service: ServiceConfig,
+    resources: ResourcesConfig,
     warehouse: WarehouseConfig,
     sink: z
       .enum(['warehouse', 'parquet'])
@@ -460,25 +487,84 @@ export interface LoadedConfig extends Config {
 
 /**
  * Reads the config file (`EFSYNC_CONFIG` or config/efsync.yaml; a missing default file means
- * defaults), then applies EFSYNC_BASE_URL, EFSYNC_DB and EFSYNC_LOG_LEVEL from the environment.
+ * defaults), then applies EFSYNC_BASE_URL, EFSYNC_DB and EFSYNC_LOG_LEVEL from the environment,
+ * and the memory budget (`memory`: the --memory flag; src/resources/budget.ts) to the sizes it sets.
  */
-export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfig(
+  path?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  flags: { memory?: string } = {},
+): LoadedConfig {
   // An empty variable is an unset one, as for the other EFSYNC_ variables.
   const named = path ?? (env.EFSYNC_CONFIG || undefined);
   const file = named ?? DEFAULT_CONFIG_PATH;
   const explicit = named !== undefined;
-  let raw: unknown = {};
-  let found: string | null = null;
   if (existsSync(file)) {
     const yaml = parseYaml(readFileSync(file, 'utf8'), file);
-    raw = yaml.value ?? {};
-    found = file;
+    const raw = yaml.value ?? {};
     const parsed = Config.safeParse(raw);
     if (!parsed.success) throw yamlIssueError(yaml, parsed.error);
-    return { ...applyEnv(parsed.data, env), file: found };
+    return { ...withBudget(applyEnv(parsed.data, env), raw, flags.memory, env), file };
   }
   if (explicit) throw new InputFileError(file, 1, 1, 'config file not found');
-  return { ...applyEnv(Config.parse(raw), env), file: found };
+  return { ...withBudget(applyEnv(Config.parse({}), env), {}, flags.memory, env), file: null };
+}
+
+/**
+ * The config with its budget resolved (flag, variable, file, cgroup, default) and every size the
+ * file does not set taken from it: a size set in the file wins over its share of the budget.
+ */
+function withBudget(config: Config, raw: unknown, flag: string | undefined, env: NodeJS.ProcessEnv): Config {
+  const budget = resolveBudget({ flag, configured: config.resources.memory }, env);
+  const sizes = sizesFor(budget);
+  const given = (section: string, key: string) => valueAt(raw, section, key) !== undefined;
+  const pick = <T>(section: string, key: string, set: T, share: T) => (given(section, key) ? set : share);
+  const { warehouse, sync, accuracy } = config;
+  return {
+    ...config,
+    resources: { memory: budget.bytes, source: budget.source },
+    warehouse: {
+      ...warehouse,
+      memory_limit: pick('warehouse', 'memory_limit', warehouse.memory_limit, sizes.duckdb.warehouse),
+    },
+    sync: {
+      ...sync,
+      memory_limit: pick('sync', 'memory_limit', sync.memory_limit, sizes.duckdb.sync),
+      rows_in_memory: pick('sync', 'rows_in_memory', sync.rows_in_memory, sizes.rows.syncInMemory),
+    },
+    accuracy: {
+      ...accuracy,
+      memory_limit: pick('accuracy', 'memory_limit', accuracy.memory_limit, sizes.duckdb.accuracy),
+      batch_points: pick('accuracy', 'batch_points', accuracy.batch_points, sizes.rows.accuracyBatchPoints),
+    },
+  };
+}
+
+function valueAt(raw: unknown, section: string, key: string): unknown {
+  const part = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[section] : undefined;
+  return typeof part === 'object' && part !== null ? (part as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * The sizes a config runs with: its budget's (the default budget when it has none, as a config
+ * built in a test), with DuckDB's limits and the two row bounds the config carries.
+ */
+export function sizesOf(config: Config): Sizes {
+  const { memory, source } = config.resources;
+  const sizes = memory === null ? DEFAULT_SIZES : sizesFor({ bytes: memory, source: source ?? 'resources.memory' });
+  return {
+    ...sizes,
+    duckdb: {
+      warehouse: config.warehouse.memory_limit ?? 'none',
+      sync: config.sync.memory_limit ?? 'none',
+      accuracy: config.accuracy.memory_limit ?? 'none',
+    },
+    rows: {
+      ...sizes.rows,
+      syncInMemory: config.sync.rows_in_memory,
+      accuracyBatchPoints: config.accuracy.batch_points,
+    },
+  };
 }
 
 function applyEnv(config: Config, env: NodeJS.ProcessEnv): Config {

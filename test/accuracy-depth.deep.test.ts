@@ -116,11 +116,11 @@ describe('accuracy at 100 sites x 90 days', () => {
 
 describe("the histograms' sum", () => {
   it("starts from as many partitions as hold at most 100,000 of the histograms' rows each", () => {
-    expect(sumPartitionsFor(0)).toEqual([1, 4, 16, 64]);
-    expect(sumPartitionsFor(100_000)).toEqual([1, 4, 16, 64]);
+    expect(sumPartitionsFor(0, 100_000)).toEqual([1, 4, 16, 64]);
+    expect(sumPartitionsFor(100_000, 100_000)).toEqual([1, 4, 16, 64]);
     // 1,000 sites: ~335,000 rows, once summed in one statement at +108 MB of RSS
-    expect(sumPartitionsFor(335_376)).toEqual([4, 16, 64]);
-    expect(sumPartitionsFor(1_600_001)).toEqual([64]);
-    expect(sumPartitionsFor(50_000_000)).toEqual([64]);
+    expect(sumPartitionsFor(335_376, 100_000)).toEqual([4, 16, 64]);
+    expect(sumPartitionsFor(1_600_001, 100_000)).toEqual([64]);
+    expect(sumPartitionsFor(50_000_000, 100_000)).toEqual([64]);
   });
 });

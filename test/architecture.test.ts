@@ -14,6 +14,7 @@ const SHARED = ['time.ts', 'fault.ts', 'yaml.ts', 'log.ts', 'human-log.ts', 'pro
 
 /** Every domain part: what the command line may import, and the bench with the jobs besides. */
 const BELOW_CLI = [
+  'resources',
   'config',
   'api',
   'warehouse',
@@ -32,9 +33,10 @@ const BELOW_CLI = [
 
 /** Each part and the parts it may import (besides itself and SHARED), lowest first. */
 const ALLOWED: Record<string, readonly string[]> = {
-  config: [],
+  resources: [],
+  config: ['resources'],
   api: [],
-  warehouse: [],
+  warehouse: ['resources'],
   emulator: ['api'],
   service: ['api', 'config', 'emulator'],
   lake: ['warehouse'],
@@ -45,7 +47,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   retention: ['config', 'warehouse', 'job'],
   export: ['warehouse'],
   sync: ['api', 'config', 'warehouse', 'lake', 'job'],
-  runner: ['api', 'config', 'warehouse', 'lake', 'service', 'job'],
+  runner: ['api', 'config', 'resources', 'warehouse', 'lake', 'service', 'job'],
   jobs: ['job', 'capacity', 'sites', 'accuracy', 'retention', 'sync', 'runner'],
   cli: BELOW_CLI,
   bench: [...BELOW_CLI, 'jobs'],

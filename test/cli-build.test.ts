@@ -33,16 +33,16 @@ describe('the built command', () => {
     expect(JSON.parse(stdout)).toEqual([{ n: 4 }]);
   });
 
-  it('refuses a heap bound that is not a whole number of MB, naming the variable', async () => {
-    const failed = await run(process.execPath, [BIN, '--help'], {
+  it('refuses a memory budget that is not a size, naming the variable', async () => {
+    const failed = await run(process.execPath, [BIN, 'status', '--db', join(tempDir(), 'w.duckdb')], {
       cwd: ROOT,
-      env: { ...ENV, EFSYNC_HEAP_MB: '1.5GB' },
+      env: { ...ENV, EFSYNC_MEMORY: '1.5' },
     }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,
     );
     expect(failed?.code).toBe(2);
-    expect(failed?.stderr).toContain('EFSYNC_HEAP_MB: a whole number of MB (0: no bound), not "1.5GB"');
+    expect(failed?.stderr).toContain('EFSYNC_MEMORY: not a size such as 256MB or 1GB: "1.5"');
   });
 
   it('bin/efsync execs node on bin/efsync.js in its own pid, glibc held to two arenas unless set', async () => {

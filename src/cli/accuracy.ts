@@ -27,7 +27,7 @@ import type { IntervalLabel } from '../warehouse/rows.js';
 import { accuracyStepSettings } from '../warehouse/settings.js';
 import { command, UsageError } from './boundary.js';
 import { runClock } from './clock.js';
-import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob } from './runner.js';
+import { checkWindow, CONFIG_OPTION, configWithDb, DB_OPTION, MEMORY_OPTION, runCommandJob } from './runner.js';
 
 interface Flags {
   from?: string;
@@ -281,6 +281,7 @@ export function registerAccuracyCommands(program: Command): void {
       'write the HTML report (default file: accuracy.report of the config, report.html beside the warehouse)',
     )
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .option(
       '--lake <path>',

@@ -10,19 +10,20 @@ import { loadJobs } from '../runner/registry.js';
 import { InputFileError } from '../yaml.js';
 import { command } from './boundary.js';
 import { fileErrorsJson, printFileErrors } from './file-errors.js';
-import { CONFIG_OPTION, runCommandJob } from './runner.js';
+import { CONFIG_OPTION, MEMORY_OPTION, runCommandJob } from './runner.js';
 
 interface CommonFlags {
   dir?: string;
   site?: string[];
   db?: string;
+  memory?: string;
   config?: string;
   json?: boolean;
 }
 
 /** The config, with `--dir` and `--db` taking precedence over the file and the environment. */
 function configFor(flags: CommonFlags): LoadedConfig {
-  const config = loadConfig(flags.config);
+  const config = loadConfig(flags.config, process.env, { memory: flags.memory });
   return {
     ...config,
     capacity: { ...config.capacity, dir: flags.dir ?? config.capacity.dir },
@@ -58,6 +59,7 @@ export function registerCapacityCommands(program: Command): void {
   const common = (command: Command) =>
     command
       .option('--dir <dir>', 'capacity folder (default: capacity.dir of the config, config/capacity)')
+      .option(...MEMORY_OPTION)
       .option(...CONFIG_OPTION);
 
   common(capacity.command('check'))

@@ -5,7 +5,7 @@ import { reportPath, type LoadedConfig } from '../config.js';
 import type { Outcome } from '../outcome.js';
 import { loadJobs } from '../runner/registry.js';
 import { command } from './boundary.js';
-import { configWithDb, CONFIG_OPTION, DB_OPTION, runCommandJob, type CommonFlags } from './runner.js';
+import { configWithDb, CONFIG_OPTION, DB_OPTION, MEMORY_OPTION, runCommandJob, type CommonFlags } from './runner.js';
 
 /** Shown after the demo; the README shows the same. */
 export const EXAMPLE_QUERIES = [
@@ -30,6 +30,7 @@ export function registerDemoCommands(program: Command): void {
     .command('demo')
     .description('Run the nightly chain (sync, then accuracy) and show where the warehouse and the report are')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(
       command<[], CommonFlags>(async (flags): Promise<Outcome> => {

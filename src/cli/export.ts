@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Outcome } from '../outcome.js';
 import { quoteIdentifier } from '../warehouse/sql.js';
 import { command, UsageError } from './boundary.js';
-import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, MEMORY_OPTION, type CommonFlags } from './runner.js';
 import { openPublished, userQuery } from './sql.js';
 
 interface ExportFlags extends CommonFlags {
@@ -22,6 +22,7 @@ export function registerExportCommands(program: Command): void {
     .option('--query <sql>', 'any SELECT over the warehouse')
     .requiredOption('--out <file>', 'the .arrow file to write')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[], ExportFlags>(exportCommand));
 }

@@ -3,7 +3,15 @@
 import type { Command } from 'commander';
 import { loadJobs } from '../runner/registry.js';
 import { command } from './boundary.js';
-import { CONFIG_OPTION, configWithDb, DB_OPTION, runCommandJob, type CommonFlags, type RunFlags } from './runner.js';
+import {
+  CONFIG_OPTION,
+  configWithDb,
+  DB_OPTION,
+  MEMORY_OPTION,
+  runCommandJob,
+  type CommonFlags,
+  type RunFlags,
+} from './runner.js';
 
 type RetentionFlags = CommonFlags & Pick<RunFlags, 'timeout' | 'wait'> & { dryRun?: boolean };
 
@@ -17,6 +25,7 @@ export function registerRetentionCommands(program: Command): void {
     .option('--timeout <duration>', 'abort the run after this long (default schedule.timeout; 0 for none)')
     .option('--wait <duration>', 'wait this long for another writer (default warehouse.lock_wait)')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(
       command<[], RetentionFlags>(async (flags) => {

@@ -25,6 +25,7 @@ const STOPPING_RUN = 'stopping after the site in flight (the run is recorded as 
 export interface CommonFlags extends SinkFlags {
   db?: string;
   config?: string;
+  memory?: string;
 }
 
 export interface RunFlags extends CommonFlags {
@@ -45,6 +46,10 @@ interface ScheduleFlags extends CommonFlags {
 }
 
 export const DB_OPTION = ['--db <path>', 'the warehouse file (overrides warehouse.path and EFSYNC_DB)'] as const;
+export const MEMORY_OPTION = [
+  '--memory <size>',
+  "the process's memory budget, e.g. 256MB or 1GB (overrides resources.memory and EFSYNC_MEMORY)",
+] as const;
 export const CONFIG_OPTION = ['--config <file>', 'config file (default config/efsync.yaml, or EFSYNC_CONFIG)'] as const;
 
 /** The options of every command that runs a job (`efsync run`, `efsync sync`). */
@@ -66,6 +71,7 @@ export function runOptions(cmd: Command): Command {
     )
     .option('--pushgateway <url>', "push the run's Prometheus metrics to this Pushgateway")
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...SINK_OPTION)
     .option(...LAKE_OPTION)
     .option(...CONFIG_OPTION);
@@ -93,6 +99,7 @@ export function registerRunnerCommands(program: Command): void {
     .option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on this port (0: any free one)')
     .option('--metrics-host <host>', 'the address the metrics port listens on', '0.0.0.0')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[], ScheduleFlags>((flags) => scheduleCommand(flags)));
 
@@ -105,6 +112,7 @@ export function registerRunnerCommands(program: Command): void {
       'one line and exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN from the monitoring.* thresholds (a Nagios plugin)',
     )
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(
       command<[], CommonFlags & { json?: boolean; check?: boolean }>((flags) =>
@@ -129,9 +137,9 @@ export function registerRunnerCommands(program: Command): void {
     .action(command<[], CommonFlags>((flags) => checkCommand(flags)));
 }
 
-/** The config, with `--db` (and `--sink`, `--lake`) taking precedence over the file and the environment. */
+/** The config, with `--db`, `--memory` (and `--sink`, `--lake`) taking precedence over the file and the environment. */
 export function configWithDb(flags: CommonFlags): LoadedConfig {
-  const config = loadConfig(flags.config);
+  const config = loadConfig(flags.config, process.env, { memory: flags.memory });
   return withSinkFlags(flags.db ? { ...config, warehouse: { ...config.warehouse, path: flags.db } } : config, flags);
 }
 

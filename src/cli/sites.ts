@@ -13,11 +13,12 @@ import type { InputFileError } from '../yaml.js';
 import { command, type OwnExitCodes } from './boundary.js';
 import { fileErrorsJson, printFileErrors } from './file-errors.js';
 import { runClock } from './clock.js';
-import { CONFIG_OPTION, runCommandJob } from './runner.js';
+import { CONFIG_OPTION, MEMORY_OPTION, runCommandJob } from './runner.js';
 
 interface SitesFlags {
   dir?: string;
   db?: string;
+  memory?: string;
   config?: string;
   json?: boolean;
   site?: string[];
@@ -28,7 +29,7 @@ interface SitesFlags {
 
 /** The config, with `--dir` and `--db` taking precedence over the file and the environment. */
 function configFor(flags: SitesFlags): LoadedConfig {
-  const config = loadConfig(flags.config);
+  const config = loadConfig(flags.config, process.env, { memory: flags.memory });
   return {
     ...config,
     sites: { ...config.sites, dir: flags.dir ?? config.sites.dir },
@@ -72,6 +73,7 @@ export function registerSitesCommands(program: Command): void {
     cmd
       .option('--dir <dir>', 'sites folder (default: sites.dir of the config, config/sites)')
       .option('--db <path>', 'warehouse holding the sites ledger (default: warehouse.path of the config)')
+      .option(...MEMORY_OPTION)
       .option(...CONFIG_OPTION);
 
   common(sites.command('check'))

@@ -6,7 +6,7 @@ import type { Outcome } from '../outcome.js';
 import { terminalProgress } from '../progress.js';
 import { command, UsageError } from './boundary.js';
 import { runClock } from './clock.js';
-import { CONFIG_OPTION, type CommonFlags, configWithDb, DB_OPTION, instantFlag } from './runner.js';
+import { CONFIG_OPTION, type CommonFlags, configWithDb, DB_OPTION, MEMORY_OPTION, instantFlag } from './runner.js';
 
 interface SnapshotFlags extends CommonFlags {
   out: string;
@@ -24,6 +24,7 @@ export function registerSnapshotCommands(program: Command): void {
     .option('--to <instant>', 'only valid times before this instant, in the series tables (ISO 8601)')
     .option('--tables <names>', 'only these tables, comma-separated (with the views and macros that read nothing else)')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[], SnapshotFlags>(snapshotCommand));
 }

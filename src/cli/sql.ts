@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import type { Outcome } from '../outcome.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { command, UsageError } from './boundary.js';
-import { CONFIG_OPTION, configWithDb, DB_OPTION, type CommonFlags } from './runner.js';
+import { CONFIG_OPTION, configWithDb, DB_OPTION, MEMORY_OPTION, type CommonFlags } from './runner.js';
 
 interface SqlFlags extends CommonFlags {
   csv?: boolean;
@@ -23,6 +23,7 @@ export function registerSqlCommands(program: Command): void {
     .option('--csv', 'print CSV with a header line')
     .option('--json', 'print a JSON array of objects, one per row')
     .option(...DB_OPTION)
+    .option(...MEMORY_OPTION)
     .option(...CONFIG_OPTION)
     .action(command<[string], SqlFlags>(sqlCommand));
 }

@@ -1,5 +1,5 @@
 // Applies retention to the warehouse (rules.ts says what goes): one UTC day of valid times and
-// whole sites of up to ROWS_PER_SLICE rows to a transaction, each leaving a warehouse every view
+// whole sites of up to the budget's `rows.retentionSlice` rows to a transaction, each leaving a warehouse every view
 // and score reads as before; a day done is recorded in retention_days (migration 022) with the
 // rows it kept, in its last slice's transaction. A run killed between slices leaves a day whose count differs from
 // its record, or that has none, and the next run reads it again: deciding is idempotent (a kept
@@ -29,19 +29,6 @@ import {
   type RetentionPolicy,
 } from './rules.js';
 
-/**
- * Rows of a day read to a transaction, whole sites: a DELETE holds a version of every row group
- * it touches until the commit (a day of the accuracy ledger's 1,000 sites in one statement ran
- * out of 128 MB, docs/accuracy.md). 441,700 of a slice's 460,800 forecast rows (100 sites, 48
- * hourly vintages of 15-minute points) went in 0.3 s inside the sync's 64 MB.
- */
-const ROWS_PER_SLICE = 500_000;
-/**
- * Deleted rows between checkpoints: until one, DuckDB keeps the version of every row a committed
- * delete removed in memory, counted against the memory limit; six such days (2.7 M rows) in a
- * row ran out of 64 MB.
- */
-const CHECKPOINT_AFTER_ROWS = 1_000_000;
 const KEPT = 'retention_kept';
 
 /** Rows per table. */
@@ -169,14 +156,14 @@ function addCounts(into: Counts, from: Counts): Counts {
 }
 
 /**
- * Consecutive sites (in site order) holding about ROWS_PER_SLICE rows of the day together; a
- * site with more is a slice of its own.
+ * Consecutive sites (in site order) holding about `maxRows` rows of the day together; a site with
+ * more is a slice of its own.
  */
-function slicesOf(sites: { site_id: string; n: bigint }[]): string[][] {
+function slicesOf(sites: { site_id: string; n: bigint }[], maxRows: number): string[][] {
   const slices: string[][] = [];
   let rows = 0;
   for (const { site_id, n } of sites) {
-    if (slices.length === 0 || rows + Number(n) > ROWS_PER_SLICE) {
+    if (slices.length === 0 || rows + Number(n) > maxRows) {
       slices.push([]);
       rows = 0;
     }
@@ -201,7 +188,7 @@ async function retainDay(wh: Warehouse, table: RetainedTable, day: number, conte
   );
   const removed: Counts = {};
   const source = await dayRowsSql(wh, table, day, inDay);
-  for (const slice of slicesOf(sites)) {
+  for (const slice of slicesOf(sites, wh.rows.retentionSlice)) {
     const ofSlice = `${inDay} AND site_id IN (${sqlList(slice)})`;
     const gone = context.request.dryRun
       ? await sliceRows(wh, table, ofSlice, source, context, false)
@@ -271,7 +258,7 @@ interface Slice {
 }
 
 /**
- * Removes a slice in a transaction of its own, then checkpoints once CHECKPOINT_AFTER_ROWS rows
+ * Removes a slice in a transaction of its own, then checkpoints once the budget's `rows.retentionCheckpointAfter` rows
  * went since the last checkpoint. A slice that runs out of DuckDB's memory goes again in halves
  * after a checkpoint, and a single site gets that one more try, as the sync's merge does.
  */
@@ -298,7 +285,7 @@ async function removeOrSplit(
   }
   faultPoint('retention-slice');
   context.uncheckpointed += Object.values(counts).reduce((sum, n) => sum + n, 0);
-  if (context.uncheckpointed >= CHECKPOINT_AFTER_ROWS) {
+  if (context.uncheckpointed >= wh.rows.retentionCheckpointAfter) {
     await wh.checkpoint();
     context.uncheckpointed = 0;
   }

@@ -14,7 +14,7 @@
  * once per webhook, each delivery retried and recorded in `alert_deliveries`. An alert first seen
  * not firing is recorded silently. Under the writer lock, published only when something changed.
  */
-import type { LoadedConfig } from '../config.js';
+import { type LoadedConfig, sizesOf } from '../config.js';
 import { newRunId, type Logger } from '../log.js';
 import { WarehouseBusyError } from '../warehouse/lock.js';
 import { instant } from '../warehouse/sql.js';
@@ -48,6 +48,7 @@ export async function evaluateAlerts(options: AlertOptions): Promise<AlertChange
       path: config.warehouse.path,
       lockWaitMs: options.lockWaitMs,
       memoryLimit: config.warehouse.memory_limit,
+      rows: sizesOf(config).rows,
       holder: { job: 'alerts', runId: newRunId(options.now) },
     });
   } catch (error) {

@@ -17,7 +17,8 @@
  * already holds (ledger.ts `slotTakenBy`) is not run again (`skipped`, nothing written).
  */
 import type { RequestObserver } from '../api/client.js';
-import type { LoadedConfig } from '../config.js';
+import { type LoadedConfig, sizesOf } from '../config.js';
+import { describeSizes } from '../resources/sizes.js';
 import type { Job, JobContext, JobOptions } from '../job.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
 import { EXIT, type ExitCode, type Failure, type JobOutcome, type Outcome } from '../outcome.js';
@@ -146,6 +147,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
         hotWindowMs: opts.config.warehouse.hot_window,
         coldGraceMs: opts.config.warehouse.cold_grace,
         memoryLimit: opts.config.warehouse.memory_limit,
+        rows: sizesOf(opts.config).rows,
         now,
         holder: { job: job.name, runId },
         onWait: (holder) => log.warn({ holder }, `waiting for the warehouse: ${describeHolder(holder)}`),
@@ -191,6 +193,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       ...THIS_PROCESS,
     });
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
+    const memory = sizesOf(opts.config);
+    log.info({ memory }, describeSizes(memory));
     // Stopped hard (a second signal): the statement in flight is interrupted (a long accuracy
     // pass or merge would otherwise hold the exit for minutes) and its site rolls back; the
     // ledger says so at once, on a connection of its own, and the next run publishes it. The
@@ -295,6 +299,7 @@ export async function recordSkippedRuns(
       path: config.warehouse.path,
       lockWaitMs: 0,
       memoryLimit: config.warehouse.memory_limit,
+      rows: sizesOf(config).rows,
       holder: { job: 'schedule', runId: newRunId(now()) },
     });
   } catch (error) {

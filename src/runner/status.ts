@@ -4,7 +4,8 @@
  * while a sync runs; the run in progress, if any, is named from the writer lock.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { LoadedConfig } from '../config.js';
+import { type LoadedConfig, sizesOf } from '../config.js';
+import { describeSizes, type Sizes } from '../resources/sizes.js';
 import { holderAlive, type LockHolder } from '../warehouse/lock.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { formatExactInstant, formatInZone } from '../time.js';
@@ -43,6 +44,8 @@ export interface Status {
   generatedAt: string;
   timezone: string;
   warehouse: string;
+  /** The sizes the memory budget sets (src/resources/sizes.ts), as a run of this config would take them. */
+  memory: Sizes;
   /** False before the first run has published a warehouse. */
   published: boolean;
   /** The process writing now, from the writer lock; `alive: false` when it crashed (the next run takes over). */
@@ -137,6 +140,7 @@ export async function collectStatus(config: LoadedConfig, registry: JobRegistry,
     generatedAt: new Date(now).toISOString(),
     timezone: tz,
     warehouse: path,
+    memory: sizesOf(config),
     published,
     writing,
     jobs,
@@ -322,6 +326,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export function formatStatus(status: Status): string[] {
   const lines: string[] = [];
   lines.push(`warehouse ${status.warehouse}${status.published ? '' : ' (nothing published yet)'}`);
+  lines.push(describeSizes(status.memory));
   if (status.writing) {
     const w = status.writing;
     lines.push(

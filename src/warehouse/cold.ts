@@ -15,7 +15,7 @@
  * A file is never rewritten: a changed day gets a new file (next generation, random suffix), and
  * the switch is one transaction (new rows, old rows superseded, hot rows deleted). A kill before it
  * leaves an orphan file no row names, which collectGarbage deletes; after it, the move is whole.
- * Every file holds one table's day, and a move copies at most MOVE_CHUNK_ROWS rows at once (a day
+ * Every file holds one table's day, and a move copies at most `rows.coldMoveChunk` rows at once (a day
  * with more alone), so memory does not grow with the history.
  *
  * presentCold and unpresentCold work on a DuckDB connection of their own (the published draft,
@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import type { Progress } from '../progress.js';
 import { isOutOfMemory } from './duckdb.js';
@@ -84,36 +85,6 @@ export function hotNameOf(table: string): string {
 }
 
 /**
- * Rows a move copies into one TEMP table and commits together (a first move of a long history, or
- * the month a warehouse missed). Chunks of seven days were 1.9 M rows of model outputs at 100
- * sites, and that copy ran out of the warehouse's 64 MB.
- */
-const MOVE_CHUNK_ROWS = 500_000;
-/**
- * Rows of a hot table whose vectors a move's deletes may touch between checkpoints. Until one,
- * DuckDB holds a version entry for every 2,048-row vector a delete touched (16 KB each), counted
- * against its limit, and a day's rows can lie in every vector of the table: one DELETE of a day
- * of the ledger (400,000 of a month's 12 M pairs at 100 sites) ran out of 64 MB alone, and a
- * month of model outputs moved without checkpoints after 41 days.
- */
-const CHECKPOINT_AFTER_ROWS = 1_000_000;
-/** A move's delete takes consecutive sites with at most this many hot rows in all (removeHot). */
-const DELETE_SLICE_ROWS = 1_000_000;
-/**
- * Touched rows a move leaves held before it writes the next chunk's files (whose sort needs the
- * pool): past this, a checkpoint first. A day of the ledger failed to write with 10 MB held.
- */
-const CHECKPOINT_BEFORE_WRITE_ROWS = 100_000;
-
-/**
- * Rows of a day one sort takes: a day with more is sorted a slice of consecutive sites at a time
- * into a TEMP table, in order, which the file is then written from without a sort. At 1,000
- * sites, the sort of a day of model outputs (2.7 M rows) thinned against its kept vintages ran
- * out of the warehouse's 64 MB; so did a move's first publish.
- */
-const SORT_SLICE_ROWS = 500_000;
-
-/**
  * Rows per row group of a cold file. Fed by a sort, DuckDB's Parquet writer at its default
  * (122,880) ran out of the warehouse's 64 MB on a day of 270,000 model outputs at 100 sites,
  * whatever the threads; at 16,384 it wrote the day in 0.6 s. Smaller groups also let a reader of
@@ -151,6 +122,8 @@ export interface ColdStoreDb {
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   checkpoint(): Promise<void>;
   readonly memoryLimit: string | null;
+  /** The row bounds of the process's memory budget (src/resources/sizes.ts). */
+  readonly rows: RowSizes;
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
 }
 
@@ -220,7 +193,7 @@ export class ColdStore {
   /**
    * Moves every day before `cutoffMs` (00:00 UTC of a day) still in a hot table into its cold
    * file: normally the one day that closed since the last publish, or a late row's day. Days go
-   * in chunks of about MOVE_CHUNK_ROWS rows: a chunk of several days is first copied into a TEMP
+   * in chunks of about `rows.coldMoveChunk` rows (the budget's: src/resources/sizes.ts): a chunk of several days is first copied into a TEMP
    * table, so each day's file reads its rows alone instead of scanning the hot table again
    * (whose row groups mix days when a first sync loaded a long history per site); the chunk's
    * files are recorded pending, its hot rows deleted, and its files made current (moveChunk).
@@ -232,7 +205,7 @@ export class ColdStore {
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
       const days = await this.hotDaysBefore(table.name, cutoffMs);
-      for (const chunk of chunksOf(days, MOVE_CHUNK_ROWS))
+      for (const chunk of chunksOf(days, this.db.rows.coldMoveChunk))
         moved.push(...(await this.moveOrSplit(table, chunk.keys, nowMs)));
       if (days.length > 1)
         await this.clusterIfMostlyMoved(
@@ -518,7 +491,7 @@ export class ColdStore {
       await this.db.run(`CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range}`);
       source = 'cold_move';
     }
-    await this.touched(0, CHECKPOINT_BEFORE_WRITE_ROWS);
+    await this.touched(0, this.db.rows.coldCheckpointBeforeWrite);
     await purgeBufferPool(this.db);
     const written: Written[] = [];
     try {
@@ -540,8 +513,8 @@ export class ColdStore {
 
   /**
    * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice of sites
-   * holding at most DELETE_SLICE_ROWS hot rows in all (a site with more alone), with a checkpoint
-   * once CHECKPOINT_AFTER_ROWS rows' worth of the table were touched, to free the versions the
+   * holding at most `rows.coldDeleteSlice` hot rows in all (a site with more alone), with a checkpoint
+   * once `rows.coldCheckpointAfter` rows' worth of the table were touched, to free the versions the
    * deletes hold. The pool is purged before each slice and each chunk's write: DuckDB left the
    * blocks the deletes' scans cached in it while a statement failed for want of 1 MB (40 of the
    * 61 MB they took went at a purge).
@@ -560,7 +533,7 @@ export class ColdStore {
     );
     const slices = chunksOf(
       sites.map((row) => ({ key: row.site, rows: Number(row.n) })),
-      DELETE_SLICE_ROWS,
+      this.db.rows.coldDeleteSlice,
     );
     for (const { keys, rows } of slices) {
       const of = `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`;
@@ -577,7 +550,7 @@ export class ColdStore {
   }
 
   /** Counts the table rows deletes touched since the last checkpoint, and checkpoints past `threshold` of them. */
-  private async touched(rows: number, threshold = CHECKPOINT_AFTER_ROWS): Promise<void> {
+  private async touched(rows: number, threshold = this.db.rows.coldCheckpointAfter): Promise<void> {
     this.touchedSince += rows;
     if (this.touchedSince < threshold) return;
     await this.checkpoint();
@@ -609,7 +582,7 @@ export class ColdStore {
   /**
    * Fills the TEMP table SORTED with a day's rows (`day.rows`), in the order of its file, a slice
    * of consecutive sites at a time (those of `counted`, a relation holding the day's rows or
-   * more, SORT_SLICE_ROWS rows a slice; a site with more alone), each slice sorted alone and
+   * more, `rows.coldSortSlice` rows a slice; a site with more alone), each slice sorted alone and
    * `day.prepare` run before it; returns the rows in it. A table without `sliceBy` is one slice.
    */
   private async sortInto(table: ColdTable, counted: string, day: SlicedRows): Promise<number> {
@@ -644,7 +617,7 @@ export class ColdStore {
     }
   }
 
-  /** The `sliceBy` values of `relation`, in order, cut into slices of SORT_SLICE_ROWS rows (a value with more alone); [null]: one slice. */
+  /** The `sliceBy` values of `relation`, in order, cut into slices of `rows.coldSortSlice` rows (a value with more alone); [null]: one slice. */
   private async slicesOf(table: ColdTable, relation: string): Promise<(string[] | null)[]> {
     if (!table.sliceBy) return [null];
     const by = quoteIdentifier(table.sliceBy);
@@ -654,7 +627,7 @@ export class ColdStore {
     if (values.length === 0) return [null];
     return chunksOf(
       values.map((row) => ({ key: row.value, rows: Number(row.n) })),
-      SORT_SLICE_ROWS,
+      this.db.rows.coldSortSlice,
     ).map(({ keys }) => keys);
   }
 

@@ -14,9 +14,7 @@ import { writeVintageReads } from './vintage-reads.js';
 import { isOutOfMemory } from './duckdb.js';
 import type { Warehouse } from './warehouse.js';
 
-/** A batch stops growing at this many rows or loads (memory stays bounded by these). */
-const MAX_BATCH_ROWS = 500_000;
-/** Loads of a batch: 64 sites' forecasts, outputs and actuals. */
+/** Loads of a batch: 64 sites' forecasts, outputs and actuals (its rows: the budget's `rows.commitBatch`). */
 const MAX_BATCH_LOADS = 192;
 /**
  * Batches merged between purges of DuckDB's buffer pool (purgeBufferPool): with 25, glibc's heap
@@ -96,7 +94,8 @@ class LoadQueue {
     const keys = new Set<string>();
     let rows = 0;
     for (const job of this.waiting) {
-      if (batch.length > 0 && (rows + job.rows > MAX_BATCH_ROWS || batch.length >= MAX_BATCH_LOADS)) break;
+      if (batch.length > 0 && (rows + job.rows > this.warehouse.rows.commitBatch || batch.length >= MAX_BATCH_LOADS))
+        break;
       const key = `${job.kind}\0${job.siteId}`;
       if (keys.has(key)) continue;
       batch.push(job);

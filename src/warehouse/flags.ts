@@ -228,13 +228,12 @@ FROM ${withSunUp('SELECT * FROM judged', {
  * statements cost ~45 ms whatever their size, so the sync computes the flags of many sites at
  * once rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of
  * 8). Their windows hold every value they read and blocks per site, so a statement takes at
- * most SITES_PER_STATEMENT sites and VALUES_PER_STATEMENT values (a site with more goes alone):
+ * most SITES_PER_STATEMENT sites and the budget's `rows.flagValues` values (a site with more goes alone):
  * the flags of 74 sites' 14 days (68,000 values) needed more than 40MB of DuckDB's memory, those
  * of 40 sites (37,000) less; a 300-site first sync of 14 days flagged within 48MB in slices of
  * 40,000 values (2026-11-24), and ran out of memory at 40MB (see inSlices); the default is 64MB.
  */
 const SITES_PER_STATEMENT = 100;
-const VALUES_PER_STATEMENT = 40_000;
 
 /** A site whose flags are to be computed, with how many actuals that reads. */
 interface SiteValues {
@@ -253,19 +252,19 @@ async function inSlices<T extends SiteValues>(
   sites: readonly T[],
   fn: (slice: T[]) => Promise<void>,
 ): Promise<void> {
-  for (const slice of slicesOf(sites)) {
+  for (const slice of slicesOf(sites, warehouse.rows.flagValues)) {
     // inside a caller's transaction, the transaction fails whole: no halves
     if (warehouse.insideTransaction) await fn(slice);
     else await halvingOnOutOfMemory(slice, (part) => warehouse.transaction(() => fn([...part])));
   }
 }
 
-function slicesOf<T extends SiteValues>(sites: readonly T[]): T[][] {
+function slicesOf<T extends SiteValues>(sites: readonly T[], maxValues: number): T[][] {
   const slices: T[][] = [];
   let values = 0;
   for (const site of sites) {
     const last = slices.at(-1);
-    if (!last || last.length === SITES_PER_STATEMENT || values + site.values > VALUES_PER_STATEMENT) {
+    if (!last || last.length === SITES_PER_STATEMENT || values + site.values > maxValues) {
       slices.push([site]);
       values = site.values;
     } else {

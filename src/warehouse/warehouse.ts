@@ -35,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
+import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
 import { ColdStore, coldFolderOf, hotCutoff, presentCold, publishedSearchPath } from './cold.js';
@@ -80,6 +81,8 @@ export interface OpenOptions {
    * publish, the writer file's compaction at open; unset: DuckDB's default, up to 80% of RAM.
    */
   memoryLimit?: string | null;
+  /** The row bounds of the process's memory budget (src/resources/sizes.ts); unset: the default budget's. */
+  rows?: RowSizes;
 }
 
 /** What publish needs to know of the cold store's settings. */
@@ -116,6 +119,8 @@ export class Warehouse {
   private coldSettings: ColdSettings = { hotWindowMs: undefined, graceMs: DEFAULT_COLD_GRACE_MS, now: Date.now };
   /** DuckDB's memory_limit between steps (OpenOptions.memoryLimit): what a step's own limit gives way to. */
   memoryLimit: string | null = null;
+  /** The row bounds of the pieces of work (OpenOptions.rows) that DuckDB's memory limits must hold. */
+  rows: RowSizes = DEFAULT_SIZES.rows;
   /** The closed days of the series, in Parquet files beside the published file (cold.ts). */
   readonly cold: ColdStore;
 
@@ -157,6 +162,7 @@ export class Warehouse {
       if (compactionSkipped !== null) options.onCompactionSkipped?.(compactionSkipped);
       const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
       warehouse.memoryLimit = memoryLimit;
+      warehouse.rows = options.rows ?? DEFAULT_SIZES.rows;
       warehouse.coldSettings = {
         hotWindowMs: options.hotWindowMs,
         graceMs: options.coldGraceMs ?? DEFAULT_COLD_GRACE_MS,

@@ -317,18 +317,12 @@ async function quantilesOf(wh: Warehouse, meta: { ledgerQuantiles: string }): Pr
 const SUM_PARTITIONS = [1, 4, 16, 64];
 
 /**
- * The histograms' rows (about the groups' bins a sum holds) that sumBins plans to a partition: at
- * 1,000 sites (~335,000 rows) a nightly sum in one statement took ~108 MB of RSS (190 -> 298 MB)
- * and set the step's peak, though it fitted in 96 MB.
- */
-const SUM_ROWS_PER_PARTITION = 100_000;
-
-/**
  * The partition counts sumBins tries in turn, for histograms of `rows` rows: from the first whose
- * partitions hold at most SUM_ROWS_PER_PARTITION of them (the last count whatever the rows).
+ * partitions hold at most `perPartition` of them (the budget's `rows.sumPerPartition`), the last
+ * count whatever the rows.
  */
-export function sumPartitionsFor(rows: number): number[] {
-  return SUM_PARTITIONS.filter((parts, i) => parts * SUM_ROWS_PER_PARTITION >= rows || i === SUM_PARTITIONS.length - 1);
+export function sumPartitionsFor(rows: number, perPartition: number): number[] {
+  return SUM_PARTITIONS.filter((parts, i) => parts * perPartition >= rows || i === SUM_PARTITIONS.length - 1);
 }
 
 /**
@@ -343,7 +337,7 @@ async function sumBins(wh: Warehouse, from: string): Promise<void> {
   const [{ rows }] = await wh.all<{ rows: bigint }>(`SELECT count(*) AS rows FROM ${HISTOGRAMS}`);
   const keys = 'subject, model, grp, key, bin';
   const sum = `SELECT ${keys}, min(key_order) AS key_order, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${from}`;
-  for (const parts of sumPartitionsFor(Number(rows))) {
+  for (const parts of sumPartitionsFor(Number(rows), wh.rows.sumPerPartition)) {
     await wh.run(`CREATE OR REPLACE TEMP TABLE ${SUMMED} AS ${sum} WHERE FALSE GROUP BY ${keys}`);
     try {
       for (let part = 0; part < parts; part++) {

@@ -1,0 +1,102 @@
+// What a memory budget (src/resources/budget.ts) splits into: DuckDB's memory limits, the V8
+// heap, and the rows that bound each piece of work. Each is its value at DEFAULT_BUDGET, where
+// the nightly benchmarks measured it (docs/benchmarks.md), scaled in proportion to the budget,
+// so that the same work takes the same share of any budget; docs/warehouse.md, "Memory budget".
+import { type Budget, DEFAULT_BUDGET } from './budget.js';
+
+/**
+ * The bounds, in rows, of the pieces of work that DuckDB's memory limits must hold: each keeps
+ * its piece's hash tables, sorts and delete versions within its step's limit (the measurements
+ * behind each: docs/decisions/memory-budget.md).
+ */
+export interface RowSizes {
+  /** Series rows a sync's sites in flight hold fetched and not yet committed (sync.rows_in_memory). */
+  syncInMemory: number;
+  /** Forecast points accuracy aligns at a time (accuracy.batch_points). */
+  accuracyBatchPoints: number;
+  /** Rows a batch of the sync's loads merges at once (src/warehouse/commit-queue.ts). */
+  commitBatch: number;
+  /** Values one statement of the data-quality flags reads: its windows hold them all (src/warehouse/flags.ts). */
+  flagValues: number;
+  /** Rows a move to the cold store copies into one TEMP table and commits together (src/warehouse/cold.ts). */
+  coldMoveChunk: number;
+  /** Hot rows of the consecutive sites one delete of a move takes. */
+  coldDeleteSlice: number;
+  /** Rows of a day one sort of a cold file takes; a day with more is sorted a slice of sites at a time. */
+  coldSortSlice: number;
+  /** Rows a move's deletes touch between checkpoints: until one, DuckDB holds a version of each touched vector. */
+  coldCheckpointAfter: number;
+  /** Touched rows a move leaves held before it writes its next files (whose sort needs the pool). */
+  coldCheckpointBeforeWrite: number;
+  /** Rows of a day retention removes in one transaction, whole sites (src/retention/apply.ts). */
+  retentionSlice: number;
+  /** Rows retention removes between checkpoints: until one, DuckDB holds the version of every deleted row. */
+  retentionCheckpointAfter: number;
+  /** Histogram rows accuracy sums in one statement's hash table (src/accuracy/compute/stats-store.ts). */
+  sumPerPartition: number;
+}
+
+export interface Sizes {
+  budget: Budget;
+  /** The V8 old generation's cap in MiB (--max-old-space-size; bin/efsync.js applies it). */
+  heapMb: number;
+  /** DuckDB's memory_limit outside the steps, during a sync (and retention), while scoring. */
+  duckdb: { warehouse: string; sync: string; accuracy: string };
+  rows: RowSizes;
+}
+
+/** Each size at the default budget. */
+const AT_DEFAULT = {
+  heapMb: 192,
+  duckdbMb: { warehouse: 64, sync: 64, accuracy: 96 },
+  rows: {
+    syncInMemory: 200_000,
+    accuracyBatchPoints: 100_000,
+    commitBatch: 500_000,
+    flagValues: 40_000,
+    coldMoveChunk: 500_000,
+    coldDeleteSlice: 1_000_000,
+    coldSortSlice: 500_000,
+    coldCheckpointAfter: 1_000_000,
+    coldCheckpointBeforeWrite: 100_000,
+    retentionSlice: 500_000,
+    retentionCheckpointAfter: 1_000_000,
+    sumPerPartition: 100_000,
+  } satisfies RowSizes,
+};
+
+export function sizesFor(budget: Budget): Sizes {
+  const scale = budget.bytes / DEFAULT_BUDGET;
+  const scaled = (value: number) => Math.max(1, Math.round(value * scale));
+  const megabytes = (mb: number) => `${scaled(mb)}MB`;
+  const { warehouse, sync, accuracy } = AT_DEFAULT.duckdbMb;
+  const rows = Object.fromEntries(Object.entries(AT_DEFAULT.rows).map(([name, value]) => [name, scaled(value)]));
+  return {
+    budget,
+    heapMb: scaled(AT_DEFAULT.heapMb),
+    duckdb: { warehouse: megabytes(warehouse), sync: megabytes(sync), accuracy: megabytes(accuracy) },
+    rows: rows as unknown as RowSizes,
+  };
+}
+
+/** The sizes at the default budget: what a warehouse opened with no budget of its own uses. */
+export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' });
+
+/** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
+export function describeSizes(sizes: Sizes): string {
+  const { budget, heapMb, duckdb, rows } = sizes;
+  const cap = heapCapOfThisProcess();
+  return (
+    `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
+    `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}); ` +
+    `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
+    `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`
+  );
+}
+
+/** The --max-old-space-size this process started with (bin/efsync.js's restart, or given), or null. */
+function heapCapOfThisProcess(): number | null {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const given = flags.findLast((flag) => flag.startsWith('--max-old-space-size='));
+  return given === undefined ? null : Number(given.slice('--max-old-space-size='.length));
+}

@@ -1,0 +1,68 @@
+// A real night (the embedded emulator's demo sites, two days deep) under a memory budget given
+// by --memory, and under one read from a cgroup's limit (EFSYNC_CGROUP_ROOT, a folder shaped as
+// /sys/fs/cgroup): each exits 0, the log line after `run started` says the sizes it took, and `efsync status`
+// shows the same. The budget's sources and arithmetic: memory-budget.test.ts.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './sync-support.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'efsync.js');
+
+/** A night, its log as JSON lines, and the status of its warehouse after it, under `env` and `args`. */
+async function night(args: string[], env: Record<string, string>) {
+  const dir = tempDir();
+  const config = join(dir, 'efsync.yaml');
+  writeFileSync(config, 'sync:\n  initial_history: 2d\n');
+  const db = join(dir, 'warehouse.duckdb');
+  const childEnv = { ...process.env, EFSYNC_BASE_URL: '', EFSYNC_MEMORY: '', ...env };
+  const common = ['--config', config, '--db', db, ...args];
+  const ran = await run(process.execPath, [BIN, 'run', 'nightly', '--log-format', 'json', ...common], {
+    cwd: dir,
+    env: childEnv,
+  });
+  const status = await run(process.execPath, [BIN, 'status', '--json', ...common], { cwd: dir, env: childEnv });
+  const started = ran.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .find((entry) => String(entry.msg).startsWith('memory budget'));
+  return { stdout: ran.stdout, started, status: JSON.parse(status.stdout) };
+}
+
+describe('a night under a memory budget', () => {
+  it('--memory 256MB: DuckDB, the heap and the rows take their shares of it, and the night exits 0', async () => {
+    const { stdout, started, status } = await night(['--memory', '256MB'], { EFSYNC_CGROUP_ROOT: '/nonexistent' });
+    expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
+    const expected = {
+      budget: { bytes: 256e6, source: '--memory' },
+      heapMb: 164,
+      duckdb: { warehouse: '55MB', sync: '55MB', accuracy: '82MB' },
+    };
+    expect(started.memory).toMatchObject(expected);
+    expect(started.memory.rows).toMatchObject({ syncInMemory: 170_667, accuracyBatchPoints: 85_333 });
+    expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 164MiB (this process: ');
+    expect(started.msg).toContain('DuckDB 55MB outside the steps, 55MB syncing, 82MB scoring');
+    // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so
+    const cap = 'execve' in process ? '164MiB' : 'uncapped, Node before 22.15';
+    expect(started.msg).toContain(`V8 heap 164MiB (this process: ${cap})`);
+    expect(status.memory).toEqual(started.memory);
+  });
+
+  it("a cgroup's limit (v2's memory.max, 384 MiB) is the budget when nothing else sets one", async () => {
+    const cgroup = tempDir();
+    writeFileSync(join(cgroup, 'memory.max'), `${384 * 2 ** 20}\n`);
+    const { stdout, started, status } = await night([], { EFSYNC_CGROUP_ROOT: cgroup });
+    expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
+    expect(started.memory).toMatchObject({
+      budget: { bytes: 402_653_184, source: 'cgroup' },
+      heapMb: 258,
+      duckdb: { warehouse: '86MB', sync: '86MB', accuracy: '129MB' },
+    });
+    expect(status.memory).toEqual(started.memory);
+  });
+});

@@ -1,0 +1,156 @@
+// The memory budget: its sources in order (--memory, EFSYNC_MEMORY, resources.memory, the
+// cgroup's limit, 300MB), strict sizes with errors naming the flag, variable or file and line,
+// and the sizes it splits into: today's at 300MB, in proportion elsewhere, a size set in the
+// config winning over its share. A night run under a budget: memory-budget.deep.test.ts.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { heapMbFor } from '../src/cli/heap.js';
+import { Config, loadConfig, sizesOf } from '../src/config.js';
+import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget } from '../src/resources/budget.js';
+import { sizesFor } from '../src/resources/sizes.js';
+import { runJob } from '../src/runner/run.js';
+import { quietLog, testJob } from './fixtures/runner-setup.js';
+import { tempDir } from './sync-support.js';
+
+/** A cgroup folder as the kernel shows it: v2's memory.max, or v1's memory/memory.limit_in_bytes. */
+function cgroup(version: 1 | 2, limit: string): string {
+  const root = tempDir();
+  if (version === 2) writeFileSync(join(root, 'memory.max'), `${limit}\n`);
+  else {
+    mkdirSync(join(root, 'memory'));
+    writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), `${limit}\n`);
+  }
+  return root;
+}
+
+/** No cgroup limit: a folder with no memory files. */
+const NO_CGROUP = { EFSYNC_CGROUP_ROOT: '/nonexistent' };
+
+function configFile(text: string): string {
+  const file = join(tempDir(), 'efsync.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('parseSize', () => {
+  it('reads decimal units as DuckDB does and binary ones with an i, in any case', () => {
+    expect(parseSize('256MB')).toBe(256e6);
+    expect(parseSize('1GB')).toBe(1e9);
+    expect(parseSize('1.5gib')).toBe(1.5 * 2 ** 30);
+    expect(parseSize('512 MiB')).toBe(512 * 2 ** 20);
+  });
+
+  it('refuses what is not a size, or below the smallest budget', () => {
+    expect(() => parseSize('256')).toThrow('not a size such as 256MB or 1GB: "256"');
+    expect(() => parseSize('lots')).toThrow('not a size');
+    expect(() => parseSize('1.5')).toThrow('not a size');
+    expect(() => parseSize('100MB')).toThrow('100MB is below the smallest budget, 128MB');
+  });
+});
+
+describe('cgroupLimit', () => {
+  it("reads v2's memory.max and v1's limit_in_bytes; max, or a limit past the machine's memory, is none", () => {
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(2, '268435456') })).toBe(268_435_456);
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(1, '402653184') })).toBe(402_653_184);
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(2, 'max') })).toBeNull();
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(1, '9223372036854771712') })).toBeNull();
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: cgroup(2, String(totalmem())) })).toBeNull();
+    expect(cgroupLimit(NO_CGROUP)).toBeNull();
+  });
+
+  it("takes the least of the process's own cgroup's limit and its ancestors' (/proc/self/cgroup names its path)", () => {
+    const own = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((line) => line.split(':')[1]?.split(',').includes('memory'));
+    const path = own?.split(':').slice(2).join(':') || '/';
+    const root = cgroup(1, '600000000');
+    mkdirSync(join(root, 'memory', path), { recursive: true });
+    writeFileSync(join(root, 'memory', path, 'memory.limit_in_bytes'), '400000000\n');
+    expect(cgroupLimit({ EFSYNC_CGROUP_ROOT: root })).toBe(400e6);
+  });
+});
+
+describe('resolveBudget', () => {
+  const env = { EFSYNC_MEMORY: '512MB', EFSYNC_CGROUP_ROOT: cgroup(2, '400000000') };
+
+  it('takes the flag, else the variable, else the config, else the cgroup, else 300MB', () => {
+    expect(resolveBudget({ flag: '1GB', configured: 256e6 }, env)).toEqual({ bytes: 1e9, source: '--memory' });
+    expect(resolveBudget({ configured: 256e6 }, env)).toEqual({ bytes: 512e6, source: 'EFSYNC_MEMORY' });
+    const withoutVariable = { EFSYNC_CGROUP_ROOT: env.EFSYNC_CGROUP_ROOT };
+    expect(resolveBudget({ configured: 256e6 }, withoutVariable)).toEqual({ bytes: 256e6, source: 'resources.memory' });
+    expect(resolveBudget({ configured: null }, withoutVariable)).toEqual({ bytes: 400e6, source: 'cgroup' });
+    expect(resolveBudget({ configured: null }, NO_CGROUP)).toEqual({ bytes: DEFAULT_BUDGET, source: 'default' });
+  });
+
+  it('names the flag or the variable that is not a size', () => {
+    expect(() => resolveBudget({ flag: '1.5', configured: null }, NO_CGROUP)).toThrow(
+      '--memory: not a size such as 256MB or 1GB: "1.5"',
+    );
+    expect(() => resolveBudget({ configured: null }, { ...NO_CGROUP, EFSYNC_MEMORY: '64MB' })).toThrow(
+      'EFSYNC_MEMORY: 64MB is below the smallest budget, 128MB',
+    );
+  });
+});
+
+describe('the sizes a budget sets', () => {
+  it("at 300MB, today's: a 192 MiB heap, DuckDB's 64, 64 and 96 MB, the rows as they were", () => {
+    const sizes = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' });
+    expect(sizes.heapMb).toBe(192);
+    expect(sizes.duckdb).toEqual({ warehouse: '64MB', sync: '64MB', accuracy: '96MB' });
+    expect(sizes.rows).toMatchObject({ syncInMemory: 200_000, accuracyBatchPoints: 100_000, sumPerPartition: 100_000 });
+    // a config built without a budget (as tests build theirs) has exactly these
+    expect(sizesOf(Config.parse({}))).toEqual(sizes);
+  });
+
+  it('in proportion to the budget', () => {
+    const sizes = sizesFor({ bytes: 600e6, source: '--memory' });
+    expect(sizes.heapMb).toBe(384);
+    expect(sizes.duckdb).toEqual({ warehouse: '128MB', sync: '128MB', accuracy: '192MB' });
+    expect(sizes.rows).toMatchObject({ syncInMemory: 400_000, accuracyBatchPoints: 200_000, commitBatch: 1_000_000 });
+  });
+
+  it('go into the config a command loads, where a size the file sets wins over its share', () => {
+    const file = configFile(
+      'resources:\n  memory: 600MB\nsync:\n  memory_limit: 80MB\naccuracy:\n  batch_points: 5000\n',
+    );
+    const config = loadConfig(file, NO_CGROUP);
+    expect(config.resources).toEqual({ memory: 600e6, source: 'resources.memory' });
+    expect(config.warehouse.memory_limit).toBe('128MB');
+    expect(config.sync.memory_limit).toBe('80MB');
+    expect(config.accuracy.memory_limit).toBe('192MB');
+    expect(config.sync.rows_in_memory).toBe(400_000);
+    expect(config.accuracy.batch_points).toBe(5000);
+    expect(loadConfig(file, NO_CGROUP, { memory: '300MB' }).warehouse.memory_limit).toBe('64MB');
+  });
+
+  it("a config's budget that is not a size is an error naming its file and line", () => {
+    const file = configFile('log:\n  level: info\nresources:\n  memory: 2 GB please\n');
+    expect(() => loadConfig(file, NO_CGROUP)).toThrow(
+      `${file}:4:11: resources.memory: not a size such as 256MB or 1GB: "2 GB please"`,
+    );
+  });
+
+  it("the launcher's heap cap is the budget's share, from the same flags, variable and config", () => {
+    const file = configFile('resources:\n  memory: 600MB\n');
+    expect(heapMbFor(['run', 'nightly', '--config', file], NO_CGROUP)).toBe(384);
+    expect(heapMbFor(['run', 'nightly', `--config=${file}`, '--memory', '150MB'], NO_CGROUP)).toBe(96);
+    expect(heapMbFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
+  });
+});
+
+describe('a run under a budget', () => {
+  it("opens its warehouse with the budget's DuckDB limit and row bounds, which every piece of work reads", async () => {
+    const seen: unknown[] = [];
+    const look = testJob('look', async (ctx) => {
+      seen.push(ctx.warehouse.rows, ctx.warehouse.memoryLimit);
+      return { status: 'ok', rows: {}, failures: [] };
+    });
+    const file = configFile(`resources:\n  memory: 600MB\nwarehouse:\n  path: ${join(tempDir(), 'w.duckdb')}\n`);
+    const result = await runJob(look, { config: loadConfig(file, NO_CGROUP), log: quietLog });
+    expect(result.status).toBe('ok');
+    const sizes = sizesFor({ bytes: 600e6, source: 'resources.memory' });
+    expect(seen).toEqual([sizes.rows, '128MB']);
+  });
+});
