@@ -11,7 +11,7 @@ export type FaultPoint =
   | 'checkpoint' // publish checkpointed the writer file, nothing copied yet
   | 'cold-write' // a cold store file written and fsynced, cold_files and the hot table not changed yet
   | 'cold-pending' // a move's files recorded as pending, its hot rows not deleted yet
-  | 'cold-cluster' // a hot table's first day rewritten into its clustered copy, inside the copy's transaction
+  | 'cold-rebuild' // a hot table created again without the days a move took, its first day left copied, inside the rebuild's transaction
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
@@ -31,7 +31,7 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'checkpoint',
   'cold-write',
   'cold-pending',
-  'cold-cluster',
+  'cold-rebuild',
   'publish-copy',
   'publish-rename',
   'accuracy-batch',

@@ -11,11 +11,13 @@ export async function retainInRun(ctx: JobContext): Promise<JobOutcome> {
   if (!ctx.config.retention.enabled && !dryRun)
     return { status: 'ok', rows: {}, failures: [], summary: ['retention.enabled is false: nothing removed'] };
   const policy = retentionPolicy(ctx.config.retention);
-  // It deletes, a slice at a time, what the sync wrote: under the sync's DuckDB settings.
+  // It deletes, a slice at a time, what the sync wrote: under the sync's DuckDB settings. The
+  // closed days go cold first, so that a first sync's long history is thinned a file at a time.
   const { memory_limit, threads } = ctx.config.sync;
-  const result = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, () =>
-    applyRetention(ctx.warehouse, policy, { runId: ctx.runId, now: ctx.now(), dryRun, signal: ctx.signal }),
-  );
+  const result = await withDuckDBSettings(ctx.warehouse, { memory_limit, threads }, async () => {
+    if (!dryRun) await ctx.warehouse.moveClosedDays();
+    return applyRetention(ctx.warehouse, policy, { runId: ctx.runId, now: ctx.now(), dryRun, signal: ctx.signal });
+  });
   return {
     status: 'ok',
     rows: {},

@@ -5,7 +5,7 @@
  * `cold_files` (migration 024) says which files exist and which is current.
  *
  *   const cold = new ColdStore(warehouse, coldFolderOf(path));
- *   await cold.moveClosedDays(cutoffMs, nowMs);            // at publish: days before the cutoff leave DuckDB
+ *   await cold.moveClosedDays(cutoffMs, nowMs);            // before retention and at publish: days before the cutoff leave DuckDB
  *   await cold.rewritePartition('forecasts', '2026-01-01', keepSql, nowMs); // retention thins one day
  *   await cold.dayRows('forecasts', dayMs);                // SQL: one day's cold rows (retention decides on them)
  *   await cold.currentFiles();                             // Map table → `<table>/<file>`, for the views
@@ -192,11 +192,14 @@ export class ColdStore {
 
   /**
    * Moves every day before `cutoffMs` (00:00 UTC of a day) still in a hot table into its cold
-   * file: normally the one day that closed since the last publish, or a late row's day. Days go
-   * in chunks of about `rows.coldMoveChunk` rows (the budget's: src/resources/sizes.ts): a chunk of several days is first copied into a TEMP
-   * table, so each day's file reads its rows alone instead of scanning the hot table again
-   * (whose row groups mix days when a first sync loaded a long history per site); the chunk's
-   * files are recorded pending, its hot rows deleted, and its files made current (moveChunk).
+   * file: normally the one day that closed since the last publish, or a late row's day; after a
+   * first sync of a long history, nearly the whole table. Days go in chunks of about
+   * `rows.coldMoveChunk` rows (the budget's: src/resources/sizes.ts): a chunk of several days is
+   * first copied into a TEMP table, so each day's file reads its rows alone instead of scanning
+   * the hot table again (whose row groups mix days when a first sync loaded a long history per
+   * site); the chunk's files are recorded pending, then its hot rows go (dropHotDays) and its files
+   * are made current. When the days hold at least as many rows as they leave, every chunk is
+   * written and recorded first and the hot rows go once, by a rebuild of what is left.
    */
   async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
     // What the run wrote, written to the file first: DuckDB cannot evict blocks changed since
@@ -205,45 +208,14 @@ export class ColdStore {
     const moved: MovedDay[] = [];
     for (const table of COLD_TABLES) {
       const days = await this.hotDaysBefore(table.name, cutoffMs);
+      if (days.length === 0) continue;
+      const movedRows = days.reduce((rows, day) => rows + day.rows, 0);
+      const leaveHot = movedRows >= (await this.hotRows(table.name)) - movedRows;
       for (const chunk of chunksOf(days, this.db.rows.coldMoveChunk))
-        moved.push(...(await this.moveOrSplit(table, chunk.keys, nowMs)));
-      if (days.length > 1)
-        await this.clusterIfMostlyMoved(
-          table.name,
-          days.reduce((rows, day) => rows + day.rows, 0),
-        );
+        moved.push(...(await this.moveOrSplit(table, chunk.keys, nowMs, leaveHot)));
+      if (leaveHot) await this.finishPendingMoves(nowMs);
     }
     return moved;
-  }
-
-  /**
-   * Rewrites the rows left in a hot table a day after another when the move took out more rows than
-   * it left: a month's catch-up, or a first sync of a long history, wrote the table a batch of
-   * sites at a time, every day in each batch, so each day left lay in every row group; each night
-   * after, the move of one day deleted rows from every row group and its checkpoints rewrote them
-   * (100 sites a year deep: nights of 18.4 to 19.9 s against 16.4 to 16.7 s with the days
-   * clustered, the publish 3.2 to 3.5 s against 1.8 s). One transaction, so a kill leaves the
-   * table as it was; one that runs out of memory too, only its layout at stake.
-   */
-  private async clusterIfMostlyMoved(table: string, movedRows: number): Promise<void> {
-    const hot = await this.hotTable(table);
-    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${hot}`);
-    if (Number(n) === 0 || movedRows < Number(n)) return;
-    await this.checkpoint();
-    const days = await this.hotDaysBefore(table, null);
-    const unclustered = quoteIdentifier(`${table}_unclustered`);
-    await this.db
-      .transaction(async () => {
-        await this.createAgain(table, `ALTER TABLE ${hot} RENAME TO ${unclustered}`);
-        for (const { key } of days) {
-          await this.db.run(`INSERT INTO ${hot} SELECT * FROM ${unclustered} WHERE ${dayFilter(key)}`);
-          faultPoint('cold-cluster');
-        }
-        await this.db.run(`DROP TABLE ${unclustered}`);
-      })
-      .catch((error: unknown) => {
-        if (!isOutOfMemory(error)) throw error;
-      });
   }
 
   /**
@@ -251,9 +223,15 @@ export class ColdStore {
    * frees what the deletes hold), whatever it recorded pending completed first, its days still
    * hot in halves, down to a day alone, which fails the move.
    */
-  private async moveOrSplit(table: ColdTable, days: number[], nowMs: number, retried = false): Promise<MovedDay[]> {
+  private async moveOrSplit(
+    table: ColdTable,
+    days: number[],
+    nowMs: number,
+    leaveHot: boolean,
+    retried = false,
+  ): Promise<MovedDay[]> {
     try {
-      return await this.moveChunk(table, days, nowMs);
+      return await this.moveChunk(table, days, nowMs, leaveHot);
     } catch (error) {
       if (!isOutOfMemory(error) || (days.length === 1 && retried)) throw error;
       await this.checkpoint();
@@ -261,31 +239,82 @@ export class ColdStore {
       const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY))
         .map((day) => day.key)
         .filter((day) => day >= days[0]);
-      if (hot.length <= 1) return hot.length === 0 ? [] : this.moveOrSplit(table, hot, nowMs, true);
+      if (hot.length <= 1) return hot.length === 0 ? [] : this.moveOrSplit(table, hot, nowMs, leaveHot, true);
       const half = Math.ceil(hot.length / 2);
       return [
-        ...(await this.moveOrSplit(table, hot.slice(0, half), nowMs)),
-        ...(await this.moveOrSplit(table, hot.slice(half), nowMs)),
+        ...(await this.moveOrSplit(table, hot.slice(0, half), nowMs, leaveHot)),
+        ...(await this.moveOrSplit(table, hot.slice(half), nowMs, leaveHot)),
       ];
     }
   }
 
   /**
-   * Completes the moves a killed process left pending (their files recorded, the hot rows not all
-   * deleted): called when the writer opens, before anything reads. Nothing has written the hot
-   * tables since, so what is left of those days' hot rows is in the pending files.
+   * Completes the moves recorded pending: their hot rows removed (dropHotDays), then their files
+   * made current, a table at a time. Called when the writer opens, before anything reads (a
+   * killed process's moves), and by a move that left its days hot. Nothing writes the hot tables
+   * in between, so what is left of those days' hot rows is in the pending files.
    */
   async finishPendingMoves(nowMs: number): Promise<number> {
     const pending = await this.db.all<{ table_name: string; day: string; generation: number }>(
       `SELECT table_name, strftime(day, '%Y-%m-%d') AS day, generation FROM cold_files WHERE pending ORDER BY table_name, day`,
     );
-    for (const { table_name, day, generation } of pending) {
-      const table = coldTable(table_name);
-      const dayMs = parseDay(day);
-      await this.removeHot(table, dayFilter(dayMs));
-      await this.settle(table, [{ day, generation }], nowMs);
+    for (const name of new Set(pending.map((row) => row.table_name))) {
+      const table = coldTable(name);
+      const days = pending.filter((row) => row.table_name === name);
+      await this.dropHotDays(
+        table,
+        days.map((row) => parseDay(row.day)),
+      );
+      await this.settle(table, days, nowMs);
     }
     return pending.length;
+  }
+
+  /**
+   * Removes the hot rows of `days`: when they are at least as many as the rows left, by creating
+   * the table again with only those left (rebuildWithout), else by deletes a slice of sites at a
+   * time (removeHot). A delete touching every vector of a long history held DuckDB's memory until
+   * a checkpoint and ran out of it; a rebuild writes only what stays, a day after another, so the
+   * days left lie together.
+   */
+  private async dropHotDays(table: ColdTable, days: number[]): Promise<void> {
+    const where = `${epochDayOf('valid_time')} IN (${days.map((day) => day / DAY).join(', ')})`;
+    const [{ going, staying }] = await this.db.all<{ going: bigint; staying: bigint }>(
+      `SELECT count(*) FILTER (WHERE ${where}) AS going, count(*) FILTER (WHERE NOT (${where})) AS staying
+       FROM ${quoteIdentifier(table.name)}`,
+    );
+    if (going === 0n) return;
+    if (going >= staying && (await this.rebuildWithout(table, where))) return;
+    await this.removeHot(table, where);
+  }
+
+  /**
+   * Creates the hot table again (same DDL and comments) holding only the rows not matching
+   * `where`, a day after another, in one transaction: a kill leaves the table as it was. False
+   * when it ran out of memory (rolled back), for the caller to delete instead.
+   */
+  private async rebuildWithout(table: ColdTable, where: string): Promise<boolean> {
+    await this.checkpoint();
+    const hot = await this.hotTable(table.name);
+    const before = quoteIdentifier(`${table.name}_before_move`);
+    const staying = await this.db.all<{ day: bigint }>(
+      `SELECT DISTINCT ${epochDayOf('valid_time')} AS day FROM ${hot} WHERE NOT (${where}) ORDER BY day`,
+    );
+    try {
+      await this.db.transaction(async () => {
+        await this.createAgain(table.name, `ALTER TABLE ${hot} RENAME TO ${before}`);
+        for (const { day } of staying) {
+          await this.db.run(`INSERT INTO ${hot} SELECT * FROM ${before} WHERE ${dayFilter(Number(day) * DAY)}`);
+          faultPoint('cold-rebuild');
+        }
+        await this.db.run(`DROP TABLE ${before}`);
+      });
+    } catch (error) {
+      if (!isOutOfMemory(error)) throw error;
+      return false;
+    }
+    await this.checkpoint();
+    return true;
   }
 
   /**
@@ -466,6 +495,11 @@ export class ColdStore {
     return expired.length + orphans;
   }
 
+  private async hotRows(table: string): Promise<number> {
+    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${quoteIdentifier(table)}`);
+    return Number(n);
+  }
+
   /** The days before the cutoff (null: every day) with hot rows (epoch ms), oldest first, with their rows. */
   private async hotDaysBefore(table: string, cutoffMs: number | null): Promise<{ key: number; rows: number }[]> {
     const rows = await this.db.all<{ day: bigint; n: bigint }>(
@@ -477,14 +511,13 @@ export class ColdStore {
   }
 
   /**
-   * Moves a chunk of days: their files written and recorded as pending, the hot rows deleted a
-   * slice of sites to a transaction (removeHot: one DELETE of a day holds a version of every
-   * vector the day touches until a checkpoint, and a day can touch every vector of its table),
-   * then the files made current in one transaction. Between the two, the days are in neither
-   * place for a reader; no reader runs then (the move is the publish's), and a process killed
-   * there is completed by finishPendingMoves at the next open.
+   * Moves a chunk of days: their files written and recorded as pending, then their hot rows
+   * removed (dropHotDays) and the files made current in one transaction; with `leaveHot`, those
+   * two are left to finishPendingMoves. Between the record and the switch, the days are in
+   * neither place for a reader of the writer file; none reads it then (analysts read the published
+   * file), and a process killed there is completed by finishPendingMoves at the next open.
    */
-  private async moveChunk(table: ColdTable, days: number[], nowMs: number): Promise<MovedDay[]> {
+  private async moveChunk(table: ColdTable, days: number[], nowMs: number, leaveHot: boolean): Promise<MovedDay[]> {
     const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY)}`;
     let source = quoteIdentifier(table.name);
     if (days.length > 1) {
@@ -506,8 +539,10 @@ export class ColdStore {
       for (const w of written) await this.record(table, w, nowMs, true);
     });
     faultPoint('cold-pending');
-    await this.removeHot(table, range);
-    await this.settle(table, written, nowMs);
+    if (!leaveHot) {
+      await this.dropHotDays(table, days);
+      await this.settle(table, written, nowMs);
+    }
     return written.map((w) => ({ table: table.name, day: w.day, rows: w.rows }));
   }
 

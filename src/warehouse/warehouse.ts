@@ -7,6 +7,7 @@
  *   await wh.run(sql, params); await wh.all<T>(sql, params); await wh.changed(sql, params) → rows changed;
  *   await wh.transaction(async () => ...);   // nested calls join the outer transaction
  *   await wh.checkpoint(); // what is committed into the file, and DuckDB's pool freed of it
+ *   await wh.moveClosedDays(); // the days before the hot window's cutoff to the cold store (publish does it too)
  *   await wh.publish();   // analysts see the new data from here on
  *   await wh.close();     // releases the writer lock (also released on process exit)
  *
@@ -18,7 +19,7 @@
  *                                 recovered by writer-file.ts: when it is missing, or will not open,
  *                                 open() rebuilds it from the published file.
  *   data/warehouse.cold/          the series' closed days, immutable Parquet files (cold.ts) the published
- *                                 file's views read; publish moves days older than hotWindowMs there
+ *                                 file's views read; retention and publish move days older than hotWindowMs there
  *   data/warehouse.duckdb.lock    the writer lock (lock.ts). A second writer waits up to lockWaitMs,
  *                                 then throws WarehouseBusyError naming the holder; the lock of a
  *                                 dead holder is taken over.
@@ -38,7 +39,7 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import { openDuckDB } from './duckdb.js';
-import { ColdStore, coldFolderOf, hotCutoff, presentCold, publishedSearchPath } from './cold.js';
+import { ColdStore, coldFolderOf, hotCutoff, type MovedDay, presentCold, publishedSearchPath } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
 import { writeWarehouseInfo } from './info.js';
 import { spoolFolderOf } from './spool.js';
@@ -68,8 +69,8 @@ export interface OpenOptions {
   /** Open the published snapshot read-only: no lock, no migrations, no publish. */
   readOnly?: boolean;
   /**
-   * Days of the series kept in the DuckDB file (warehouse.hot_window): each publish first moves
-   * the days before 00:00 UTC of `now - hotWindowMs` to the cold store (cold.ts). Unset: none moves.
+   * Days of the series kept in the DuckDB file (warehouse.hot_window): retention and each publish
+   * first move the days before 00:00 UTC of `now - hotWindowMs` to the cold store (cold.ts). Unset: none moves.
    */
   hotWindowMs?: number;
   /** How long a superseded cold file is kept for readers of older snapshots (warehouse.cold_grace); default 7 days. */
@@ -331,8 +332,8 @@ export class Warehouse {
   async publish(): Promise<void> {
     if (!this.lock) throw new Error(`warehouse ${this.path} is open read-only: nothing to publish`);
     await this.exclusive(async () => {
-      const { hotWindowMs, graceMs, now } = this.coldSettings;
-      if (hotWindowMs !== undefined) await this.cold.moveClosedDays(hotCutoff(now(), hotWindowMs), now());
+      const { graceMs, now } = this.coldSettings;
+      await this.moveClosedDays();
       await this.checkpoint();
       faultPoint('checkpoint');
       const files = await this.cold.currentFiles();
@@ -358,6 +359,17 @@ export class Warehouse {
       fsyncPath(dirname(this.path), 'r');
       await this.cold.collectGarbage(now(), graceMs);
     });
+  }
+
+  /**
+   * Moves the days before the hot cutoff (00:00 UTC of the day the hot window before the run's
+   * clock) to the cold store; nothing without a hot window. Retention calls it before it thins,
+   * so that it thins closed days in their files a day at a time, whatever a first sync loaded.
+   */
+  async moveClosedDays(): Promise<MovedDay[]> {
+    const { hotWindowMs, now } = this.coldSettings;
+    if (hotWindowMs === undefined) return [];
+    return this.exclusive(() => this.cold.moveClosedDays(hotCutoff(now(), hotWindowMs), now()));
   }
 
   /**
