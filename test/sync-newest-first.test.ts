@@ -5,6 +5,7 @@
 // what was in flight when it stopped, as many requests as `efsync sync --plan` said.
 import { join } from 'node:path';
 import { createLogger } from '../src/log.js';
+import { silentProgress } from '../src/progress.js';
 import { runJob } from '../src/runner/run.js';
 import syncJob from '../jobs/sync.js';
 import { describe, expect, it } from 'vitest';
@@ -137,5 +138,29 @@ describe("a site's newest vintage failing in the first pass", () => {
     expect((await runSync(faulty)).status).toBe('ok');
     expect(await tableHashes(db)).toEqual(await tableHashes(clean.warehouse.path));
     expect(await count(db, 'SELECT count(*) AS n FROM vintage_reads')).toBe(0);
+  }, 60_000);
+});
+
+describe('the older pass under a small row budget', () => {
+  it("reads a site's older vintages a few at a time, and stores exactly what a run of whole sites stores", async () => {
+    const { emu } = served;
+    const dir = tempDir();
+    const whole = testConfig({ dir, url: emu.url, db: join(dir, 'whole.duckdb') });
+    expect((await runSync(whole)).status).toBe('ok');
+    // 4 sites in flight within 1,600 rows, at 193 points a vintage (2 days of 15 minutes): 2 a piece
+    const sync = { concurrency: CONCURRENCY, rows_in_memory: 1_600 };
+    const small = testConfig({ dir, url: emu.url, db: join(dir, 'small.duckdb'), sync });
+    const bars: Record<string, number> = {};
+    const progress = { ...silentProgress, start: (total: number, label: string) => void (bars[label] = total) };
+    const run = await runJob(syncJob, {
+      config: small,
+      now: () => NOW,
+      log: createLogger({ level: 'silent' }),
+      progress,
+    });
+    expect(run.status).toBe('ok');
+    // more pieces than a forecast and an output piece a site
+    expect(bars['older vintages']).toBeGreaterThan(SITES * 2 * 4);
+    expect(await tableHashes(small.warehouse.path)).toEqual(await tableHashes(whole.warehouse.path));
   }, 60_000);
 });

@@ -17,7 +17,7 @@ import { planForecastUpdates } from './windows.js';
  * all at once). Every read goes to the loader as it came (the loader drops repeated keys).
  */
 export const forecastsSync: ResourceSync<ForecastSeries[]> = {
-  async fetch(env, site, mark, pass) {
+  async fetch(env, site, mark, pass, piece = []) {
     const pending = env.backfill ? [] : (env.pending.forecasts.get(site.siteId) ?? []);
     const read = async (item: VintageItem): Promise<ItemResult<ForecastSeries>> => {
       const series = await env.client.getSiteForecast(site.siteId, {
@@ -29,8 +29,8 @@ export const forecastsSync: ResourceSync<ForecastSeries[]> = {
       return { item, value: series };
     };
     if (pass === 'older') {
-      const results = await readEach(pending, env.requestsPerSite, env.signal, read);
-      return { ...(await settleReads(env, site.siteId, 'forecasts', results, pending, [])), mark: null };
+      const results = await readEach(piece, env.requestsPerSite, env.signal, read);
+      return { ...(await settleReads(env, site.siteId, 'forecasts', results, piece, [])), mark: null };
     }
     const updates = await site.updates();
     const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);

@@ -11,7 +11,15 @@ import { formatExactInstant, sameInstant } from '../time.js';
 import { loadModelOutputs } from '../warehouse/loader.js';
 import { outputColumns } from './normalize.js';
 import { loadVintages, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
-import { type ItemResult, readEach, readNewest, settleReads, type VintageItem, WrongVintage } from './vintages.js';
+import {
+  type ItemResult,
+  type PendingVintage,
+  readEach,
+  readNewest,
+  settleReads,
+  type VintageItem,
+  WrongVintage,
+} from './vintages.js';
 import { cronFires, outputRead, planModelOutputs, planOutputWindow } from './windows.js';
 
 /** A vintage the model issued: one with an as_of (null: the model has produced nothing yet). */
@@ -23,16 +31,15 @@ type Vintage = ModelOutput & { as_of: number };
  * site's pending ones (a backfill reads its window's all at once).
  */
 export const outputsSync: ResourceSync<Vintage[]> = {
-  async fetch(env, site, mark, pass) {
+  async fetch(env, site, mark, pass, piece = []) {
     const models = await site.models();
     const byId = new Map(models.map((model) => [model.id, model]));
-    const pending = env.backfill
-      ? []
-      : (env.pending.outputs.get(site.siteId) ?? []).filter((item) => byId.has(item.modelId));
+    const known = (items: readonly PendingVintage[]) => items.filter((item) => byId.has(item.modelId));
+    const pending = env.backfill ? [] : known(env.pending.outputs.get(site.siteId) ?? []);
     const read = (item: VintageItem) => readVintage(env, byId.get(item.modelId) as ModelRef, item);
     if (pass === 'older') {
-      const results = await readEach(pending, env.requestsPerSite, env.signal, read);
-      return { ...(await settleReads(env, site.siteId, 'outputs', results, pending, [])), mark: null };
+      const results = await readEach(known(piece), env.requestsPerSite, env.signal, read);
+      return { ...(await settleReads(env, site.siteId, 'outputs', results, known(piece), [])), mark: null };
     }
     // The site's issue times are read only for a model without a readable schedule: the list
     // holds every issue time since the site's history began (11,800 a site after a year), and

@@ -131,7 +131,10 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
           if (resources.includes('models')) await task.modelListing(known.get(siteId));
           for (const pass of PASSES)
             for (const step of steps.filter((step) => pass === 'newest' || step.resource !== 'actuals')) {
-              const fetched = await step.sync.fetch(env, task, marks.get(step.state)?.get(siteId) ?? null, pass);
+              const mark = marks.get(step.state)?.get(siteId) ?? null;
+              // the older pass reads every pending vintage, in pieces whose number costs no request
+              const piece = step.resource === 'actuals' ? [] : (env.pending[step.resource].get(siteId) ?? []);
+              const fetched = await step.sync.fetch(env, task, mark, pass, piece);
               if (step.resource !== 'actuals') deferLater(env.pending[step.resource], siteId, fetched.vintages);
             }
         }),

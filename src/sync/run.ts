@@ -40,7 +40,7 @@ import { forecastsSync } from './forecasts.js';
 import { fetchModels, type KnownModels } from './models.js';
 import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
-import { deferLater, readPending } from './vintages.js';
+import { deferLater, type PendingVintage, readPending, type VintageResource } from './vintages.js';
 import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
@@ -55,6 +55,7 @@ import {
 } from './types.js';
 import { RowBudget, type SiteRows } from './budget.js';
 import type { Backfill, SyncMark } from './windows.js';
+import { MINUTE } from '../time.js';
 import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
@@ -361,8 +362,10 @@ async function loadModelBatch(
 /**
  * The series of every site in two passes: the first loads each site's actuals and newest vintages
  * and defers the older ones, the second reads them (and the pending ones of earlier runs), so a
- * run cut short leaves every site its latest data. Returns when the first pass ended (ms since
- * `started`) and how many sites the second read.
+ * run cut short leaves every site its latest data. The second reads a site's vintages a piece at
+ * a time (olderPieces), each loaded before its rows are counted free, so what a site holds does not
+ * grow with its history. Returns when the first pass ended (ms since `started`) and how many sites
+ * the second read.
  */
 async function syncSeries(
   req: SyncRequest,
@@ -399,45 +402,80 @@ async function syncSeries(
   // None in a backfill: it read its window in the first pass.
   const older = steps.filter((step) => step.resource !== 'actuals');
   const backlog = env.backfill || older.length === 0 ? [] : sites.filter(hasPending);
-  req.progress.start(backlog.length, 'older vintages');
+  const size = olderPieceSize(req.sync, env.settings.horizon);
+  const resources = older.map((step) => step.resource as VintageResource);
+  const pieces = backlog.flatMap((siteId) => olderPieces(env, siteId, resources, size));
+  req.progress.start(pieces.length, 'older vintages');
   await eachSite(
     req,
-    backlog,
+    pieces,
     limit,
-    new RowBudget(req.sync.rows_in_memory, older.length),
+    new RowBudget(req.sync.rows_in_memory, 1),
     tally,
-    async (siteId, held) => {
-      const task = tasks.get(siteId)!;
-      tasks.delete(siteId);
-      await syncOneSite(req, env, task, older, marks, tally, held, 'older');
+    async ({ siteId, resource, items }, held) => {
+      const step = older.filter((s) => s.resource === resource);
+      await syncOneSite(req, env, tasks.get(siteId)!, step, marks, tally, held, 'older', items);
     },
   );
+  for (const siteId of backlog) tasks.delete(siteId);
   req.progress.stop();
   return { firstPassMs, backlog: backlog.length };
+}
+
+/** A run of a site's pending vintages of one resource that the older pass reads and loads together. */
+interface OlderPiece {
+  siteId: string;
+  resource: VintageResource;
+  items: readonly PendingVintage[];
+}
+
+/** Rows a vintage is taken to hold when sizing pieces: its window of the horizon at 15-minute points. */
+function rowsPerVintage(horizonMs: number): number {
+  return Math.ceil(horizonMs / (15 * MINUTE)) + 1;
+}
+
+/**
+ * Vintages a piece holds: as many as let the sites in flight (sync.concurrency) hold a piece each
+ * within sync.rows_in_memory, at least one. The row budget still admits pieces by the rows they
+ * fetched, so a longer window or a finer resolution than assumed only lets fewer pieces run at once.
+ */
+function olderPieceSize(sync: SyncRequest['sync'], horizonMs: number): number {
+  return Math.max(1, Math.floor(sync.rows_in_memory / sync.concurrency / rowsPerVintage(horizonMs)));
+}
+
+/** A site's pending vintages of each of `resources`, newest first, in pieces of `size`. */
+function olderPieces(env: SyncEnv, siteId: string, resources: readonly VintageResource[], size: number): OlderPiece[] {
+  return resources.flatMap((resource) => {
+    const items = [...(env.pending[resource].get(siteId) ?? [])].sort((a, b) => b.issue - a.issue);
+    const pieces: OlderPiece[] = [];
+    for (let start = 0; start < items.length; start += size)
+      pieces.push({ siteId, resource, items: items.slice(start, start + size) });
+    return pieces;
+  });
 }
 
 /**
  * Runs `work` for each site through `limit`, a site admitted while its rows fit `budget`; once
  * the run's signal is aborted the sites not started are counted as stopped.
  */
-async function eachSite(
+async function eachSite<T extends string | { siteId: string }>(
   req: SyncRequest,
-  sites: readonly string[],
+  units: readonly T[],
   limit: LimitFunction,
   budget: RowBudget,
   tally: Tally,
-  work: (siteId: string, held: SiteRows) => Promise<void>,
+  work: (unit: T, held: SiteRows) => Promise<void>,
 ): Promise<void> {
   await Promise.all(
-    sites.map((siteId) =>
+    units.map((unit) =>
       limit(async () => {
         const held = await budget.admit();
         try {
           if (req.signal.aborted) {
-            tally.stopped.add(siteId);
+            tally.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
             return;
           }
-          await work(siteId, held);
+          await work(unit, held);
         } finally {
           held.done();
         }
@@ -461,6 +499,7 @@ async function syncOneSite(
   tally: Tally,
   held: SiteRows,
   pass: Pass,
+  piece?: readonly PendingVintage[],
 ): Promise<void> {
   const siteRows: RowCounts = {};
   await Promise.all(
@@ -470,7 +509,7 @@ async function syncOneSite(
         if (req.signal.aborted) return;
         const fetchStart = performance.now();
         try {
-          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null, pass);
+          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null, pass, piece);
         } finally {
           held.fetched(fetched?.rows ?? 0);
         }

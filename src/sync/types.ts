@@ -8,7 +8,7 @@ import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
-import type { PendingVintages, VintageItem, VintageResource } from './vintages.js';
+import type { PendingVintage, PendingVintages, VintageItem, VintageResource } from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
@@ -84,8 +84,17 @@ export interface Fetched<T> {
 
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */
 export interface ResourceSync<T> {
-  /** Actuals have one read and take no part in the `older` pass. */
-  fetch(env: SyncEnv, site: SiteTask, mark: SyncMark | null, pass: Pass): Promise<Fetched<T>>;
+  /**
+   * Actuals have one read and take no part in the `older` pass, which reads `piece`: a run of the
+   * site's pending vintages of the resource (olderPieces, src/sync/run.ts).
+   */
+  fetch(
+    env: SyncEnv,
+    site: SiteTask,
+    mark: SyncMark | null,
+    pass: Pass,
+    piece?: readonly PendingVintage[],
+  ): Promise<Fetched<T>>;
   load(env: SyncEnv, site: SiteTask, fetched: Fetched<T>): Promise<RowCounts>;
 }
 

@@ -10,7 +10,7 @@ import { type LoadOptions, SERIES, type Series, type SeriesKind } from './series
 import { purgeBufferPool } from './settings.js';
 import { stage, type StageBlock, type Staged } from './staging.js';
 import { stateKey, writeSyncStates } from './sync-state.js';
-import { writeVintageReads } from './vintage-reads.js';
+import { stageVintageReads, writeVintageReads } from './vintage-reads.js';
 import { isOutOfMemory } from './duckdb.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -157,6 +157,11 @@ class LoadQueue {
         const blocks = jobs.flatMap((job) => job.blocks.map((block) => ({ block, siteNo: siteNo(job) })));
         staged.set(series, await stage(warehouse, series, blocks));
       }
+      const vintageReads = batch.flatMap((job) => {
+        const { vintageReads, now = Date.now() } = job.options;
+        return vintageReads ? [{ siteId: job.siteId, reads: vintageReads, now }] : [];
+      });
+      await stageVintageReads(warehouse, vintageReads);
       faultPoint('staging');
       return warehouse.transaction(async () => {
         const results = new Map<Job, RowsWritten>();
@@ -169,13 +174,7 @@ class LoadQueue {
           const { syncState, now = Date.now() } = job.options;
           return syncState ? [{ job, siteId: job.siteId, state: syncState, now }] : [];
         });
-        await writeVintageReads(
-          warehouse,
-          batch.flatMap((job) => {
-            const { vintageReads, now = Date.now() } = job.options;
-            return vintageReads ? [{ siteId: job.siteId, reads: vintageReads, now }] : [];
-          }),
-        );
+        await writeVintageReads(warehouse, vintageReads);
         const advanced = await writeSyncStates(warehouse, marked);
         for (const { job, siteId, state } of marked) {
           if (advanced.has(stateKey(siteId, state.resource))) addRows(results.get(job)!, { sync_state: 1 });

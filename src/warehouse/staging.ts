@@ -95,11 +95,11 @@ export async function stage(
 }
 
 /**
- * Appends every block of a batch through ONE appender, packing the rows into full data chunks:
+ * Appends every block of a batch to a TEMP table through ONE appender, packing the rows into full data chunks:
  * an appender and a flush per block (a model output read is a few hundred rows) cost about 1 ms
  * each on the event loop, more than the rows themselves.
  */
-async function appendBlocks(warehouse: Warehouse, table: string, blocks: readonly StageBlock[]): Promise<void> {
+export async function appendBlocks(warehouse: Warehouse, table: string, blocks: readonly StageBlock[]): Promise<void> {
   const filled = blocks.filter((block) => block.rows > 0);
   const total = filled.reduce((sum, block) => sum + block.rows, 0);
   if (total === 0) return;

@@ -3,7 +3,9 @@
 // the pending ones a load stores, forgotten. Both are written in the load's own transaction, with
 // its data and sync state, for every load of a batch in one statement each: a record per vintage
 // costs a row, not a statement or a transaction (a first sync defers ~200 vintages a site).
+import { DOUBLE, VARCHAR } from '@duckdb/node-api';
 import { instant } from './sql.js';
+import { appendBlocks } from './staging.js';
 import type { Warehouse } from './warehouse.js';
 
 /** A vintage of a site's resource: the site forecast's (modelId '') or a model's, by its issue time (epoch ms, fractional). */
@@ -25,38 +27,61 @@ export interface VintageBookkeeping {
   runId: string;
 }
 
-/** The rows of $1, a JSON array of [site_id, resource, model_id, issue, reason] (issue: epoch ms): one parameter whatever their number. */
-const KEYS = `SELECT r->>0 AS site_id, r->>1 AS resource, r->>2 AS model_id,
-  ${instant('CAST(r->>3 AS DOUBLE)')} AS issue, r->>4 AS reason
-FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
+/** The staged keys of a batch: the stored ones and the deferred ones, told apart by `kind`. */
+const KEYS_TABLE = 'vintage_keys';
 
-/** The vintage bookkeeping of a batch's loads, in at most two statements; inside its transaction. */
-export async function writeVintageReads(
-  warehouse: Warehouse,
-  entries: readonly { siteId: string; reads: VintageBookkeeping; now: number }[],
-): Promise<void> {
-  const keys = (pick: (reads: VintageBookkeeping) => readonly VintageKey[]) =>
-    entries.flatMap(({ siteId, reads }) =>
-      pick(reads).map((key) => [siteId, reads.resource, key.modelId, key.issue, reads.reason]),
-    );
-  const stored = keys((reads) => reads.stored);
-  if (stored.length > 0)
+const KEYS = `SELECT site_id, resource, model_id, ${instant('issue')} AS issue, reason, kind FROM ${KEYS_TABLE}`;
+
+type Entries = readonly { siteId: string; reads: VintageBookkeeping; now: number }[];
+
+/**
+ * Stages the vintage keys of a batch's loads (stored and deferred) into a TEMP table through the
+ * appender, before the batch's transaction: a first sync of months defers tens of thousands of
+ * vintages a batch, and a statement given them as one parameter parses it whole in memory.
+ */
+export async function stageVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
+  const keys = entries.flatMap(({ siteId, reads }) =>
+    [
+      ...reads.stored.map((key) => ({ key, kind: 'stored' })),
+      ...reads.deferred.map((key) => ({ key, kind: 'deferred' })),
+    ].map(({ key, kind }) => ({ siteId, resource: reads.resource, reason: reads.reason, key, kind })),
+  );
+  if (keys.length === 0) return;
+  await warehouse.run(
+    `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE} (site_id VARCHAR, resource VARCHAR, model_id VARCHAR, issue DOUBLE, reason VARCHAR, kind VARCHAR)`,
+  );
+  await appendBlocks(warehouse, KEYS_TABLE, [
+    {
+      rows: keys.length,
+      columns: [
+        { type: VARCHAR, values: keys.map((k) => k.siteId) },
+        { type: VARCHAR, values: keys.map((k) => k.resource) },
+        { type: VARCHAR, values: keys.map((k) => k.key.modelId) },
+        { type: DOUBLE, values: keys.map((k) => k.key.issue) },
+        { type: VARCHAR, values: keys.map((k) => k.reason) },
+        { type: VARCHAR, values: keys.map((k) => k.kind) },
+      ],
+    },
+  ]);
+}
+
+/** The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most two statements; inside its transaction. */
+export async function writeVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
+  if (entries.some(({ reads }) => reads.stored.length > 0))
     await warehouse.run(
-      `DELETE FROM vintage_reads v USING (${KEYS}) k
+      `DELETE FROM vintage_reads v USING (${KEYS} WHERE kind = 'stored') k
         WHERE v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue`,
-      [JSON.stringify(stored)],
     );
-  const deferred = keys((reads) => reads.deferred);
-  if (deferred.length === 0) return;
+  if (!entries.some(({ reads }) => reads.deferred.length > 0)) return;
   // One run's clock and id for the whole batch: the loads of a batch come from one sync.
   const { now, reads } = entries[0];
   // A vintage already pending (a failed read, or deferred by a run that ended before its
   // backfill) keeps its row and its attempts.
   await warehouse.run(
     `INSERT INTO vintage_reads
-     SELECT k.site_id, k.resource, k.model_id, k.issue, 'pending', 0, k.reason, ${instant('$2')}, ${instant('$2')}, $3
-       FROM (${KEYS}) k
+     SELECT k.site_id, k.resource, k.model_id, k.issue, 'pending', 0, k.reason, ${instant('$1')}, ${instant('$1')}, $2
+       FROM (${KEYS} WHERE kind = 'deferred') k
      ON CONFLICT (site_id, resource, model_id, issue) DO NOTHING`,
-    [JSON.stringify(deferred), now, reads.runId],
+    [now, reads.runId],
   );
 }
