@@ -151,7 +151,12 @@ describe('the older pass under a small row budget', () => {
     const sync = { concurrency: CONCURRENCY, rows_in_memory: 1_600 };
     const small = testConfig({ dir, url: emu.url, db: join(dir, 'small.duckdb'), sync });
     const bars: Record<string, number> = {};
-    const progress = { ...silentProgress, start: (total: number, label: string) => void (bars[label] = total) };
+    const progress = {
+      ...silentProgress,
+      start: (total: number, label: string) => {
+        bars[label] = total;
+      },
+    };
     const run = await runJob(syncJob, {
       config: small,
       now: () => NOW,
