@@ -2,6 +2,8 @@
 // split into halves down to an item alone, which gets one more try after memory is handed back
 // and then fails with its error. The work here runs a statement that really runs out of a small
 // memory_limit when its piece holds more items than fit.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailedError } from '../src/errors.js';
@@ -223,5 +225,15 @@ describe('skippedForMemory', () => {
     await expect(skippedForMemory(() => db.connection.run('SELECT * FROM no_such_table'))).rejects.toThrow(
       /no_such_table/,
     );
+  });
+});
+
+describe('the executor alone', () => {
+  it('tells out-of-memory errors apart and purges the pool: no other file of src/ does', () => {
+    const src = resolve(import.meta.dirname, '../src');
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+    const using = files.filter((file) => /isOutOfMemory|purgeBufferPool/.test(readFileSync(join(src, file), 'utf8')));
+    // duckdb.ts defines isOutOfMemory; settings.ts the purge, with the memory limits it sets and restores
+    expect(using.sort()).toEqual(['warehouse/duckdb.ts', 'warehouse/executor.ts', 'warehouse/settings.ts']);
   });
 });
