@@ -5,8 +5,7 @@ import { RequestError } from '../errors.js';
 import { type Config, qualitySettingsFromConfig } from '../config.js';
 import { DAY, formatInstant } from '../time.js';
 import { openDuckDB } from '../warehouse/duckdb.js';
-import { releaseMemory } from '../warehouse/memory.js';
-import { purgeBufferPool } from '../warehouse/settings.js';
+import { handBackMemory, handBackPool } from '../warehouse/executor.js';
 import { type QualitySettings, reflagActuals } from '../warehouse/flags.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import { alignWarehouse, dropAlignment, type AlignOptions, type SkippedSite } from './input/align.js';
@@ -90,7 +89,7 @@ export async function scoreWithLedger(
     faultPoint('accuracy-ledger');
     ledger.stats = stats.result();
     // The metrics read the stored statistics alone, not what saving the ledger's state cached.
-    await purgeBufferPool(warehouse);
+    await handBackPool(warehouse);
     const rows = await metricsFromStats(
       warehouse,
       { stats: 'accuracy_stats', histogram: 'accuracy_histograms', pairs: LEDGER_PAIRS },
@@ -111,9 +110,9 @@ export async function scoreWithLedger(
  * after it took the step's peak to 297 MB.
  */
 async function seriesAlone(warehouse: Warehouse): Promise<SeriesPoint[]> {
-  await purgeBufferPool(warehouse);
+  await handBackPool(warehouse);
   const series = await namedBySite(warehouse, await reportSeries(warehouse, LEDGER_PAIRS));
-  await purgeBufferPool(warehouse);
+  await handBackPool(warehouse);
   return series;
 }
 
@@ -320,7 +319,7 @@ async function scoreWithHistory(
   const { result, groups, flags } = await scoreAndFlag(warehouse, settings, meta);
   if (settings.reportPath) {
     // The plots are drawn from what scoring leaves, not on top of it (in a worker: plots.ts).
-    await releaseMemory(warehouse);
+    await handBackMemory(warehouse);
     await writeReport(settings.reportPath, {
       title: 'Forecast accuracy',
       rows: result.rows,

@@ -16,7 +16,7 @@ import {
   sqlList,
 } from '../warehouse/sql.js';
 import { CURRENT } from '../warehouse/cold.js';
-import { isOutOfMemory } from '../warehouse/duckdb.js';
+import { runInHalves } from '../warehouse/executor.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import {
   cutoffOf,
@@ -258,38 +258,37 @@ interface Slice {
 }
 
 /**
- * Removes a slice in a transaction of its own, then checkpoints once the budget's `rows.retentionCheckpointAfter` rows
- * went since the last checkpoint. A slice that runs out of DuckDB's memory goes again in halves
- * after a checkpoint, and a single site gets that one more try, as the sync's merge does.
+ * Removes a slice in a transaction of its own, then checkpoints once the budget's
+ * `rows.retentionCheckpointAfter` rows went since the last checkpoint. The executor splits a
+ * slice that runs out of DuckDB's memory: after a checkpoint into halves of its sites, and a site
+ * alone gets one more try, as the sync's merge does.
  */
-async function removeOrSplit(
-  wh: Warehouse,
-  table: RetainedTable,
-  slice: Slice,
-  context: DayContext,
-  checkpointed = false,
-): Promise<Counts> {
-  let counts: Counts;
-  try {
-    counts = await wh.transaction(() =>
-      sliceRows(wh, table, `${slice.inDay} AND site_id IN (${sqlList(slice.sites)})`, slice.source, context, true),
-    );
-  } catch (error) {
-    if (!isOutOfMemory(error) || checkpointed) throw error;
-    await wh.checkpoint();
-    context.uncheckpointed = 0;
-    if (slice.sites.length === 1) return removeOrSplit(wh, table, slice, context, true);
-    const half = Math.ceil(slice.sites.length / 2);
-    const first = await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(0, half) }, context);
-    return addCounts(first, await removeOrSplit(wh, table, { ...slice, sites: slice.sites.slice(half) }, context));
-  }
+async function removeOrSplit(wh: Warehouse, table: RetainedTable, slice: Slice, context: DayContext): Promise<Counts> {
+  const removed = await runInHalves(
+    slice.sites,
+    (sites) =>
+      wh.transaction(() =>
+        sliceRows(wh, table, `${slice.inDay} AND site_id IN (${sqlList(sites)})`, slice.source, context, true),
+      ),
+    {
+      handBack: async () => {
+        await wh.checkpoint();
+        context.uncheckpointed = 0;
+      },
+      settle: (_sites, counts) => checkpointPast(wh, counts, context),
+    },
+  );
+  return removed.reduce(addCounts, {});
+}
+
+/** Counts a slice's removed rows, and checkpoints once `rows.retentionCheckpointAfter` went since the last. */
+async function checkpointPast(wh: Warehouse, counts: Counts, context: DayContext): Promise<void> {
   faultPoint('retention-slice');
   context.uncheckpointed += Object.values(counts).reduce((sum, n) => sum + n, 0);
   if (context.uncheckpointed >= wh.rows.retentionCheckpointAfter) {
     await wh.checkpoint();
     context.uncheckpointed = 0;
   }
-  return counts;
 }
 
 /** The kept vintages of the rows of `source` matching `where`, as the temp table KEPT. */

@@ -6,7 +6,7 @@
 import type { JobContext } from '../job.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
-import { releaseMemory } from '../warehouse/memory.js';
+import { handBackMemory } from '../warehouse/executor.js';
 import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 
@@ -27,7 +27,7 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
     // the next step's limit, until a checkpoint: a failed accuracy left the publish after it out
     // of memory. A checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
     await ctx.warehouse.checkpoint();
-    await releaseMemory(ctx.warehouse);
+    await handBackMemory(ctx.warehouse);
     const ended = measureStep();
     // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
     const stepCtx = { ...ctx, log: ctx.log.child({ step: job.name }), stepEnded: undefined };

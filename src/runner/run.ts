@@ -27,7 +27,7 @@ import type { ServiceConnection } from '../service.js';
 import { describeHolder, WarehouseBusyError } from '../warehouse/lock.js';
 import { describeRecovery, Warehouse } from '../warehouse/warehouse.js';
 import { measureStep, type StepCost } from './measure.js';
-import { releaseMemory } from '../warehouse/memory.js';
+import { handBackMemory } from '../warehouse/executor.js';
 import { outcomeOf } from './outcome.js';
 import { onSecondSignal, stoppingHard } from './signals.js';
 import { openSink, type RunSink } from './sink.js';
@@ -211,7 +211,7 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
       if (stoppingHard()) return result('interrupted', ended.error, ended.outcome);
       try {
         const publish = changedAnything(ended) || !(await sink.publishedHoldsAllBut(runId));
-        if (publish) await releaseMemory(warehouse);
+        if (publish) await handBackMemory(warehouse);
         const publishing = publish ? measureStep() : null;
         if (publish) await sink.prepareToPublish();
         await insertFailures(warehouse, runId, ended.outcome.failures, now());

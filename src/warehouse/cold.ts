@@ -28,9 +28,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import type { Progress } from '../progress.js';
-import { isOutOfMemory } from './duckdb.js';
+import { handBackPool, halvesOf, runInHalves, runSplitting, skippedForMemory } from './executor.js';
 import { fsyncPath } from './disk.js';
-import { purgeBufferPool } from './settings.js';
 import { DAY } from '../time.js';
 import { epochDayOf, instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
 
@@ -219,33 +218,27 @@ export class ColdStore {
   }
 
   /**
-   * Moves a chunk; one that runs out of DuckDB's memory goes again after a checkpoint (which
-   * frees what the deletes hold), whatever it recorded pending completed first, its days still
-   * hot in halves, down to a day alone, which fails the move.
+   * Moves a chunk, split by the executor while it runs out of DuckDB's memory: after a checkpoint
+   * (which frees what the deletes hold), whatever it recorded pending completed first, its days
+   * still hot go again in halves, down to a day alone, whose one more try failing fails the move.
    */
-  private async moveOrSplit(
-    table: ColdTable,
-    days: number[],
-    nowMs: number,
-    leaveHot: boolean,
-    retried = false,
-  ): Promise<MovedDay[]> {
-    try {
-      return await this.moveChunk(table, days, nowMs, leaveHot);
-    } catch (error) {
-      if (!isOutOfMemory(error) || (days.length === 1 && retried)) throw error;
-      await this.checkpoint();
-      await this.finishPendingMoves(nowMs);
-      const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY))
-        .map((day) => day.key)
-        .filter((day) => day >= days[0]);
-      if (hot.length <= 1) return hot.length === 0 ? [] : this.moveOrSplit(table, hot, nowMs, leaveHot, true);
-      const half = Math.ceil(hot.length / 2);
-      return [
-        ...(await this.moveOrSplit(table, hot.slice(0, half), nowMs, leaveHot)),
-        ...(await this.moveOrSplit(table, hot.slice(half), nowMs, leaveHot)),
-      ];
-    }
+  private async moveOrSplit(table: ColdTable, days: number[], nowMs: number, leaveHot: boolean): Promise<MovedDay[]> {
+    const moved = await runInHalves(days, (part) => this.moveChunk(table, [...part], nowMs, leaveHot), {
+      handBack: async () => {
+        await this.checkpoint();
+        await this.finishPendingMoves(nowMs);
+      },
+      remaining: (part) => this.stillHot(table, part),
+    });
+    return moved.flat();
+  }
+
+  /** Which of `days` are still hot (null: none), after a move that failed part-way was completed. */
+  private async stillHot(table: ColdTable, days: readonly number[]): Promise<number[] | null> {
+    const hot = (await this.hotDaysBefore(table.name, days.at(-1)! + DAY))
+      .map((day) => day.key)
+      .filter((day) => day >= days[0]);
+    return hot.length === 0 ? null : hot;
   }
 
   /**
@@ -300,19 +293,17 @@ export class ColdStore {
     const staying = await this.db.all<{ day: bigint }>(
       `SELECT DISTINCT ${epochDayOf('valid_time')} AS day FROM ${hot} WHERE NOT (${where}) ORDER BY day`,
     );
-    try {
-      await this.db.transaction(async () => {
+    const skipped = await skippedForMemory(() =>
+      this.db.transaction(async () => {
         await this.createAgain(table.name, `ALTER TABLE ${hot} RENAME TO ${before}`);
         for (const { day } of staying) {
           await this.db.run(`INSERT INTO ${hot} SELECT * FROM ${before} WHERE ${dayFilter(Number(day) * DAY)}`);
           faultPoint('cold-rebuild');
         }
         await this.db.run(`DROP TABLE ${before}`);
-      });
-    } catch (error) {
-      if (!isOutOfMemory(error)) throw error;
-      return false;
-    }
+      }),
+    );
+    if (skipped !== null) return false;
     await this.checkpoint();
     return true;
   }
@@ -525,7 +516,7 @@ export class ColdStore {
       source = 'cold_move';
     }
     await this.touched(0, this.db.rows.coldCheckpointBeforeWrite);
-    await purgeBufferPool(this.db);
+    await handBackPool(this.db);
     const written: Written[] = [];
     try {
       for (const dayMs of days) {
@@ -572,7 +563,7 @@ export class ColdStore {
     );
     for (const { keys, rows } of slices) {
       const of = `${by} BETWEEN ${quoteLiteral(keys[0])} AND ${quoteLiteral(keys.at(-1)!)}`;
-      await purgeBufferPool(this.db);
+      await handBackPool(this.db);
       await this.db.run(`DELETE FROM ${name} WHERE ${where} AND ${of}`);
       await this.touched(rows);
     }
@@ -630,26 +621,26 @@ export class ColdStore {
 
   /**
    * One slice of sortInto (the `sliceBy` values it holds; null: every row), sorted into SORTED.
-   * One that runs out of DuckDB's memory (its statement rolled back) goes again in halves of its
-   * values, down to a value alone, which fails: at 1,000 sites a retention's slice of a day of
-   * model outputs, sorted against its kept vintages, ran out of the warehouse's 64 MB.
+   * The executor splits one that runs out of DuckDB's memory (its statement rolled back) into
+   * halves of its values, down to a value alone, which fails: nothing is held that a hand-back
+   * would free.
    */
   private async sortSlice(table: ColdTable, slice: string[] | null, day: SlicedRows, order: string): Promise<number> {
+    const sorted = await runSplitting(slice, (part) => this.sortPart(table, part, day, order), {
+      halves: (part) => (part === null ? null : halvesOf(part)),
+    });
+    return sorted.reduce((rows, n) => rows + n, 0);
+  }
+
+  private async sortPart(table: ColdTable, slice: string[] | null, day: SlicedRows, order: string): Promise<number> {
     const of =
       slice === null
         ? 'TRUE'
         : `${quoteIdentifier(table.sliceBy!)} BETWEEN ${quoteLiteral(slice[0])} AND ${quoteLiteral(slice.at(-1)!)}`;
-    try {
-      await day.prepare?.(of);
-      return await this.oneThread(() =>
-        this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
-      );
-    } catch (error) {
-      if (!isOutOfMemory(error) || slice === null || slice.length < 2) throw error;
-      const half = Math.ceil(slice.length / 2);
-      const first = await this.sortSlice(table, slice.slice(0, half), day, order);
-      return first + (await this.sortSlice(table, slice.slice(half), day, order));
-    }
+    await day.prepare?.(of);
+    return this.oneThread(() =>
+      this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
+    );
   }
 
   /** The `sliceBy` values of `relation`, in order, cut into slices of `rows.coldSortSlice` rows (a value with more alone); [null]: one slice. */

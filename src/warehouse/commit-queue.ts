@@ -7,17 +7,16 @@
 import { faultPoint } from '../fault.js';
 import { addRows, nonZero, type RowsWritten } from './rows.js';
 import { type LoadOptions, SERIES, type Series, type SeriesKind } from './series.js';
-import { purgeBufferPool } from './settings.js';
 import { stage, type StageBlock, type Staged } from './staging.js';
 import { stateKey, writeSyncStates } from './sync-state.js';
 import { stageVintageReads, writeVintageReads } from './vintage-reads.js';
-import { isOutOfMemory } from './duckdb.js';
+import { handBackPool, runInHalves } from './executor.js';
 import type { Warehouse } from './warehouse.js';
 
 /** Loads of a batch: 64 sites' forecasts, outputs and actuals (its rows: the budget's `rows.commitBatch`). */
 const MAX_BATCH_LOADS = 192;
 /**
- * Batches merged between purges of DuckDB's buffer pool (purgeBufferPool): with 25, glibc's heap
+ * Batches merged between purges of DuckDB's buffer pool (handBackPool): with 25, glibc's heap
  * stayed at 22-34 MB over a 10,000-site sync instead of growing to ~70 MB, which took the peak
  * RSS from 313 to 293 MB in the same time (195 s against 200 s; docs/sync.md, Memory).
  */
@@ -78,7 +77,7 @@ class LoadQueue {
       while (this.waiting.length > 0) {
         await this.mergeOrSplit(this.take());
         // A purge that fails leaves the next batch to fail and say why.
-        if (++this.merged % PURGE_EVERY_BATCHES === 0) await purgeBufferPool(this.warehouse).catch(() => undefined);
+        if (++this.merged % PURGE_EVERY_BATCHES === 0) await handBackPool(this.warehouse).catch(() => undefined);
       }
     } finally {
       this.draining = false;
@@ -107,30 +106,32 @@ class LoadQueue {
   }
 
   /**
-   * Merges a batch; when it fails, each load alone, so only the load at fault fails. A batch that
-   * ran out of DuckDB's memory goes again in halves after a checkpoint (which frees the pool of
-   * the table data written since the last one), and a load alone gets that one more try.
+   * Merges a batch, split by the executor while it runs out of DuckDB's memory: after a
+   * checkpoint (which frees the pool of the table data written since the last one) into halves,
+   * and a load alone gets one more try. A part that fails otherwise is merged a load at a time,
+   * so only the load at fault fails.
    */
-  private async mergeOrSplit(batch: Job[], checkpointed = false): Promise<void> {
-    try {
-      const results = await this.merge(batch);
-      for (const job of batch) job.resolve(results.get(job)!);
-    } catch (error) {
-      if (isOutOfMemory(error) && !checkpointed) {
-        // A checkpoint that fails (a full disk) leaves the retry to fail and say why.
-        await this.warehouse.checkpoint().catch(() => undefined);
-        if (batch.length === 1) return this.mergeOrSplit(batch, true);
-        const half = Math.ceil(batch.length / 2);
-        await this.mergeOrSplit(batch.slice(0, half));
-        return this.mergeOrSplit(batch.slice(half));
-      }
-      if (batch.length === 1) return batch[0].reject(error);
-      for (const job of batch) {
-        try {
-          job.resolve((await this.merge([job])).get(job)!);
-        } catch (alone) {
-          job.reject(alone);
-        }
+  private async mergeOrSplit(batch: Job[]): Promise<void> {
+    await runInHalves(batch, (part) => this.mergeAndResolve(part), {
+      // A checkpoint that fails (a full disk) leaves the retry to fail and say why.
+      handBack: () => this.warehouse.checkpoint().catch(() => undefined),
+      failed: (part, error) => this.eachAlone(part, error),
+    });
+  }
+
+  private async mergeAndResolve(batch: readonly Job[]): Promise<void> {
+    const results = await this.merge(batch);
+    for (const job of batch) job.resolve(results.get(job)!);
+  }
+
+  /** A part that failed: a load alone fails with `error`, the loads of a larger part are merged one at a time. */
+  private async eachAlone(part: readonly Job[], error: unknown): Promise<void> {
+    if (part.length === 1) return part[0].reject(error);
+    for (const job of part) {
+      try {
+        job.resolve((await this.merge([job])).get(job)!);
+      } catch (alone) {
+        job.reject(alone);
       }
     }
   }
@@ -140,7 +141,7 @@ class LoadQueue {
    * every load's sync state and vintage bookkeeping in ONE transaction: one COMMIT, one sync_state
    * write and at most two vintage_reads statements per batch.
    */
-  private async merge(batch: Job[]): Promise<Map<Job, RowsWritten>> {
+  private async merge(batch: readonly Job[]): Promise<Map<Job, RowsWritten>> {
     const { warehouse } = this;
     return warehouse.exclusive(async () => {
       const kinds = [...new Set(batch.map((job) => job.kind))].map((kind) => {

@@ -102,22 +102,3 @@ export function damagedParquetError(error: unknown): ConfigError | undefined {
 }
 
 const DAMAGED_PARQUET = /No magic bytes found at end of file '([^']+)'|File '([^']+)' too small to be a Parquet file/;
-
-/**
- * Runs `fn` on `items`; when DuckDB runs out of memory (the statement or transaction rolled
- * back), on each half of them, down to one item, whose failure is the caller's. For work that
- * splits by its items (sites, most often) and whose memory grows with them.
- */
-export async function halvingOnOutOfMemory<T>(
-  items: readonly T[],
-  fn: (items: readonly T[]) => Promise<void>,
-): Promise<void> {
-  try {
-    await fn(items);
-  } catch (error) {
-    if (items.length < 2 || !isOutOfMemory(error)) throw error;
-    const half = Math.ceil(items.length / 2);
-    await halvingOnOutOfMemory(items.slice(0, half), fn);
-    await halvingOnOutOfMemory(items.slice(half), fn);
-  }
-}

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { DAY, HOUR } from '../time.js';
 import type { IntervalLabel } from './rows.js';
 import { digestPerSiteSql, digestTextSql, instantLiteral, quoteLiteral, sqlList } from './sql.js';
-import { halvingOnOutOfMemory } from './duckdb.js';
+import { runInHalves } from './executor.js';
 import type { Warehouse } from './warehouse.js';
 import { faultPoint } from '../fault.js';
 
@@ -255,7 +255,7 @@ async function inSlices<T extends SiteValues>(
   for (const slice of slicesOf(sites, warehouse.rows.flagValues)) {
     // inside a caller's transaction, the transaction fails whole: no halves
     if (warehouse.insideTransaction) await fn(slice);
-    else await halvingOnOutOfMemory(slice, (part) => warehouse.transaction(() => fn([...part])));
+    else await runInHalves(slice, (part) => warehouse.transaction(() => fn([...part])));
   }
 }
 

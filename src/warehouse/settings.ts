@@ -177,7 +177,8 @@ const memoryLimits = new WeakMap<Tunable, string>();
  * ~32,000 of them, and there are eight queues, so a sync of many small statements (each hash join
  * builds one block per partition, 16 of them) kept ~130,000 freed blocks at 3,000 sites and grew
  * glibc's heap from ~25 to ~70 MB at 10,000. An eviction walks the queues and drops dead entries
- * as it passes them; this one walks them all.
+ * as it passes them; this one walks them all. Work hands memory back through the executor
+ * (handBackPool in executor.ts), the one caller of this.
  */
 export async function purgeBufferPool(warehouse: Tunable): Promise<void> {
   await warehouse.exclusive(async () => {

@@ -22,7 +22,8 @@ import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { unpresentCold } from './cold.js';
 import { DiskFullError, explainDiskFull, fsyncPath } from './disk.js';
-import { isOutOfMemory, openDuckDB, type DuckDBHandle } from './duckdb.js';
+import { openDuckDB, type DuckDBHandle } from './duckdb.js';
+import { skippedForMemory } from './executor.js';
 import { dropWarehouseInfo } from './info.js';
 import { WarehouseBusyError } from './lock.js';
 import { migrate, schemaBehind } from './migrate.js';
@@ -94,12 +95,10 @@ export async function openWriterFile(
     opened.close();
     // Compaction only makes the publish copy less: one that runs out of memory or disk leaves the
     // file as it was (its draft removed), to be tried again at the next open, and the run goes on.
-    compactionSkipped = await compactWriterFile(writerPath, memoryLimit).then(
-      () => null,
+    compactionSkipped = await skippedForMemory(() => compactWriterFile(writerPath, memoryLimit)).catch(
       (error: unknown) => {
         const full = explainDiskFull(error, writerPath);
         if (full instanceof DiskFullError) return full.message;
-        if (isOutOfMemory(error)) return firstLine(error);
         throw error;
       },
     );

@@ -7,10 +7,9 @@
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
 import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
-import { isOutOfMemory } from '../../warehouse/duckdb.js';
+import { firstThatFits, handBackPool, runSplitting } from '../../warehouse/executor.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
-import { purgeBufferPool } from '../../warehouse/settings.js';
 import { Spool } from '../../warehouse/spool.js';
 import type { LedgerListener } from '../input/incremental.js';
 import { type StatsEngine, statsEngine } from './native.js';
@@ -236,7 +235,7 @@ async function compactRemoved(wh: Warehouse): Promise<void> {
     });
     // the sum's reads and hash table leave the pool: at 1,000 sites the next batch's first
     // statement, on top of them, went from 278 to 287 MB
-    await purgeBufferPool(wh);
+    await handBackPool(wh);
   }
 }
 
@@ -265,7 +264,7 @@ async function binsInSlices(
     const countSlice = (slice: Slice) => bins.add(binsSql(slicePairsSql(pairs, slice, 0), sign, options, meta.engine));
     for (const slice of await planSlices(wh, { ledgerPairs: pairs, slicePairs: meta.slicePairs }, null)) {
       await computeOrHalve(wh, pairs, slice, countSlice);
-      await purgeBufferPool(wh);
+      await handBackPool(wh);
     }
     return bins;
   } catch (error) {
@@ -290,7 +289,7 @@ async function sumWithBinsOf(
   }
   // The sum and what it read leave the pool before the histograms are replaced by it: at 1,000
   // sites that transaction, on top of them, set the step's peak (299 MB).
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
 }
 
 /** The pairs of `pairs` of the slice's sites and days, and of the `reach` days before its first. */
@@ -333,22 +332,17 @@ export function sumPartitionsFor(rows: number, perPartition: number): number[] {
  */
 async function sumBins(wh: Warehouse, from: string): Promise<void> {
   // at 1,000 sites, on the blocks a retired day's bins left cached, a sum set the step's peak (274 -> 295 MB)
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
   const [{ rows }] = await wh.all<{ rows: bigint }>(`SELECT count(*) AS rows FROM ${HISTOGRAMS}`);
   const keys = 'subject, model, grp, key, bin';
   const sum = `SELECT ${keys}, min(key_order) AS key_order, sum(n_o) AS n_o, sum(n_f) AS n_f FROM ${from}`;
-  for (const parts of sumPartitionsFor(Number(rows), wh.rows.sumPerPartition)) {
+  await firstThatFits(sumPartitionsFor(Number(rows), wh.rows.sumPerPartition), async (parts) => {
     await wh.run(`CREATE OR REPLACE TEMP TABLE ${SUMMED} AS ${sum} WHERE FALSE GROUP BY ${keys}`);
-    try {
-      for (let part = 0; part < parts; part++) {
-        await wh.run(`INSERT INTO ${SUMMED} BY NAME ${sum} WHERE ${groupPartSql(part, parts)}
-          GROUP BY ${keys} HAVING sum(n_o) <> 0 OR sum(n_f) <> 0`);
-      }
-      return;
-    } catch (error) {
-      if (!isOutOfMemory(error) || parts === SUM_PARTITIONS.at(-1)) throw error;
+    for (let part = 0; part < parts; part++) {
+      await wh.run(`INSERT INTO ${SUMMED} BY NAME ${sum} WHERE ${groupPartSql(part, parts)}
+        GROUP BY ${keys} HAVING sum(n_o) <> 0 OR sum(n_f) <> 0`);
     }
-  }
+  });
 }
 
 /** `to` (histogram rows) replaced by SUMMED (sumBins), which goes. */
@@ -392,7 +386,7 @@ async function computeDays(
   try {
     for (const slice of await planSlices(wh, meta, days)) {
       await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
-      await purgeBufferPool(wh); // as between alignment batches (incremental.ts)
+      await handBackPool(wh); // as between alignment batches (incremental.ts)
     }
     await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql(sliced.relation(), ['chunk'])}`);
   } finally {
@@ -409,11 +403,12 @@ interface Slice {
 }
 
 /**
- * Runs `compute` (one statement, committed alone) on the slice; when it runs out of DuckDB's
- * memory, on each half of the slice's sites after a checkpoint, and a site alone on each half of
- * its days, down to a day of a site, which fails the step. A slice's size is planned from its
- * pairs; what a statement of them needs can still exceed the memory limit (many groups,
- * quantiles, a site with a month of one-minute pairs), and the step goes on in smaller statements.
+ * Runs `compute` (one statement, committed alone) on the slice, split by the executor while it
+ * runs out of DuckDB's memory: after a checkpoint, into halves of the slice's sites, and a site
+ * alone into halves of its days, down to a day of a site, whose one more try failing fails the
+ * step. A slice's size is planned from its pairs; what a statement of them needs can still
+ * exceed the memory limit (many groups, quantiles, a site with a month of one-minute pairs), and
+ * the step goes on in smaller statements.
  */
 async function computeOrHalve(
   wh: Warehouse,
@@ -421,15 +416,11 @@ async function computeOrHalve(
   slice: Slice,
   compute: (slice: Slice) => Promise<void>,
 ): Promise<void> {
-  try {
-    await compute(slice);
-  } catch (error) {
-    if (!isOutOfMemory(error)) throw error;
-    await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
-    const halves = await sliceHalves(wh, ledgerPairs, slice);
-    if (!halves) throw error;
-    for (const half of halves) await computeOrHalve(wh, ledgerPairs, half, compute);
-  }
+  await runSplitting(slice, compute, {
+    halves: (piece) => sliceHalves(wh, ledgerPairs, piece),
+    // a checkpoint that fails leaves the halves to fail and say why
+    handBack: () => wh.checkpoint().catch(() => undefined),
+  });
 }
 
 /** Halves of the slice's sites, or of a site's days; null for a day of a site. */
@@ -470,14 +461,14 @@ async function planSlices(
   // cached (50-80 MB at 1,000 sites) it set the step's peak, at 100 sites as at 1,000. And it
   // leaves one: at 1,000 sites the first slice, on what the pass read, went from 278 to 302 MB,
   // where the other slices start at ~190 MB and stay under 280.
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
   const plan = `SELECT min(site_id) AS lo, max(site_id) AS hi, min(first) AS first, max(last) AS last FROM (
       SELECT *, ${slice} AS slice FROM (
         SELECT site_id, count(*) AS n, min(${DAY_SQL}) AS first, max(${DAY_SQL}) AS last FROM ${meta.ledgerPairs}
         ${days === null ? '' : `WHERE ${await daysSpanSql(wh, days)} AND ${DAY_SQL} IN (${days})`} GROUP BY site_id))
     GROUP BY slice ORDER BY lo`;
   const slices = await wh.all<Slice>(plan);
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
   return slices;
 }
 

@@ -17,7 +17,7 @@ import {
   quoteLiteral,
   sqlList,
 } from '../../warehouse/sql.js';
-import { halvingOnOutOfMemory, isOutOfMemory } from '../../warehouse/duckdb.js';
+import { halvesOf, handBackPool, runInHalves, runSplitting } from '../../warehouse/executor.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import {
   alignPoints,
@@ -36,7 +36,7 @@ import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/native.js';
 import { faultPoint } from '../../fault.js';
 import { DAY, HOUR } from '../../time.js';
-import { purgeBufferPool, withJoinsBuiltOnTheRight } from '../../warehouse/settings.js';
+import { withJoinsBuiltOnTheRight } from '../../warehouse/settings.js';
 
 export const LEDGER_PAIRS = 'accuracy_pairs';
 export const LEDGER_QUANTILES = 'accuracy_pair_quantiles';
@@ -253,10 +253,10 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
         count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
       FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`);
   for (let i = 0; i < sites.length; i += VINTAGE_COUNT_SITES)
-    await halvingOnOutOfMemory(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
+    await runInHalves(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
   // What the counts read leaves the pool: the comparisons with the ledger's state and the batches'
   // plan that follow built the step's peak on it at 1,000 sites (320 MB).
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
 }
 
 /**
@@ -500,7 +500,7 @@ async function retireDays(
   const range = inWindowSql('valid_time', first * DAY, end * DAY);
   // from an empty pool: on what the comparisons with the ledger's state left, the bins' first
   // slice set a 1,000-site night's peak (270 → 282 MB)
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
   await meta.listener?.retiring(`(SELECT * FROM ${LEDGER_PAIRS} WHERE ${range})`);
@@ -514,7 +514,7 @@ async function retireDays(
   for (const { day } of days) {
     await rewriteLedgerDay(wh, day, null, meta.now);
   }
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
 }
 
 /** A cold day of the ledger rewritten keeping `keep` (null: dropped whole): its quantiles, then its pairs. */
@@ -544,7 +544,7 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
   for (const { day, whole } of days) {
     const keep = whole ? null : `pid NOT IN (SELECT pid FROM ${COLD_STALE} WHERE day = DATE '${day}')`;
     await rewriteLedgerDay(wh, day, keep, now);
-    await purgeBufferPool(wh);
+    await handBackPool(wh);
   }
 }
 
@@ -653,7 +653,7 @@ async function settleBatch(wh: Warehouse, run: BatchRun): Promise<void> {
  */
 async function checkpointAndPurge(wh: Warehouse): Promise<void> {
   await wh.checkpoint();
-  await purgeBufferPool(wh);
+  await handBackPool(wh);
 }
 
 /** What every batch of a refresh shares. */
@@ -670,51 +670,81 @@ interface ValidSlice {
   to?: number;
 }
 
+/** A part of a batch: its sites (a query of site ids) and the valid times of theirs it aligns. */
+interface BatchPart {
+  sites: string;
+  slice: ValidSlice;
+}
+
 /**
- * Aligns the sites `sites` (a query of site ids) as one batch, acc_batch: what markStale and
- * alignPoints work on, those of its valid times in `slice` (all of them by default). A batch that
- * runs out of DuckDB's memory (its transaction rolled back) goes again in halves after a
- * checkpoint (which frees the pool of what was written since the last one): halves of its sites,
- * and a site alone halves of its valid times, down to an hour, which fails the step. So the run
- * goes on with smaller statements rather than failing, whatever the history, the ledger and a
- * site's models hold (a month's catch-up ran out of memory in one site's points).
+ * Aligns the sites `sites` (a query of site ids) as one batch, split by the executor while it
+ * runs out of DuckDB's memory (its transaction rolled back): after a checkpoint (which frees the
+ * pool of what was written since the last one), into halves of its sites, and a site alone into
+ * halves of its valid times, down to an hour, whose one more try failing fails the step. So the
+ * run goes on with smaller statements rather than failing, whatever the history, the ledger and
+ * a site's models hold. Each part that went through is settled before the next one starts.
  */
-async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: ValidSlice = {}): Promise<void> {
+async function alignBatch(wh: Warehouse, run: BatchRun, sites: string): Promise<void> {
+  await runSplitting({ sites, slice: {} }, (part) => alignPart(wh, run, part), {
+    halves: (part) => batchHalves(wh, run.options, part),
+    // a checkpoint that fails leaves the halves to fail and say why
+    handBack: () => wh.checkpoint().catch(() => undefined),
+    settle: () => settlePart(wh, run),
+  });
+}
+
+/**
+ * Aligns a part of a batch as acc_batch, what markStale and alignPoints work on, those of its
+ * valid times in `part.slice`, and applies it in one transaction.
+ */
+async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPart): Promise<void> {
   const { options, incremental, progress } = run;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
-  try {
-    const range = await batchRangeSql(wh);
-    const changes =
-      incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-    if (changes) await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
-    await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
-    // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
-    // writes it: with them held, its commit was a nightly score's peak (291 against 277 MB).
-    await purgeBufferPool(wh);
-    progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, {
-      ...run.meta,
-      full: incremental === null,
-    });
-    progress.batches++;
-  } catch (error) {
-    if (!isOutOfMemory(error)) throw error;
-    const ids = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_batch ORDER BY site_id')).map(
-      (r) => r.site_id,
-    );
-    const halves =
-      ids.length > 1
-        ? [ids.slice(0, Math.ceil(ids.length / 2)), ids.slice(Math.ceil(ids.length / 2))].map(
-            (half) => [sqlList(half), slice] as const,
-          )
-        : (await validTimeHalves(wh, slice, options))?.map((half) => [sites, half] as const);
-    if (!halves) throw error;
-    await wh.checkpoint().catch(() => undefined); // a checkpoint that fails leaves the halves to fail and say why
-    for (const [part, partSlice] of halves) await alignBatch(wh, run, part, partSlice);
-    return;
-  }
-  // What the batch read and wrote leaves DuckDB's pool: each batch then grows from the same base
-  // instead of from the last one's high-water mark.
-  await purgeBufferPool(wh);
+  const range = await batchRangeSql(wh);
+  const changes =
+    incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
+  if (changes) await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
+  await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
+  // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
+  // writes it: held, they set the commit's peak.
+  await handBackPool(wh);
+  progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, {
+    ...run.meta,
+    full: incremental === null,
+  });
+  progress.batches++;
+}
+
+/** The halves of a part: of its sites, or for a site alone of its valid times (null: an hour). */
+async function batchHalves(
+  wh: Warehouse,
+  options: AlignOptions,
+  part: BatchPart,
+): Promise<[BatchPart, BatchPart] | null> {
+  const ids = (
+    await wh.all<{ site_id: string }>(`SELECT site_id FROM acc_site WHERE site_id IN (${part.sites}) ORDER BY site_id`)
+  ).map((row) => row.site_id);
+  const sites = halvesOf(ids);
+  if (sites)
+    return [
+      { ...part, sites: sqlList(sites[0]) },
+      { ...part, sites: sqlList(sites[1]) },
+    ];
+  const slices = await validTimeHalves(wh, part.slice, options);
+  return (
+    slices && [
+      { ...part, slice: slices[0] },
+      { ...part, slice: slices[1] },
+    ]
+  );
+}
+
+/**
+ * After a part went through: what it read and wrote leaves DuckDB's pool (each part then grows
+ * from the same base instead of from the last one's high-water mark), and the batch is settled.
+ */
+async function settlePart(wh: Warehouse, run: BatchRun): Promise<void> {
+  await handBackPool(wh);
   await settleBatch(wh, run);
   await run.meta.listener?.settled();
   faultPoint('accuracy-batch');
