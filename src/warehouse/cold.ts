@@ -84,10 +84,9 @@ export function hotNameOf(table: string): string {
 }
 
 /**
- * Rows per row group of a cold file. Fed by a sort, DuckDB's Parquet writer at its default
- * (122,880) ran out of the warehouse's 64 MB on a day of 270,000 model outputs at 100 sites,
- * whatever the threads; at 16,384 it wrote the day in 0.6 s. Smaller groups also let a reader of
- * a few sites skip more of a file.
+ * Rows per row group of a cold file, well under DuckDB's default: fed by a sort, its Parquet
+ * writer holds a whole group, which must fit the warehouse's memory limit whatever the threads.
+ * Smaller groups also let a reader of a few sites skip more of a file.
  */
 const COLD_ROW_GROUP_ROWS = 16_384;
 
@@ -266,9 +265,9 @@ export class ColdStore {
   /**
    * Removes the hot rows of `days`: when they are at least as many as the rows left, by creating
    * the table again with only those left (rebuildWithout), else by deletes a slice of sites at a
-   * time (removeHot). A delete touching every vector of a long history held DuckDB's memory until
-   * a checkpoint and ran out of it; a rebuild writes only what stays, a day after another, so the
-   * days left lie together.
+   * time (removeHot). A delete holds a version of every vector it touches until a checkpoint, so
+   * deleting across a long history can take all of DuckDB's memory; a rebuild writes only what
+   * stays, a day after another, so the days left lie together.
    */
   private async dropHotDays(table: ColdTable, days: number[]): Promise<void> {
     const where = `${epochDayOf('valid_time')} IN (${days.map((day) => day / DAY).join(', ')})`;
@@ -394,8 +393,8 @@ export class ColdStore {
   /**
    * Empties the hot rows of `table` by creating its table again, with the same DDL and comments:
    * for a writer about to replace every one of them. DuckDB keeps what a DELETE marks, per vector
-   * it touches, in memory until a checkpoint rewrites the row group; a full alignment of 1,000
-   * sites that deleted its ledger a site at a time grew by that until every batch ran out.
+   * it touches, in memory until a checkpoint rewrites the row group, so deleting every row, even a
+   * site at a time, holds memory that grows with the table.
    */
   async emptyHot(table: string): Promise<void> {
     await this.createAgain(table, `DROP TABLE ${await this.hotTable(table)}`);
@@ -541,9 +540,9 @@ export class ColdStore {
    * Deletes the hot rows of `where`, consecutive sites to a transaction, each slice of sites
    * holding at most `rows.coldDeleteSlice` hot rows in all (a site with more alone), with a checkpoint
    * once `rows.coldCheckpointAfter` rows' worth of the table were touched, to free the versions the
-   * deletes hold. The pool is purged before each slice and each chunk's write: DuckDB left the
-   * blocks the deletes' scans cached in it while a statement failed for want of 1 MB (40 of the
-   * 61 MB they took went at a purge).
+   * deletes hold. The pool is purged before each slice and each chunk's write: DuckDB does not
+   * evict the blocks the deletes' scans cached, even for a statement that then fails for want of
+   * memory, and a purge frees most of them.
    */
   private async removeHot(table: ColdTable, where: string): Promise<void> {
     const name = quoteIdentifier(table.name);
@@ -732,8 +731,8 @@ export class ColdStore {
 
   /**
    * Runs `fn` on one DuckDB thread, then gives back the threads it had (a step's own, inside one):
-   * a sort per thread needs buffers of its own, and two sorting a day of the ledger (400,000 pairs)
-   * ran out of the warehouse's 64 MB where one did not.
+   * a sort per thread needs buffers of its own, and one thread keeps a day's sort within the
+   * warehouse's memory limit.
    */
   private async oneThread<T>(fn: () => Promise<T>): Promise<T> {
     const [{ threads }] = await this.db.all<{ threads: string }>(`SELECT current_setting('threads') AS threads`);
@@ -961,8 +960,8 @@ function unionSql(hotTable: string, columns: string, files: string | null, repla
  * actual revised after its day went cold) waits in the hot table for the next move to merge it,
  * and until then a reader of hot and cold saw both values (a score between a sync and its publish
  * averaged them). An anti join built on the hot rows of the cold days alone, up to `coldEndMs`:
- * the late ones, few against the hot window's (a correlated NOT EXISTS built on the cold rows'
- * keys, and a score of 30 cold days ran out of memory).
+ * the late ones, few against the hot window's (a correlated NOT EXISTS builds on the cold rows'
+ * keys, which grow with the cold days read).
  */
 function replacedByLateSql(hotTable: string, key: readonly string[], coldEndMs: number): string {
   const keys = key.map(quoteIdentifier);

@@ -46,9 +46,8 @@ export async function openDuckDB(
     // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/compute/native.ts)
     allow_unsigned_extensions: 'true',
     // DuckDB caches what it reads of Parquet files in its buffer pool, by default; the cold store's
-    // files are local, and the kernel's page cache holds them already. On a 1,000-site ledger the
-    // report's series read 30 days of them at +205 MB of RSS with the cache (96MB limit, 2 threads)
-    // and at +118 MB without, 13% faster (docs/benchmarks.md, session 12).
+    // files are local, and the kernel's page cache holds them already, so the cache only adds to
+    // the RSS and costs time (docs/benchmarks.md, session 12).
     enable_external_file_cache: 'false',
   });
   try {

@@ -63,8 +63,7 @@ async function stageAll(
 /**
  * Stages rows into temp.<table>_in in one statement: the rows travel as one JSON array parameter
  * (each row its values in column order, bookkeeping columns stamped `now`), unnested and cast in
- * SQL. (Multi-row VALUES with a parameter and a cast per value took ~0.4 ms a row to bind: 2.8 s
- * of a 1,000-site sync for the models alone.)
+ * SQL. (Multi-row VALUES with a parameter and a cast per value is slow to bind, row by row.)
  */
 async function stageRows(
   warehouse: Warehouse,
@@ -173,8 +172,8 @@ export async function saveIntervalLabels(
  * Upserts the given models (only those that changed), appends their new state entries, and a
  * settings-history row for each model whose priority or serving_active differs from the last one
  * seen; models missing from the list are kept (their outputs stay meaningful). ONE transaction
- * for all of them, whole sites, so a reader never sees half a site: the statements cost the same
- * for the models of 1 or 500 sites, ~40 ms, so a sync loads the models of many sites at once.
+ * for all of them, whole sites, so a reader never sees half a site: the statements cost about the
+ * same whatever the number of sites, so a sync loads the models of many sites at once.
  */
 export async function loadModels(
   warehouse: Warehouse,

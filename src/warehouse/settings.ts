@@ -50,8 +50,8 @@ export async function withDuckDBSettings<T>(
  * DuckDB's default memory limit (~80% of RAM) of each warehouse opened without one of its own,
  * read before efsync first changes it. A limit must be SET back to it, never RESET: DuckDB (1.5)
  * resets the setting but leaves its buffer pool at the last limit SET, while the setting reads
- * the default. After a purge (purgeBufferPool) every later statement ran within 1MB, and a
- * 100-site load failed to append its staging rows (#28).
+ * the default. Reset after a purge (purgeBufferPool), every later statement would run within the
+ * purge's limit (#28).
  */
 const defaultLimits = new WeakMap<Tunable, string>();
 
@@ -84,8 +84,8 @@ function bytesOf(shown: string): string {
 
 /**
  * A sync step's settings: its memory and threads (null leaves DuckDB's own; memory_limit is
- * checked by the config schema), and the thresholds below. The WAL checkpoints automatically
- * every 16 MB: ~45 checkpoints in a 1,000-site sync, most of its COMMIT time; at 256 MB a few,
+ * checked by the config schema), and the thresholds below. At DuckDB's own WAL threshold a sync
+ * checkpoints many times over, at its COMMITs' cost; at SYNC_CHECKPOINT_THRESHOLD only a few,
  * and the runner checkpoints once before it publishes.
  */
 export function syncStepSettings({ memory_limit, threads }: { memory_limit: string | null; threads: number | null }) {
@@ -103,9 +103,9 @@ const SYNC_CHECKPOINT_THRESHOLD = '256MB';
 /**
  * An accuracy step's settings: its memory and threads (null leaves DuckDB's own) and a WAL
  * threshold its ledger stays below. DuckDB checkpoints on its own at the commit that takes the
- * WAL past 16 MB, with that batch's temp tables still held: in a nightly score at 100 sites such
- * a commit raised the step's peak RSS from 265 to 300 MB. The ledger checkpoints between its
- * batches instead, once what a batch held is evicted (settleBatch, src/accuracy/input/incremental.ts).
+ * WAL past 16 MB, with that batch's temp tables still held, so the checkpoint's memory comes on
+ * top of the batch's. The ledger checkpoints between its batches instead, once what a batch held
+ * is evicted (settleBatch, src/accuracy/input/incremental.ts).
  */
 export function accuracyStepSettings({
   memory_limit,
@@ -122,23 +122,20 @@ const ACCURACY_CHECKPOINT_THRESHOLD = '1GB';
 
 /**
  * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
- * (~1 s of decay, then MADV_FREE, which still counts as resident) for reuse: in a 200-site sync
- * ~40-90 MB of its resident memory was freed pages, against ~55 MB in use. Before each
- * allocation above this size DuckDB purges every arena and trims glibc's heap (its
- * allocator_bulk_deallocation_flush_threshold, 512 MiB by default). The purges cost time: a
- * 1,000-site sync took 95.8 s and peaked at 376 MB without them; at 4MB 89.9 s / 363 MB; at 2MB
- * 104.9 s / 322 MB; at 1MB 106.5 s / 335 MB. 4MB keeps the sync's bench ratio; the RSS target
- * needs more than this setting (docs/sync.md, Memory).
+ * (a decay, then MADV_FREE, which still counts as resident) for reuse. Before each allocation
+ * above this size DuckDB purges every arena and trims glibc's heap (its
+ * allocator_bulk_deallocation_flush_threshold, 512 MiB by default). The purges cost time:
+ * 4MB takes some resident memory off without slowing a sync, a lower threshold takes more but
+ * slows it; the RSS target needs more than this setting (docs/sync.md, Memory).
  */
 const SYNC_FLUSH_THRESHOLD = '4MB';
 
 /**
  * Within a sync step, for the data-quality flags, last in it (withDuckDBSettings resets the
- * setting after them): DuckDB purges before every allocation. The flags' windows need tens of MB
- * for a slice of sites (flags.ts), freed as each slice ends; with the series' threshold
- * (SYNC_FLUSH_THRESHOLD) jemalloc kept those pages, and the flags of 1,000 sites added ~95 MB to
- * a sync's peak RSS. Purging, the flags of 1,000 sites of 7 days, alone on a copy of a synced
- * warehouse, took 2.5 s and +30 MB of RSS, against 1.5 s and +100 MB at 4MB.
+ * setting after them): DuckDB purges before every allocation. The flags' windows take much of
+ * DuckDB's memory for a slice of sites (flags.ts), freed as each slice ends; with the series'
+ * threshold (SYNC_FLUSH_THRESHOLD) jemalloc keeps those pages, slice after slice, on top of the
+ * sync's peak, so the flags trade some speed for handing them back at once.
  */
 export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
   await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '0MB'`);
@@ -149,12 +146,11 @@ export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<vo
  * the side the statement puts on its right; the caller holds the connection (a step's statements
  * run one after another). For the statements of an incremental score that look up a batch's
  * ledger pairs or points in the run's changes (changedRowsSql in src/accuracy/input/incremental.ts):
- * DuckDB estimated the pairs, filtered by window and site range, at a few hundred rows, turned
- * the LEFT JOIN on the changed hours into a RIGHT JOIN and built its hash table on them, every
- * column of ~500,000 pairs. At 1,000 sites 62 of 62 and 46 of 93 batches of a night ran out of
- * 96MB and went again in halves, each after a checkpoint: the night's score took 140 s and
- * peaked at 331 MB; built on the changes, none ran out, 86 s, 297 MB. Only those statements: a
- * plan changed elsewhere sums the same floats in another order (an actual's interval mean).
+ * DuckDB estimates the pairs, filtered by window and site range, at a few rows, turns the LEFT
+ * JOIN on the changed hours into a RIGHT JOIN and builds its hash table on the pairs, every
+ * column of a batch's, which runs batches out of memory and into halves; built on the changes,
+ * they fit. Only those statements: a plan changed elsewhere sums the same floats in another
+ * order (an actual's interval mean).
  */
 export async function withJoinsBuiltOnTheRight<T>(sql: Pick<Tunable, 'run'>, fn: () => Promise<T>): Promise<T> {
   await sql.run(`SET disabled_optimizers = 'build_side_probe_side'`);
@@ -172,11 +168,11 @@ const memoryLimits = new WeakMap<Tunable, string>();
  * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
  * to almost nothing for a moment, then setting the step's limit again (outside a step, the warehouse's own or DuckDB's default:
  * baseLimit). Why: DuckDB's eviction queues hold a weak reference to every block a statement
- * ever unpinned, and the memory of a block freed since (~150 bytes with its queue entry) stays
- * allocated until that entry is dropped. A queue drops its dead entries only once it holds
- * ~32,000 of them, and there are eight queues, so a sync of many small statements (each hash join
- * builds one block per partition, 16 of them) kept ~130,000 freed blocks at 3,000 sites and grew
- * glibc's heap from ~25 to ~70 MB at 10,000. An eviction walks the queues and drops dead entries
+ * ever unpinned, and the memory of a block freed since (with its queue entry) stays allocated
+ * until that entry is dropped. A queue drops its dead entries only once it holds ~32,000 of
+ * them, and there are eight queues, so a sync of many small statements (each hash join builds one
+ * block per partition, 16 of them) keeps freed blocks that grow glibc's heap with the number of
+ * sites. An eviction walks the queues and drops dead entries
  * as it passes them; this one walks them all. Work hands memory back through the executor
  * (handBackPool in executor.ts), the one caller of this.
  */

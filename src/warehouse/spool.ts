@@ -3,9 +3,9 @@
  * relation, kept as Parquet files in a folder beside the writer file, `<writer file>.spool/<name>/`,
  * rather than appended to a temp table. DuckDB keeps what it needs to know about every row
  * appended to a table (counted as `BASE_TABLE`, and no eviction frees it) until a checkpoint
- * writes the table, and a temp table is never checkpointed: the statistics of a first score at
- * 1,000 sites appended a few hundred slices to two temp tables, which held 40 of the step's 96 MB
- * by the end, and the last slices ran out of memory. A file written holds nothing in DuckDB.
+ * writes the table, and a temp table is never checkpointed: appended to slice after slice, it
+ * holds memory that grows with the slices until the step runs out. A file written holds nothing
+ * in DuckDB.
  */
 import { mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -122,10 +122,9 @@ async function mostlyFree(connection: DuckDBConnection, aboveBytes: number): Pro
 /**
  * The writer file copied into a draft renamed over it: its schema (tables, views, macros,
  * comments) with COPY FROM DATABASE, then each table's rows in a transaction of their own, in any
- * order, on one thread. One COPY of the whole file, keeping rows in order on two threads, ran out
- * of the warehouse's 64 MB at every open of a 630 MB writer file (100 sites a year deep, the
- * night after a month's catch-up); in any order on one thread it passed there, but its single
- * commit ran out after the next month's catch-up. Table by table it took 5.1 to 5.3 s.
+ * order, on one thread: keeping rows in order, and a sort per thread, take memory of their own,
+ * and one commit of the whole file holds all of it, so only table by table does a large file fit
+ * the warehouse's memory limit.
  */
 async function compactWriterFile(writerPath: string, memoryLimit: string | null): Promise<void> {
   await replaceThroughDraft(writerPath, null, memoryLimit, async (connection) => {
