@@ -105,9 +105,8 @@ export async function scoreWithLedger(
 }
 
 /**
- * The report's series, a scan of the whole ledger, on an empty pool and leaving one: at 1,000
- * sites it started on what the metrics' bins read (248 MB), rose to 291 MB, and the flags' count
- * after it took the step's peak to 297 MB.
+ * The report's series, a scan of the whole ledger, on an empty pool and leaving one, so that
+ * neither it starts on what the metrics' bins read nor the flags' count after it on what it read.
  */
 async function seriesAlone(warehouse: Warehouse): Promise<SeriesPoint[]> {
   await handBackPool(warehouse);

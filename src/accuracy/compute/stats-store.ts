@@ -22,8 +22,7 @@ const DAY_US = DAY * 1000;
 /**
  * A slice of the statistics (computeDays) holds this many pairs per point of
  * accuracy.batch_points: a pair costs a statement of statistics far less memory than a point
- * costs one of alignment. At 1,000 sites and 96MB, slices of 400,000 pairs ran and slices of
- * 1,000,000 ran out of memory.
+ * costs one of alignment.
  */
 const SLICE_PAIRS_PER_BATCH_POINT = 4;
 /** The chunk of a pair: the UTC day of its valid time. */
@@ -76,8 +75,8 @@ export interface StatsRefresh {
  * While the batches run, what the pairs they remove change is kept aside, a batch at a time (the
  * days leaving the window, retiring, before the first, in slices as the added pairs are): their
  * histogram bins, summed (acc_removed_bins, at most the histograms' size) and their days
- * (acc_removed_days), not the pairs themselves (a month's catch-up removes the whole last window,
- * 12 M pairs at 100 sites, and kept whole they ran the step out of memory). Once every batch is
+ * (acc_removed_days), not the pairs themselves (a catch-up removes a whole window of them, which
+ * kept whole would take memory that grows with the window). Once every batch is
  * in, the histograms take the bins of the added pairs less the removed ones, and the statistics
  * of the days either touched are computed again from the ledger, a slice of sites to a statement
  * (computeDays), in transactions of their own. The transaction before the first batch removes
@@ -174,8 +173,7 @@ async function applyChanges(
 ): Promise<number> {
   const reach = rampDays(options);
   // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
-  // counted inside the sum below, a month's catch-up (12 M pairs added at 100 sites) kept every
-  // group's hash table beside the sum's and ran out of memory.
+  // counted inside the sum below, every group's hash table would stand beside the sum's.
   await sumWithBinsOf(wh, options, meta, added, [HISTOGRAMS, REMOVED_BINS]);
   await wh.transaction(async () => {
     await replaceWithSummed(wh, HISTOGRAMS);
@@ -197,8 +195,7 @@ async function applyChanges(
  * those of its own pairs (a ramp reads earlier days' pairs, for a day that has pairs), so such a
  * day has none, and its rows are already deleted. Each night the day leaving the window is one:
  * computed again, it stretched the statistics' span of days (planSlices, computeDays) from the
- * newest day back over the whole window, read once more each night (365 days deep, 100 sites:
- * +0.5 s a night against a window still filling).
+ * newest day back over the whole window, read once more each night.
  */
 async function forgetEmptiedDays(wh: Warehouse, ledgerPairs: string): Promise<void> {
   const chunks = await wh.all<{ chunk: bigint }>('SELECT chunk FROM acc_stats_redo ORDER BY chunk');
@@ -217,10 +214,9 @@ async function forgetEmptiedDays(wh: Warehouse, ledgerPairs: string): Promise<vo
 /**
  * The removed bins are appended batch by batch and summed once they outnumber twice the
  * histograms: every batch has the groups every pair is in (total, lead, hour), so appended alone
- * they grew to batches times the histograms, whose sum at the end of a month's catch-up ran out
- * of memory; summed after every batch, a night spent a second per batch summing them again. The
- * sum runs between batches, outside their transactions: inside one, beside the batch's
- * uncommitted rows, it ran out of memory at a month's catch-up.
+ * they grow to batches times the histograms, and their sum with them; summed after every batch,
+ * a night would sum them again at every batch. The sum runs between batches, outside their
+ * transactions, so that it never stands beside a batch's uncommitted rows.
  */
 async function compactRemoved(wh: Warehouse): Promise<void> {
   const [{ removed, kept }] = await wh.all<{ removed: bigint; kept: bigint }>(
@@ -233,8 +229,7 @@ async function compactRemoved(wh: Warehouse): Promise<void> {
       await wh.run(`DROP TABLE ${REMOVED_BINS}`);
       await wh.run(`ALTER TABLE ${SUMMED} RENAME TO ${REMOVED_BINS}`);
     });
-    // the sum's reads and hash table leave the pool: at 1,000 sites the next batch's first
-    // statement, on top of them, went from 278 to 287 MB
+    // the sum's reads and hash table leave the pool, so the next batch does not start on them
     await handBackPool(wh);
   }
 }
@@ -248,9 +243,8 @@ function binsSql(pairs: string, sign: number, options: MetricOptions, engine: St
 /**
  * The histogram bins of `pairs` (a relation of ledger pairs), their counts times `sign`, into the
  * spool COUNTED_BINS, a slice of sites to a statement as computeDays plans them: counted in one
- * statement, every group's hash table is held at once over the whole ledger (a first score of
- * 1,000 sites × 30 days spent 130 s in that one statement, inside a transaction), so its memory
- * grew with the sites and the window.
+ * statement, every group's hash table is held at once over the whole ledger, so its memory would
+ * grow with the sites and the window.
  */
 async function binsInSlices(
   wh: Warehouse,
@@ -287,8 +281,8 @@ async function sumWithBinsOf(
   } finally {
     bins.drop();
   }
-  // The sum and what it read leave the pool before the histograms are replaced by it: at 1,000
-  // sites that transaction, on top of them, set the step's peak (299 MB).
+  // The sum and what it read leave the pool before the histograms are replaced by it, so that
+  // transaction does not start on them.
   await handBackPool(wh);
 }
 
@@ -310,8 +304,8 @@ async function quantilesOf(wh: Warehouse, meta: { ledgerQuantiles: string }): Pr
 
 /**
  * Hash partitions of the histograms' groups that sumBins sums one at a time, tried in turn while
- * a partition runs out of memory: its hash table holds a row per bin of every group, and at a
- * month's catch-up at 100 sites (a year deep) the sum in one statement ran out of 96 MB.
+ * a partition runs out of memory: its hash table holds a row per bin of every group, which grows
+ * with the histograms past what one statement fits.
  */
 const SUM_PARTITIONS = [1, 4, 16, 64];
 
@@ -331,7 +325,7 @@ export function sumPartitionsFor(rows: number, perPartition: number): number[] {
  * starts from an empty pool and from as many partitions as the histograms' rows plan.
  */
 async function sumBins(wh: Warehouse, from: string): Promise<void> {
-  // at 1,000 sites, on the blocks a retired day's bins left cached, a sum set the step's peak (274 -> 295 MB)
+  // from an empty pool, not on the blocks a retired day's bins left cached
   await handBackPool(wh);
   const [{ rows }] = await wh.all<{ rows: bigint }>(`SELECT count(*) AS rows FROM ${HISTOGRAMS}`);
   const keys = 'subject, model, grp, key, bin';
@@ -361,10 +355,9 @@ const SUMMED = 'acc_histogram_summed';
  * those sites' pairs of those days and of the days before them a ramp reaches back to (those days
  * only: the day leaving the window and the newest are a month apart, and the days between them
  * stay as stored), so no
- * statement holds more than a slice whatever the window and the number of sites (one day of 1,000
- * sites at once ran out of memory at 96MB). Each slice's rows go to a spool, a file each (kept in
- * DuckDB, in one transaction they ran out of memory at 128MB, and appended to a temp table they
- * held 40 MB by the end of a first score at 1,000 sites: src/warehouse/spool.ts), and are merged
+ * statement holds more than a slice whatever the window and the number of sites. Each slice's rows
+ * go to a spool, a file each (kept in DuckDB, in one transaction or in a temp table, they would
+ * hold memory that grows with the slices: src/warehouse/spool.ts), and are merged
  * per day (mergedStatsSql) into one row per statistic.
  */
 async function computeDays(
@@ -457,10 +450,8 @@ async function planSlices(
   days: string | null,
 ): Promise<Slice[]> {
   const slice = meta.slicePairs === undefined ? '0' : `(sum(n) OVER (ORDER BY site_id) - n) // ${meta.slicePairs}`;
-  // The plan's pass over the ledger starts from an empty pool: on what the histograms' phase left
-  // cached (50-80 MB at 1,000 sites) it set the step's peak, at 100 sites as at 1,000. And it
-  // leaves one: at 1,000 sites the first slice, on what the pass read, went from 278 to 302 MB,
-  // where the other slices start at ~190 MB and stay under 280.
+  // The plan's pass over the ledger starts from an empty pool, not on what the histograms' phase
+  // left cached, and leaves one, so the first slice does not start on what the pass read.
   await handBackPool(wh);
   const plan = `SELECT min(site_id) AS lo, max(site_id) AS hi, min(first) AS first, max(last) AS last FROM (
       SELECT *, ${slice} AS slice FROM (

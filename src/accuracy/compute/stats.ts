@@ -255,8 +255,8 @@ FROM nodes`;
  * Sums of the quantile sets' per-pair scores (CRPS, coverage) and, per level, the pinball sums.
  * The pairs with sets and their quantiles are materialised first (qp, qq: the quantiles of
  * those pairs, found by a semi-join that builds on their pids), so the joins after them build on
- * relations of known size: left to estimate a filtered scan, DuckDB built on the whole
- * quantile table (46 MB at 1,000 sites) for a slice of a few thousand sets.
+ * relations of known size: left to estimate a filtered scan, DuckDB builds on the whole
+ * quantile table, however few sets a slice has.
  */
 function quantileStatsSql(
   withSets: string,

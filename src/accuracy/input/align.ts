@@ -249,8 +249,8 @@ async function neededHours(sql: SqlRunner): Promise<void> {
  * The chosen sites' capacity segments, each cut short where the next one starts: a time lies
  * in at most one, the latest segment starting at or before it, and is given its value while
  * the segment lasts (after its end, the service's capacity or the nameplate). As a range join
- * on the site its build side is these few rows; the ASOF join it replaces sorted every point
- * and ran out of memory under a memory limit inside a transaction.
+ * on the site its build side is these few rows, where an ASOF join sorts every point, more than
+ * a memory limit holds inside a transaction.
  */
 function capacitySegmentsSql(): string {
   const from = "coalesce(valid_from, '-infinity'::TIMESTAMPTZ)";

@@ -222,7 +222,7 @@ function vintagePointsSql(
 
 /**
  * Sites whose vintages one statement counts: its hash table holds a row per site and issue time
- * of the window, and 1,000 sites' month (3.6 M vintages) ran out of accuracy's 96 MB in one.
+ * of the window, so one statement for every site would grow with the sites and the window.
  */
 const VINTAGE_COUNT_SITES = 100;
 
@@ -254,8 +254,8 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
       FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`);
   for (let i = 0; i < sites.length; i += VINTAGE_COUNT_SITES)
     await runInHalves(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
-  // What the counts read leaves the pool: the comparisons with the ledger's state and the batches'
-  // plan that follow built the step's peak on it at 1,000 sites (320 MB).
+  // What the counts read leaves the pool, so the comparisons with the ledger's state and the
+  // batches' plan that follow do not build on it.
   await handBackPool(wh);
 }
 
@@ -374,8 +374,7 @@ function changedRowsSql(rows: string, changes: Changes): string {
  * The batch's ledger pairs that give way to an incremental run, as acc_stale (their rows, for the
  * statistics to take out): those outside this run's window and those inside it that
  * changedRowsSql says are stale. The two are disjoint, so nothing removes duplicates: a UNION
- * hashed every whole row, and a month's catch-up, whose batches replace a window's worth of
- * pairs, ran out of memory in it.
+ * would hash every whole row, a window's worth of pairs at a catch-up.
  */
 async function markStale(
   wh: Warehouse,
@@ -464,9 +463,9 @@ async function applyBatch(
 }
 
 /**
- * The stale ledger pairs of closed days (pid, day), gathered over a run's batches. Each batch
- * rewriting the cold days it touched rewrote every day of the window once per batch: a month's
- * catch-up at 100 sites wrote 55 generations of each day, and ran out of memory after 11 minutes.
+ * The stale ledger pairs of closed days (pid, day), gathered over a run's batches, so that each
+ * cold day is rewritten once per run: each batch rewriting the cold days it touched would rewrite
+ * every day of the window once per batch.
  */
 const COLD_STALE = 'acc_cold_stale';
 
@@ -482,10 +481,9 @@ const coldDaysSql = (columns = 'day') =>
  * the day leaving a rolling window), taken out before the first batch, in one pass: the listener
  * takes their pairs' bins away, then their hot rows go and their cold files are dropped whole,
  * unread. A run killed part way has no ledger state (startLedger): the next aligns in full. Left
- * to the batches, each batch copied its sites' pairs of those days into acc_stale, every column,
- * and set their pids aside for removeColdStale to count: 365 days deep at 100 sites, ~1 s a night
- * that a window still filling does not spend. A day the window starts inside of stays with the
- * batches.
+ * to the batches, each batch would copy its sites' pairs of those days into acc_stale, every
+ * column, and set their pids aside for removeColdStale to count, a cost that grows with the
+ * ledger's depth. A day the window starts inside of stays with the batches.
  */
 async function retireDays(
   wh: Warehouse,
@@ -498,8 +496,8 @@ async function retireDays(
   const end = Math.floor(Math.min(options.from, old.to ?? options.from) / DAY);
   if (end <= first) return;
   const range = inWindowSql('valid_time', first * DAY, end * DAY);
-  // from an empty pool: on what the comparisons with the ledger's state left, the bins' first
-  // slice set a 1,000-site night's peak (270 → 282 MB)
+  // from an empty pool, so the bins' first slice does not build on what the comparisons with the
+  // ledger's state left
   await handBackPool(wh);
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
@@ -531,7 +529,7 @@ async function rewriteLedgerDay(wh: Warehouse, day: string, keep: string | null,
  * its pairs is rewritten, against that day's stale pids alone. A run killed part way has no
  * ledger state (startLedger took it away): the next aligns in full and drops every cold day.
  * acc_cold_stale is read, never deleted from: deletes from a temp table hold their versions
- * until it is dropped, and a month's catch-up at 100 sites ran out of 96 MB by its 30th day.
+ * until it is dropped.
  */
 async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promise<void> {
   const days = await wh.all<{ day: string; whole: boolean }>(
@@ -555,7 +553,7 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
  * the other sites it counts the points it may align: those new to the window,
  * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
  * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
- * twice, the batches were about four times too many at 100 sites); an incremental run
+ * twice, the batches would be too many); an incremental run
  * over a window open at either end counts every point, as a full one does. So a nightly run
  * that changes a day of a month's window is one batch or a few, not one per month of points: each
  * batch reads the window's forecast rows and ledger pairs of its sites once more. A site with more
@@ -592,9 +590,8 @@ async function planBatches(wh: Warehouse, options: AlignOptions, incremental: bo
  * The hours of the window [from, to) a site's points span, at least one, in a query grouped by
  * site over acc_vintages (v): from its first valid time when that is later than the window's
  * start. A warehouse younger than the window holds a few days of a month's window: its points
- * divided by the month's hours made a changed hour cost a tenth of its points at three days deep,
- * and a night planned batches that much larger than batch_points (100 sites a week deep: 7
- * batches, where a year deep planned 10 for the same night).
+ * divided by the month's hours would make a changed hour cost a fraction of its points, and a
+ * night plan batches that much larger than batch_points.
  */
 function heldHoursSql(from: number, to: number): string {
   return `greatest(1, (${to * 1000} - greatest(${from * 1000}, epoch_us(min(v.first_valid)))) / ${HOUR_US})`;
@@ -612,10 +609,9 @@ interface BatchProgress {
 /**
  * Ledger pairs an incremental run deletes between checkpoints, per point of accuracy.batch_points
  * (thirty batches' worth: 3,000,000 by default). DuckDB keeps what a delete marks in memory,
- * outside its memory limit, until a checkpoint writes it: a full alignment at 100 sites that
- * deleted its 12 M pairs a batch at a time held ~100 MB of it by its end (a full alignment now
- * empties the tables instead). A checkpoint takes memory of its own (~30 MB at 100 sites), so a
- * nightly run, which deletes a few hundred thousand, has none; a month's catch-up has some.
+ * outside its memory limit, until a checkpoint writes it, so the deletes between checkpoints are
+ * bounded (a full alignment empties the tables instead). A checkpoint takes memory of its own, so
+ * a nightly run, which deletes few, has none; a catch-up has some.
  */
 const DELETES_PER_BATCH_POINT = 30;
 
@@ -623,9 +619,7 @@ const DELETES_PER_BATCH_POINT = 30;
  * The WAL a refresh lets grow before it checkpoints between batches (the accuracy step raises
  * DuckDB's own threshold, so that DuckDB does not checkpoint at a batch's commit, its temp tables
  * still held: accuracyStepSettings, src/warehouse/settings.ts). A checkpoint's memory grows with
- * the WAL it writes: at DuckDB's 16 MB, a full alignment of 1,000 sites checkpointed every other
- * batch at +53 MB (median) and up to +103 MB; at 8 MB a ledger-like table's took +23 (median) and
- * up to +53 MB against +79 and +93, in no more time.
+ * the WAL it writes, so at half DuckDB's own threshold (16 MB) each takes less, in no more time.
  */
 const LEDGER_WAL_BYTES = 8 * 2 ** 20;
 
@@ -648,8 +642,8 @@ async function settleBatch(wh: Warehouse, run: BatchRun): Promise<void> {
 }
 
 /**
- * A checkpoint, then what it read and wrote out of DuckDB's pool: at 1,000 sites a checkpoint
- * between batches left ~100 MB cached, on which the next batch built the step's peak (286 MB).
+ * A checkpoint, then what it read and wrote out of DuckDB's pool, so the next batch does not
+ * build on it.
  */
 async function checkpointAndPurge(wh: Warehouse): Promise<void> {
   await wh.checkpoint();
@@ -819,7 +813,7 @@ async function saveState(
  * The pid after every pair of the ledger, given `from`, a bound every pid at or above which is
  * read here: its state's next_pid (else 0) before a run, that run's first pid after it. The pids
  * under it go unread (DuckDB skips row groups and cold files by their statistics): read whole,
- * every pid of the window each night took 2.2 s at 1,000 sites and left what it read in the pool.
+ * every pid of the window would be read each night and left in the pool.
  */
 async function pidAfter(wh: Warehouse, from: number): Promise<number> {
   const [{ next }] = await wh.all<{ next: bigint }>(
@@ -834,7 +828,7 @@ async function pidAfter(wh: Warehouse, from: number): Promise<number> {
  * The pairs are aligned and written a batch of sites at a time, each batch in a transaction of
  * its own, so that no statement or transaction holds more than a batch of pairs (inside one
  * transaction DuckDB keeps every replaced temp table and every deleted row's version until the
- * commit: a delete spread over the whole ledger ran out of memory at 128MB). A transaction before
+ * commit, so a delete spread over the whole ledger would hold it all). A transaction before
  * the first batch removes the ledger's state and the last transaction writes it anew: a run killed in between
  * leaves a ledger that the next run aligns in full.
  */
@@ -886,7 +880,7 @@ export async function refreshLedger(
   await removeColdStale(wh, meta.now, !incremental);
   const pairsAligned = progress.aligned;
   // The pairs the last batches wrote stay in DuckDB's pool until a checkpoint, which no purge
-  // frees: at 1,000 sites they held 40 of the statistics' 96 MB, and the statistics ran out.
+  // frees: left there, they would take the memory the statistics need.
   await checkpointAndPurge(wh);
   await meta.listener?.done(base);
   return wh.transaction(async () => {

@@ -1,8 +1,7 @@
 // The report's plots, drawn to SVG in a worker thread that ends with the report. vega and
 // vega-lite (~250 modules) and each plot's scene graph then live in the worker's heap, which goes
-// back to the system when it ends. Drawn in the process, they stayed in V8's heap under the
-// publish that follows: a 1,000-site night's heap held 31 MB before the report and 48 MB after,
-// whatever was collected (loaded modules are never unloaded).
+// back to the system when it ends. Drawn in the process, they would stay in V8's heap under the
+// publish that follows, whatever was collected (loaded modules are never unloaded).
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
