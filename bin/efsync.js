@@ -12,38 +12,37 @@ const { getHeapSpaceStatistics, setFlagsFromString } = require('node:v8');
 // One thread in libuv's pool, unless set already. efsync runs one DuckDB statement at a time
 // on a connection, and Node runs each on a thread of that pool; each thread that calls DuckDB
 // gets an arena of its own in DuckDB's jemalloc and in glibc's malloc, each keeping the pages
-// it freed. With the default four, a 1,000-site sync peaked ~40 MB higher (365-377 MB against
-// 323-336 MB, 2026-11-24), for no speed: DuckDB's own threads (sync.threads) do its parallel work.
+// it freed. The default four only add arenas, for no speed: DuckDB's own threads (sync.threads)
+// do its parallel work.
 process.env.UV_THREADPOOL_SIZE ??= '1';
 
 // DuckDB allocates through a jemalloc of its own, linked into its library, which reads this
 // variable when the library loads (after this line, on any Node). By default it keeps the pages
 // it freed for 1 s, then marks them free (MADV_FREE) but still resident for 1 s more, and only
-// purges while it allocates: ~50 MB of a sync's peak was such pages. Here freed pages go back
-// to the OS after 50 ms, still when the arena next allocates: DuckDB turns jemalloc's background
-// thread off at start (its allocator_background_threads, false by default), whatever this says.
-// 1,000-site syncs, 2026-11-24, quiet machine, peaks varying ±15 MB from run to run: 293-323 MB
-// against 323-336 MB, in the same time (120-126 s); with no decay at all, 268 MB but 20% slower.
+// purges while it allocates, so such pages add to a sync's peak. Here freed pages go back to the
+// OS after 50 ms, still when the arena next allocates: DuckDB turns jemalloc's background thread
+// off at start (its allocator_background_threads, false by default), whatever this says. A short
+// decay lowers the peak in the same time; none at all would lower it more but slow the sync.
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:50,muzzy_decay_ms:0';
 
 // The V8 heap is bounded. Left alone, V8 lets it grow to up to 4x its live data before it
-// collects the old generation (a 200-site sync's heap reached 430 MB holding ~100 MB). The
-// sync's live data is bounded by design (sync.rows_in_memory), and the heap may grow only 20%
-// past what the last full collection kept: a flag V8 reads at each collection, so it is set here
-// on every Node (it cost ~0.7 s of major collections in a 100-site sync: 0.8 s against 0.1 s).
+// collects the old generation. The sync's live data is bounded by design (sync.rows_in_memory),
+// and the heap may grow only 20% past what the last full collection kept: a flag V8 reads at
+// each collection, so it is set here on every Node (it costs a little more time in major
+// collections).
 setFlagsFromString('--heap-growing-percent=20');
 // A hard cap is a start-up flag, so where Node can (22.15 and later: process.execve) the process
 // restarts itself once with it, keeping its pid (signals and supervisors see one process): the
 // memory budget's share of it (--memory, EFSYNC_MEMORY, resources.memory, the cgroup's limit, or
 // 300 MB: dist/src/cli/heap.js, docs/warehouse.md "Memory budget"; 192 MB at 300 MB), with
-// the young generation held to two 8 MB semi-spaces (Node 26 let it reach 64 MB: a 40-site sync
-// peaked at 365 MB, 313 MB with this, for ~0.2 s more of minor collections), and with glibc's
-// malloc held to two arenas (MALLOC_ARENA_MAX, read only at start; unless set
-// already) rather than one per thread that allocates. Node 20 cannot restart in place, and a
-// child process would add its own ~40 MB: there the cap is the live data and the growth above,
-// and the young generation is held to 8 MB semi-spaces in process (holdYoungGeneration); start
-// node with --max-old-space-size for a hard cap too. --max-old-space-size already given leaves
-// the cap, the young generation and the arenas as they are.
+// the young generation held to two 8 MB semi-spaces (Node 26 lets them reach 64 MB, which raises
+// a sync's peak; 8 MB costs a little more time in minor collections), and with glibc's malloc
+// held to two arenas (MALLOC_ARENA_MAX, read only at start; unless set already) rather than one
+// per thread that allocates. Node 20 cannot restart in place, and a child process would add the
+// memory of a process of its own: there the cap is the live data and the growth above, and the
+// young generation is held to 8 MB semi-spaces in process (holdYoungGeneration); start node with
+// --max-old-space-size for a hard cap too. --max-old-space-size already given leaves the cap,
+// the young generation and the arenas as they are.
 const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 const given = (name) => flags.some((flag) => flag.startsWith(name));
 const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
@@ -83,9 +82,9 @@ function restart(heapMb) {
  * Where the process cannot restart (Node 20), the young generation is held at `semiMb` MB
  * semi-spaces all the same, as the restart's --max-semi-space-size=8 does: V8 doubles them from
  * 1 MB up to 16 MB (32 MB of RSS) as a sync's garbage survives, and reads its growth factor at
- * each doubling, so once they reach `semiMb` the factor becomes 1 and they grow no more. A
- * 200-site sync peaked at 324-325 MB against 345-346 MB, with the same CPU within the noise;
- * held at 1 MB from the start, 312 MB for ~20% more CPU in minor collections.
+ * each doubling, so once they reach `semiMb` the factor becomes 1 and they grow no more: that
+ * lowers a sync's peak for no more CPU, where holding them at 1 MB from the start would cost
+ * much more CPU in minor collections.
  */
 function holdYoungGeneration(semiMb) {
   const observer = new PerformanceObserver(() => {

@@ -1,8 +1,7 @@
 // The columnar bodies of Get Site Forecast, Get Model Output and Get Site Actuals, checked by hand
-// rather than by zod: they carry nearly every value a sync reads (millions of rows), and zod copied
-// every column into a new array, value by value, with a parse context per value (about 5 s of a
-// 200-site sync's main thread, and the garbage to collect after it). bench/parse.ts measures both
-// on the same bodies.
+// rather than by zod: they carry nearly every value a sync reads, and zod copies every column into
+// a new array, value by value, with a parse context per value (the sync's main thread's time, and
+// the garbage to collect after it). bench/parse.ts measures both on the same bodies.
 //
 // What is checked, exactly (the same as the zod schemas ForecastSeries, ModelOutput and
 // ActualsSeries of schemas.ts, which stay the written contract; test/api-columns.test.ts holds the

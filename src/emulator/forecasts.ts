@@ -15,8 +15,8 @@ const dailyCache = new Map<string, number[] | null>();
 /**
  * The issue times of a cron schedule (UTC) within one UTC day. A schedule whose day-of-month,
  * month and day-of-week are all `*` fires at the same times of every day: those are computed
- * once. Others are cached per schedule and day. Computed per day, a year's Forecast Updates took
- * the emulator ~0.75 s of cron arithmetic a night at 100 sites, on the bench's critical path.
+ * once. Others are cached per schedule and day: computed per day, a year's Forecast Updates cost
+ * the emulator cron arithmetic on the bench's critical path every night.
  */
 function issuesOnDay(schedule: string, dayStart: number): number[] {
   const offsets = dailyOffsets(schedule);

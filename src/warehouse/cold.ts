@@ -805,7 +805,7 @@ export async function presentCold(
  * temp_directory, `<database file>.tmp` by default: the macro puts the cold folder beside that
  * file. A reader that set file_search_path, or whose temp_directory is not a database's (an
  * in-memory session that ATTACHes the file), gets paths relative to its search path instead.
- * `lambda` needs DuckDB 1.3 or later in the reader; a list of macro calls binds 6× slower.
+ * `lambda` needs DuckDB 1.3 or later in the reader; a list of macro calls binds far slower.
  */
 function coldFilesMacroSql(coldFolderName: string): string {
   const temp = "current_setting('temp_directory')";

@@ -331,8 +331,8 @@ export function statsSql(
     pointStatsSql(pairs, groupKeys(group, options, single), options, chunk, engine),
   );
   // Only scored pairs of a subject that has quantile sets (the warehouse's quantiles, a file's
-  // pairs) have quantiles: the joins with them build on these alone (3% of the bench's pairs),
-  // not on every pair of every group.
+  // pairs) have quantiles: the joins with them build on these alone, a few of the pairs, not on
+  // every pair of every group.
   const withSets = `(SELECT * FROM ${pairs} WHERE drop_reason IS NULL AND subject IN ('quantiles', 'pairs'))`;
   if (quantiles) parts.push(quantileStatsSql(withSets, quantiles, options, chunk));
   if (options.events?.length) parts.push(eventStatsSql(pairs, options, chunk));

@@ -351,8 +351,8 @@ function mayChangeSql(column: string, changes: Changes): string {
  */
 function changedRowsSql(rows: string, changes: Changes): string {
   const hour = (t: string) => `epoch_us(${t}) // ${HOUR_US}`;
-  // each of the batch's sites alone: built over every site's, the joins' hash tables of a month's
-  // catch-up (every hour and vintage of the month changed) ran a batch of one site out of memory
+  // each of the batch's sites alone: built over every site's, the joins' hash tables hold every
+  // site's changed hours and vintages, all of a month's at a catch-up, whatever the batch
   const hit = (table: string, key: string) =>
     `(SELECT site_id, ${key}, true AS hit FROM ${table} WHERE site_id IN (SELECT site_id FROM acc_batch))`;
   const moved = (t: string) => outOfWindowSql(t, changes.from, changes.to);
