@@ -24,8 +24,8 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       break;
     }
     // What the last step's committed deletes removed stays in DuckDB's memory, counted against
-    // the next step's limit, until a checkpoint: a failed accuracy left the publish after it out
-    // of memory. A checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
+    // the next step's limit, until a checkpoint: each step starts with its whole limit. A
+    // checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
     await ctx.warehouse.checkpoint();
     await handBackMemory(ctx.warehouse);
     const ended = measureStep();

@@ -47,7 +47,7 @@ async function columnsOf(warehouse: Warehouse, table: string): Promise<RefColumn
 /**
  * Empty staging tables temp.<table>_in for the given tables, shaped as theirs, then their rows
  * staged (stageRows). One statement each to empty them (a create if missing and a delete for every
- * one of the five cost ~10 statements a load, ~40 of the ~125 of a 1,000-site resync).
+ * one of the five would be two statements a table, a good share of a resync's).
  */
 async function stageAll(
   warehouse: Warehouse,
