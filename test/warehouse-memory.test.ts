@@ -7,7 +7,8 @@ import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { loadForecasts, saveSyncStates } from '../src/warehouse/loader.js';
 import { writeSyncStates } from '../src/warehouse/sync-state.js';
-import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
+import { handBackPool } from '../src/warehouse/executor.js';
+import { withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
@@ -121,11 +122,11 @@ describe('a purge of the buffer pool', () => {
         expect(step).not.toBe(own);
         await wh.run(`INSERT INTO sites SELECT printf('site-%05d', i), 'x', 'solar', 59.3, 18.1, 100, NULL, NULL, NULL,
           TIMESTAMPTZ '2026-03-08 00:00:00+00' FROM range(20000) r(i)`);
-        await purgeBufferPool(wh);
+        await handBackPool(wh);
         expect(await limit(wh)).toBe(step);
         expect(await wh.all('SELECT count(*)::INTEGER AS n FROM sites')).toEqual([{ n: 20_000 }]);
       });
-      await purgeBufferPool(wh);
+      await handBackPool(wh);
       expect(await limit(wh)).toBe(own);
       expect(await pool(wh)).toBe(own);
     } finally {
@@ -137,7 +138,7 @@ describe('a purge of the buffer pool', () => {
     const wh = await openTestWarehouse('purge-pool');
     try {
       const own = await pool(wh);
-      await purgeBufferPool(wh);
+      await handBackPool(wh);
       expect(await pool(wh)).toBe(own);
       await withDuckDBSettings(wh, { memory_limit: '24MB', threads: null }, async () => {
         expect(await pool(wh)).toBe('22.8 MiB');

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isOutOfMemory } from '../src/warehouse/duckdb.js';
-import { purgeBufferPool, withDuckDBSettings } from '../src/warehouse/settings.js';
+import { handBackPool } from '../src/warehouse/executor.js';
+import { withDuckDBSettings } from '../src/warehouse/settings.js';
 import { Spool, spoolFolderOf } from '../src/warehouse/spool.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
@@ -22,7 +23,7 @@ const SHAPE = 'SELECT CAST(NULL AS VARCHAR) AS key, CAST(NULL AS BIGINT) AS chun
 
 /** DuckDB's own count of the memory its tables hold that no eviction frees, in MB. */
 async function tableMemoryMb(warehouse: Warehouse): Promise<number> {
-  await purgeBufferPool(warehouse);
+  await handBackPool(warehouse);
   const [{ mb }] = await warehouse.all<{ mb: number }>(
     `SELECT coalesce(sum(memory_usage_bytes), 0)::DOUBLE / 2^20 AS mb FROM duckdb_memory()
      WHERE tag IN ('BASE_TABLE', 'IN_MEMORY_TABLE')`,

@@ -14,7 +14,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FailedError } from '../errors.js';
 import { isOutOfMemory } from './duckdb.js';
-import { purgeBufferPool, type Tunable } from './settings.js';
+import { limitInForce, type Tunable } from './settings.js';
+import { quoteLiteral } from './sql.js';
 
 /**
  * How a piece of work (a list of sites, days or rows; or a slice of sites and days) is split when
@@ -173,13 +174,32 @@ export async function skippedForMemory(work: () => Promise<unknown>): Promise<st
 }
 
 /**
- * Hands back, between two steps of work, what DuckDB's buffer pool caches of the last one
- * (purgeBufferPool), so that the next step's peak is its own work, not its work on top of the
- * last one's leftovers.
+ * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
+ * to almost nothing for a moment, then setting the limit in force again (limitInForce): between two steps of work, so that the
+ * next step's peak is its own work, not its work on top of the last one's leftovers. Why: DuckDB's eviction queues hold a weak reference to every block a statement
+ * ever unpinned, and the memory of a block freed since (with its queue entry) stays allocated
+ * until that entry is dropped. A queue drops its dead entries only once it holds ~32,000 of
+ * them, and there are eight queues, so a sync of many small statements (each hash join builds one
+ * block per partition, 16 of them) keeps freed blocks that grow glibc's heap with the number of
+ * sites. An eviction walks the queues and drops dead entries
+ * as it passes them; this one walks them all.
  */
 export async function handBackPool(warehouse: Tunable): Promise<void> {
-  await purgeBufferPool(warehouse);
+  await warehouse.exclusive(async () => {
+    const restored = await limitInForce(warehouse);
+    try {
+      // What a statement holds cannot go: DuckDB then refuses the limit, having evicted the rest.
+      await warehouse.run(`SET memory_limit = '${PURGE_LIMIT}'`).catch((error: unknown) => {
+        if (!isOutOfMemory(error)) throw error;
+      });
+    } finally {
+      await warehouse.run(`SET memory_limit = ${quoteLiteral(restored)}`);
+    }
+  });
 }
+
+/** The memory limit of a purge (handBackPool): below anything a block takes. */
+const PURGE_LIMIT = '1MB';
 
 /**
  * Hands back, between the steps of a run (src/runner/chain.ts), before its publish and before a

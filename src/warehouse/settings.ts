@@ -5,7 +5,6 @@
 // warehouse and the machine; with one, DuckDB spills to `<writer file>.tmp/` instead. (What an
 // instance is created with, its own memory limit, UTC and unsigned extensions, is duckdb.ts's.)
 import { quoteLiteral } from './sql.js';
-import { isOutOfMemory } from './duckdb.js';
 
 /**
  * What the settings need of a warehouse (src/warehouse/warehouse.ts has it): its statements, its
@@ -50,7 +49,7 @@ export async function withDuckDBSettings<T>(
  * DuckDB's default memory limit (~80% of RAM) of each warehouse opened without one of its own,
  * read before efsync first changes it. A limit must be SET back to it, never RESET: DuckDB (1.5)
  * resets the setting but leaves its buffer pool at the last limit SET, while the setting reads
- * the default. Reset after a purge (purgeBufferPool), every later statement would run within the
+ * the default. Reset after a purge (the executor's handBackPool), every later statement would run within the
  * purge's limit (#28).
  */
 const defaultLimits = new WeakMap<Tunable, string>();
@@ -165,31 +164,11 @@ export async function withJoinsBuiltOnTheRight<T>(sql: Pick<Tunable, 'run'>, fn:
 const memoryLimits = new WeakMap<Tunable, string>();
 
 /**
- * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
- * to almost nothing for a moment, then setting the step's limit again (outside a step, the warehouse's own or DuckDB's default:
- * baseLimit). Why: DuckDB's eviction queues hold a weak reference to every block a statement
- * ever unpinned, and the memory of a block freed since (with its queue entry) stays allocated
- * until that entry is dropped. A queue drops its dead entries only once it holds ~32,000 of
- * them, and there are eight queues, so a sync of many small statements (each hash join builds one
- * block per partition, 16 of them) keeps freed blocks that grow glibc's heap with the number of
- * sites. An eviction walks the queues and drops dead entries
- * as it passes them; this one walks them all. Work hands memory back through the executor
- * (handBackPool in executor.ts), the one caller of this.
+ * The memory limit in force on `warehouse` now: the running step's (withDuckDBSettings), else the
+ * warehouse's own or DuckDB's default (read the first time: rememberDefaultLimit). What a change
+ * of the limit for a moment (the executor's handBackPool) sets back.
  */
-export async function purgeBufferPool(warehouse: Tunable): Promise<void> {
-  await warehouse.exclusive(async () => {
-    await rememberDefaultLimit(warehouse);
-    try {
-      // What a statement holds cannot go: DuckDB then refuses the limit, having evicted the rest.
-      await warehouse.run(`SET memory_limit = '${PURGE_LIMIT}'`).catch((error: unknown) => {
-        if (!isOutOfMemory(error)) throw error;
-      });
-    } finally {
-      const restored = memoryLimits.get(warehouse) ?? baseLimit(warehouse);
-      await warehouse.run(`SET memory_limit = ${quoteLiteral(restored)}`);
-    }
-  });
+export async function limitInForce(warehouse: Tunable): Promise<string> {
+  await rememberDefaultLimit(warehouse);
+  return memoryLimits.get(warehouse) ?? baseLimit(warehouse);
 }
-
-/** The memory limit of a purge (purgeBufferPool): below anything a block takes. */
-const PURGE_LIMIT = '1MB';
