@@ -297,10 +297,10 @@ async function syncSiteList(req: SyncRequest, env: SyncEnv, sites: SiteResponse[
  * The models of every site, MODEL_SITES_PER_LOAD sites per transaction, each batch loaded while
  * the next is fetched. A site's listing is one request of a few KB (three for a site with a model
  * not classified yet), so a batch's requests go at once and the client's pacer bounds them
- * (service.connections, rate_limit, a quota): through the sites' `limit` they were one request per
- * site in flight, half of a no-change resync. They stay with each site's task for its outputs. A
- * site whose models fail to fetch fails alone; a load that fails is retried site by site, so only
- * the faulty site fails.
+ * (service.connections, rate_limit, a quota): through the sites' `limit` only one request per
+ * site would be in flight, far fewer than the client allows. They stay with each site's task for
+ * its outputs. A site whose models fail to fetch fails alone; a load that fails is retried site by
+ * site, so only the faulty site fails.
  */
 async function syncModels(req: SyncRequest, env: SyncEnv, tasks: SiteTask[], tally: Tally): Promise<void> {
   const batches: SiteTask[][] = [];
