@@ -191,7 +191,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const sites = await listAndLoadSites(req, env, ordered, tally);
   const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
   const limit = pLimit(req.sync.concurrency);
-  if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], limit, tally);
+  if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], tally);
   const { firstPassMs, backlog } = await syncSeries(req, env, { sites, tasks, steps, marks, limit, tally, started });
   tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
   await flagChangedActuals(req, tally);
@@ -295,52 +295,64 @@ async function syncSiteList(req: SyncRequest, env: SyncEnv, sites: SiteResponse[
 }
 
 /**
- * The models of every site: fetched through `limit`, loaded MODEL_SITES_PER_LOAD sites per
- * transaction. They stay with each site's task for its outputs. A site whose models fail to
- * fetch fails alone; a load that fails is retried site by site, so only the faulty site fails.
+ * The models of every site, MODEL_SITES_PER_LOAD sites per transaction, each batch loaded while
+ * the next is fetched. A site's listing is one request of a few KB (three for a site with a model
+ * not classified yet), so a batch's requests go at once and the client's pacer bounds them
+ * (service.connections, rate_limit, a quota): through the sites' `limit` only one request per
+ * site would be in flight, far fewer than the client allows. They stay with each site's task for
+ * its outputs. A site whose models fail to fetch fails alone; a load that fails is retried site by
+ * site, so only the faulty site fails.
  */
-async function syncModels(
-  req: SyncRequest,
-  env: SyncEnv,
-  tasks: SiteTask[],
-  limit: LimitFunction,
-  tally: Tally,
-): Promise<void> {
-  for (let start = 0; start < tasks.length && !req.signal.aborted; start += MODEL_SITES_PER_LOAD) {
-    const batch = tasks.slice(start, start + MODEL_SITES_PER_LOAD);
-    const known = await knownModels(
-      req.warehouse,
-      batch.map((task) => task.siteId),
-    );
-    const fetchStart = performance.now();
-    const fetched = await Promise.all(
-      batch.map((task) =>
-        limit(async () => {
-          try {
-            const listing = await task.modelListing(known.get(task.siteId));
-            rejectItems(req, tally, 'models', task.siteId, listing.rejected);
-            countDefaulted(
-              tally,
-              listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)),
-            );
-            return { siteId: task.siteId, models: [...listing] };
-          } catch (error) {
-            failSite(req, tally, task.siteId, 'models', error);
-            return null;
-          }
-        }),
-      ),
-    );
-    tally.fetchMs += performance.now() - fetchStart;
-    const loadStart = performance.now();
-    await loadModelBatch(
-      req,
-      env,
-      fetched.filter((site) => site !== null),
-      tally,
-    );
-    tally.loadMs += performance.now() - loadStart;
+async function syncModels(req: SyncRequest, env: SyncEnv, tasks: SiteTask[], tally: Tally): Promise<void> {
+  const batches: SiteTask[][] = [];
+  for (let start = 0; start < tasks.length; start += MODEL_SITES_PER_LOAD)
+    batches.push(tasks.slice(start, start + MODEL_SITES_PER_LOAD));
+  let loading: Promise<void> = Promise.resolve();
+  // Read before the previous batch's load takes the connection, so that the fetch overlaps it.
+  let known = batches.length > 0 ? await knownModels(req.warehouse, siteIds(batches[0])) : new Map();
+  for (let index = 0; index < batches.length && !req.signal.aborted; index++) {
+    const fetched = await fetchModelBatch(req, batches[index], known, tally);
+    await loading;
+    if (index + 1 < batches.length) known = await knownModels(req.warehouse, siteIds(batches[index + 1]));
+    loading = timedLoad(tally, () => loadModelBatch(req, env, fetched, tally));
   }
+  await loading;
+}
+
+const siteIds = (tasks: readonly SiteTask[]) => tasks.map((task) => task.siteId);
+
+/** A batch's model listings, fetched at once; a site whose listing fails is recorded and left out. */
+async function fetchModelBatch(
+  req: SyncRequest,
+  batch: SiteTask[],
+  known: Map<string, KnownModels>,
+  tally: Tally,
+): Promise<{ siteId: string; models: SiteModel[] }[]> {
+  const fetchStart = performance.now();
+  const fetched = await Promise.all(
+    batch.map(async (task) => {
+      try {
+        const listing = await task.modelListing(known.get(task.siteId));
+        rejectItems(req, tally, 'models', task.siteId, listing.rejected);
+        countDefaulted(
+          tally,
+          listing.flatMap((model) => model.defaulted.map((field) => `models.${field}`)),
+        );
+        return { siteId: task.siteId, models: [...listing] };
+      } catch (error) {
+        failSite(req, tally, task.siteId, 'models', error);
+        return null;
+      }
+    }),
+  );
+  tally.fetchMs += performance.now() - fetchStart;
+  return fetched.filter((site) => site !== null);
+}
+
+async function timedLoad(tally: Tally, load: () => Promise<void>): Promise<void> {
+  const loadStart = performance.now();
+  await load();
+  tally.loadMs += performance.now() - loadStart;
 }
 
 async function loadModelBatch(

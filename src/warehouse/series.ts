@@ -103,7 +103,8 @@ export const SERIES: Record<SeriesKind, Series> = {
  * its 1-based position in `sites` (a small integer, cheap to read back) and the counts are taken
  * here; DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
  * table to count them cost ~6 s of a 1,000-site sync. (Returning and reading back a first sync's
- * millions of positions was ~10% of its merges.)
+ * millions of positions was ~10% of its merges.) Whether the table holds rows of the sites is
+ * asked only for sites not known to hold some (see `holders`).
  */
 async function insertFresh(
   warehouse: Warehouse,
@@ -112,12 +113,18 @@ async function insertFresh(
   table: string,
   staged: Staged,
 ): Promise<Map<string, RowsWritten>> {
-  if (!(await holdsAny(warehouse, table, sites))) {
+  const held = holders(warehouse, table);
+  const hold = (rowsBySite: readonly (number | undefined)[]) => {
+    for (const [index, site] of sites.entries()) if ((rowsBySite[index] ?? 0) > 0) held.add(site);
+  };
+  if (!sites.some((site) => held.has(site)) && !(await holdsAny(warehouse, table, sites))) {
     await warehouse.run(`INSERT INTO main.${table} ${freshSql}`);
+    hold(staged.rowsBySite);
     return new Map(sites.map((site, index) => [site, { [table]: staged.rowsBySite[index] ?? 0 }]));
   }
   if (sites.length === 1) {
     const inserted = await warehouse.changed(`INSERT INTO main.${table} ${freshSql}`);
+    hold([inserted]);
     return new Map([[sites[0], { [table]: inserted }]]);
   }
   const counts = new Array<number>(sites.length).fill(0);
@@ -129,7 +136,25 @@ async function insertFresh(
       for (const position of chunk.getColumnValues(0)) counts[(position as number) - 1] += 1;
     }
   });
+  hold(counts);
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
+}
+
+/**
+ * The sites known to hold rows of each vintage table, per warehouse: those this process inserted
+ * rows of: a first sync loads a site's older vintages after its newest, and asking the table
+ * again before each of those merges is a statement per batch that can only answer yes. A site
+ * wrongly held (its insert rolled back, its rows deleted since) only sends its batch through the
+ * counting INSERT, exact whatever the table holds.
+ */
+const holding = new WeakMap<Warehouse, Map<string, Set<string>>>();
+
+function holders(warehouse: Warehouse, table: string): Set<string> {
+  const tables = holding.get(warehouse) ?? new Map<string, Set<string>>();
+  holding.set(warehouse, tables);
+  const sites = tables.get(table) ?? new Set<string>();
+  tables.set(table, sites);
+  return sites;
 }
 
 /** Whether `table` holds any row of `sites` (a lookup DuckDB answers from the row groups' min/max). */
