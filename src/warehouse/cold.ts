@@ -490,11 +490,11 @@ export class ColdStore {
     return Number(n);
   }
 
-  /** The days before the cutoff (null: every day) with hot rows (epoch ms), oldest first, with their rows. */
-  private async hotDaysBefore(table: string, cutoffMs: number | null): Promise<{ key: number; rows: number }[]> {
+  /** The days before the cutoff with hot rows (epoch ms), oldest first, with their rows. */
+  private async hotDaysBefore(table: string, cutoffMs: number): Promise<{ key: number; rows: number }[]> {
     const rows = await this.db.all<{ day: bigint; n: bigint }>(
       `SELECT ${epochDayOf('valid_time')} AS day, count(*) AS n
-       FROM ${quoteIdentifier(table)} ${cutoffMs === null ? '' : `WHERE valid_time < ${instantLiteral(cutoffMs)}`}
+       FROM ${quoteIdentifier(table)} WHERE valid_time < ${instantLiteral(cutoffMs)}
        GROUP BY day ORDER BY day`,
     );
     return rows.map((row) => ({ key: Number(row.day) * DAY, rows: Number(row.n) }));
