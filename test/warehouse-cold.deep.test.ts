@@ -514,19 +514,47 @@ describe('the cold store', () => {
     expect(await hashes((sql) => query(path, sql))).toEqual(before);
   });
 
-  /** A published warehouse of 60 days whose moves left its writer file mostly free. */
+  /** A warehouse of 60 days whose moves left its writer file mostly free (unpublished: a publish compacts it). */
   async function mostlyFreeWriter(prefix: string): Promise<{ path: string; writer: string }> {
     const path = join(tempDir(prefix), 'w.duckdb');
     const wh = await open(path, START + 60 * DAY);
     try {
       await fill(wh, 60, 100);
       await wh.checkpoint();
-      await wh.publish();
+      await wh.moveClosedDays();
+      await wh.checkpoint();
     } finally {
       await wh.close();
     }
     return { path, writer: writerPathOf(path) };
   }
+
+  it('a publish compacts a writer file its moves left mostly free, then copies it: every row kept', async () => {
+    const path = join(tempDir('efsync-cold-publish-compact-'), 'w.duckdb');
+    const wh = await open(path, START + 60 * DAY);
+    let before: Awaited<ReturnType<typeof hashes>> | undefined;
+    try {
+      await fill(wh, 60, 100);
+      await wh.checkpoint();
+      before = await hashes((sql) => wh.all(sql));
+      const filled = statSync(wh.writerPath).size;
+      await wh.publish();
+      expect(statSync(wh.writerPath).size).toBeLessThan(filled / 2);
+      expect(statSync(path).size).toBeLessThan(filled / 2);
+      // the writer goes on after the publish on the compacted file
+      await wh.run('CHECKPOINT');
+      const sources = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await wh.cold.history(t)])));
+      expect(
+        await hashes(
+          (sql) => wh.all(sql),
+          (t) => sources[t],
+        ),
+      ).toEqual(before);
+    } finally {
+      await wh.close();
+    }
+    expect(await hashes((sql) => query(path, sql))).toEqual(before);
+  });
 
   it('compacts a writer file the moves left mostly free, keeping every row, comment, view and macro', async () => {
     const { path, writer } = await mostlyFreeWriter('efsync-cold-compact-');

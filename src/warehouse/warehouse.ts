@@ -38,13 +38,13 @@ import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
-import { openDuckDB } from './duckdb.js';
+import { type DuckDBHandle, openDuckDB } from './duckdb.js';
 import { ColdStore, coldFolderOf, hotCutoff, type MovedDay, presentCold, publishedSearchPath } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
 import { writeWarehouseInfo } from './info.js';
 import { spoolFolderOf } from './spool.js';
 import { WriterLock, type LockHolder } from './lock.js';
-import { cloneFile, openWriterFile, type Recovery } from './writer-file.js';
+import { cloneFile, compactIfMostlyFree, openWriterFile, type Recovery } from './writer-file.js';
 import { quoteIdentifier, quoteLiteral } from './sql.js';
 import { DAY } from '../time.js';
 
@@ -120,6 +120,8 @@ export class Warehouse {
   private coldSettings: ColdSettings = { hotWindowMs: undefined, graceMs: DEFAULT_COLD_GRACE_MS, now: Date.now };
   /** DuckDB's memory_limit between steps (OpenOptions.memoryLimit): what a step's own limit gives way to. */
   memoryLimit: string | null = null;
+  /** Told why a compaction the writer file needed was left for later (OpenOptions.onCompactionSkipped). */
+  private onCompactionSkipped?: (reason: string) => void;
   /** The row bounds of the pieces of work (OpenOptions.rows) that DuckDB's memory limits must hold. */
   rows: RowSizes = DEFAULT_SIZES.rows;
   /** The closed days of the series, in Parquet files beside the published file (cold.ts). */
@@ -130,9 +132,8 @@ export class Warehouse {
     readonly path: string,
     /** The file this process writes (the published file itself when read-only). */
     readonly writerPath: string,
-    private readonly instance: DuckDBInstance,
-    /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
-    readonly connection: DuckDBConnection,
+    /** The DuckDB instance and its connection: opened again when a publish compacts the writer file. */
+    private duckdb: Pick<DuckDBHandle, 'instance' | 'connection'>,
     private readonly lock: WriterLock | undefined,
     /** Set when open() found the writer file unopenable and rebuilt it (also in `writer_recoveries`). */
     readonly recovery: Recovery | null = null,
@@ -140,6 +141,15 @@ export class Warehouse {
     private readonly cleanup?: () => void,
   ) {
     this.cold = new ColdStore(this, coldFolderOf(path));
+  }
+
+  /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
+  get connection(): DuckDBConnection {
+    return this.duckdb.connection;
+  }
+
+  private get instance(): DuckDBInstance {
+    return this.duckdb.instance;
   }
 
   static async open(options: OpenOptions): Promise<Warehouse> {
@@ -161,7 +171,8 @@ export class Warehouse {
         memoryLimit,
       });
       if (compactionSkipped !== null) options.onCompactionSkipped?.(compactionSkipped);
-      const warehouse = new Warehouse(options.path, writerPath, instance, connection, lock, recovery);
+      const warehouse = new Warehouse(options.path, writerPath, { instance, connection }, lock, recovery);
+      warehouse.onCompactionSkipped = options.onCompactionSkipped;
       warehouse.memoryLimit = memoryLimit;
       warehouse.rows = options.rows ?? DEFAULT_SIZES.rows;
       warehouse.coldSettings = {
@@ -201,7 +212,7 @@ export class Warehouse {
         readOnly: true,
         fileSearchPath: publishedSearchPath(path),
       });
-      return new Warehouse(path, path, instance, connection, undefined);
+      return new Warehouse(path, path, { instance, connection }, undefined);
     } catch (error) {
       if (/not a valid DuckDB database file/.test((error as Error).message)) {
         throw new ConfigError(
@@ -218,7 +229,7 @@ export class Warehouse {
           readOnly: true,
           fileSearchPath: publishedSearchPath(path),
         });
-        return new Warehouse(path, copy, instance, connection, undefined, null, () =>
+        return new Warehouse(path, copy, { instance, connection }, undefined, null, () =>
           rmSync(folder, { recursive: true, force: true }),
         );
       } catch (copyError) {
@@ -317,7 +328,8 @@ export class Warehouse {
 
   /**
    * Makes what is committed so far visible to analysts: moves the closed days to the cold store
-   * (with a hot window set), checkpoints the writer file, clones it (cloneFile) beside the
+   * (with a hot window set), checkpoints the writer file, compacts it when the moves left it
+   * mostly free space, clones it (cloneFile) beside the
    * published file, turns the series tables with cold files into views over hot and cold there
    * (presentCold), makes it read-only (mode 0444), fsyncs, and renames it over the published one.
    * Readers holding the old file keep their snapshot (and the cold files it names, kept for the
@@ -336,6 +348,7 @@ export class Warehouse {
       await this.moveClosedDays();
       await this.checkpoint();
       faultPoint('checkpoint');
+      await this.compactIfMostlyFree();
       const files = await this.cold.currentFiles();
       const draft = `${this.path}.tmp-${randomUUID().slice(0, 8)}`;
       const size = statSync(this.writerPath).size;
@@ -359,6 +372,22 @@ export class Warehouse {
       fsyncPath(dirname(this.path), 'r');
       await this.cold.collectGarbage(now(), graceMs);
     });
+  }
+
+  /**
+   * Compacts the writer file when the moves left it mostly free space (compactIfMostlyFree), so
+   * that the publish copies only its data. Called with the connection held and no transaction
+   * open: it closes the DuckDB instance and opens it again, with the memory limit it was opened
+   * with (a publish runs outside the steps' own limits).
+   */
+  private async compactIfMostlyFree(): Promise<void> {
+    const { handle, skipped } = await compactIfMostlyFree(
+      { ...this.duckdb, close: () => this.closeDuckDB() },
+      this.writerPath,
+      { memoryLimit: this.memoryLimit },
+    );
+    this.duckdb = handle;
+    if (skipped !== null) this.onCompactionSkipped?.(skipped);
   }
 
   /**
@@ -440,12 +469,16 @@ export class Warehouse {
     }
   }
 
+  private closeDuckDB(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+
   /** Closes even a database DuckDB invalidated (a failed write), and always releases the lock. */
   async close(): Promise<void> {
     await this.queue;
     try {
-      this.connection.closeSync();
-      this.instance.closeSync();
+      this.closeDuckDB();
     } finally {
       this.lock?.release();
       this.cleanup?.();

@@ -14,7 +14,8 @@
  *   continues from the snapshot's sync state. A writer file made from the snapshot gets its
  *   series tables back from the views the publish made of them (unpresentCold), and no warehouse_info;
  * - a writer file mostly free space (the cold store moved days out of it) is compacted the same
- *   way, through a draft, so what a publish copies is the size of the data.
+ *   way, through a draft, so what a publish copies is the size of the data (compactIfMostlyFree,
+ *   also run by the publish).
  */
 import { randomUUID } from 'node:crypto';
 import { chmodSync, constants, copyFileSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
@@ -62,7 +63,7 @@ export async function openWriterFile(
   writerPath: string,
   options: { compactAboveBytes?: number; memoryLimit?: string | null } = {},
 ): Promise<OpenedWriterFile> {
-  const { compactAboveBytes = COMPACT_FREE_BYTES, memoryLimit = null } = options;
+  const { compactAboveBytes, memoryLimit = null } = options;
   const open = (path: string) => openDuckDB(path, { memoryLimit });
   removeDrafts(publishedPath, writerPath);
   if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath, memoryLimit);
@@ -90,21 +91,31 @@ export async function openWriterFile(
     await buildWriterFile(writerPath, writerPath, memoryLimit);
     opened = await open(writerPath);
   }
-  let compactionSkipped: string | null = null;
-  if (await mostlyFree(opened.connection, compactAboveBytes)) {
-    opened.close();
-    // Compaction only makes the publish copy less: one that runs out of memory or disk leaves the
-    // file as it was (its draft removed), to be tried again at the next open, and the run goes on.
-    compactionSkipped = await skippedForMemory(() => compactWriterFile(writerPath, memoryLimit)).catch(
-      (error: unknown) => {
-        const full = explainDiskFull(error, writerPath);
-        if (full instanceof DiskFullError) return full.message;
-        throw error;
-      },
-    );
-    opened = await open(writerPath);
-  }
-  return { ...opened, recovery, compactionSkipped };
+  const compacted = await compactIfMostlyFree(opened, writerPath, { aboveBytes: compactAboveBytes, memoryLimit });
+  return { ...compacted.handle, recovery, compactionSkipped: compacted.skipped };
+}
+
+/**
+ * Compacts the writer file `opened` holds when it is mostly free space (mostlyFree): closes it,
+ * compacts it through a draft and opens it again. The open does it, and a publish before its copy,
+ * so that a night whose moves freed most of the file (a first sync of months) copies only its
+ * data, and the next night opens it at that size. Compaction only makes the publish copy less:
+ * one that runs out of memory or disk leaves the file as it was (its draft removed), to be tried
+ * again, and says why (`skipped`).
+ */
+export async function compactIfMostlyFree(
+  opened: DuckDBHandle,
+  writerPath: string,
+  { aboveBytes = COMPACT_FREE_BYTES, memoryLimit = null }: { aboveBytes?: number; memoryLimit?: string | null } = {},
+): Promise<{ handle: DuckDBHandle; skipped: string | null }> {
+  if (!(await mostlyFree(opened.connection, aboveBytes))) return { handle: opened, skipped: null };
+  opened.close();
+  const skipped = await skippedForMemory(() => compactWriterFile(writerPath, memoryLimit)).catch((error: unknown) => {
+    const full = explainDiskFull(error, writerPath);
+    if (full instanceof DiskFullError) return full.message;
+    throw error;
+  });
+  return { handle: await openDuckDB(writerPath, { memoryLimit }), skipped };
 }
 
 /**
