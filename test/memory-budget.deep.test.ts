@@ -40,16 +40,16 @@ describe('a night under a memory budget', () => {
     expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
     const expected = {
       budget: { bytes: 256e6, source: '--memory' },
-      heapMb: 164,
-      duckdb: { warehouse: '55MB', sync: '55MB', accuracy: '82MB' },
+      heapMb: 145,
+      duckdb: { warehouse: '48MB', sync: '48MB', accuracy: '73MB' },
     };
     expect(started.memory).toMatchObject(expected);
-    expect(started.memory.rows).toMatchObject({ syncInMemory: 170_667, accuracyBatchPoints: 85_333 });
-    expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 164MiB (this process: ');
-    expect(started.msg).toContain('DuckDB 55MB outside the steps, 55MB syncing, 82MB scoring');
+    expect(started.memory.rows).toMatchObject({ syncInMemory: 151_111, accuracyBatchPoints: 75_556 });
+    expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 145MiB (this process: ');
+    expect(started.msg).toContain('DuckDB 48MB outside the steps, 48MB syncing, 73MB scoring');
     // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so
-    const cap = 'execve' in process ? '164MiB' : 'uncapped, Node before 22.15';
-    expect(started.msg).toContain(`V8 heap 164MiB (this process: ${cap})`);
+    const cap = 'execve' in process ? '145MiB' : 'uncapped, Node before 22.15';
+    expect(started.msg).toContain(`V8 heap 145MiB (this process: ${cap})`);
     expect(status.memory).toEqual(started.memory);
   });
 
@@ -60,8 +60,8 @@ describe('a night under a memory budget', () => {
     expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
     expect(started.memory).toMatchObject({
       budget: { bytes: 402_653_184, source: 'cgroup' },
-      heapMb: 258,
-      duckdb: { warehouse: '86MB', sync: '86MB', accuracy: '129MB' },
+      heapMb: 301,
+      duckdb: { warehouse: '100MB', sync: '100MB', accuracy: '151MB' },
     });
     expect(status.memory).toEqual(started.memory);
   });

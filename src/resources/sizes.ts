@@ -1,8 +1,9 @@
 // What a memory budget (src/resources/budget.ts) splits into: DuckDB's memory limits, the V8
 // heap, and the rows that bound each piece of work. Each is its value at DEFAULT_BUDGET, where
-// the nightly benchmarks measured it (docs/benchmarks.md), scaled in proportion to the budget,
-// so that the same work takes the same share of any budget; docs/warehouse.md, "Memory budget".
-import { type Budget, DEFAULT_BUDGET } from './budget.js';
+// the nightly benchmarks measured it (docs/benchmarks.md), scaled in proportion to what the
+// budget leaves past the process itself (PROCESS_BYTES), so that the same work takes the same
+// share of what any budget leaves for work; docs/warehouse.md, "Memory budget".
+import { type Budget, DEFAULT_BUDGET, PROCESS_BYTES } from './budget.js';
 
 /**
  * The bounds, in rows, of the pieces of work that DuckDB's memory limits must hold: each keeps
@@ -66,7 +67,7 @@ const AT_DEFAULT = {
 };
 
 export function sizesFor(budget: Budget): Sizes {
-  const scale = budget.bytes / DEFAULT_BUDGET;
+  const scale = (budget.bytes - PROCESS_BYTES) / (DEFAULT_BUDGET - PROCESS_BYTES);
   const scaled = (value: number) => Math.max(1, Math.round(value * scale));
   const megabytes = (mb: number) => `${scaled(mb)}MB`;
   const { warehouse, sync, accuracy } = AT_DEFAULT.duckdbMb;
