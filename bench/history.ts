@@ -13,6 +13,7 @@ import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { writerPathOf } from '../src/warehouse/warehouse.js';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { DAY } from '../src/time.js';
+import { DEFAULT_BUDGET, parseSize } from '../src/resources/budget.js';
 
 const API_KEY = 'bench-key';
 
@@ -307,6 +308,21 @@ export function printHistory(f: DepthFigures): void {
   console.log(
     `median night ${f.medianNightS.toFixed(2)} s, median publish ${pub}, highest peak RSS ${f.maxPeakRssMb.toFixed(0)} MB`,
   );
+  const { budgetMib, highestMib, within } = budgetCheck(f);
+  console.log(
+    `memory budget ${budgetMib.toFixed(0)} MiB (the peaks above are MiB): every night's peak within it, the build's too: ${within ? 'yes' : 'no'} (highest ${highestMib.toFixed(0)})`,
+  );
+}
+
+/**
+ * Whether every night's peak RSS, build nights included, stayed within the memory budget the
+ * bench gave efsync (--memory, else the default): both in MiB, as the kernel counts the peaks.
+ */
+function budgetCheck(f: DepthFigures): { budgetMib: number; highestMib: number; within: boolean } {
+  const given = process.env.EFSYNC_MEMORY;
+  const budgetMib = (given ? parseSize(given) : DEFAULT_BUDGET) / 2 ** 20;
+  const highestMib = Math.max(...f.nights.map((n) => n.peakRssMb));
+  return { budgetMib, highestMib, within: highestMib <= budgetMib };
 }
 
 /** `12.3/262`: a step's seconds and peak RSS in MB; `-` where the chain has no such step. */
@@ -334,6 +350,7 @@ export function historyJson(f: DepthFigures): Record<string, unknown> {
     median_night_s: r(f.medianNightS),
     median_publish_s: f.medianPublishS === null ? null : r(f.medianPublishS),
     max_peak_rss_mb: Math.round(f.maxPeakRssMb),
+    within_budget: budgetCheck(f).within,
     nights: f.nights.map((n) => ({
       night: n.night,
       now: n.now,
