@@ -7,9 +7,9 @@
 import { faultPoint } from '../fault.js';
 import { addRows, nonZero, type RowsWritten } from './rows.js';
 import { type LoadOptions, SERIES, type Series, type SeriesKind } from './series.js';
-import { stage, type StageBlock, type Staged } from './staging.js';
+import { freshStagingSql, stage, type StageBlock, type Staged } from './staging.js';
 import { stateKey, writeSyncStates } from './sync-state.js';
-import { stageVintageReads, writeVintageReads } from './vintage-reads.js';
+import { FRESH_VINTAGE_KEYS_SQL, stageVintageReads, writeVintageReads } from './vintage-reads.js';
 import { handBackPool, runInHalves } from './executor.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -152,16 +152,21 @@ class LoadQueue {
           .sort();
         return { series: SERIES[kind], jobs, sites };
       });
+      const vintageReads = batch.flatMap((job) => {
+        const { vintageReads, now = Date.now() } = job.options;
+        return vintageReads ? [{ siteId: job.siteId, reads: vintageReads, now }] : [];
+      });
+      // Every staging table of the batch in one call: each call waits for the event loop and
+      // DuckDB's thread, whatever the statement.
+      const fresh = kinds.flatMap(({ series }) => freshStagingSql(series));
+      if (vintageReads.length > 0) fresh.push(FRESH_VINTAGE_KEYS_SQL);
+      await warehouse.run(fresh.join(';\n'));
       const staged = new Map<Series, Staged>();
       for (const { series, jobs, sites } of kinds) {
         const siteNo = (job: Job) => sites.indexOf(job.siteId) + 1;
         const blocks = jobs.flatMap((job) => job.blocks.map((block) => ({ block, siteNo: siteNo(job) })));
         staged.set(series, await stage(warehouse, series, blocks));
       }
-      const vintageReads = batch.flatMap((job) => {
-        const { vintageReads, now = Date.now() } = job.options;
-        return vintageReads ? [{ siteId: job.siteId, reads: vintageReads, now }] : [];
-      });
       await stageVintageReads(warehouse, vintageReads);
       faultPoint('staging');
       return warehouse.transaction(async () => {

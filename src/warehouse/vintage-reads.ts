@@ -34,10 +34,14 @@ const KEYS = `SELECT site_id, resource, model_id, ${instant('issue')} AS issue, 
 
 type Entries = readonly { siteId: string; reads: VintageBookkeeping; now: number }[];
 
+/** The statement that creates the table of a batch's keys empty (run with the batch's staging tables'). */
+export const FRESH_VINTAGE_KEYS_SQL = `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE} (site_id VARCHAR, resource VARCHAR, model_id VARCHAR, issue DOUBLE, reason VARCHAR, kind VARCHAR)`;
+
 /**
- * Stages the vintage keys of a batch's loads (stored and deferred) into a TEMP table through the
- * appender, before the batch's transaction: a first sync of months defers tens of thousands of
- * vintages a batch, and a statement given them as one parameter parses it whole in memory.
+ * Stages the vintage keys of a batch's loads (stored and deferred) into their TEMP table, fresh
+ * (FRESH_VINTAGE_KEYS_SQL), through the appender, before the batch's transaction: a first sync of
+ * months defers tens of thousands of vintages a batch, and a statement given them as one parameter
+ * parses it whole in memory.
  */
 export async function stageVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
   const keys = entries.flatMap(({ siteId, reads }) =>
@@ -45,10 +49,6 @@ export async function stageVintageReads(warehouse: Warehouse, entries: Entries):
       ...reads.stored.map((key) => ({ key, kind: 'stored' })),
       ...reads.deferred.map((key) => ({ key, kind: 'deferred' })),
     ].map(({ key, kind }) => ({ siteId, resource: reads.resource, reason: reads.reason, key, kind })),
-  );
-  if (keys.length === 0) return;
-  await warehouse.run(
-    `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE} (site_id VARCHAR, resource VARCHAR, model_id VARCHAR, issue DOUBLE, reason VARCHAR, kind VARCHAR)`,
   );
   await appendBlocks(warehouse, KEYS_TABLE, [
     {
