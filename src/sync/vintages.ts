@@ -111,6 +111,8 @@ function failsAlone(error: unknown): boolean {
 /**
  * Keeps `pending` (the run's, per site) as vintage_reads is once a site's load has recorded its
  * vintages: the deferred ones join with no attempt counted, the stored ones leave, each once.
+ * Each joins as an object literal, not a spread copy: V8 gives every spread copy of an item a
+ * hidden class of its own, and a first sync holds every site's deferred items until its older pass.
  */
 export function deferLater(
   pending: PendingVintages,
@@ -123,7 +125,9 @@ export function deferLater(
   const keys = new Set(kept.map(itemKey));
   const items = [
     ...kept,
-    ...vintages.deferred.filter((item) => !keys.has(itemKey(item))).map((item) => ({ ...item, attempts: 0 })),
+    ...vintages.deferred
+      .filter((item) => !keys.has(itemKey(item)))
+      .map((item) => ({ modelId: item.modelId, issue: item.issue, attempts: 0 })),
   ];
   if (items.length > 0) pending.set(siteId, items);
   else pending.delete(siteId);
