@@ -271,11 +271,14 @@ async function saveAttempt(
   givenUp: boolean,
   reason: string,
 ): Promise<void> {
+  // One statement, so the key's row is updated or inserted at once (the table has no key index
+  // since migration 032: a key is kept unique by its writers).
   await ctx.warehouse.run(
-    `INSERT INTO vintage_reads AS v VALUES ($1, $2, $3, ${instant('$4')}, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)
-     ON CONFLICT (site_id, resource, model_id, issue) DO UPDATE SET status = excluded.status,
-       attempts = excluded.attempts, reason = excluded.reason, last_failed_at = excluded.last_failed_at,
-       run_id = excluded.run_id`,
+    `MERGE INTO vintage_reads v
+     USING (SELECT $1 AS site_id, $2 AS resource, $3 AS model_id, ${instant('$4')} AS issue) k
+        ON v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue
+      WHEN MATCHED THEN UPDATE SET status = $5, attempts = $6, reason = $7, last_failed_at = ${instant('$8')}, run_id = $9
+      WHEN NOT MATCHED THEN INSERT VALUES (k.site_id, k.resource, k.model_id, k.issue, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)`,
     [siteId, resource, item.modelId, item.issue, givenUp ? 'given_up' : 'pending', attempt, reason, ctx.now, ctx.runId],
   );
 }
