@@ -69,9 +69,9 @@ export async function pendingCounts(
 }
 
 /**
- * A site's pending items of one resource, newest first, held in typed arrays (~14 bytes an item)
- * while its pieces are read: a year's first sync leaves ~44,000 output vintages a site, and the
- * lists of every site as objects held ~1.7 MB of heap a site (#54).
+ * A site's pending items of one resource, newest first, held in typed arrays (16 bytes an item)
+ * while its pieces are read: only the sites in flight hold a list, as every site's lists held as
+ * objects grew the heap with sites × history (#54, docs/benchmarks.md, session 22).
  */
 export class PendingList {
   private constructor(

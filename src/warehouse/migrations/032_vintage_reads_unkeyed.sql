@@ -1,10 +1,11 @@
--- vintage_reads without its primary key: a first sync of a year defers ~44,000 output vintages a
--- site, and the key's index (DuckDB's ART, ~90 bytes a key) held ~4 MB a site in the buffer pool
--- until each checkpoint, and made each batch's inserts 2.3x slower. A key is still never
--- duplicated, by the code that writes it (src/warehouse/vintage-reads.ts, src/sync/vintages.ts):
--- a deferred key is inserted only where no row holds it (an anti join against the batch's staged
--- keys), and a failed read updates the row of its key or inserts one (MERGE INTO). Rebuilt rather
--- than altered: DuckDB drops no primary key.
+-- vintage_reads without its primary key (#54): a first sync of months records every vintage it
+-- defers, and the key's index (DuckDB's ART, ~90 bytes a key) stayed in the buffer pool until a
+-- checkpoint wrote it out (352,000 keys inserted without one ran out of the sync's 64 MB) and
+-- made the inserts slower. A key is still never duplicated, by the code that writes the table
+-- (src/warehouse/vintage-reads.ts, src/sync/vintages.ts): a deferred key is inserted only where no
+-- row holds it (an anti join against the batch's staged keys, each key once), and a failed read
+-- updates its key's row or inserts one (MERGE INTO). Rebuilt rather than altered: DuckDB drops
+-- no primary key.
 
 CREATE TABLE vintage_reads_032 (
   site_id VARCHAR NOT NULL,
