@@ -8,7 +8,16 @@ import { formatExactInstant, sameInstant } from '../time.js';
 import { loadForecasts } from '../warehouse/loader.js';
 import { forecastColumns } from './normalize.js';
 import { loadVintages, skippedUpdates, type ResourceSync } from './types.js';
-import { type ItemResult, readEach, readNewest, settleReads, type VintageItem, WrongVintage } from './vintages.js';
+import {
+  type ItemResult,
+  NOT_PENDING,
+  pendingPiece,
+  readEach,
+  readNewest,
+  settleReads,
+  type VintageItem,
+  WrongVintage,
+} from './vintages.js';
 import { planForecastUpdates } from './windows.js';
 
 /**
@@ -18,7 +27,6 @@ import { planForecastUpdates } from './windows.js';
  */
 export const forecastsSync: ResourceSync<ForecastSeries[]> = {
   async fetch(env, site, mark, pass, piece = []) {
-    const pending = env.backfill ? [] : (env.pending.forecasts.get(site.siteId) ?? []);
     const read = async (item: VintageItem): Promise<ItemResult<ForecastSeries>> => {
       const series = await env.client.getSiteForecast(site.siteId, {
         start: item.issue,
@@ -30,7 +38,7 @@ export const forecastsSync: ResourceSync<ForecastSeries[]> = {
     };
     if (pass === 'older') {
       const results = await readEach(piece, env.requestsPerSite, env.signal, read);
-      return { ...(await settleReads(env, site.siteId, 'forecasts', results, piece, [])), mark: null };
+      return { ...(await settleReads(env, site.siteId, 'forecasts', results, pendingPiece(piece), [])), mark: null };
     }
     const updates = await site.updates();
     const plan = planForecastUpdates(env.now, mark, env.settings, updates, env.backfill);
@@ -38,6 +46,7 @@ export const forecastsSync: ResourceSync<ForecastSeries[]> = {
     const { results, deferred } = env.backfill
       ? { results: await readEach(items, env.requestsPerSite, env.signal, read), deferred: [] }
       : await readNewest(items, env.requestsPerSite, env.signal, read);
+    const pending = env.backfill ? NOT_PENDING : env.pending(site.siteId, 'forecasts');
     const settled = await settleReads(env, site.siteId, 'forecasts', results, pending, deferred);
     return { ...settled, mark: plan.mark, defaulted: [...skippedUpdates('forecasts', updates), ...settled.defaulted] };
   },

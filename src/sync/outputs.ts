@@ -13,7 +13,9 @@ import { outputColumns } from './normalize.js';
 import { loadVintages, type ModelRef, type ResourceSync, skippedUpdates, type SyncEnv } from './types.js';
 import {
   type ItemResult,
+  NOT_PENDING,
   type PendingVintage,
+  pendingPiece,
   readEach,
   readNewest,
   settleReads,
@@ -35,11 +37,13 @@ export const outputsSync: ResourceSync<Vintage[]> = {
     const models = await site.models();
     const byId = new Map(models.map((model) => [model.id, model]));
     const known = (items: readonly PendingVintage[]) => items.filter((item) => byId.has(item.modelId));
-    const pending = env.backfill ? [] : known(env.pending.outputs.get(site.siteId) ?? []);
     const read = (item: VintageItem) => readVintage(env, byId.get(item.modelId) as ModelRef, item);
     if (pass === 'older') {
       const results = await readEach(known(piece), env.requestsPerSite, env.signal, read);
-      return { ...(await settleReads(env, site.siteId, 'outputs', results, known(piece), [])), mark: null };
+      return {
+        ...(await settleReads(env, site.siteId, 'outputs', results, pendingPiece(known(piece)), [])),
+        mark: null,
+      };
     }
     // The site's issue times are read only for a model without a readable schedule: the list
     // holds every issue time since the site's history began (11,800 a site after a year), and
@@ -56,6 +60,7 @@ export const outputsSync: ResourceSync<Vintage[]> = {
     const { results, deferred } = env.backfill
       ? { results: await readEach(items, env.requestsPerSite, env.signal, read), deferred: [] }
       : await readNewest(items, env.requestsPerSite, env.signal, read);
+    const pending = env.backfill ? NOT_PENDING : env.pending(site.siteId, 'outputs');
     const settled = await settleReads(env, site.siteId, 'outputs', results, pending, deferred);
     const skipped = updates ? skippedUpdates('outputs', updates) : [];
     return { ...settled, mark: window.mark, defaulted: [...skipped, ...settled.defaulted] };

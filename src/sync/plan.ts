@@ -20,7 +20,7 @@ import type { KnownModels } from './models.js';
 import { REQUESTS_PER_SITE, type SeriesResource, type SyncRequest, selectSites, seriesSteps, siteTask } from './run.js';
 import { knownModels, readMarks } from './state.js';
 import { PASSES, type SyncEnv } from './types.js';
-import { deferLater, readPending } from './vintages.js';
+import { PendingList, type PendingVintage, pendingAfter, pendingPiece, type VintageResource } from './vintages.js';
 import type { SyncMark } from './windows.js';
 import { HOUR } from '../time.js';
 
@@ -105,6 +105,9 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
     const marks = new Map<string, Map<string, SyncMark>>();
     for (const step of steps) marks.set(step.state, warehouse ? await readMarks(warehouse, step.state) : new Map());
     const known = warehouse ? await knownModels(warehouse, sites) : new Map<string, KnownModels>();
+    // The vintages the next run reads again cost requests too: each site's pending ones (of the
+    // sites being planned), to which its newest pass adds those it defers.
+    const pending = new Map<string, Record<VintageResource, PendingVintage[]>>();
     const env: SyncEnv = {
       client,
       // Before a first sync there is no warehouse: the fetches read none (only loads write it).
@@ -115,11 +118,7 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
       ...(req.backfill ? { backfill: req.backfill } : {}),
       requestsPerSite: REQUESTS_PER_SITE,
       log: req.log,
-      // The vintages the next run reads again cost requests too.
-      pending: {
-        forecasts: warehouse ? await readPending(warehouse, 'forecasts') : new Map(),
-        outputs: warehouse ? await readPending(warehouse, 'outputs') : new Map(),
-      },
+      pending: (siteId, resource) => pendingPiece(pending.get(siteId)?.[resource] ?? []),
       vintageRetries: req.sync.vintage_retries,
       signal: new AbortController().signal,
     };
@@ -129,14 +128,22 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
         limit(async () => {
           const task = siteTask(env, siteId);
           if (resources.includes('models')) await task.modelListing(known.get(siteId));
+          const lists: Record<VintageResource, PendingVintage[]> = { forecasts: [], outputs: [] };
+          for (const resource of ['forecasts', 'outputs'] as const)
+            if (warehouse && !env.backfill) {
+              const list = await PendingList.read(warehouse, siteId, resource, env.runId);
+              lists[resource] = list.slice(0, list.length);
+            }
+          pending.set(siteId, lists);
           for (const pass of PASSES)
             for (const step of steps.filter((step) => pass === 'newest' || step.resource !== 'actuals')) {
               const mark = marks.get(step.state)?.get(siteId) ?? null;
               // the older pass reads every pending vintage, in pieces whose number costs no request
-              const piece = step.resource === 'actuals' ? [] : (env.pending[step.resource].get(siteId) ?? []);
+              const piece = step.resource === 'actuals' ? [] : lists[step.resource];
               const fetched = await step.sync.fetch(env, task, mark, pass, piece);
-              if (step.resource !== 'actuals') deferLater(env.pending[step.resource], siteId, fetched.vintages);
+              if (step.resource !== 'actuals') lists[step.resource] = pendingAfter(piece, fetched.vintages);
             }
+          pending.delete(siteId);
         }),
       ),
     );

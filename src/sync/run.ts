@@ -14,7 +14,6 @@
 // and the run's signal (a timeout, SIGTERM: the calls in flight abort, what landed stays
 // committed, one line says how many sites did not finish, and the next run continues).
 import { performance } from 'node:perf_hooks';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
 import { pacingSince, type PacingStats } from '../api/pacing.js';
 import { KeyRejectedError, ServiceError } from '../api/errors.js';
@@ -40,7 +39,14 @@ import { forecastsSync } from './forecasts.js';
 import { fetchModels, type KnownModels } from './models.js';
 import { modelRows, type SiteModel } from './normalize.js';
 import { outputsSync } from './outputs.js';
-import { deferLater, type PendingVintage, readPending, type VintageResource } from './vintages.js';
+import {
+  NOT_PENDING,
+  PendingList,
+  type PendingVintage,
+  pendingCounts,
+  pendingRecorded,
+  type VintageResource,
+} from './vintages.js';
 import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
@@ -159,10 +165,11 @@ export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const ordered = RESOURCES.filter((r) => req.resources.includes(r));
   const series = ordered.filter((r): r is SeriesResource => r !== 'sites' && r !== 'models');
-  const env = syncEnv(req, {
-    forecasts: series.includes('forecasts') ? await readPending(req.warehouse, 'forecasts') : new Map(),
-    outputs: series.includes('outputs') ? await readPending(req.warehouse, 'outputs') : new Map(),
-  });
+  // The sites with pending vintages before this run: only their newest reads can be pending.
+  const pendingBefore = new Set(
+    (await pendingCounts(req.warehouse, vintageResourcesOf(series), req.runId)).map((c) => c.siteId),
+  );
+  const env = syncEnv(req, pendingBefore);
   await saveIntervalLabels(req.warehouse, req.intervalLabels);
   const steps = seriesSteps(series, req.sync.actual_types);
   const marks: Marks = new Map();
@@ -190,9 +197,16 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const pace = () => pacingSince(paceAtStart, req.client.pacing());
   const sites = await listAndLoadSites(req, env, ordered, tally);
   const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
-  const limit = pLimit(req.sync.concurrency);
   if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], tally);
-  const { firstPassMs, backlog } = await syncSeries(req, env, { sites, tasks, steps, marks, limit, tally, started });
+  const { firstPassMs, backlog } = await syncSeries(req, env, {
+    sites,
+    tasks,
+    steps,
+    marks,
+    tally,
+    started,
+    pendingBefore,
+  });
   tally.marksAdvanced += (await saveSyncStates(req.warehouse, tally.quiet, { now: req.now })).sync_state ?? 0;
   await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
@@ -374,10 +388,11 @@ async function loadModelBatch(
 /**
  * The series of every site in two passes: the first loads each site's actuals and newest vintages
  * and defers the older ones, the second reads them (and the pending ones of earlier runs), so a
- * run cut short leaves every site its latest data. The second reads a site's vintages a piece at
- * a time (olderPieces), each loaded before its rows are counted free, so what a site holds does not
- * grow with its history. Returns when the first pass ended (ms since `started`) and how many sites
- * the second read.
+ * run cut short leaves every site its latest data. The second reads a site's pending vintages
+ * from vintage_reads when its turn comes, a piece at a time (olderPieces), each loaded before its
+ * rows are counted free: what the run holds grows neither with the sites' history nor, beyond the
+ * sites in flight, with their number. Returns when the first pass ended (ms since `started`) and
+ * how many sites the second read.
  */
 async function syncSeries(
   req: SyncRequest,
@@ -387,41 +402,35 @@ async function syncSeries(
     tasks: Map<string, SiteTask>;
     steps: SeriesStep[];
     marks: Marks;
-    limit: LimitFunction;
     tally: Tally;
     started: number;
+    /** The sites with pending vintages when the run started. */
+    pendingBefore: ReadonlySet<string>;
   },
 ): Promise<{ firstPassMs: number; backlog: number }> {
-  const { sites, tasks, steps, marks, limit, tally } = run;
-  const hasPending = (siteId: string) => env.pending.forecasts.has(siteId) || env.pending.outputs.has(siteId);
+  const { sites, tasks, steps, marks, tally, pendingBefore } = run;
+  // None in a backfill: it reads its window in the first pass.
+  const older = env.backfill ? [] : steps.filter((step) => step.resource !== 'actuals');
+  const resources = older.map((step) => step.resource as VintageResource);
   req.progress.start(sites.length, 'sync');
-  await eachSite(
-    req,
-    sites,
-    limit,
-    new RowBudget(req.sync.rows_in_memory, steps.length),
-    tally,
-    async (siteId, held) => {
-      const task = tasks.get(siteId)!;
-      await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
-      // What a site holds goes with it once it is done; the second pass reads its models only.
-      if (hasPending(siteId)) task.release();
-      else tasks.delete(siteId);
-    },
-  );
+  await eachSite(req, sites, new RowBudget(req.sync.rows_in_memory, steps.length), tally, async (siteId, held) => {
+    const task = tasks.get(siteId)!;
+    const deferred = await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
+    // What a site holds goes with it once it is done; the second pass reads its models only.
+    if (resources.length > 0 && (deferred || pendingBefore.has(siteId))) task.release();
+    else tasks.delete(siteId);
+  });
   req.progress.stop();
   const firstPassMs = performance.now() - run.started;
-  // None in a backfill: it read its window in the first pass.
-  const older = steps.filter((step) => step.resource !== 'actuals');
-  const backlog = env.backfill || older.length === 0 ? [] : sites.filter(hasPending);
+  const counts = (await pendingCounts(req.warehouse, resources, req.runId)).filter((c) => tasks.has(c.siteId));
   const size = olderPieceSize(req.sync, env.settings.horizon);
-  const resources = older.map((step) => step.resource as VintageResource);
-  const pieces = backlog.flatMap((siteId) => olderPieces(env, siteId, resources, size));
-  req.progress.start(pieces.length, 'older vintages');
+  req.progress.start(
+    counts.reduce((sum, c) => sum + Math.ceil(c.items / size), 0),
+    'older vintages',
+  );
   await eachSite(
     req,
-    pieces,
-    limit,
+    olderPieces(req, env, counts, size, tally),
     new RowBudget(req.sync.rows_in_memory, 1),
     tally,
     async ({ siteId, resource, items }, held) => {
@@ -429,9 +438,9 @@ async function syncSeries(
       await syncOneSite(req, env, tasks.get(siteId)!, step, marks, tally, held, 'older', items);
     },
   );
-  for (const siteId of backlog) tasks.delete(siteId);
+  tasks.clear();
   req.progress.stop();
-  return { firstPassMs, backlog: backlog.length };
+  return { firstPassMs, backlog: new Set(counts.map((c) => c.siteId)).size };
 }
 
 /** A run of a site's pending vintages of one resource that the older pass reads and loads together. */
@@ -455,46 +464,64 @@ function olderPieceSize(sync: SyncRequest['sync'], horizonMs: number): number {
   return Math.max(1, Math.floor(sync.rows_in_memory / sync.concurrency / rowsPerVintage(horizonMs)));
 }
 
-/** A site's pending vintages of each of `resources`, newest first, in pieces of `size`. */
-function olderPieces(env: SyncEnv, siteId: string, resources: readonly VintageResource[], size: number): OlderPiece[] {
-  return resources.flatMap((resource) => {
-    const items = [...(env.pending[resource].get(siteId) ?? [])].sort((a, b) => b.issue - a.issue);
-    const pieces: OlderPiece[] = [];
-    for (let start = 0; start < items.length; start += size)
-      pieces.push({ siteId, resource, items: items.slice(start, start + size) });
-    return pieces;
-  });
+/**
+ * The pending vintages of each site and resource of `counts` (site_id order), newest first, in
+ * pieces of `size`: a site's list is read from vintage_reads when its first piece is asked for and
+ * held, compactly, until its last is. Once the run's signal is aborted the sites whose pieces are
+ * not all started are counted as stopped.
+ */
+async function* olderPieces(
+  req: SyncRequest,
+  env: SyncEnv,
+  counts: readonly { siteId: string; resource: VintageResource }[],
+  size: number,
+  tally: Tally,
+): AsyncGenerator<OlderPiece> {
+  const stopAt = (index: number) => {
+    for (const rest of counts.slice(index)) tally.stopped.add(rest.siteId);
+  };
+  for (const [index, { siteId, resource }] of counts.entries()) {
+    if (req.signal.aborted) return stopAt(index);
+    const list = await PendingList.read(env.warehouse, siteId, resource, env.runId);
+    for (let start = 0; start < list.length; start += size) {
+      if (req.signal.aborted) return stopAt(index);
+      yield { siteId, resource, items: list.slice(start, start + size) };
+    }
+  }
 }
 
 /**
- * Runs `work` for each site through `limit`, a site admitted while its rows fit `budget`; once
- * the run's signal is aborted the sites not started are counted as stopped.
+ * Runs `work` for each unit, `sync.concurrency` at once, a unit admitted while its rows fit
+ * `budget`; units are taken in order as workers free up, so a lazy source (olderPieces) is read
+ * no further ahead than the work. Once the run's signal is aborted the units taken but not started
+ * are counted as stopped.
  */
 async function eachSite<T extends string | { siteId: string }>(
   req: SyncRequest,
-  units: readonly T[],
-  limit: LimitFunction,
+  units: Iterable<T> | AsyncIterable<T>,
   budget: RowBudget,
   tally: Tally,
   work: (unit: T, held: SiteRows) => Promise<void>,
 ): Promise<void> {
-  await Promise.all(
-    units.map((unit) =>
-      limit(async () => {
-        const held = await budget.admit();
-        try {
-          if (req.signal.aborted) {
-            tally.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
-            return;
-          }
-          await work(unit, held);
-        } finally {
-          held.done();
+  const source =
+    Symbol.asyncIterator in units ? units[Symbol.asyncIterator]() : (units as Iterable<T>)[Symbol.iterator]();
+  const worker = async () => {
+    for (let next = await source.next(); !next.done; next = await source.next()) {
+      const unit = next.value;
+      const held = await budget.admit();
+      try {
+        if (req.signal.aborted) {
+          tally.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
+          continue;
         }
-        req.progress.tick();
-      }),
-    ),
-  );
+        await work(unit, held);
+      } finally {
+        held.done();
+      }
+      req.progress.tick();
+    }
+  };
+  await Promise.all(Array.from({ length: req.sync.concurrency }, worker));
 }
 
 /**
@@ -512,8 +539,9 @@ async function syncOneSite(
   held: SiteRows,
   pass: Pass,
   piece?: readonly PendingVintage[],
-): Promise<void> {
+): Promise<boolean> {
   const siteRows: RowCounts = {};
+  let deferred = false;
   await Promise.all(
     steps.map(async ({ resource, state, type, sync: step }) => {
       let fetched: Fetched<unknown> | null = null;
@@ -528,8 +556,8 @@ async function syncOneSite(
         tally.fetchMs += performance.now() - fetchStart;
         for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
-        const { deferred = [], stored = [] } = fetched.vintages ?? {};
-        if (fetched.rows === 0 && deferred.length === 0 && stored.length === 0) {
+        const { deferred: later = [], stored = [] } = fetched.vintages ?? {};
+        if (fetched.rows === 0 && later.length === 0 && stored.length === 0) {
           if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, state, fetched.mark) });
           tally.succeeded += 1;
           return;
@@ -541,7 +569,7 @@ async function syncOneSite(
         const { sync_state: advanced = 0, ...data } = rows;
         tally.marksAdvanced += advanced;
         addRows(siteRows, data);
-        if (resource !== 'actuals') deferLater(env.pending[resource], task.siteId, fetched.vintages);
+        if ((fetched.vintages?.deferred.length ?? 0) > 0) deferred = true;
         tally.succeeded += 1;
       } catch (error) {
         failSite(
@@ -559,6 +587,7 @@ async function syncOneSite(
   );
   addRows(tally.rows, siteRows);
   req.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
+  return deferred;
 }
 
 /**
@@ -637,9 +666,14 @@ function countDefaulted(tally: Tally, fields: readonly string[]): void {
   for (const field of fields) tally.defaulted[field] = (tally.defaulted[field] ?? 0) + 1;
 }
 
-function syncEnv(req: SyncRequest, pending: SyncEnv['pending']): SyncEnv {
+/** The vintage resources among `series`. */
+function vintageResourcesOf(series: readonly SeriesResource[]): VintageResource[] {
+  return series.filter((resource): resource is VintageResource => resource !== 'actuals');
+}
+
+function syncEnv(req: SyncRequest, pendingBefore: ReadonlySet<string>): SyncEnv {
   const sync = req.sync;
-  return {
+  const env: SyncEnv = {
     client: req.client,
     warehouse: req.warehouse,
     now: req.now,
@@ -648,10 +682,11 @@ function syncEnv(req: SyncRequest, pending: SyncEnv['pending']): SyncEnv {
     ...(req.backfill ? { backfill: req.backfill } : {}),
     requestsPerSite: REQUESTS_PER_SITE,
     log: req.log,
-    pending,
+    pending: (siteId, resource) => (pendingBefore.has(siteId) ? pendingRecorded(env, siteId, resource) : NOT_PENDING),
     vintageRetries: sync.vintage_retries,
     signal: req.signal,
   };
+  return env;
 }
 
 /** The window of a backfill (`--from` and `--to`, both or neither), checked before anything is read. */

@@ -8,7 +8,13 @@ import type { LoadOptions, SyncStateUpdate } from '../warehouse/loader.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { KnownModels } from './models.js';
 import type { SiteModel } from './normalize.js';
-import type { PendingVintage, PendingVintages, VintageItem, VintageResource } from './vintages.js';
+import {
+  DEFERRED,
+  type PendingSource,
+  type PendingVintage,
+  type VintageItem,
+  type VintageResource,
+} from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
 
 /** Rows inserted or changed, per table. */
@@ -27,10 +33,10 @@ export interface SyncEnv {
   requestsPerSite: number;
   log: Logger;
   /**
-   * The pending vintages per site (src/sync/vintages.ts): those whose reads failed or were left
-   * by an earlier run, and those this run's first pass deferred, read by its backfill pass.
+   * What the newest pass knows of a site's pending vintages of a resource, for the items it reads
+   * (the older pass gets its piece): the sync asks vintage_reads, the plan its own lists.
    */
-  pending: Record<VintageResource, PendingVintages>;
+  pending(siteId: string, resource: VintageResource): PendingSource;
   /** Reads of a failed vintage after its first before it is given up (config sync.vintage_retries). */
   vintageRetries: number;
   /** The run's: once aborted, a site in flight starts no more vintage reads and loads what it read. */
@@ -126,9 +132,6 @@ export function loadVintages<T>(
     vintageReads: { resource, deferred, stored, reason: DEFERRED, runId: env.runId },
   });
 }
-
-/** Why a deferred vintage is pending, as `efsync status` shows it. */
-const DEFERRED = 'not read yet: older than the newest, read after every site has its newest';
 
 /** The sync state of `resource` (a sync_state key) to record for `mark`. */
 export function syncStateOf(env: SyncEnv, resource: string, mark: SyncMark): SyncStateUpdate {

@@ -29,9 +29,6 @@ export interface PendingVintage extends VintageItem {
   attempts: number;
 }
 
-/** The pending vintages of a resource, per site; a run adds those its first pass defers. */
-export type PendingVintages = Map<string, PendingVintage[]>;
-
 /** An answer that is not the vintage asked for: a failure of that item, never stored under the wrong key. */
 export class WrongVintage extends Error {}
 
@@ -45,20 +42,89 @@ export type ItemResult<T> =
   | { item: VintageItem; awaited: string }
   | { item: VintageItem; skipped: string };
 
-/** The pending vintages of `resource` of every site, read once at the start of a run. */
-export async function readPending(warehouse: Warehouse, resource: VintageResource): Promise<PendingVintages> {
-  const rows = await warehouse.all<{ site_id: string; model_id: string; issue: bigint; attempts: number }>(
-    `SELECT site_id, model_id, epoch_us(issue) AS issue, attempts FROM vintage_reads
-      WHERE resource = $1 AND status = 'pending'`,
-    [resource],
+/** Why a deferred vintage is pending, as `efsync status` shows it. */
+export const DEFERRED = 'not read yet: older than the newest, read after every site has its newest';
+
+/**
+ * The pending items the older pass of run `$1` reads: those deferred (by it or an earlier run) and
+ * those an earlier run left (failed, awaited, not reached); not those its newest pass read and
+ * left pending (an item is read once a run).
+ */
+const OLDER_PASS = "status = 'pending' AND (run_id <> $1 OR reason = $2)";
+
+/** Per site (in site_id order) and resource, how many pending items the older pass of `runId` reads. */
+export async function pendingCounts(
+  warehouse: Warehouse,
+  resources: readonly VintageResource[],
+  runId: string,
+): Promise<{ siteId: string; resource: VintageResource; items: number }[]> {
+  if (resources.length === 0) return [];
+  const rows = await warehouse.all<{ site_id: string; resource: VintageResource; items: bigint }>(
+    `SELECT site_id, resource, count(*) AS items FROM vintage_reads
+      WHERE ${OLDER_PASS} AND resource IN (${resources.map((resource) => `'${resource}'`).join(', ')})
+      GROUP BY site_id, resource ORDER BY site_id, resource`,
+    [runId, DEFERRED],
   );
-  const sites = new Map<string, PendingVintage[]>();
-  for (const row of rows) {
-    const items = sites.get(row.site_id) ?? [];
-    items.push({ modelId: row.model_id, issue: Number(row.issue) / 1000, attempts: Number(row.attempts) });
-    sites.set(row.site_id, items);
+  return rows.map((row) => ({ siteId: row.site_id, resource: row.resource, items: Number(row.items) }));
+}
+
+/**
+ * A site's pending items of one resource, newest first, held in typed arrays (16 bytes an item)
+ * while its pieces are read: only the sites in flight hold a list, as every site's lists held as
+ * objects grew the heap with sites × history (#54, docs/benchmarks.md, session 22).
+ */
+export class PendingList {
+  private constructor(
+    private readonly models: string[],
+    private readonly model: Uint32Array,
+    private readonly issue: Float64Array,
+    private readonly attempts: Uint32Array,
+  ) {}
+
+  /** The pending items of `siteId`'s `resource` that the older pass of `runId` reads. */
+  static async read(
+    warehouse: Warehouse,
+    siteId: string,
+    resource: VintageResource,
+    runId: string,
+  ): Promise<PendingList> {
+    const rows = await warehouse.all<{ model_id: string; issue: bigint; attempts: number }>(
+      `SELECT model_id, epoch_us(issue) AS issue, attempts FROM vintage_reads
+        WHERE ${OLDER_PASS} AND site_id = $3 AND resource = $4 ORDER BY issue DESC, model_id`,
+      [runId, DEFERRED, siteId, resource],
+    );
+    const models: string[] = [];
+    const index = new Map<string, number>();
+    const list = new PendingList(
+      models,
+      new Uint32Array(rows.length),
+      new Float64Array(rows.length),
+      new Uint32Array(rows.length),
+    );
+    rows.forEach((row, i) => {
+      let m = index.get(row.model_id);
+      if (m === undefined) {
+        m = models.push(row.model_id) - 1;
+        index.set(row.model_id, m);
+      }
+      list.model[i] = m;
+      list.issue[i] = Number(row.issue) / 1000;
+      list.attempts[i] = Number(row.attempts);
+    });
+    return list;
   }
-  return sites;
+
+  get length(): number {
+    return this.issue.length;
+  }
+
+  /** The items from `start` to `end` (excluded), as objects. */
+  slice(start: number, end: number): PendingVintage[] {
+    const items: PendingVintage[] = [];
+    for (let i = start; i < Math.min(end, this.length); i++)
+      items.push({ modelId: this.models[this.model[i]], issue: this.issue[i], attempts: this.attempts[i] });
+    return items;
+  }
 }
 
 /**
@@ -109,28 +175,24 @@ function failsAlone(error: unknown): boolean {
 }
 
 /**
- * Keeps `pending` (the run's, per site) as vintage_reads is once a site's load has recorded its
- * vintages: the deferred ones join with no attempt counted, the stored ones leave, each once.
- * Each joins as an object literal, not a spread copy: V8 gives every spread copy of an item a
- * hidden class of its own, and a first sync holds every site's deferred items until its older pass.
+ * A site's pending items once a load has recorded its vintages, as vintage_reads then holds them:
+ * the deferred ones join with no attempt counted, the stored ones leave, each once. Each joins as
+ * an object literal, not a spread copy: V8 gives every spread copy of an item a hidden class of its own.
  */
-export function deferLater(
-  pending: PendingVintages,
-  siteId: string,
+export function pendingAfter(
+  pending: readonly PendingVintage[],
   vintages: { deferred: readonly VintageItem[]; stored: readonly VintageItem[] } | undefined,
-): void {
-  if (!vintages) return;
+): PendingVintage[] {
+  if (!vintages) return [...pending];
   const gone = new Set(vintages.stored.map(itemKey));
-  const kept = (pending.get(siteId) ?? []).filter((item) => !gone.has(itemKey(item)));
+  const kept = pending.filter((item) => !gone.has(itemKey(item)));
   const keys = new Set(kept.map(itemKey));
-  const items = [
+  return [
     ...kept,
     ...vintages.deferred
       .filter((item) => !keys.has(itemKey(item)))
       .map((item) => ({ modelId: item.modelId, issue: item.issue, attempts: 0 })),
   ];
-  if (items.length > 0) pending.set(siteId, items);
-  else pending.delete(siteId);
 }
 
 /**
@@ -191,6 +253,48 @@ export interface SettledReads<T> {
 }
 
 /**
+ * What a site's reads know of its pending items: the reads each failed before (undefined: not
+ * pending), and whether the items read are forgotten by their load (deleting one that is not
+ * pending deletes nothing).
+ */
+export interface PendingSource {
+  attempts(item: VintageItem): Promise<number | undefined>;
+  forgetsRead: boolean;
+}
+
+/** The older pass: the items of its piece, each pending with its attempts. */
+export function pendingPiece(piece: readonly PendingVintage[]): PendingSource {
+  const attempts = new Map(piece.map((item) => [itemKey(item), item.attempts]));
+  return { attempts: async (item) => attempts.get(itemKey(item)), forgetsRead: true };
+}
+
+/**
+ * The newest pass of a site that had pending items when the run started: an item's attempts as
+ * vintage_reads holds them, looked up only for an item read without rows or not read (a few a
+ * run): its items are rarely pending (those a crash left before the load that would have moved
+ * the sync state), and no site's list is held for them.
+ */
+export function pendingRecorded(ctx: SettleContext, siteId: string, resource: VintageResource): PendingSource {
+  return {
+    attempts: async (item) => {
+      const [row] = await ctx.warehouse.all<{ attempts: number }>(
+        `SELECT attempts FROM vintage_reads
+          WHERE status = 'pending' AND site_id = $1 AND resource = $2 AND model_id = $3 AND issue = ${instant('$4')}`,
+        [siteId, resource, item.modelId, item.issue],
+      );
+      return row === undefined ? undefined : Number(row.attempts);
+    },
+    forgetsRead: true,
+  };
+}
+
+/**
+ * No pending item: a site with none when the run started, or a backfill (which leaves the pending
+ * items to the nightly syncs, and counts its failed reads from none).
+ */
+export const NOT_PENDING: PendingSource = { attempts: async () => undefined, forgetsRead: false };
+
+/**
  * Settles a site's reads of `resource`: records the failed and awaited items (recordFailed) and
  * keeps the vintages read (a null value: a model that has produced nothing yet, nothing to
  * store). The load forgets the pending items read and records the deferred ones, in its
@@ -201,7 +305,7 @@ export async function settleReads<T extends { valid_time: readonly number[]; def
   siteId: string,
   resource: VintageResource,
   results: readonly ItemResult<T | null>[],
-  pending: readonly PendingVintage[],
+  pending: PendingSource,
   deferred: VintageItem[],
 ): Promise<SettledReads<T>> {
   const settlement = await recordFailed(ctx, siteId, resource, results, pending);
@@ -223,28 +327,31 @@ export async function settleReads<T extends { valid_time: readonly number[]; def
  * given up past `retries`) and returns the run's failure rows: every failed item, and an awaited
  * one only when it is given up. Written before the data loads: a crash in between reads them again.
  */
-async function recordFailed<T>(
+async function recordFailed<T extends { valid_time: readonly number[] }>(
   ctx: SettleContext,
   siteId: string,
   resource: VintageResource,
-  results: readonly ItemResult<T>[],
-  pending: readonly PendingVintage[] = [],
+  results: readonly ItemResult<T | null>[],
+  pending: PendingSource,
 ): Promise<Settlement> {
-  const attempts = new Map(pending.map((item) => [itemKey(item), item.attempts]));
   const failures: Failure[] = [];
   const read: VintageItem[] = [];
   for (const result of results) {
-    const key = itemKey(result.item);
     if ('value' in result) {
-      if (attempts.has(key)) read.push(result.item);
+      // Rows read go to a load anyway, which forgets the item (one not pending deletes nothing);
+      // a read of no rows (a model with nothing yet) costs a load only when its item was pending.
+      const rows = result.value?.valid_time.length ?? 0;
+      if (pending.forgetsRead && (rows > 0 || (await pending.attempts(result.item)) !== undefined))
+        read.push(result.item);
       continue;
     }
+    const before = await pending.attempts(result.item);
     if ('skipped' in result) {
       // A pending item is recorded already, with its attempts: a stopped backfill writes nothing.
-      if (!attempts.has(key)) await saveAttempt(ctx, siteId, resource, result.item, 0, false, result.skipped);
+      if (before === undefined) await saveAttempt(ctx, siteId, resource, result.item, 0, false, result.skipped);
       continue;
     }
-    const attempt = (attempts.get(key) ?? 0) + 1;
+    const attempt = (before ?? 0) + 1;
     const givenUp = attempt > ctx.vintageRetries;
     const reason = 'failed' in result ? result.failed : result.awaited;
     await saveAttempt(ctx, siteId, resource, result.item, attempt, givenUp, reason);
@@ -275,11 +382,14 @@ async function saveAttempt(
   givenUp: boolean,
   reason: string,
 ): Promise<void> {
+  // One statement, so the key's row is updated or inserted at once (the table has no key index
+  // since migration 032: a key is kept unique by its writers).
   await ctx.warehouse.run(
-    `INSERT INTO vintage_reads AS v VALUES ($1, $2, $3, ${instant('$4')}, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)
-     ON CONFLICT (site_id, resource, model_id, issue) DO UPDATE SET status = excluded.status,
-       attempts = excluded.attempts, reason = excluded.reason, last_failed_at = excluded.last_failed_at,
-       run_id = excluded.run_id`,
+    `MERGE INTO vintage_reads v
+     USING (SELECT $1 AS site_id, $2 AS resource, $3 AS model_id, ${instant('$4')} AS issue) k
+        ON v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue
+      WHEN MATCHED THEN UPDATE SET status = $5, attempts = $6, reason = $7, last_failed_at = ${instant('$8')}, run_id = $9
+      WHEN NOT MATCHED THEN INSERT VALUES (k.site_id, k.resource, k.model_id, k.issue, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)`,
     [siteId, resource, item.modelId, item.issue, givenUp ? 'given_up' : 'pending', attempt, reason, ctx.now, ctx.runId],
   );
 }

@@ -75,13 +75,18 @@ export async function writeVintageReads(warehouse: Warehouse, entries: Entries):
   if (!entries.some(({ reads }) => reads.deferred.length > 0)) return;
   // One run's clock and id for the whole batch: the loads of a batch come from one sync.
   const { now, reads } = entries[0];
-  // A vintage already pending (a failed read, or deferred by a run that ended before its
-  // backfill) keeps its row and its attempts.
+  // A vintage already recorded (a failed read, or deferred by a run that ended before its older
+  // pass) keeps its row and its attempts, and a key is inserted once: the table has no key index
+  // (migration 032), so the keys it holds already are found by a join built on the batch's
+  // staged keys, and left out.
   await warehouse.run(
     `INSERT INTO vintage_reads
      SELECT k.site_id, k.resource, k.model_id, k.issue, 'pending', 0, k.reason, ${instant('$1')}, ${instant('$1')}, $2
-       FROM (${KEYS} WHERE kind = 'deferred') k
-     ON CONFLICT (site_id, resource, model_id, issue) DO NOTHING`,
+       FROM (SELECT DISTINCT * FROM (${KEYS} WHERE kind = 'deferred')) k
+       ANTI JOIN (SELECT v.site_id, v.resource, v.model_id, v.issue
+                    FROM vintage_reads v JOIN (${KEYS} WHERE kind = 'deferred') d
+                      ON v.site_id = d.site_id AND v.resource = d.resource AND v.model_id = d.model_id AND v.issue = d.issue) held
+         ON k.site_id = held.site_id AND k.resource = held.resource AND k.model_id = held.model_id AND k.issue = held.issue`,
     [now, reads.runId],
   );
 }
