@@ -63,8 +63,8 @@
  * RowsWritten: { [table]: rows inserted + updated } with only non-zero tables, e.g.
  *            { forecasts: 5376, sync_state: 1 }; sum several with `addRows(total, part)`.
  *
- * Series loads (forecasts, outputs, actuals) GROUP-COMMIT: call them concurrently (p-limit over
- * sites, WITHOUT wrapping them in warehouse.exclusive) and the loads that arrive while a merge
+ * Series loads (forecasts, outputs, actuals) GROUP-COMMIT: call them concurrently (the sync's
+ * sites in flight, WITHOUT wrapping them in warehouse.exclusive) and the loads that arrive while a merge
  * runs are merged together in the next transaction: whole sites only, so a reader never sees half
  * a site; a batch that fails is retried one site per transaction, so only the faulty site's call
  * rejects. Each call resolves, after its commit, with its own site's rows. A call made while

@@ -27,7 +27,7 @@
  * `Warehouse.open({ path, readOnly: true })` opens the published snapshot read-only, without lock.
  * Opening writes nothing unless it must (migrations pending, a writer file to rebuild).
  * Everything that uses the connection goes through one queue (`exclusive`), so concurrent callers
- * (p-limit over sites) never interleave inside each other's transactions.
+ * (the sync's sites in flight) never interleave inside each other's transactions.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
