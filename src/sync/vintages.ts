@@ -13,7 +13,7 @@ import { isServiceError } from '../api/errors.js';
 import type { Failure } from '../outcome.js';
 import { formatExactInstant } from '../time.js';
 import { repeatedTimes } from './normalize.js';
-import { instant } from '../warehouse/sql.js';
+import { instant, sqlList } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 
 export type VintageResource = 'forecasts' | 'outputs';
@@ -61,7 +61,7 @@ export async function pendingCounts(
   if (resources.length === 0) return [];
   const rows = await warehouse.all<{ site_id: string; resource: VintageResource; items: bigint }>(
     `SELECT site_id, resource, count(*) AS items FROM vintage_reads
-      WHERE ${OLDER_PASS} AND resource IN (${resources.map((resource) => `'${resource}'`).join(', ')})
+      WHERE ${OLDER_PASS} AND resource IN (${sqlList(resources)})
       GROUP BY site_id, resource ORDER BY site_id, resource`,
     [runId, DEFERRED],
   );
