@@ -335,7 +335,7 @@ function printTable(
       rate(first.rows, result.append_s),
       '',
     ],
-    ['ratio', result.ratio.toFixed(2), 'sync / (fetch + append)', 'target <= 1.5', ''],
+    ['ratio', result.ratio.toFixed(2), 'sync / (fetch + append)', 'target <= 1.3', ''],
     [
       'requests',
       `${result.requests_per_site_night.toFixed(1)}`,

@@ -44,6 +44,7 @@ import {
   PendingList,
   type PendingVintage,
   pendingCounts,
+  type PendingCount,
   pendingRecorded,
   type VintageResource,
 } from './vintages.js';
@@ -430,7 +431,7 @@ async function syncSeries(
   );
   await eachSite(
     req,
-    olderPieces(req, env, counts, size, tally),
+    olderPieces(req, env, counts, size, pendingPerRead(req.sync), tally),
     new RowBudget(req.sync.rows_in_memory, 1),
     tally,
     async ({ siteId, resource, items }, held) => {
@@ -441,6 +442,15 @@ async function syncSeries(
   tasks.clear();
   req.progress.stop();
   return { firstPassMs, backlog: new Set(counts.map((c) => c.siteId)).size };
+}
+
+/**
+ * Pending items the older pass reads from vintage_reads in one statement: a quarter of
+ * sync.rows_in_memory, as a read's columns hold a few JS values an item, about what a fetched row
+ * costs, and the pass holds two reads at once (one ahead).
+ */
+function pendingPerRead(sync: SyncRequest['sync']): number {
+  return Math.max(1, Math.floor(sync.rows_in_memory / 4));
 }
 
 /** A run of a site's pending vintages of one resource that the older pass reads and loads together. */
@@ -466,28 +476,59 @@ function olderPieceSize(sync: SyncRequest['sync'], horizonMs: number): number {
 
 /**
  * The pending vintages of each site and resource of `counts` (site_id order), newest first, in
- * pieces of `size`: a site's list is read from vintage_reads when its first piece is asked for and
- * held, compactly, until its last is. Once the run's signal is aborted the sites whose pieces are
- * not all started are counted as stopped.
+ * pieces of `size`. The lists are read a group of sites at a time, the next group while the
+ * pieces of this one are handed out (a read waits for the batch the loader is merging), and held
+ * compactly until their last piece is: a group holds at most `perRead` items (one list above it
+ * alone), so what the pass holds grows with neither the sites nor their history. Once the run's
+ * signal is aborted the sites whose pieces are not all started are counted as stopped.
  */
 async function* olderPieces(
   req: SyncRequest,
   env: SyncEnv,
-  counts: readonly { siteId: string; resource: VintageResource }[],
+  counts: readonly PendingCount[],
   size: number,
+  perRead: number,
   tally: Tally,
 ): AsyncGenerator<OlderPiece> {
   const stopAt = (index: number) => {
     for (const rest of counts.slice(index)) tally.stopped.add(rest.siteId);
   };
-  for (const [index, { siteId, resource }] of counts.entries()) {
+  const groups = inGroups(counts, perRead);
+  const read = (group: readonly PendingCount[]) => {
+    const lists = PendingList.readMany(env.warehouse, group, env.runId);
+    // A read ahead that the run, stopped, never awaits must not fail the process.
+    lists.catch(() => undefined);
+    return lists;
+  };
+  let next = groups.length > 0 ? read(groups[0]) : null;
+  let index = 0;
+  for (const [g, group] of groups.entries()) {
     if (req.signal.aborted) return stopAt(index);
-    const list = await PendingList.read(env.warehouse, siteId, resource, env.runId);
-    for (let start = 0; start < list.length; start += size) {
-      if (req.signal.aborted) return stopAt(index);
-      yield { siteId, resource, items: list.slice(start, start + size) };
+    const lists = await next!;
+    next = g + 1 < groups.length ? read(groups[g + 1]) : null;
+    for (const [i, { siteId, resource }] of group.entries()) {
+      for (let start = 0; start < lists[i].length; start += size) {
+        if (req.signal.aborted) return stopAt(index);
+        yield { siteId, resource, items: lists[i].slice(start, start + size) };
+      }
+      index += 1;
     }
   }
+}
+
+/** `counts` in consecutive groups of at most `perRead` items, a larger one alone. */
+function inGroups(counts: readonly PendingCount[], perRead: number): PendingCount[][] {
+  const groups: PendingCount[][] = [];
+  let items = perRead;
+  for (const count of counts) {
+    if (items + count.items > perRead) {
+      groups.push([]);
+      items = 0;
+    }
+    groups[groups.length - 1].push(count);
+    items += count.items;
+  }
+  return groups;
 }
 
 /**

@@ -52,12 +52,23 @@ export const DEFERRED = 'not read yet: older than the newest, read after every s
  */
 const OLDER_PASS = "status = 'pending' AND (run_id <> $1 OR reason = $2)";
 
+/** A site's resource whose pending items the older pass reads. */
+export interface PendingKey {
+  siteId: string;
+  resource: VintageResource;
+}
+
+/** How many pending items of a site's resource the older pass reads. */
+export interface PendingCount extends PendingKey {
+  items: number;
+}
+
 /** Per site (in site_id order) and resource, how many pending items the older pass of `runId` reads. */
 export async function pendingCounts(
   warehouse: Warehouse,
   resources: readonly VintageResource[],
   runId: string,
-): Promise<{ siteId: string; resource: VintageResource; items: number }[]> {
+): Promise<PendingCount[]> {
   if (resources.length === 0) return [];
   const rows = await warehouse.all<{ site_id: string; resource: VintageResource; items: bigint }>(
     `SELECT site_id, resource, count(*) AS items FROM vintage_reads
@@ -88,29 +99,71 @@ export class PendingList {
     resource: VintageResource,
     runId: string,
   ): Promise<PendingList> {
-    const rows = await warehouse.all<{ model_id: string; issue: bigint; attempts: number }>(
-      `SELECT model_id, epoch_us(issue) AS issue, attempts FROM vintage_reads
-        WHERE ${OLDER_PASS} AND site_id = $3 AND resource = $4 ORDER BY issue DESC, model_id`,
-      [runId, DEFERRED, siteId, resource],
+    const [list] = await PendingList.readMany(warehouse, [{ siteId, resource }], runId);
+    return list;
+  }
+
+  /**
+   * The lists of several sites' resources, in the order of `keys`, in one statement: a statement
+   * waits for the batch the loader is merging, so one per site held the older pass behind the
+   * loader (docs/benchmarks.md, session 23). Each row is read as numbers and its model id, not as
+   * an object; the caller bounds the items a call reads (pendingCounts says how many).
+   */
+  static async readMany(warehouse: Warehouse, keys: readonly PendingKey[], runId: string): Promise<PendingList[]> {
+    if (keys.length === 0) return [];
+    const sites = [...new Set(keys.map((key) => key.siteId))];
+    const resources = [...new Set(keys.map((key) => key.resource))];
+    const [siteNo, resourceNo, modelIds, issues, attempts] = await warehouse.columns<
+      [number, number, string, number, number]
+    >(
+      `SELECT list_position([${sqlList(sites)}], site_id)::INTEGER AS site_no,
+              list_position([${sqlList(resources)}], resource)::INTEGER AS resource_no,
+              model_id, epoch_us(issue)::DOUBLE / 1000 AS issue, attempts::INTEGER AS attempts
+         FROM vintage_reads
+        WHERE ${OLDER_PASS} AND site_id IN (${sqlList(sites)}) AND resource IN (${sqlList(resources)})
+        ORDER BY site_no, resource_no, issue DESC, model_id`,
+      [runId, DEFERRED],
     );
+    // Positions are 1-based, as list_position's.
+    const listNo = (site: number, resource: number) => (site - 1) * resources.length + (resource - 1);
+    const lists = new Map<number, PendingList>();
+    for (let start = 0, end = 0; start < issues.length; start = end) {
+      while (end < issues.length && siteNo[end] === siteNo[start] && resourceNo[end] === resourceNo[start]) end++;
+      lists.set(listNo(siteNo[start], resourceNo[start]), PendingList.of(modelIds, issues, attempts, start, end));
+    }
+    const siteNos = new Map(sites.map((site, i) => [site, i + 1]));
+    return keys.map(
+      ({ siteId, resource }) =>
+        lists.get(listNo(siteNos.get(siteId)!, resources.indexOf(resource) + 1)) ?? PendingList.of([], [], [], 0, 0),
+    );
+  }
+
+  /** The rows from `start` to `end` (excluded) of the read's columns, as a list. */
+  private static of(
+    modelIds: readonly string[],
+    issues: readonly number[],
+    attempts: readonly number[],
+    start: number,
+    end: number,
+  ): PendingList {
     const models: string[] = [];
     const index = new Map<string, number>();
     const list = new PendingList(
       models,
-      new Uint32Array(rows.length),
-      new Float64Array(rows.length),
-      new Uint32Array(rows.length),
+      new Uint32Array(end - start),
+      new Float64Array(end - start),
+      new Uint32Array(end - start),
     );
-    rows.forEach((row, i) => {
-      let m = index.get(row.model_id);
+    for (let i = start; i < end; i++) {
+      let m = index.get(modelIds[i]);
       if (m === undefined) {
-        m = models.push(row.model_id) - 1;
-        index.set(row.model_id, m);
+        m = models.push(modelIds[i]) - 1;
+        index.set(modelIds[i], m);
       }
-      list.model[i] = m;
-      list.issue[i] = Number(row.issue) / 1000;
-      list.attempts[i] = Number(row.attempts);
-    });
+      list.model[i - start] = m;
+      list.issue[i - start] = issues[i];
+      list.attempts[i - start] = attempts[i];
+    }
     return list;
   }
 

@@ -268,6 +268,16 @@ export class Warehouse {
     });
   }
 
+  /** A query's columns, each an array of its values: many rows without an object each. */
+  async columns<T extends unknown[]>(sql: string, params?: SqlParams): Promise<{ [K in keyof T]: T[K][] }> {
+    return this.exclusive(async () => {
+      const reader = await this.connection.runAndReadAll(sql, params);
+      // The reader gives no column at all for no rows.
+      const columns = reader.currentRowCount > 0 ? reader.getColumnsJS() : [];
+      return Array.from({ length: reader.columnCount }, (_, i) => columns[i] ?? []) as { [K in keyof T]: T[K][] };
+    });
+  }
+
   /** `types` binds params as given where a JS value's own type is wrong (typeForValue): an integral DOUBLE past int64 is no BIGINT. */
   async run(sql: string, params?: SqlParams, types?: DuckDBType[]): Promise<void> {
     await this.exclusive(() => this.connection.run(sql, params, types));
