@@ -2,7 +2,8 @@
 // at a time (docs/sync.md, "Vintages one by one"), so a run holds no site's list but those in
 // flight (#54). A run stopped right after its newest pass leaves every deferred vintage pending,
 // each key once (the table has no key index since migration 032); the next run, under a row
-// budget that cuts each site's list into many pieces, reads them all, each once, as many requests
+// budget that cuts each site's list into many pieces and reads the lists a few sites at a time,
+// reads them all, each once, as many requests
 // as the plan said, and stores exactly what a run of whole sites stores.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +55,8 @@ describe('pending vintages of an earlier run, many pieces a site', () => {
     const db = small.warehouse.path;
     const pending = await count(db, "SELECT count(*) AS n FROM vintage_reads WHERE status = 'pending'");
     expect(pending).toBeGreaterThan(SITES * 2 * 4);
+    // more than one read of the lists takes (a quarter of rows_in_memory): read a group of sites at a time
+    expect(pending).toBeGreaterThan(sync.rows_in_memory / 4);
     expect(await count(db, 'SELECT count(DISTINCT (site_id, resource, model_id, issue)) AS n FROM vintage_reads')).toBe(
       pending,
     );
