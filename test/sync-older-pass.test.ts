@@ -3,8 +3,8 @@
 // flight (#54). A run stopped right after its newest pass leaves every deferred vintage pending,
 // each key once (the table has no key index since migration 032); the next run, under a row
 // budget that cuts each site's list into many pieces and reads the lists a few sites at a time,
-// reads them all, each once, as many requests
-// as the plan said, and stores exactly what a run of whole sites stores.
+// reads them all, each once, as many requests as the plan said, and stores exactly what a run of
+// whole sites stores.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import syncJob from '../jobs/sync.js';
