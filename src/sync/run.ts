@@ -597,8 +597,8 @@ async function syncOneSite(
         tally.fetchMs += performance.now() - fetchStart;
         for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
         countDefaulted(tally, fetched.defaulted ?? []);
-        const { deferred: later = [], stored = [] } = fetched.vintages ?? {};
-        if (fetched.rows === 0 && later.length === 0 && stored.length === 0) {
+        const { deferred: later = [], stored = [], attempted = [] } = fetched.vintages ?? {};
+        if (fetched.rows === 0 && later.length === 0 && stored.length === 0 && attempted.length === 0) {
           if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, state, fetched.mark) });
           tally.succeeded += 1;
           return;

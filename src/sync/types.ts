@@ -12,7 +12,7 @@ import {
   DEFERRED,
   type PendingSource,
   type PendingVintage,
-  type VintageItem,
+  type ReadVintages,
   type VintageResource,
 } from './vintages.js';
 import type { Backfill, SyncMark, WindowSettings } from './windows.js';
@@ -82,10 +82,11 @@ export interface Fetched<T> {
   /** Documented variants filled in, as `resource.field`, once per item read. */
   defaulted?: string[];
   /**
-   * Vintage resources: the items deferred to the backfill pass and the pending items read, both
-   * recorded in vintage_reads by the load, in its transaction (a load of no rows when nothing else).
+   * Vintage resources: the items deferred to the backfill pass, the pending items read and the
+   * items whose read failed, all recorded in vintage_reads by the load, in its transaction (a
+   * load of no rows when nothing else).
    */
-  vintages?: { deferred: VintageItem[]; stored: VintageItem[] };
+  vintages?: ReadVintages;
 }
 
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */
@@ -126,10 +127,10 @@ export function loadVintages<T>(
   fetched: Fetched<T[]>,
   load: (values: T[], options: LoadOptions) => Promise<RowCounts>,
 ): Promise<RowCounts> {
-  const { deferred = [], stored = [] } = fetched.vintages ?? {};
+  const { deferred = [], stored = [], attempted = [] } = fetched.vintages ?? {};
   return load(fetched.data, {
     ...loadOptions(env, resource, fetched.mark),
-    vintageReads: { resource, deferred, stored, reason: DEFERRED, runId: env.runId },
+    vintageReads: { resource, deferred, stored, attempted, reason: DEFERRED, runId: env.runId },
   });
 }
 

@@ -14,6 +14,7 @@ import type { Failure } from '../outcome.js';
 import { formatExactInstant } from '../time.js';
 import { repeatedTimes } from './normalize.js';
 import { instant, sqlList } from '../warehouse/sql.js';
+import type { AttemptedRead } from '../warehouse/vintage-reads.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 
 export type VintageResource = 'forecasts' | 'outputs';
@@ -275,12 +276,14 @@ function itemKey(item: VintageItem): string {
   return `${item.modelId}@${Math.round(item.issue * 1000)}`;
 }
 
-/** What a site's vintage reads leave to record: failures now, successes once their data has landed. */
+/** What a site's vintage reads leave to record, all by the load, in its transaction. */
 interface Settlement {
   /** The failures of this run, as run_failures rows. */
   failures: Failure[];
   /** Pending items read successfully: deleted from vintage_reads by the load that stores them. */
   read: VintageItem[];
+  /** Items failed, awaited or stopped: their rows of vintage_reads. */
+  attempted: AttemptedRead[];
 }
 
 /** What recording needs of the run (its SyncEnv). */
@@ -297,12 +300,19 @@ export interface SettledReads<T> {
   data: T[];
   /** Rows of the vintages read. */
   rows: number;
-  /** The run's failure rows (recordFailed). */
+  /** The run's failure rows (attemptsOf). */
   rejected: Failure[];
   /** Documented variants filled in, as `resource.field`, once per vintage read. */
   defaulted: string[];
-  /** For the load to record (types.ts loadVintages): the items deferred, and the pending ones read. */
-  vintages: { deferred: VintageItem[]; stored: VintageItem[] };
+  /** For the load to record (types.ts loadVintages): the items deferred, the pending ones read, and the attempted ones. */
+  vintages: ReadVintages;
+}
+
+/** What a load records of a site's vintage reads in vintage_reads (src/warehouse/vintage-reads.ts). */
+export interface ReadVintages {
+  deferred: VintageItem[];
+  stored: VintageItem[];
+  attempted: AttemptedRead[];
 }
 
 /**
@@ -348,10 +358,10 @@ export function pendingRecorded(ctx: SettleContext, siteId: string, resource: Vi
 export const NOT_PENDING: PendingSource = { attempts: async () => undefined, forgetsRead: false };
 
 /**
- * Settles a site's reads of `resource`: records the failed and awaited items (recordFailed) and
- * keeps the vintages read (a null value: a model that has produced nothing yet, nothing to
- * store). The load forgets the pending items read and records the deferred ones, in its
- * transaction.
+ * Settles a site's reads of `resource`: counts an attempt for the failed and awaited items
+ * (attemptsOf) and keeps the vintages read (a null value: a model that has produced nothing yet,
+ * nothing to store). The load records them all in its transaction: it forgets the pending items
+ * read, records the deferred ones, and updates the attempted ones.
  */
 export async function settleReads<T extends { valid_time: readonly number[]; defaulted: readonly string[] }>(
   ctx: SettleContext,
@@ -361,7 +371,7 @@ export async function settleReads<T extends { valid_time: readonly number[]; def
   pending: PendingSource,
   deferred: VintageItem[],
 ): Promise<SettledReads<T>> {
-  const settlement = await recordFailed(ctx, siteId, resource, results, pending);
+  const settlement = await attemptsOf(ctx, siteId, resource, results, pending);
   const values = results.flatMap((result) => ('value' in result && result.value ? [result.value] : []));
   return {
     data: values,
@@ -371,16 +381,17 @@ export async function settleReads<T extends { valid_time: readonly number[]; def
       ...value.defaulted.map((field) => `${resource}.${field}`),
       ...repeatedTimes(resource, value.valid_time),
     ]),
-    vintages: { deferred, stored: settlement.read },
+    vintages: { deferred, stored: settlement.read, attempted: settlement.attempted },
   };
 }
 
 /**
- * Records the failed and awaited items of a site's resource in vintage_reads (one more attempt;
- * given up past `retries`) and returns the run's failure rows: every failed item, and an awaited
- * one only when it is given up. Written before the data loads: a crash in between reads them again.
+ * The rows of vintage_reads that a site's reads of a resource leave for its load to write: a
+ * failed or awaited item with one more attempt (given up past sync.vintage_retries), a stopped one
+ * pending; and the run's failure rows: every failed item, and an awaited one only when it is given
+ * up. Written with the data, in one transaction: a crash before it reads the items again.
  */
-async function recordFailed<T extends { valid_time: readonly number[] }>(
+async function attemptsOf<T extends { valid_time: readonly number[] }>(
   ctx: SettleContext,
   siteId: string,
   resource: VintageResource,
@@ -389,6 +400,7 @@ async function recordFailed<T extends { valid_time: readonly number[] }>(
 ): Promise<Settlement> {
   const failures: Failure[] = [];
   const read: VintageItem[] = [];
+  const attempted: AttemptedRead[] = [];
   for (const result of results) {
     if ('value' in result) {
       // Rows read go to a load anyway, which forgets the item (one not pending deletes nothing);
@@ -401,13 +413,13 @@ async function recordFailed<T extends { valid_time: readonly number[] }>(
     const before = await pending.attempts(result.item);
     if ('skipped' in result) {
       // A pending item is recorded already, with its attempts: a stopped backfill writes nothing.
-      if (before === undefined) await saveAttempt(ctx, siteId, resource, result.item, 0, false, result.skipped);
+      if (before === undefined) attempted.push(attemptOf(result.item, 0, false, result.skipped));
       continue;
     }
     const attempt = (before ?? 0) + 1;
     const givenUp = attempt > ctx.vintageRetries;
     const reason = 'failed' in result ? result.failed : result.awaited;
-    await saveAttempt(ctx, siteId, resource, result.item, attempt, givenUp, reason);
+    attempted.push(attemptOf(result.item, attempt, givenUp, reason));
     if ('awaited' in result && !givenUp) continue;
     failures.push({
       siteId,
@@ -417,32 +429,21 @@ async function recordFailed<T extends { valid_time: readonly number[] }>(
       reason: `${reason} (${givenUp ? `given up after ${attempt} reads` : `read ${attempt} of ${ctx.vintageRetries + 1}; read again next sync`})`,
     });
   }
-  return { failures, read };
+  return { failures, read, attempted };
+}
+
+/** The row of vintage_reads a read leaves: pending (read again later) or given up. */
+function attemptOf(key: VintageItem, attempts: number, givenUp: boolean, reason: string): AttemptedRead {
+  return {
+    key: { modelId: key.modelId, issue: key.issue },
+    status: givenUp ? 'given_up' : 'pending',
+    attempts,
+    reason,
+  };
 }
 
 /** `as_of 2026-11-18T06:15:03.448761Z`, or `model <id> fire 2026-11-18T06:00:00Z` for an output vintage. */
 export function itemName(item: VintageItem, resource: VintageResource): string {
   const at = formatExactInstant(item.issue);
   return resource === 'forecasts' ? `as_of ${at}` : `model ${item.modelId} fire ${at}`;
-}
-
-async function saveAttempt(
-  ctx: SettleContext,
-  siteId: string,
-  resource: VintageResource,
-  item: VintageItem,
-  attempt: number,
-  givenUp: boolean,
-  reason: string,
-): Promise<void> {
-  // One statement, so the key's row is updated or inserted at once (the table has no key index
-  // since migration 032: a key is kept unique by its writers).
-  await ctx.warehouse.run(
-    `MERGE INTO vintage_reads v
-     USING (SELECT $1 AS site_id, $2 AS resource, $3 AS model_id, ${instant('$4')} AS issue) k
-        ON v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue
-      WHEN MATCHED THEN UPDATE SET status = $5, attempts = $6, reason = $7, last_failed_at = ${instant('$8')}, run_id = $9
-      WHEN NOT MATCHED THEN INSERT VALUES (k.site_id, k.resource, k.model_id, k.issue, $5, $6, $7, ${instant('$8')}, ${instant('$8')}, $9)`,
-    [siteId, resource, item.modelId, item.issue, givenUp ? 'given_up' : 'pending', attempt, reason, ctx.now, ctx.runId],
-  );
 }
