@@ -25,19 +25,38 @@ const schema = z.strictObject({
 
 export type CommentSection = keyof z.infer<typeof schema>;
 
+/**
+ * The comments file: its text, and the parsed and checked definition, parsed when first read: an
+ * open compares only the digest of the text (migrate.ts, viewsStale), so a command's start does
+ * not parse the whole file.
+ */
 export interface CommentsDefinition {
   /** The file's text, as read: part of the digest schema_views records. */
   text: string;
-  yaml: YamlFile;
-  value: z.infer<typeof schema>;
+  readonly yaml: YamlFile;
+  readonly value: z.infer<typeof schema>;
 }
 
 export function commentsDefinition(file = COMMENTS_FILE): CommentsDefinition {
   const text = readFileSync(file, 'utf8');
-  const yaml = parseYaml(text, file);
-  const parsed = schema.safeParse(yaml.value);
-  if (!parsed.success) throw yamlIssueError(yaml, parsed.error);
-  return { text, yaml, value: parsed.data };
+  let parsed: { yaml: YamlFile; value: z.infer<typeof schema> } | undefined;
+  const parse = () => {
+    if (parsed) return parsed;
+    const yaml = parseYaml(text, file);
+    const checked = schema.safeParse(yaml.value);
+    if (!checked.success) throw yamlIssueError(yaml, checked.error);
+    parsed = { yaml, value: checked.data };
+    return parsed;
+  };
+  return {
+    text,
+    get yaml() {
+      return parse().yaml;
+    },
+    get value() {
+      return parse().value;
+    },
+  };
 }
 
 /** What each kind of target is called in an error. */
