@@ -2,6 +2,8 @@
 // reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { VARCHAR } from '@duckdb/node-api';
+import { appendBlocks } from '../warehouse/staging.js';
 import { instant, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 import type { Failure } from '../outcome.js';
@@ -89,22 +91,39 @@ export async function finishRun(
   );
 }
 
+/**
+ * The run's failures, in one statement whatever their number: staged through the appender, as a
+ * night can fail an item at every site (the newest output of every model given up).
+ */
 export async function insertFailures(wh: Warehouse, runId: string, failures: Failure[], at: number): Promise<void> {
-  for (const failure of failures) {
+  if (failures.length === 0) return;
+  const text = (value: (failure: Failure) => string | undefined) => ({
+    type: VARCHAR,
+    values: failures.map((failure) => value(failure) ?? null),
+  });
+  await wh.exclusive(async () => {
+    await wh.run(
+      'CREATE OR REPLACE TEMP TABLE failures_in (site_id VARCHAR, resource VARCHAR, error VARCHAR, item VARCHAR, field_path VARCHAR)',
+    );
+    await appendBlocks(wh, 'failures_in', [
+      {
+        rows: failures.length,
+        columns: [
+          text((f) => f.siteId),
+          text((f) => f.resource),
+          text((f) => f.reason),
+          text((f) => f.item),
+          text((f) => f.fieldPath),
+        ],
+      },
+    ]);
     await wh.run(
       `INSERT INTO run_failures (run_id, site_id, resource, error, failed_at, item, field_path)
-       VALUES ($1, $2, $3, $4, ${instant('$5')}, $6, $7)`,
-      [
-        runId,
-        failure.siteId ?? null,
-        failure.resource ?? null,
-        failure.reason,
-        at,
-        failure.item ?? null,
-        failure.fieldPath ?? null,
-      ],
+       SELECT $1, site_id, resource, error, ${instant('$2')}, item, field_path FROM temp.failures_in`,
+      [runId, at],
     );
-  }
+    await wh.run('DROP TABLE temp.failures_in');
+  });
 }
 
 /** How long a second signal's record of the run keeps trying while the run's own write holds its row. */
