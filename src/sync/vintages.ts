@@ -13,7 +13,7 @@ import { isServiceError } from '../api/errors.js';
 import type { Failure } from '../outcome.js';
 import { formatExactInstant } from '../time.js';
 import { repeatedTimes } from './normalize.js';
-import { instant, sqlList } from '../warehouse/sql.js';
+import { sqlList } from '../warehouse/sql.js';
 import type { AttemptedRead } from '../warehouse/vintage-reads.js';
 import type { Warehouse } from '../warehouse/warehouse.js';
 
@@ -333,19 +333,18 @@ export function pendingPiece(piece: readonly PendingVintage[]): PendingSource {
 
 /**
  * The newest pass of a site that had pending items when the run started: an item's attempts as
- * vintage_reads holds them, looked up only for an item read without rows or not read (a few a
- * run): its items are rarely pending (those a crash left before the load that would have moved
- * the sync state), and no site's list is held for them.
+ * vintage_reads holds them. The site's list of the resource is read once, when its reads first
+ * ask for an item read without rows or not read, in one statement, and held only while its reads
+ * settle: a night that finds the newest output of every model not out yet asks for each.
  */
 export function pendingRecorded(ctx: SettleContext, siteId: string, resource: VintageResource): PendingSource {
+  let recorded: Promise<PendingSource> | undefined;
   return {
     attempts: async (item) => {
-      const [row] = await ctx.warehouse.all<{ attempts: number }>(
-        `SELECT attempts FROM vintage_reads
-          WHERE status = 'pending' AND site_id = $1 AND resource = $2 AND model_id = $3 AND issue = ${instant('$4')}`,
-        [siteId, resource, item.modelId, item.issue],
+      recorded ??= PendingList.read(ctx.warehouse, siteId, resource, ctx.runId).then((list) =>
+        pendingPiece(list.slice(0, list.length)),
       );
-      return row === undefined ? undefined : Number(row.attempts);
+      return (await recorded).attempts(item);
     },
     forgetsRead: true,
   };
