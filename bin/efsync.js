@@ -16,15 +16,6 @@ const { getHeapSpaceStatistics, setFlagsFromString } = require('node:v8');
 // do its parallel work.
 process.env.UV_THREADPOOL_SIZE ??= '1';
 
-// DuckDB allocates through a jemalloc of its own, linked into its library, which reads this
-// variable when the library loads (after this line, on any Node). By default it keeps the pages
-// it freed for 1 s, then marks them free (MADV_FREE) but still resident for 1 s more, and only
-// purges while it allocates, so such pages add to a sync's peak. Here freed pages go back to the
-// OS after 50 ms, still when the arena next allocates: DuckDB turns jemalloc's background thread
-// off at start (its allocator_background_threads, false by default), whatever this says. A short
-// decay lowers the peak in the same time; none at all would lower it more but slow the sync.
-process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:50,muzzy_decay_ms:0';
-
 // The V8 heap is bounded. Left alone, V8 lets it grow to up to 4x its live data before it
 // collects the old generation. The sync's live data is bounded by design (sync.rows_in_memory),
 // and the heap may grow only 20% past what the last full collection kept: a flag V8 reads at
@@ -50,12 +41,27 @@ if (!existsSync(cli)) {
   process.stderr.write('efsync is not built (no dist/src/cli/main.js): run npm ci, or npm run build\n');
   process.exit(2);
 }
-if (!given('--max-old-space-size') && process.execve) {
-  // The old process's libuv pool, started by this import, ends with it: the restart starts afresh.
-  import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).href)
-    .then(({ heapMbFor }) => heapMbFor(process.argv.slice(2), process.env))
-    .then((heapMb) => (heapMb === null ? start() : restart(heapMb)));
-} else start();
+// The old process's libuv pool, started by this import, ends with it: the restart starts afresh.
+import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).href)
+  .then(({ launchSizesFor }) => launchSizesFor(process.argv.slice(2), process.env))
+  .then((sizes) => {
+    holdFreedPages(sizes === null ? 50 : sizes.allocatorDecayMs);
+    if (sizes !== null && !given('--max-old-space-size') && process.execve) restart(sizes.heapMb);
+    else start();
+  });
+
+/**
+ * DuckDB allocates through a jemalloc of its own, linked into its library, which reads this
+ * variable when the library loads (after this, on any Node). By default it keeps the pages it
+ * freed for 1 s, then marks them free (MADV_FREE) but still resident for 1 s more, and only purges
+ * while it allocates, so such pages add to a step's peak. Here they go back to the OS after the
+ * budget's `decayMs` (src/resources/sizes.ts: 50 ms at and above the default budget, at once below
+ * it), still when the arena next allocates: DuckDB turns jemalloc's background thread off at start
+ * (its allocator_background_threads, false by default), whatever this says. Unless set already.
+ */
+function holdFreedPages(decayMs) {
+  process.env.DUCKDB_JE_MALLOC_CONF ??= `dirty_decay_ms:${decayMs},muzzy_decay_ms:0`;
+}
 
 /** The command, in this process, its young generation held unless a flag sizes it. */
 function start() {

@@ -40,16 +40,17 @@ describe('a night under a memory budget', () => {
     expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
     const expected = {
       budget: { bytes: 256e6, source: '--memory' },
-      heapMb: 145,
-      duckdb: { warehouse: '48MB', sync: '48MB', accuracy: '73MB' },
+      heapMb: 122,
+      allocatorDecayMs: 0,
+      duckdb: { warehouse: '41MB', sync: '41MB', accuracy: '61MB' },
     };
     expect(started.memory).toMatchObject(expected);
-    expect(started.memory.rows).toMatchObject({ syncInMemory: 151_111, accuracyBatchPoints: 75_556 });
-    expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 145MiB (this process: ');
-    expect(started.msg).toContain('DuckDB 48MB outside the steps, 48MB syncing, 73MB scoring');
+    expect(started.memory.rows).toMatchObject({ syncInMemory: 126_667, accuracyBatchPoints: 63_333 });
+    expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 122MiB (this process: ');
+    expect(started.msg).toContain('DuckDB 41MB outside the steps, 41MB syncing, 61MB scoring');
     // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so
-    const cap = 'execve' in process ? '145MiB' : 'uncapped, Node before 22.15';
-    expect(started.msg).toContain(`V8 heap 145MiB (this process: ${cap})`);
+    const cap = 'execve' in process ? '122MiB' : 'uncapped, Node before 22.15';
+    expect(started.msg).toContain(`V8 heap 122MiB (this process: ${cap})`);
     expect(status.memory).toEqual(started.memory);
   });
 
@@ -60,8 +61,8 @@ describe('a night under a memory budget', () => {
     expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
     expect(started.memory).toMatchObject({
       budget: { bytes: 402_653_184, source: 'cgroup' },
-      heapMb: 301,
-      duckdb: { warehouse: '100MB', sync: '100MB', accuracy: '151MB' },
+      heapMb: 356,
+      duckdb: { warehouse: '119MB', sync: '119MB', accuracy: '178MB' },
     });
     expect(status.memory).toEqual(started.memory);
   });

@@ -46,7 +46,7 @@ describe('parseSize', () => {
     expect(() => parseSize('256')).toThrow('not a size such as 256MB or 1GB: "256"');
     expect(() => parseSize('lots')).toThrow('not a size');
     expect(() => parseSize('1.5')).toThrow('not a size');
-    expect(() => parseSize('100MB')).toThrow('100MB is below the smallest budget, 192MB');
+    expect(() => parseSize('100MB')).toThrow('100MB is below the smallest budget, 228MB');
   });
 });
 
@@ -89,7 +89,7 @@ describe('resolveBudget', () => {
       '--memory: not a size such as 256MB or 1GB: "1.5"',
     );
     expect(() => resolveBudget({ configured: null }, { ...NO_CGROUP, EFSYNC_MEMORY: '64MB' })).toThrow(
-      'EFSYNC_MEMORY: 64MB is below the smallest budget, 192MB',
+      'EFSYNC_MEMORY: 64MB is below the smallest budget, 228MB',
     );
   });
 });
@@ -104,12 +104,18 @@ describe('the sizes a budget sets', () => {
     expect(sizesOf(Config.parse({}))).toEqual(sizes);
   });
 
-  it('in proportion to what the budget leaves past the process itself (120MB)', () => {
+  it('in proportion to what the budget leaves past the process itself (180MB)', () => {
     const sizes = sizesFor({ bytes: 600e6, source: '--memory' });
-    // (600 - 120) / (300 - 120) of each size at 300MB
-    expect(sizes.heapMb).toBe(512);
-    expect(sizes.duckdb).toEqual({ warehouse: '171MB', sync: '171MB', accuracy: '256MB' });
-    expect(sizes.rows).toMatchObject({ syncInMemory: 533_333, accuracyBatchPoints: 266_667, commitBatch: 1_333_333 });
+    // (600 - 180) / (300 - 180) of each size at 300MB
+    expect(sizes.heapMb).toBe(672);
+    expect(sizes.duckdb).toEqual({ warehouse: '224MB', sync: '224MB', accuracy: '336MB' });
+    expect(sizes.rows).toMatchObject({ syncInMemory: 700_000, accuracyBatchPoints: 350_000, commitBatch: 1_750_000 });
+  });
+
+  it("DuckDB's freed pages go back at once below the default budget, after 50 ms at and above it", () => {
+    expect(sizesFor({ bytes: 256e6, source: '--memory' }).allocatorDecayMs).toBe(0);
+    expect(sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' }).allocatorDecayMs).toBe(50);
+    expect(sizesFor({ bytes: 1e9, source: '--memory' }).allocatorDecayMs).toBe(50);
   });
 
   it('go into the config a command loads, where a size the file sets wins over its share', () => {
@@ -118,10 +124,10 @@ describe('the sizes a budget sets', () => {
     );
     const config = loadConfig(file, NO_CGROUP);
     expect(config.resources).toEqual({ memory: 600e6, source: 'resources.memory' });
-    expect(config.warehouse.memory_limit).toBe('171MB');
+    expect(config.warehouse.memory_limit).toBe('224MB');
     expect(config.sync.memory_limit).toBe('80MB');
-    expect(config.accuracy.memory_limit).toBe('256MB');
-    expect(config.sync.rows_in_memory).toBe(533_333);
+    expect(config.accuracy.memory_limit).toBe('336MB');
+    expect(config.sync.rows_in_memory).toBe(700_000);
     expect(config.accuracy.batch_points).toBe(5000);
     expect(loadConfig(file, NO_CGROUP, { memory: '300MB' }).warehouse.memory_limit).toBe('64MB');
   });
@@ -135,8 +141,8 @@ describe('the sizes a budget sets', () => {
 
   it("the launcher's heap cap is the budget's share, from the same flags, variable and config", () => {
     const file = configFile('resources:\n  memory: 600MB\n');
-    expect(heapMbFor(['run', 'nightly', '--config', file], NO_CGROUP)).toBe(512);
-    expect(heapMbFor(['run', 'nightly', `--config=${file}`, '--memory', '240MB'], NO_CGROUP)).toBe(128);
+    expect(heapMbFor(['run', 'nightly', '--config', file], NO_CGROUP)).toBe(672);
+    expect(heapMbFor(['run', 'nightly', `--config=${file}`, '--memory', '240MB'], NO_CGROUP)).toBe(96);
     expect(heapMbFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
   });
 });
@@ -152,6 +158,6 @@ describe('a run under a budget', () => {
     const result = await runJob(look, { config: loadConfig(file, NO_CGROUP), log: quietLog });
     expect(result.status).toBe('ok');
     const sizes = sizesFor({ bytes: 600e6, source: 'resources.memory' });
-    expect(seen).toEqual([sizes.rows, '171MB']);
+    expect(seen).toEqual([sizes.rows, '224MB']);
   });
 });

@@ -1,18 +1,31 @@
-// The V8 heap's cap for bin/efsync.js, which restarts the process with it before any command
-// runs (a start-up flag): the memory budget's share (src/resources/sizes.ts), from the same
-// --memory, --config, EFSYNC_MEMORY, config file and cgroup the command itself reads.
+// The sizes bin/efsync.js applies before any command runs, since only a start-up flag or a
+// variable read at load sets them: the V8 heap's cap (it restarts the process with it) and
+// jemalloc's decay (before DuckDB's library loads). The memory budget's (src/resources/sizes.ts),
+// from the same --memory, --config, EFSYNC_MEMORY, config file and cgroup the command itself reads.
 import { loadConfig, sizesOf } from '../config.js';
+import type { Sizes } from '../resources/sizes.js';
 
 /**
- * The heap cap in MiB for a command line (the arguments after the script), or null when its
- * budget or config is wrong: the command then says what is wrong and exits 2.
+ * The sizes bin/efsync.js applies for a command line (the arguments after the script), or null
+ * when its budget or config is wrong: the command then says what is wrong and exits 2.
  */
-export function heapMbFor(args: readonly string[], env: NodeJS.ProcessEnv): number | null {
+export function launchSizesFor(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Pick<Sizes, 'heapMb' | 'allocatorDecayMs'> | null {
   try {
-    return sizesOf(loadConfig(flagValue(args, '--config'), env, { memory: flagValue(args, '--memory') })).heapMb;
+    const { heapMb, allocatorDecayMs } = sizesOf(
+      loadConfig(flagValue(args, '--config'), env, { memory: flagValue(args, '--memory') }),
+    );
+    return { heapMb, allocatorDecayMs };
   } catch {
     return null;
   }
+}
+
+/** The heap cap in MiB for a command line, or null (launchSizesFor). */
+export function heapMbFor(args: readonly string[], env: NodeJS.ProcessEnv): number | null {
+  return launchSizesFor(args, env)?.heapMb ?? null;
 }
 
 /** A flag's value, as `--name value` or `--name=value`, as commander reads it. */

@@ -10,13 +10,14 @@ import { ConfigError } from '../errors.js';
 export const DEFAULT_BUDGET = 300_000_000;
 
 /**
- * What the process takes before any work, whatever its budget: Node and its modules, DuckDB's
- * library and an open warehouse (`efsync status` peaks at ~117 MiB). The sizes share out the rest.
+ * What a step takes with the warehouse open before its own work, whatever its budget: Node and
+ * its modules, DuckDB's library and the open warehouse (a nightly chain's steps start at 170–180
+ * MiB, docs/decisions/memory-budget.md). The sizes share out the rest.
  */
-export const PROCESS_BYTES = 120_000_000;
+export const PROCESS_BYTES = 180_000_000;
 
-/** Below this, what is left past the process (72MB) cannot hold DuckDB's smallest limits and one site's rows. */
-export const SMALLEST_BUDGET = 192_000_000;
+/** The least budget: where every size is 40% of its value at the default (DuckDB's limits 26 and 38MB, 80,000 rows in memory). */
+export const SMALLEST_BUDGET = Math.round(PROCESS_BYTES + 0.4 * (DEFAULT_BUDGET - PROCESS_BYTES));
 
 /** Where the budget came from, as `efsync status` and a run's log say it. */
 export type BudgetSource = '--memory' | 'EFSYNC_MEMORY' | 'resources.memory' | 'cgroup' | 'default';

@@ -41,6 +41,8 @@ export interface Sizes {
   budget: Budget;
   /** The V8 old generation's cap in MiB (--max-old-space-size; bin/efsync.js applies it). */
   heapMb: number;
+  /** How long DuckDB's jemalloc keeps the pages DuckDB freed, in ms (DUCKDB_JE_MALLOC_CONF; bin/efsync.js applies it). */
+  allocatorDecayMs: number;
   /** DuckDB's memory_limit outside the steps, during a sync (and retention), while scoring. */
   duckdb: { warehouse: string; sync: string; accuracy: string };
   rows: RowSizes;
@@ -66,6 +68,15 @@ const AT_DEFAULT = {
   } satisfies RowSizes,
 };
 
+/**
+ * Below the default budget jemalloc hands the pages DuckDB freed back at once, since they took
+ * 20–80 MiB of a step's peak, more than a smaller budget leaves past the process; at and above it,
+ * after 50 ms, which keeps a sync as fast (docs/decisions/memory-budget.md).
+ */
+function allocatorDecayMs(budget: Budget): number {
+  return budget.bytes < DEFAULT_BUDGET ? 0 : 50;
+}
+
 export function sizesFor(budget: Budget): Sizes {
   const scale = (budget.bytes - PROCESS_BYTES) / (DEFAULT_BUDGET - PROCESS_BYTES);
   const scaled = (value: number) => Math.max(1, Math.round(value * scale));
@@ -75,6 +86,7 @@ export function sizesFor(budget: Budget): Sizes {
   return {
     budget,
     heapMb: scaled(AT_DEFAULT.heapMb),
+    allocatorDecayMs: allocatorDecayMs(budget),
     duckdb: { warehouse: megabytes(warehouse), sync: megabytes(sync), accuracy: megabytes(accuracy) },
     rows: rows as unknown as RowSizes,
   };
@@ -85,11 +97,12 @@ export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default'
 
 /** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
 export function describeSizes(sizes: Sizes): string {
-  const { budget, heapMb, duckdb, rows } = sizes;
+  const { budget, heapMb, allocatorDecayMs, duckdb, rows } = sizes;
   const cap = heapCapOfThisProcess();
   return (
     `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
     `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}); ` +
+    `DuckDB's freed pages kept ${allocatorDecayMs} ms; ` +
     `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`
   );

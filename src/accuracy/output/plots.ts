@@ -40,11 +40,19 @@ interface Reply {
   error?: string;
 }
 
+/**
+ * The worker's young generation in MiB (both semi-spaces and the space for large new objects):
+ * a worker left to V8's default grows it as its garbage survives, which the process's own is
+ * held from (bin/efsync.js); measured, docs/decisions/memory-budget.md.
+ */
+const WORKER_YOUNG_GENERATION_MB = 12;
+
 /** A drawer whose worker starts now; close it when the report is drawn. */
 export function plotDrawer(): PlotDrawer {
   const resolve = createRequire(import.meta.url).resolve;
   const worker = new Worker(WORKER, {
     eval: true,
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     workerData: {
       vega: pathToFileURL(resolve('vega')).href,
       vegaLite: pathToFileURL(resolve('vega-lite')).href,
