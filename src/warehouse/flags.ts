@@ -275,11 +275,16 @@ function slicesOf<T extends SiteValues>(sites: readonly T[], maxValues: number):
   return slices;
 }
 
-/** `sites` (a query of site_id and from_time) with the actuals each reads: from 2 · margin before from_time. */
+/**
+ * `sites` (a query of site_id and from_time) with the actuals each reads: from 2 · margin before
+ * from_time (a null from_time: all). The bound is one comparison, not an OR: DuckDB joins on a
+ * condition that holds an OR by a nested loop, every site against every actual.
+ */
 function siteValuesSql(sites: string, settings: QualitySettings): string {
   return `SELECT s.site_id, epoch_ms(s.from_time)::DOUBLE AS from, count(a.site_id)::DOUBLE AS values
     FROM (${sites}) s LEFT JOIN actuals a
-      ON a.site_id = s.site_id AND (s.from_time IS NULL OR a.valid_time >= s.from_time - to_milliseconds(${2 * marginMs(settings)}))
+      ON a.site_id = s.site_id
+        AND a.valid_time >= coalesce(s.from_time - to_milliseconds(${2 * marginMs(settings)}), '-infinity'::TIMESTAMPTZ)
     GROUP BY s.site_id, s.from_time`;
 }
 
