@@ -59,6 +59,15 @@ async function hashes(read: (sql: string) => Promise<Record<string, unknown>[]>,
   return Object.fromEntries(rows.map((r) => [r.name, `${r.n} ${r.hash}`]));
 }
 
+/** The hashes as efsync reads the tables: hot and cold together, through history(). */
+async function historyHashes(wh: Warehouse) {
+  const sources = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await wh.cold.history(t)])));
+  return hashes(
+    (sql) => wh.all(sql),
+    (t) => sources[t],
+  );
+}
+
 /** Runs `sql` on `file` read-only in another process whose working directory is `cwd`. */
 async function readFrom(cwd: string, file: string, sql: string): Promise<Record<string, unknown>[]> {
   const duckdb = pathToFileURL(createRequire(import.meta.url).resolve('@duckdb/node-api')).href;
@@ -131,13 +140,7 @@ describe('the cold store', () => {
       expect(files.map((f) => [f.table_name, Number(f.days)])).toEqual(TABLES.toSorted().map((t) => [t, closedDays]));
       expect(parquetFiles(path, 'forecasts')).toHaveLength(closedDays);
       // inside efsync, hot and cold together through history()
-      const sources = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await wh.cold.history(t)])));
-      expect(
-        await hashes(
-          (sql) => wh.all(sql),
-          (t) => sources[t],
-        ),
-      ).toEqual(before);
+      expect(await historyHashes(wh)).toEqual(before);
       // an analyst, read-only, from another working directory: the same tables, every row
       const elsewhere = tempDir('efsync-cold-cwd-');
       expect(await hashes((sql) => readFrom(elsewhere, path, sql))).toEqual(before);
@@ -543,13 +546,7 @@ describe('the cold store', () => {
       expect(statSync(path).size).toBeLessThan(filled / 2);
       // the writer goes on after the publish on the compacted file
       await wh.run('CHECKPOINT');
-      const sources = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await wh.cold.history(t)])));
-      expect(
-        await hashes(
-          (sql) => wh.all(sql),
-          (t) => sources[t],
-        ),
-      ).toEqual(before);
+      expect(await historyHashes(wh)).toEqual(before);
     } finally {
       await wh.close();
     }
