@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { heapMbFor } from '../src/cli/heap.js';
+import { launchSizesFor } from '../src/cli/heap.js';
 import { Config, loadConfig, sizesOf } from '../src/config.js';
 import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget } from '../src/resources/budget.js';
 import { sizesFor } from '../src/resources/sizes.js';
@@ -141,9 +141,9 @@ describe('the sizes a budget sets', () => {
 
   it("the launcher's heap cap is the budget's share, from the same flags, variable and config", () => {
     const file = configFile('resources:\n  memory: 600MB\n');
-    expect(heapMbFor(['run', 'nightly', '--config', file], NO_CGROUP)).toBe(672);
-    expect(heapMbFor(['run', 'nightly', `--config=${file}`, '--memory', '240MB'], NO_CGROUP)).toBe(96);
-    expect(heapMbFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
+    expect(launchSizesFor(['run', 'nightly', '--config', file], NO_CGROUP)?.heapMb).toBe(672);
+    expect(launchSizesFor(['run', 'nightly', `--config=${file}`, '--memory', '240MB'], NO_CGROUP)?.heapMb).toBe(96);
+    expect(launchSizesFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
   });
 });
 

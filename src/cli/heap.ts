@@ -23,11 +23,6 @@ export function launchSizesFor(
   }
 }
 
-/** The heap cap in MiB for a command line, or null (launchSizesFor). */
-export function heapMbFor(args: readonly string[], env: NodeJS.ProcessEnv): number | null {
-  return launchSizesFor(args, env)?.heapMb ?? null;
-}
-
 /** A flag's value, as `--name value` or `--name=value`, as commander reads it. */
 function flagValue(args: readonly string[], name: string): string | undefined {
   for (let i = 0; i < args.length; i++) {
