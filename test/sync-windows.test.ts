@@ -79,6 +79,12 @@ describe('planActuals', () => {
     });
   });
 
+  it('keeps a later synced_to when the clock is set back, as sync_state does', () => {
+    const plan = planActuals(NOW - HOUR, { syncedTo: NOW, lastAsOf: null }, settings);
+    expect(plan.mark?.syncedTo).toBe(NOW);
+    expect(planActuals(NOW - HOUR, plan.mark, settings).window.start).toBe(NOW - 6 * HOUR);
+  });
+
   it('backfill reads its window and leaves the sync state', () => {
     expect(planActuals(NOW, null, settings, { from: 1, to: 2 })).toEqual({ window: { start: 1, end: 2 }, mark: null });
   });

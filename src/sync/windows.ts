@@ -48,7 +48,11 @@ function incrementalStart(now: number, mark: SyncMark | null, settings: WindowSe
   return mark ? mark.syncedTo - settings.lookback : now - settings.initialHistory;
 }
 
-/** Actuals: one window, [synced_to - lookback, now], or the backfill window. */
+/**
+ * Actuals: one window, [synced_to - lookback, now], or the backfill window. The mark is synced_to
+ * as sync_state will hold it, which never moves back (a clock set back keeps the later one), so
+ * that the digest kept with it is of the window the next run reads.
+ */
 export function planActuals(
   now: number,
   mark: SyncMark | null,
@@ -58,7 +62,7 @@ export function planActuals(
   if (backfill) return { window: { start: backfill.from, end: backfill.to }, mark: null };
   return {
     window: { start: incrementalStart(now, mark, settings), end: now },
-    mark: { syncedTo: now, lastAsOf: null },
+    mark: { syncedTo: Math.max(now, mark?.syncedTo ?? now), lastAsOf: null },
   };
 }
 
