@@ -93,7 +93,7 @@ describe('a resync with nothing new on the service', () => {
     expect(states).toEqual([{ synced_to: BigInt(at), digests: 3n }]);
   });
 
-  it('a run whose clock is behind the last run\'s moves no sync state, twice over', async () => {
+  it("a run whose clock is behind the last run's moves no sync state, twice over", async () => {
     for (const behind of [NOW + 30_000, NOW + 40_000]) {
       const resync = await syncAt(behind);
       expect(resync.rows).toEqual({});

@@ -1,14 +1,15 @@
 // The warehouse within DuckDB's memory limit: a slice of sites whose data-quality flags run out of
 // memory is done again in halves, and the flags come out as they would with room to spare; the
 // sync states of 10,000 sites are saved in transactions that fit; a purge of DuckDB's buffer pool
-// sets the step's memory limit again.
+// sets the step's memory limit again; the writer hands DuckDB's freed pages back before every
+// allocation, outside the steps that set their own threshold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUALITY } from './warehouse-support.js';
 import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { loadForecasts, saveSyncStates } from '../src/warehouse/loader.js';
 import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { handBackPool } from '../src/warehouse/executor.js';
-import { withDuckDBSettings } from '../src/warehouse/settings.js';
+import { accuracyStepSettings, syncStepSettings, withDuckDBSettings } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
@@ -100,6 +101,28 @@ describe('sync states under a memory limit', () => {
         [NOW + HOUR],
       );
       expect(row).toEqual({ n: 30_000, newest: 30_000 });
+    } finally {
+      await wh.close();
+    }
+  });
+});
+
+describe("DuckDB's freed pages", () => {
+  const threshold = async (wh: Warehouse) =>
+    (await wh.all<{ t: string }>(`SELECT current_setting('allocator_bulk_deallocation_flush_threshold') AS t`))[0].t;
+
+  it('go back before every allocation of the writer, outside the steps that set their own threshold', async () => {
+    const wh = await openTestWarehouse('freed-pages');
+    try {
+      expect(await threshold(wh)).toBe('0 bytes');
+      await withDuckDBSettings(wh, syncStepSettings({ memory_limit: null, threads: null }), async () => {
+        expect(await threshold(wh)).toBe('3.8 MiB');
+      });
+      expect(await threshold(wh)).toBe('0 bytes');
+      await withDuckDBSettings(wh, accuracyStepSettings({ memory_limit: null, threads: null }), async () => {
+        expect(await threshold(wh)).toBe('15.2 MiB');
+      });
+      expect(await threshold(wh)).toBe('0 bytes');
     } finally {
       await wh.close();
     }

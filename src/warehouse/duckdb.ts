@@ -3,6 +3,7 @@
 // whatever statement runs before the process exits.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
+import { WRITER_SETTINGS } from './settings.js';
 import { quoteLiteral } from './sql.js';
 
 const open = new Set<DuckDBConnection>();
@@ -35,14 +36,21 @@ export interface DuckDBHandle {
  *
  * `fileSearchPath`: the folders a relative file path is read from, first to last (DuckDB's
  * file_search_path); a reader of the published file puts its folder first (publishedSearchPath).
+ * `writer`: the writer file's instance, or a draft that replaces it, with WRITER_SETTINGS.
  */
 export async function openDuckDB(
   path: string,
-  options: { readOnly?: boolean; memoryLimit?: string | null; fileSearchPath?: readonly string[] } = {},
+  options: {
+    readOnly?: boolean;
+    memoryLimit?: string | null;
+    fileSearchPath?: readonly string[];
+    writer?: boolean;
+  } = {},
 ): Promise<DuckDBHandle> {
   const instance = await DuckDBInstance.create(path, {
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
     ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+    ...(options.writer ? WRITER_SETTINGS : {}),
     // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/compute/native.ts)
     allow_unsigned_extensions: 'true',
     // DuckDB caches what it reads of Parquet files in its buffer pool, by default; the cold store's

@@ -37,12 +37,15 @@ export async function withDuckDBSettings<T>(
     return await fn();
   } finally {
     memoryLimits.delete(warehouse);
-    for (const [name] of changed) {
-      await warehouse.run(
-        name === 'memory_limit' ? `SET memory_limit = ${quoteLiteral(baseLimit(warehouse))}` : `RESET ${name}`,
-      );
-    }
+    for (const [name] of changed) await warehouse.run(restoreSql(warehouse, name));
   }
+}
+
+/** What sets `name` back after a step: the writer's own value (WRITER_SETTINGS), else DuckDB's default. */
+function restoreSql(warehouse: Tunable, name: string): string {
+  if (name === 'memory_limit') return `SET memory_limit = ${quoteLiteral(baseLimit(warehouse))}`;
+  const own = (WRITER_SETTINGS as Record<string, string>)[name];
+  return own === undefined ? `RESET ${name}` : `SET ${name} = ${quoteLiteral(own)}`;
 }
 
 /**
@@ -113,7 +116,12 @@ export function accuracyStepSettings({
   memory_limit: string | null;
   threads: number | null;
 }) {
-  return { memory_limit, threads, checkpoint_threshold: ACCURACY_CHECKPOINT_THRESHOLD };
+  return {
+    memory_limit,
+    threads,
+    checkpoint_threshold: ACCURACY_CHECKPOINT_THRESHOLD,
+    allocator_bulk_deallocation_flush_threshold: ACCURACY_FLUSH_THRESHOLD,
+  };
 }
 
 /** Past any WAL the ledger lets grow between its checkpoints (LEDGER_WAL_BYTES). */
@@ -122,22 +130,32 @@ const ACCURACY_CHECKPOINT_THRESHOLD = '1GB';
 /**
  * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
  * (a decay, then MADV_FREE, which still counts as resident) for reuse. Before each allocation
- * above this size DuckDB purges every arena and trims glibc's heap (its
- * allocator_bulk_deallocation_flush_threshold, 512 MiB by default). The purges cost time:
- * 4MB takes some resident memory off without slowing a sync, a lower threshold takes more but
- * slows it; the RSS target needs more than this setting (docs/sync.md, Memory).
+ * above allocator_bulk_deallocation_flush_threshold (512 MiB by default) DuckDB purges every
+ * arena and trims glibc's heap. The writer file's instance, and the drafts that replace it,
+ * purge before every allocation: what a cold move, a compaction or a publish freed goes back
+ * before their next piece of work takes more, at a fraction more time. A step whose work is many
+ * small allocations sets its own threshold for its time, as purging before each of them slows it
+ * several-fold: SYNC_FLUSH_THRESHOLD, ACCURACY_FLUSH_THRESHOLD (the measurements:
+ * docs/decisions/memory-budget.md).
  */
+export const WRITER_SETTINGS = { allocator_bulk_deallocation_flush_threshold: '0MB' } as const;
+
+/** The sync's series merges: 4MB takes some resident memory off without slowing a sync. */
 const SYNC_FLUSH_THRESHOLD = '4MB';
 
+/** Accuracy's batches: as fast as DuckDB's default, and the build night's step a little lower. */
+const ACCURACY_FLUSH_THRESHOLD = '16MB';
+
 /**
- * Within a sync step, for the data-quality flags, last in it (withDuckDBSettings resets the
- * setting after them): DuckDB purges before every allocation. The flags' windows take much of
- * DuckDB's memory for a slice of sites (flags.ts), freed as each slice ends; with the series'
- * threshold (SYNC_FLUSH_THRESHOLD) jemalloc keeps those pages, slice after slice, on top of the
- * sync's peak, so the flags trade some speed for handing them back at once.
+ * Within a sync step, for the data-quality flags, last in it: DuckDB purges before every
+ * allocation, as the writer does outside the steps. The flags' windows take much of DuckDB's
+ * memory for a slice of sites (flags.ts), freed as each slice ends; with the series' threshold
+ * jemalloc keeps those pages, slice after slice, on top of the sync's peak.
  */
 export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
-  await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = '0MB'`);
+  await warehouse.run(
+    `SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(WRITER_SETTINGS.allocator_bulk_deallocation_flush_threshold)}`,
+  );
 }
 
 /**

@@ -64,7 +64,7 @@ export async function openWriterFile(
   options: { compactAboveBytes?: number; memoryLimit?: string | null } = {},
 ): Promise<OpenedWriterFile> {
   const { compactAboveBytes, memoryLimit = null } = options;
-  const open = (path: string) => openDuckDB(path, { memoryLimit });
+  const open = (path: string) => openDuckDB(path, { memoryLimit, writer: true });
   removeDrafts(publishedPath, writerPath);
   if (!existsSync(writerPath)) await buildWriterFile(snapshotOf(publishedPath), writerPath, memoryLimit);
   let recovery: Recovery | null = null;
@@ -115,7 +115,7 @@ export async function compactIfMostlyFree(
     if (full instanceof DiskFullError) return full.message;
     throw error;
   });
-  return { handle: await openDuckDB(writerPath, { memoryLimit }), skipped };
+  return { handle: await openDuckDB(writerPath, { memoryLimit, writer: true }), skipped };
 }
 
 /**
@@ -189,7 +189,7 @@ async function replaceThroughDraft(
       cloneFile(source, draft);
       chmodSync(draft, 0o644); // the published snapshot is read-only; the writer file is not
     }
-    const built = await openDuckDB(draft, { memoryLimit });
+    const built = await openDuckDB(draft, { memoryLimit, writer: true });
     try {
       await fill(built.connection);
       await built.connection.run('CHECKPOINT');
