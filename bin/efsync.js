@@ -45,7 +45,8 @@ if (!existsSync(cli)) {
 import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).href)
   .then(({ launchSizesFor }) => launchSizesFor(process.argv.slice(2), process.env))
   .then((sizes) => {
-    holdFreedPages(sizes === null ? 50 : sizes.allocatorDecayMs);
+    // null: a wrong budget or config, which the command reports (exit 2) before any work.
+    if (sizes !== null) holdFreedPages(sizes.allocatorDecayMs);
     if (sizes !== null && !given('--max-old-space-size') && process.execve) restart(sizes.heapMb);
     else start();
   });
