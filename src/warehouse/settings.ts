@@ -153,9 +153,7 @@ const ACCURACY_FLUSH_THRESHOLD = '16MB';
  * jemalloc keeps those pages, slice after slice, on top of the sync's peak.
  */
 export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
-  await warehouse.run(
-    `SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(WRITER_SETTINGS.allocator_bulk_deallocation_flush_threshold)}`,
-  );
+  await warehouse.run(restoreSql(warehouse, 'allocator_bulk_deallocation_flush_threshold'));
 }
 
 /**
