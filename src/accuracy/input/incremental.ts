@@ -221,10 +221,24 @@ function vintagePointsSql(
 }
 
 /**
- * Sites whose vintages one statement counts: its hash table holds a row per site and issue time
- * of the window, so one statement for every site would grow with the sites and the window.
+ * Sites one statement keyed by site and issue time (or valid time) takes: its hash table holds a
+ * row per site and vintage (or changed hour) of the window, so one statement for every site would
+ * grow with the sites and the window.
  */
-const VINTAGE_COUNT_SITES = 100;
+const SITES_PER_STATEMENT = 100;
+
+/**
+ * Runs `work` on the chosen sites (acc_site) in id order, SITES_PER_STATEMENT at a time, each
+ * chunk split in halves while it runs out of memory: for work that is one statement per chunk
+ * and keyed by site, so that the chunks' results add up to the whole.
+ */
+async function forSiteChunks(wh: Warehouse, work: (sites: readonly string[]) => Promise<unknown>): Promise<void> {
+  const sites = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_site ORDER BY site_id')).map(
+    (row) => row.site_id,
+  );
+  for (let i = 0; i < sites.length; i += SITES_PER_STATEMENT)
+    await runInHalves(sites.slice(i, i + SITES_PER_STATEMENT), work);
+}
 
 /** The window spanning both (open where either is). */
 function spanning(a: number | null | undefined, b: number | null | undefined, pick: (x: number, y: number) => number) {
@@ -243,17 +257,13 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   const inNew = inWindowSql('valid_time', options.from, options.to);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages (site_id VARCHAR, issue_time TIMESTAMPTZ,
     old_points BIGINT, points BIGINT, new_points BIGINT, first_valid TIMESTAMPTZ)`);
-  const sites = (await wh.all<{ site_id: string }>('SELECT site_id FROM acc_site ORDER BY site_id')).map(
-    (row) => row.site_id,
-  );
-  const count = (part: readonly string[]) =>
+  await forSiteChunks(wh, (part) =>
     wh.run(`INSERT INTO acc_vintages
       SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
         count(*) FILTER (WHERE ${inNew}) AS points,
         count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
-      FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`);
-  for (let i = 0; i < sites.length; i += VINTAGE_COUNT_SITES)
-    await runInHalves(sites.slice(i, i + VINTAGE_COUNT_SITES), count);
+      FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`),
+  );
   // What the counts read leaves the pool, so the comparisons with the ledger's state and the
   // batches' plan that follow do not build on it.
   await handBackPool(wh);
@@ -278,7 +288,8 @@ async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerSt
 }
 
 /**
- * What changed since the ledger was written, as two temp tables:
+ * What changed since the ledger was written, as temp tables, each a statement per chunk of sites
+ * (forSiteChunks):
  *   acc_dirty_issues (site_id, issue_time): vintages whose points inside the old window changed
  *     in number (forecast rows are only ever added; the tables have no arrival time);
  *   acc_dirty_hours (site_id, hour): UTC hours (epoch hours) whose resampled actual may differ:
@@ -286,27 +297,42 @@ async function flagsReachSql(wh: Warehouse, options: AlignOptions, old: LedgerSt
  *     were set, changed or cleared, by one forecast plus one actual interval either side.
  */
 async function markChanges(wh: Warehouse, old: LedgerState, reach: string): Promise<Changes> {
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_issues AS
-    SELECT coalesce(n.site_id, v.site_id) AS site_id, coalesce(n.issue_time, v.issue_time) AS issue_time, n.first_valid
-    FROM (SELECT * FROM acc_vintages WHERE old_points > 0) n
-    FULL JOIN accuracy_ledger_vintages v ON v.site_id = n.site_id AND v.issue_time = n.issue_time
-    WHERE coalesce(n.old_points, 0) <> coalesce(v.points, 0)`);
-  const chosen = 'site_id IN (SELECT site_id FROM acc_site)';
   const seen = sqlInstant(old.actualsSeenTo);
+  const chosen = (part: readonly string[]) => `site_id IN (${sqlList(part)})`;
+  await wh.run(
+    'CREATE OR REPLACE TEMP TABLE acc_dirty_issues (site_id VARCHAR, issue_time TIMESTAMPTZ, first_valid TIMESTAMPTZ)',
+  );
+  await forSiteChunks(wh, (part) =>
+    wh.run(`INSERT INTO acc_dirty_issues
+      SELECT coalesce(n.site_id, v.site_id), coalesce(n.issue_time, v.issue_time), n.first_valid
+      FROM (SELECT * FROM acc_vintages WHERE ${chosen(part)} AND old_points > 0) n
+      FULL JOIN (SELECT * FROM accuracy_ledger_vintages WHERE ${chosen(part)}) v
+        ON v.site_id = n.site_id AND v.issue_time = n.issue_time
+      WHERE coalesce(n.old_points, 0) <> coalesce(v.points, 0)`),
+  );
+  // the actuals in one pass (a filter holds no rows); a time both seen and flagged anew is
+  // listed twice, which the hours' DISTINCT takes out
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_changed_actuals AS
-    SELECT site_id, valid_time FROM actuals WHERE ${chosen} AND (first_seen_at > ${seen} OR revised_at > ${seen})
-    UNION
-    SELECT coalesce(f.site_id, l.site_id), coalesce(f.valid_time, l.valid_time)
-    FROM (SELECT * FROM actual_flags WHERE ${chosen} AND ${reach}) f
-    FULL JOIN (SELECT * FROM accuracy_ledger_flags WHERE ${reach}) l ON l.site_id = f.site_id AND l.valid_time = f.valid_time
-    WHERE f.flags IS DISTINCT FROM l.flags`);
+    SELECT site_id, valid_time FROM actuals
+    WHERE site_id IN (SELECT site_id FROM acc_site) AND (first_seen_at > ${seen} OR revised_at > ${seen})`);
+  await forSiteChunks(wh, (part) =>
+    wh.run(`INSERT INTO acc_changed_actuals
+      SELECT coalesce(f.site_id, l.site_id), coalesce(f.valid_time, l.valid_time)
+      FROM (SELECT * FROM actual_flags WHERE ${chosen(part)} AND ${reach}) f
+      FULL JOIN (SELECT * FROM accuracy_ledger_flags WHERE ${chosen(part)} AND ${reach}) l
+        ON l.site_id = f.site_id AND l.valid_time = f.valid_time
+      WHERE f.flags IS DISTINCT FROM l.flags`),
+  );
   // An actual lies in the forecast interval that starts up to one forecast interval before it
   // (or after it, labelled interval-ending) and may itself be one actual interval long: the
   // margin covers both, and a spare hour covers the instant label's boundary rule.
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_dirty_hours AS
-    WITH margin AS (SELECT coalesce(max(f_len), 0) + coalesce(max(a_len), 0) + ${HOUR_US} AS us FROM acc_site)
-    SELECT DISTINCT site_id, unnest(range((epoch_us(valid_time) - us) // ${HOUR_US}, (epoch_us(valid_time) + us) // ${HOUR_US} + 1)) AS hour
-    FROM acc_changed_actuals, margin`);
+  await wh.run('CREATE OR REPLACE TEMP TABLE acc_dirty_hours (site_id VARCHAR, hour BIGINT)');
+  await forSiteChunks(wh, (part) =>
+    wh.run(`INSERT INTO acc_dirty_hours
+      WITH margin AS (SELECT coalesce(max(f_len), 0) + coalesce(max(a_len), 0) + ${HOUR_US} AS us FROM acc_site)
+      SELECT DISTINCT site_id, unnest(range((epoch_us(valid_time) - us) // ${HOUR_US}, (epoch_us(valid_time) + us) // ${HOUR_US} + 1)) AS hour
+      FROM (SELECT * FROM acc_changed_actuals WHERE ${chosen(part)}), margin`),
+  );
   const [{ first }] = await wh.all<{ first: bigint | null }>('SELECT min(hour) AS first FROM acc_dirty_hours');
   const dirtyFromUs = first === null ? null : Number(first) * HOUR_US;
   return { ...old, dirtyFromUs, staleFromUs: await staleFrom(wh, dirtyFromUs) };
