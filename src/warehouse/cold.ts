@@ -416,23 +416,39 @@ export class ColdStore {
   /** (Re)creates the view withHistory shadows `table` with, over its current files from the first day it reads. */
   private async shadow(table: string): Promise<void> {
     if (!this.shadows) return;
+    const union = await this.unionOfDays(table, this.shadows.from, null);
+    await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
+    this.shadows.tables.add(table);
+  }
+
+  /**
+   * SQL for the rows of `table`, hot and cold, to put where a table name goes, reading only the
+   * cold files of the days in [fromMs, toMs) (UTC days; the rows are not filtered): for a
+   * statement over a few days of a long window. Through the table's view DuckDB opens every
+   * file of the window, each statement, to skip it by its statistics.
+   */
+  async between(table: string, fromMs: number, toMs: number): Promise<string> {
+    const day = (ms: number) => dayText(Math.floor(ms / DAY) * DAY);
+    return `(${await this.unionOfDays(table, day(fromMs), day(toMs + DAY - 1))})`;
+  }
+
+  /** The hot rows of `table` and those of its current files of days in [from, to) (either open when null). */
+  private async unionOfDays(table: string, from: string | null, to: string | null): Promise<string> {
     const rows = await this.db.all<{ file: string; end_ms: number }>(
       `SELECT file, epoch_ms(day + 1)::DOUBLE AS end_ms FROM cold_files WHERE table_name = $1 AND ${CURRENT} AND file IS NOT NULL
-         AND ($2::VARCHAR IS NULL OR day >= $2::DATE)
+         AND ($2::VARCHAR IS NULL OR day >= $2::DATE) AND ($3::VARCHAR IS NULL OR day < $3::DATE)
        ORDER BY day`,
-      [table, this.shadows.from],
+      [table, from, to],
     );
     const hot = await this.hotTable(table);
     const spec = coldTable(table);
     const last = rows.at(-1);
-    const union = unionSql(
+    return unionSql(
       hot,
       await columnsOf(this.db, table),
       this.fileList(rows.map((row) => row.file)),
       spec.hotWins && last ? replacedByLateSql(hot, spec.key, last.end_ms) : '',
     );
-    await this.db.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(table)} AS ${union}`);
-    this.shadows.tables.add(table);
   }
 
   /** Per table with cold files, its current files as `<table>/<file>` under the cold folder, oldest day first. */

@@ -130,7 +130,9 @@ export function statsKeeper(
       const engine = await statsEngine(wh);
       let days: number;
       if (incremental) {
-        const added = `(SELECT * FROM ${meta.ledgerPairs} WHERE pid >= ${fromPid})`;
+        // A run writes its pairs to the hot table: read through the ledger's view, each slice
+        // would open every cold file of the window to find none there.
+        const added = `(SELECT * FROM ${await wh.cold.hotTable(meta.ledgerPairs)} WHERE pid >= ${fromPid})`;
         days = await applyChanges(wh, options, { ...sliced, engine }, added);
       } else {
         await sumWithBinsOf(wh, options, { ...sliced, engine }, meta.ledgerPairs, []);
@@ -369,15 +371,17 @@ async function computeDays(
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
   const sliced = await Spool.create(wh, DAY_STATS, `FROM ${STATS}`);
+  const slices = await planSlices(wh, meta, days);
+  const ledger = await daysOfSlices(wh, meta.ledgerPairs, slices, reach);
   const computeSlice = (slice: Slice) => {
     const { first, last } = slice;
-    const pairs = `(SELECT * FROM ${slicePairsSql(meta.ledgerPairs, slice, reach)}
+    const pairs = `(SELECT * FROM ${slicePairsSql(ledger, slice, reach)}
       ${days === null ? '' : `WHERE ${DAY_SQL} IN (SELECT DISTINCT chunk - unnest(range(0, ${reach + 1})) FROM (${days}))`})`;
     return sliced.add(`SELECT * FROM (${statsSql(pairs, quantiles, options, DAY_SQL, meta.engine)})
       WHERE chunk BETWEEN ${first} AND ${last} ${days === null ? '' : `AND chunk IN (${days})`}`);
   };
   try {
-    for (const slice of await planSlices(wh, meta, days)) {
+    for (const slice of slices) {
       await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
       await handBackPool(wh); // as between alignment batches (incremental.ts)
     }
@@ -385,6 +389,19 @@ async function computeDays(
   } finally {
     sliced.drop();
   }
+}
+
+/** The ledger's pairs (`ledgerPairs`, a table name) of the days the slices read, their ramp's `reach` days before them included. */
+async function daysOfSlices(
+  wh: Warehouse,
+  ledgerPairs: string,
+  slices: readonly Slice[],
+  reach: number,
+): Promise<string> {
+  if (slices.length === 0) return ledgerPairs;
+  const first = Math.min(...slices.map((slice) => Number(slice.first))) - reach;
+  const last = Math.max(...slices.map((slice) => Number(slice.last)));
+  return wh.cold.between(ledgerPairs, first * DAY, (last + 1) * DAY);
 }
 
 /** Consecutive sites by id, lo to hi, and the first and last day they have pairs in. */
