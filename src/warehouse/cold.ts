@@ -423,13 +423,14 @@ export class ColdStore {
 
   /**
    * SQL for the rows of `table`, hot and cold, to put where a table name goes, reading only the
-   * cold files of the days in [fromMs, toMs) (UTC days; the rows are not filtered): for a
+   * cold files of the days in [fromMs, toMs) (UTC days, either end open when null; the rows are
+   * not filtered): for a
    * statement over a few days of a long window. Through the table's view DuckDB opens every
    * file of the window, each statement, to skip it by its statistics.
    */
-  async between(table: string, fromMs: number, toMs: number): Promise<string> {
-    const day = (ms: number) => dayText(Math.floor(ms / DAY) * DAY);
-    return `(${await this.unionOfDays(table, day(fromMs), day(toMs + DAY - 1))})`;
+  async between(table: string, fromMs: number | null, toMs: number | null): Promise<string> {
+    const day = (ms: number | null) => (ms === null ? null : dayText(Math.floor(ms / DAY) * DAY));
+    return `(${await this.unionOfDays(table, day(fromMs), day(toMs === null ? null : toMs + DAY - 1))})`;
   }
 
   /** The hot rows of `table` and those of its current files of days in [from, to) (either open when null). */

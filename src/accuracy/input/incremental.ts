@@ -412,10 +412,46 @@ async function markStale(
   const inSlice = inWindowSql('valid_time', slice.from, slice.to);
   const ofBatch = `${range} AND ${inSlice} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const inWindow = inWindowSql('valid_time', options.from, options.to);
+  const days = staleDays(options, old);
+  const ledger = (span: DaySpan | 'all') =>
+    span === 'all' ? LEDGER_PAIRS : wh.cold.between(LEDGER_PAIRS, span.from, span.to);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
-    SELECT * FROM ${LEDGER_PAIRS} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
-    UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${LEDGER_PAIRS} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`);
+    SELECT * FROM ${await ledger(days.leaving)} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
+    UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${await ledger(days.changing)} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`);
 }
+
+/** Valid times [from, to) in ms, either end open when null. */
+interface DaySpan {
+  from: number | null;
+  to: number | null;
+}
+
+/**
+ * The valid times markStale's two reads of the ledger can find rows in, so that each reads the
+ * cold files of those days alone (ColdStore.between; 'all': every file): the pairs leaving lie in
+ * the old window and before this one's start (a window that also ends earlier reads all); the
+ * pairs that may be stale inside this window lie before the old window's start, or from the
+ * old window's end or staleFromUs on (mayChangeSql). Bounds only: the statement's own
+ * conditions still choose the rows.
+ */
+export function staleDays(
+  window: { from?: number; to?: number },
+  old: Changes,
+): { leaving: DaySpan | 'all'; changing: DaySpan } {
+  const endsLater = window.to === undefined || (old.to !== null && old.to <= window.to);
+  const leaving = !endsLater ? 'all' : window.from === undefined ? EMPTY_SPAN : { from: old.from, to: window.from };
+  const startsEarlier = window.from === undefined || (old.from !== null && window.from < old.from);
+  const stale =
+    old.staleFromUs === 'all' ? (window.from ?? null) : old.staleFromUs === null ? null : old.staleFromUs / 1000;
+  const firsts = [old.to, stale].filter((v): v is number => v !== null);
+  const from =
+    startsEarlier || old.staleFromUs === 'all' ? (window.from ?? null) : firsts.length ? Math.min(...firsts) : null;
+  const none = !startsEarlier && old.staleFromUs !== 'all' && firsts.length === 0;
+  return { leaving, changing: none ? EMPTY_SPAN : { from, to: window.to ?? null } };
+}
+
+/** A span no day is in: its relation is the hot rows alone. */
+const EMPTY_SPAN: DaySpan = { from: 0, to: 0 };
 
 /**
  * The batch's sites as a range of ids (a batch is consecutive sites in id order), a condition on
