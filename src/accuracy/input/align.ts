@@ -159,18 +159,27 @@ async function collectPoints(
   sql: SqlRunner,
   options: AlignOptions,
   narrow: (points: string) => string = (points) => points,
+  { forecasts, modelOutputs }: PointSources = TABLES,
 ): Promise<void> {
   const modelFilter = modelFilterSql(options);
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_points AS
     ${narrow(`SELECT 'forecast' AS subject, CAST(NULL AS VARCHAR) AS model, f.site_id, f.model_name AS served_model,
       f.update_time AS issue_time, f.valid_time, f.forecast, f.capacity AS service_capacity, CAST(NULL AS DOUBLE) AS level
-    FROM forecasts f WHERE f.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('f.valid_time', options)}
+    FROM ${forecasts} f WHERE f.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('f.valid_time', options)}
     UNION ALL
     SELECT CASE WHEN m.quantile IS NULL THEN 'model' ELSE 'quantiles' END, CASE WHEN m.quantile IS NULL THEN o.model_name END,
       o.site_id, NULL, o.as_of, o.valid_time, o.forecast, o.capacity, m.quantile
-    FROM model_outputs o JOIN models m USING (site_id, model_id)
+    FROM ${modelOutputs} o JOIN models m USING (site_id, model_id)
     WHERE o.site_id IN (SELECT site_id FROM acc_batch) AND ${windowSql('o.valid_time', options)} AND ${modelFilter}`)}`);
 }
+
+/** The relations the points are read from: the tables, or a caller's narrower ones of their rows (ColdStore.between). */
+export interface PointSources {
+  forecasts: string;
+  modelOutputs: string;
+}
+
+const TABLES: PointSources = { forecasts: 'forecasts', modelOutputs: 'model_outputs' };
 
 /**
  * Quantile levels per site: those of its quantile models with outputs in the window, read from
@@ -313,14 +322,15 @@ export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Pro
 /**
  * The pairs of the sites in acc_batch (rows of acc_site, from chooseSites and unusableSites, with
  * their quantile levels from siteLevels), all of them or only the points `narrow` keeps (see
- * collectPoints).
+ * collectPoints), read from `sources` when narrowed.
  */
 export async function alignPoints(
   sql: SqlRunner,
   options: AlignOptions,
   narrow?: (points: string) => string,
+  sources?: PointSources,
 ): Promise<void> {
-  if (narrow) await withJoinsBuiltOnTheRight(sql, () => collectPoints(sql, options, narrow));
+  if (narrow) await withJoinsBuiltOnTheRight(sql, () => collectPoints(sql, options, narrow, sources));
   else await collectPoints(sql, options);
   await resampleActuals(sql, options, narrow !== undefined);
   await buildPairs(sql, options);

@@ -759,8 +759,17 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
   const range = await batchRangeSql(wh);
   const changes =
     incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-  if (changes) await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
-  await alignPoints(wh, sliced(options, slice), changes ? (points) => changedRowsSql(points, changes) : undefined);
+  if (!changes) {
+    await alignPoints(wh, sliced(options, slice));
+  } else {
+    await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
+    // the points that may be stale lie where the ledger's pairs that may be do
+    const { from, to } = staleDays(options, changes).changing;
+    await alignPoints(wh, sliced(options, slice), (points) => changedRowsSql(points, changes), {
+      forecasts: await wh.cold.between('forecasts', from, to),
+      modelOutputs: await wh.cold.between('model_outputs', from, to),
+    });
+  }
   // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
   // writes it: held, they set the commit's peak.
   await handBackPool(wh);
