@@ -424,9 +424,8 @@ export class ColdStore {
   /**
    * SQL for the rows of `table`, hot and cold, to put where a table name goes, reading only the
    * cold files of the days in [fromMs, toMs) (UTC days, either end open when null; the rows are
-   * not filtered): for a
-   * statement over a few days of a long window. Through the table's view DuckDB opens every
-   * file of the window, each statement, to skip it by its statistics.
+   * not filtered): for a statement over a few days of a long window. Through the table's view
+   * DuckDB opens every file of the window, each statement, to skip it by its statistics.
    */
   async between(table: string, fromMs: number | null, toMs: number | null): Promise<string> {
     const day = (ms: number | null) => (ms === null ? null : dayText(Math.floor(ms / DAY) * DAY));

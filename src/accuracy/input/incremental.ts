@@ -29,6 +29,7 @@ import {
   unusableSites,
   windowSql,
   type AlignOptions,
+  type PointSources,
   type SkippedSite,
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
@@ -406,18 +407,42 @@ async function markStale(
   wh: Warehouse,
   options: AlignOptions,
   old: Changes,
+  reads: StaleReads,
   range: string,
   slice: ValidSlice,
 ): Promise<void> {
   const inSlice = inWindowSql('valid_time', slice.from, slice.to);
   const ofBatch = `${range} AND ${inSlice} AND site_id IN (SELECT site_id FROM acc_batch)`;
   const inWindow = inWindowSql('valid_time', options.from, options.to);
-  const days = staleDays(options, old);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
+    SELECT * FROM ${reads.leaving} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
+    UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${reads.changing} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`);
+}
+
+/**
+ * The relations a batch's stale reads go through: the ledger's pairs that may leave the window,
+ * those that may be stale inside it, and the forecast rows of the points that may be (they lie
+ * where those pairs do), each with the cold files of staleDays' days alone.
+ */
+interface StaleReads {
+  leaving: string;
+  changing: string;
+  sources: PointSources;
+}
+
+async function staleReads(wh: Warehouse, options: AlignOptions, changes: Changes): Promise<StaleReads> {
+  const days = staleDays(options, changes);
   const ledger = (span: DaySpan | 'all') =>
     span === 'all' ? LEDGER_PAIRS : wh.cold.between(LEDGER_PAIRS, span.from, span.to);
-  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stale AS
-    SELECT * FROM ${await ledger(days.leaving)} WHERE ${ofBatch} AND ${outOfWindowSql('valid_time', options.from, options.to)}
-    UNION ALL SELECT * FROM (${changedRowsSql(`SELECT * FROM ${await ledger(days.changing)} WHERE ${range} AND ${inSlice} AND ${inWindow}`, old)})`);
+  const { from, to } = days.changing;
+  return {
+    leaving: await ledger(days.leaving),
+    changing: await ledger(days.changing),
+    sources: {
+      forecasts: await wh.cold.between('forecasts', from, to),
+      modelOutputs: await wh.cold.between('model_outputs', from, to),
+    },
+  };
 }
 
 /** Valid times [from, to) in ms, either end open when null. */
@@ -718,6 +743,11 @@ interface BatchRun {
   incremental: Changes | null;
   progress: BatchProgress;
   meta: { listener?: LedgerListener; now: number };
+  /**
+   * The stale reads of a batch without a changed site and of one with (every row of its sites
+   * stale), made at the first batch of each kind: the cold files do not change while batches run.
+   */
+  reads: Partial<Record<'kept' | 'changedSite', Promise<StaleReads>>>;
 }
 
 /** Valid times [from, to) a batch aligns, either end open when absent: a part of its sites' pairs. */
@@ -757,18 +787,15 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
   const { options, incremental, progress } = run;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   const range = await batchRangeSql(wh);
-  const changes =
-    incremental && (await batchChangesSites(wh)) ? { ...incremental, staleFromUs: 'all' as const } : incremental;
-  if (!changes) {
+  if (!incremental) {
     await alignPoints(wh, sliced(options, slice));
   } else {
-    await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, range, slice));
-    // the points that may be stale lie where the ledger's pairs that may be do
-    const { from, to } = staleDays(options, changes).changing;
-    await alignPoints(wh, sliced(options, slice), (points) => changedRowsSql(points, changes), {
-      forecasts: await wh.cold.between('forecasts', from, to),
-      modelOutputs: await wh.cold.between('model_outputs', from, to),
-    });
+    const kind = (await batchChangesSites(wh)) ? 'changedSite' : 'kept';
+    const changes = kind === 'changedSite' ? { ...incremental, staleFromUs: 'all' as const } : incremental;
+    run.reads[kind] ??= staleReads(wh, options, changes);
+    const reads = await run.reads[kind];
+    await withJoinsBuiltOnTheRight(wh, () => markStale(wh, options, changes, reads, range, slice));
+    await alignPoints(wh, sliced(options, slice), (points) => changedRowsSql(points, changes), reads.sources);
   }
   // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
   // writes it: held, they set the commit's peak.
@@ -937,7 +964,7 @@ export async function refreshLedger(
   try {
     await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
     if (incremental) await retireDays(wh, incremental, options, meta);
-    const run: BatchRun = { options, incremental, progress, meta };
+    const run: BatchRun = { options, incremental, progress, meta, reads: {} };
     for (const batch of await planBatches(wh, options, incremental !== null)) {
       await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
     }
