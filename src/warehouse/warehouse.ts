@@ -39,6 +39,7 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import { type DuckDBHandle, openDuckDB } from './duckdb.js';
+import { handBackPool } from './executor.js';
 import { ColdStore, coldFolderOf, hotCutoff, type MovedDay, presentCold, publishedSearchPath } from './cold.js';
 import { DiskFullError, explainDiskFull, freeBytes, fsyncPath } from './disk.js';
 import { writeWarehouseInfo } from './info.js';
@@ -435,8 +436,10 @@ export class Warehouse {
   }
 
   /**
-   * Writes what is committed into the file. Also what frees DuckDB's pool: the table data written
-   * since the last checkpoint sits in it until then, and must be spilled to make room.
+   * Writes what is committed into the file, then purges DuckDB's pool (handBackPool). The table
+   * data written since the last checkpoint sits in the pool until then; the checkpoint itself
+   * reads and writes blocks that stay there, unpinned but allocated, until something evicts them,
+   * so that the work after a checkpoint would build on them (tens of MiB past the limit).
    */
   async checkpoint(): Promise<void> {
     await this.exclusive(() =>
@@ -444,6 +447,7 @@ export class Warehouse {
         throw explainDiskFull(error, this.writerPath);
       }),
     );
+    await handBackPool(this);
   }
 
   /**

@@ -724,17 +724,8 @@ async function settleBatch(wh: Warehouse, run: BatchRun): Promise<void> {
   const deletes =
     options.batchPoints !== undefined && progress.deleted >= options.batchPoints * DELETES_PER_BATCH_POINT;
   if (!deletes && wh.walBytes() < LEDGER_WAL_BYTES) return;
-  await checkpointAndPurge(wh);
-  progress.deleted = 0;
-}
-
-/**
- * A checkpoint, then what it read and wrote out of DuckDB's pool, so the next batch does not
- * build on it.
- */
-async function checkpointAndPurge(wh: Warehouse): Promise<void> {
   await wh.checkpoint();
-  await handBackPool(wh);
+  progress.deleted = 0;
 }
 
 /** What every batch of a refresh shares. */
@@ -979,7 +970,7 @@ export async function refreshLedger(
   const pairsAligned = progress.aligned;
   // The pairs the last batches wrote stay in DuckDB's pool until a checkpoint, which no purge
   // frees: left there, they would take the memory the statistics need.
-  await checkpointAndPurge(wh);
+  await wh.checkpoint();
   await meta.listener?.done(base);
   return wh.transaction(async () => {
     await meta.listener?.saving();
