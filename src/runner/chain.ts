@@ -6,7 +6,7 @@
 import type { JobContext } from '../job.js';
 import type { Failure, JobOutcome } from '../outcome.js';
 import { describeCost, measureStep } from './measure.js';
-import { handBackMemory } from '../warehouse/executor.js';
+import { collectGarbage } from '../warehouse/executor.js';
 import { outcomeOf } from './outcome.js';
 import type { JobRegistry } from './registry.js';
 
@@ -24,10 +24,11 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
       break;
     }
     // What the last step's committed deletes removed stays in DuckDB's memory, counted against
-    // the next step's limit, until a checkpoint: each step starts with its whole limit. A
-    // checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
+    // the next step's limit, until a checkpoint (which then purges the pool): each step starts
+    // with its whole limit. A checkpoint that fails (a full disk) has invalidated DuckDB: the
+    // run's error.
     await ctx.warehouse.checkpoint();
-    await handBackMemory(ctx.warehouse);
+    collectGarbage();
     const ended = measureStep();
     // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
     const stepCtx = { ...ctx, log: ctx.log.child({ step: job.name }), stepEnded: undefined };

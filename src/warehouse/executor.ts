@@ -202,9 +202,9 @@ export async function handBackPool(warehouse: Tunable): Promise<void> {
 const PURGE_LIMIT = '1MB';
 
 /**
- * Hands back, between the steps of a run (src/runner/chain.ts), before its publish and before a
- * report's plots, what the last step left in memory: DuckDB's buffer pool (handBackPool) and V8's
- * garbage, which nothing in the next step may make V8 collect.
+ * Hands back, before a run's publish and before a report's plots, what the work before left in
+ * memory: DuckDB's buffer pool (handBackPool) and V8's garbage (collectGarbage). Between a
+ * chain's steps the checkpoint purges the pool, and the chain collects the garbage.
  */
 export async function handBackMemory(warehouse: Tunable): Promise<void> {
   await handBackPool(warehouse);
@@ -214,7 +214,8 @@ export async function handBackMemory(warehouse: Tunable): Promise<void> {
 /** V8's full collection; Node exposes it only behind `--expose-gc`, so the flag is set here, once. */
 let gc: (() => void) | null | undefined;
 
-function collectGarbage(): void {
+/** Collects V8's garbage, which nothing in the work that follows may make V8 collect. */
+export function collectGarbage(): void {
   if (gc === undefined) {
     try {
       setFlagsFromString('--expose-gc');
