@@ -63,20 +63,38 @@ export function windowSql(column: string, options: Pick<AlignOptions, 'from' | '
   return parts.join(' AND ');
 }
 
-/** Days of data, the latest of the window, that the most common step is read from. */
+/** Days of actuals, the latest of the window, that their most common step is read from. */
 const STEP_SAMPLE_DAYS = 3;
 
 /**
- * The most common positive step between consecutive valid times per site (microseconds), over
- * the last days of the window: enough to know the grid without sorting all history.
+ * The most common positive step between consecutive valid times per site (microseconds) in
+ * `sample` (site_id, valid_time and the `partition` columns): a bounded sample, so that the
+ * sort behind it takes as much memory at a year's depth as at a week's.
  */
-function stepSql(table: string, partition: string, sites: string, options: AlignOptions): string {
-  const inWindow = (alias: string) => `${alias}.site_id IN (${sites}) AND ${windowSql(`${alias}.valid_time`, options)}`;
+function stepSql(sample: string, partition: string): string {
   return `SELECT site_id, mode(step) AS step FROM (
       SELECT site_id, epoch_us(valid_time) - lag(epoch_us(valid_time)) OVER (PARTITION BY ${partition} ORDER BY valid_time) AS step
-      FROM ${table} t WHERE ${inWindow('t')} AND t.valid_time >= (
-        SELECT max(l.valid_time) - INTERVAL ${STEP_SAMPLE_DAYS} DAY FROM ${table} l WHERE l.site_id = t.site_id AND ${inWindow('l')}))
+      FROM (${sample}))
     WHERE step > 0 GROUP BY site_id`;
+}
+
+/** The rows of `alias` at the sites `sites` selects, in the window. */
+function sampled(alias: string, sites: string, options: AlignOptions): string {
+  return `${alias}.site_id IN (${sites}) AND ${windowSql(`${alias}.valid_time`, options)}`;
+}
+
+/** The points of the latest vintage (by `issued`) of each `key` in the window: one issue's horizon each. */
+function latestVintageSql(table: string, key: string, issued: string, sites: string, options: AlignOptions): string {
+  return `SELECT t.* FROM ${table} t
+      JOIN (SELECT ${key}, max(${issued}) AS ${issued} FROM ${table} l WHERE ${sampled('l', sites, options)} GROUP BY ${key}) v
+      USING (${key}, ${issued})
+      WHERE ${sampled('t', sites, options)}`;
+}
+
+/** Each site's actuals of the last STEP_SAMPLE_DAYS days of the window it has actuals in. */
+function latestActualsSql(sites: string, options: AlignOptions): string {
+  return `SELECT t.* FROM actuals t WHERE ${sampled('t', sites, options)} AND t.valid_time >= (
+      SELECT max(l.valid_time) - INTERVAL ${STEP_SAMPLE_DAYS} DAY FROM actuals l WHERE l.site_id = t.site_id AND ${sampled('l', sites, options)})`;
 }
 
 /** The site's `model_resolution` setting (15min, 30min, 1h, 1d) in microseconds, NULL when other. */
@@ -105,29 +123,33 @@ export async function chooseSites(sql: SqlRunner, options: AlignOptions): Promis
         `--site: no site with id or name ${missing.map((s) => `"${s}"`).join(', ')} in the warehouse`,
       );
   }
-  // Steps are read from the data only where neither an option nor the site's setting gives them.
+  // Steps are read from the data only where neither an option nor the site's setting gives them,
+  // each kind in a subquery of its own that acc_site joins: correlated to each site, they ran out
+  // of memory where the same subqueries alone fit.
+  const unset = 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL';
   const forecastSteps =
     options.forecastIntervalMs !== undefined
-      ? 'NULL'
-      : `(SELECT min(step) FROM (
-      ${stepSql('forecasts', 'site_id, model_name, update_time', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
+      ? NO_STEPS
+      : `SELECT site_id, min(step) AS step FROM (
+      ${stepSql(latestVintageSql('forecasts', 'site_id, model_name', 'update_time', unset, options), 'site_id, model_name')}
       UNION ALL
-      ${stepSql('model_outputs', 'model_id, as_of', 'SELECT site_id FROM acc_chosen WHERE resolution IS NULL', options)}
-    ) f WHERE f.site_id = c.site_id)`;
+      ${stepSql(latestVintageSql('model_outputs', 'model_id', 'as_of', unset, options), 'model_id')}
+    ) GROUP BY site_id`;
   const actualSteps =
     options.actualIntervalMs !== undefined
-      ? 'NULL'
-      : `(SELECT step FROM (
-      ${stepSql('actuals', 'site_id', 'SELECT site_id FROM acc_chosen', options)}
-    ) a WHERE a.site_id = c.site_id)`;
+      ? NO_STEPS
+      : stepSql(latestActualsSql('SELECT site_id FROM acc_chosen', options), 'site_id');
   const fixed = (ms: number | undefined) => (ms === undefined ? 'NULL' : String(us(ms)));
   await sql.run(`CREATE OR REPLACE TEMP TABLE acc_site AS
     SELECT c.site_id, c.type, c.nameplate_kw,
-      coalesce(${fixed(options.forecastIntervalMs)}, c.resolution, ${forecastSteps}) AS f_len,
-      coalesce(${fixed(options.actualIntervalMs)}, ${actualSteps}) AS a_len,
+      coalesce(${fixed(options.forecastIntervalMs)}, c.resolution, f.step) AS f_len,
+      coalesce(${fixed(options.actualIntervalMs)}, a.step) AS a_len,
       ${referencePeriodUsSql('c.type')} AS ref_period
-    FROM acc_chosen c`);
+    FROM acc_chosen c LEFT JOIN (${forecastSteps}) f USING (site_id) LEFT JOIN (${actualSteps}) a USING (site_id)`);
 }
+
+/** The steps of no site: where an option gives every site's. */
+const NO_STEPS = 'SELECT NULL::VARCHAR AS site_id, NULL::BIGINT AS step WHERE false';
 
 /** Sites whose actuals cannot be resampled to their forecast intervals are left out, with the reason. */
 export async function unusableSites(sql: SqlRunner, options: AlignOptions): Promise<SkippedSite[]> {
@@ -228,12 +250,21 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions, partial: b
         CASE WHEN ${enough(`count(a.value) FILTER (WHERE ${kept})`)} THEN avg(a.value) FILTER (WHERE ${kept}) END AS actual,
         NOT (${enough(`count(a.value) FILTER (WHERE ${kept})`)}) AS flagged_out
       FROM actuals a JOIN acc_batch s USING (site_id)
-      LEFT JOIN actual_flags f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
+      LEFT JOIN (${batchFlagsSql(lo, hi)}) f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
       WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
         AND ${t} >= ${lo} AND ${t} < ${hi}
         ${partial ? `AND EXISTS (SELECT 1 FROM acc_needed_hours n WHERE n.site_id = a.site_id AND n.hour = ${t} // ${us(HOUR)})` : ''}
       GROUP BY a.site_id, ${label}
       HAVING ${enough('count(a.value)')})`);
+}
+
+/**
+ * The flags of the batch's actuals from `lo` to `hi` (epoch microseconds): the side of the join
+ * its hash table holds, so it must grow with the batch, not with the warehouse.
+ */
+function batchFlagsSql(lo: number, hi: number): string {
+  return `SELECT site_id, valid_time, flags FROM actual_flags
+    WHERE site_id IN (SELECT site_id FROM acc_batch) AND valid_time >= make_timestamptz(${lo}) AND valid_time < make_timestamptz(${hi})`;
 }
 
 /**
