@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { METRIC_MEANINGS, renderReport } from '../src/accuracy/output/report.js';
+import { FLAGGED_SITES_SHOWN, METRIC_MEANINGS, renderReport } from '../src/accuracy/output/report.js';
 import { plotDrawer } from '../src/accuracy/output/plots.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
 
@@ -109,6 +109,27 @@ describe('report of quantile models and flagged actuals', () => {
       expect(body, heading).toMatch(/<svg[\s\S]*<\/svg><p class="aid">Read: [^<]+<\/p>/);
     }
     expect(html).toContain('<td>North</td><td>3</td><td>1</td><td>0</td>');
+  });
+});
+
+describe("the report's flag section at many sites", () => {
+  it('draws and lists the most flagged sites only, and says how many have flags and where the rest are', async () => {
+    const flags = Array.from({ length: 200 }, (_, i) => ({
+      site: `site-${String(i).padStart(3, '0')}`,
+      flag: 'stale' as const,
+      count: i + 1,
+    }));
+    const html = await renderReport({ title: 'Fleet', rows: [], series: [], generatedAt: 0, notes: [], flags });
+    const section = html.slice(html.indexOf('<h2>Data quality of the actuals</h2>'));
+    const rows = [...section.matchAll(/<tr><td>(site-\d+)<\/td><td>(\d+)<\/td><\/tr>/g)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]);
+    expect(rows).toHaveLength(FLAGGED_SITES_SHOWN);
+    expect(rows[0]).toEqual(['site-199', 200]);
+    expect(rows.at(-1)).toEqual([`site-${200 - FLAGGED_SITES_SHOWN}`, 200 - FLAGGED_SITES_SHOWN + 1]);
+    expect(section).toContain(`200 sites have flagged actuals; the ${FLAGGED_SITES_SHOWN} with the most are shown`);
+    expect(section).not.toContain('site-000');
   });
 });
 

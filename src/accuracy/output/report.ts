@@ -251,8 +251,8 @@ export interface ReportInput {
   includeFlagged?: boolean;
 }
 
-/** Flagged actuals per site as bars, stacked by flag in bit order. */
-function flagsSpec(flags: FlagCount[]): vl.TopLevelSpec {
+/** Flagged actuals per site as bars, stacked by flag in bit order, the sites in the order given. */
+function flagsSpec(flags: FlagCount[], sites: string[]): vl.TopLevelSpec {
   const order = Object.keys(FLAGS);
   return {
     data: { values: flags.map((f) => ({ ...f, order: order.indexOf(f.flag) })) },
@@ -260,7 +260,7 @@ function flagsSpec(flags: FlagCount[]): vl.TopLevelSpec {
     height: { step: 22 },
     mark: 'bar',
     encoding: {
-      y: { field: 'site', type: 'nominal', title: null },
+      y: { field: 'site', type: 'nominal', title: null, sort: sites },
       x: {
         field: 'count',
         type: 'quantitative',
@@ -274,24 +274,40 @@ function flagsSpec(flags: FlagCount[]): vl.TopLevelSpec {
   };
 }
 
-/** Flag counts as a plot and a table, one row per site and a column per flag seen. */
+/**
+ * The sites whose actuals the report's flag section shows, most flagged first: a plot and a
+ * table of every site would grow with the fleet (a bar per site); the rest are in the
+ * warehouse's actual_flag_counts view.
+ */
+export const FLAGGED_SITES_SHOWN = 20;
+
+/** Flag counts of the most flagged sites as a plot and a table, one row per site and a column per flag seen. */
 async function flagsHtml(draw: PlotDrawer['draw'], flags: FlagCount[], included: boolean): Promise<string> {
   const reading = included
     ? 'Actuals that failed a data-quality check, per site: scored anyway (--include-flagged).'
     : 'Actuals that failed a data-quality check, per site: left out of every score above (column dropped_flagged counts the forecast points that lost their actual this way).';
   if (flags.length === 0)
     return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}</p><p>No actual in the window was flagged.</p></section>`;
-  const names = (Object.keys(FLAGS) as FlagName[]).filter((f) => flags.some((c) => c.flag === f));
-  const sites = [...new Set(flags.map((f) => f.site))];
-  const count = (site: string, flag: FlagName) => flags.find((f) => f.site === site && f.flag === flag)?.count ?? 0;
+  const totals = new Map<string, number>();
+  for (const f of flags) totals.set(f.site, (totals.get(f.site) ?? 0) + f.count);
+  const sites = [...totals.keys()]
+    .sort((a, b) => totals.get(b)! - totals.get(a)! || (a < b ? -1 : 1))
+    .slice(0, FLAGGED_SITES_SHOWN);
+  const shown = flags.filter((f) => sites.includes(f.site));
+  const names = (Object.keys(FLAGS) as FlagName[]).filter((f) => shown.some((c) => c.flag === f));
+  const count = (site: string, flag: FlagName) => shown.find((f) => f.site === site && f.flag === flag)?.count ?? 0;
   const header = ['site', ...names].map((h) => `<th>${escapeHtml(h)}</th>`).join('');
   const body = sites.map(
     (site) => `<tr><td>${escapeHtml(site)}</td>${names.map((f) => `<td>${count(site, f)}</td>`).join('')}</tr>`,
   );
+  const scope =
+    totals.size > sites.length
+      ? ` ${totals.size} sites have flagged actuals; the ${sites.length} with the most are shown, and every site's counts are in the warehouse's view actual_flag_counts.`
+      : '';
   const aid =
     'Read: a long bar is a site whose actuals often fail a check, so its scores rest on fewer points; the flag names the likely cause (a frozen meter is stale, an inverter limit clipping).';
-  return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
-${await draw(flagsSpec(flags))}<p class="aid">${escapeHtml(aid)}</p>
+  return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}${escapeHtml(scope)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
+${await draw(flagsSpec(shown, sites))}<p class="aid">${escapeHtml(aid)}</p>
 <table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
 }
 
