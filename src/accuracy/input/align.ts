@@ -219,8 +219,7 @@ export async function siteLevels(sql: SqlRunner, options: AlignOptions): Promise
 /**
  * Actuals resampled to each site's forecast intervals: the mean of the sub-points, labelled as
  * the forecast is, kept when no more than `maxMissingPct` of the expected sub-points are missing.
- * A partial alignment reads the actuals of the hours its points need only (acc_needed_hours, each
- * site's hour once, so joining it keeps each actual once).
+ * A partial alignment reads the actuals of the hours its points need only (acc_needed_hours).
  */
 async function resampleActuals(sql: SqlRunner, options: AlignOptions, partial: boolean): Promise<void> {
   if (partial) await neededHours(sql);
@@ -252,10 +251,10 @@ async function resampleActuals(sql: SqlRunner, options: AlignOptions, partial: b
         CASE WHEN ${enough(`count(a.value) FILTER (WHERE ${kept})`)} THEN avg(a.value) FILTER (WHERE ${kept}) END AS actual,
         NOT (${enough(`count(a.value) FILTER (WHERE ${kept})`)}) AS flagged_out
       FROM actuals a JOIN acc_batch s USING (site_id)
-      ${partial ? `JOIN acc_needed_hours n ON n.site_id = a.site_id AND n.hour = ${t} // ${us(HOUR)}` : ''}
       LEFT JOIN (${batchFlagsSql(lo, hi)}) f ON f.site_id = a.site_id AND f.valid_time = a.valid_time
       WHERE s.f_len IS NOT NULL AND s.a_len IS NOT NULL
         AND a.valid_time >= make_timestamptz(${lo}) AND a.valid_time < make_timestamptz(${hi})
+        ${partial ? `AND EXISTS (SELECT 1 FROM acc_needed_hours n WHERE n.site_id = a.site_id AND n.hour = ${t} // ${us(HOUR)})` : ''}
       GROUP BY a.site_id, ${label}
       HAVING ${enough('count(a.value)')})`);
 }
