@@ -28,11 +28,11 @@ setFlagsFromString('--heap-growing-percent=20');
 // 300 MB: dist/src/cli/heap.js, docs/warehouse.md "Memory budget"; 192 MB at 300 MB), with
 // the young generation held to two 8 MB semi-spaces (Node 26 lets them reach 64 MB, which raises
 // a sync's peak; 8 MB costs a little more time in minor collections), and with glibc's malloc
-// held to two arenas (MALLOC_ARENA_MAX, read only at start; unless set already) rather than one
-// per thread that allocates. Node 20 cannot restart in place, and a child process would add the
-// memory of a process of its own: there the cap is the live data and the growth above, and the
-// young generation is held to 8 MB semi-spaces in process (holdYoungGeneration); start node with
-// --max-old-space-size for a hard cap too. --max-old-space-size already given leaves the cap,
+// held to one arena (MALLOC_ARENA_MAX, read only at start; unless set already; bin/efsync says
+// why) rather than one per thread that allocates. Node 20 cannot restart in place, and a child
+// process would add the memory of a process of its own: there the cap is the live data and the
+// growth above, and the young generation is held to 8 MB semi-spaces in process
+// (holdYoungGeneration); start node with --max-old-space-size for a hard cap too. --max-old-space-size already given leaves the cap,
 // the young generation and the arenas as they are.
 const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 const given = (name) => flags.some((flag) => flag.startsWith(name));
@@ -81,7 +81,7 @@ function restart(heapMb) {
       ...process.execArgv,
       ...process.argv.slice(1),
     ],
-    { MALLOC_ARENA_MAX: '2', ...process.env },
+    { MALLOC_ARENA_MAX: '1', ...process.env },
   );
 }
 

@@ -45,9 +45,9 @@ describe('the built command', () => {
     expect(failed?.stderr).toContain('EFSYNC_MEMORY: not a size such as 256MB or 1GB: "1.5"');
   });
 
-  it('bin/efsync execs node on bin/efsync.js in its own pid, glibc held to two arenas unless set', async () => {
+  it('bin/efsync execs node on bin/efsync.js in its own pid, glibc held to one arena unless set', async () => {
     for (const [given, expected] of [
-      [undefined, '2'],
+      [undefined, '1'],
       ['4', '4'],
     ] as const) {
       const child = spawn(LAUNCHER, ['emulator', '--api-key', 'k', '--sites', '1', '--port', '0'], {
