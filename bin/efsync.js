@@ -32,8 +32,9 @@ setFlagsFromString('--heap-growing-percent=20');
 // why) rather than one per thread that allocates. Node 20 cannot restart in place, and a child
 // process would add the memory of a process of its own: there the cap is the live data and the
 // growth above, and the young generation is held to 8 MB semi-spaces in process
-// (holdYoungGeneration); start node with --max-old-space-size for a hard cap too. --max-old-space-size already given leaves the cap,
-// the young generation and the arenas as they are.
+// (holdYoungGeneration); start node with --max-old-space-size for a hard cap too.
+// --max-old-space-size already given leaves the cap, the young generation and the arenas as they
+// are.
 const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 const given = (name) => flags.some((flag) => flag.startsWith(name));
 const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
