@@ -302,7 +302,7 @@ async function flagsHtml(draw: PlotDrawer['draw'], flags: FlagCount[], included:
   );
   const scope =
     totals.size > sites.length
-      ? ` ${totals.size} sites have flagged actuals; the ${sites.length} with the most are shown, and every site's counts are in the warehouse's view actual_flag_counts.`
+      ? ` ${totals.size} sites have flagged actuals; the ${sites.length} with the most are shown (scored from a warehouse, every site's counts are in its view actual_flag_counts).`
       : '';
   const aid =
     'Read: a long bar is a site whose actuals often fail a check, so its scores rest on fewer points; the flag names the likely cause (a frozen meter is stale, an inverter limit clipping).';
