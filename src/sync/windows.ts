@@ -165,8 +165,8 @@ function fireRead(fire: number, next: number | null, now: number, horizon: numbe
 /**
  * The first fire of `schedule` (UTC) after `fire`, or null when there is none within a week.
  * Memoised per schedule and fire: every output read asks it, the sites' models share a few
- * schedules and so the same fires, and parsing the cron once a read was 43 s (9% of the main
- * thread) of a 1,000-site first sync (docs/benchmarks.md, session 20).
+ * schedules and so the same fires, and parsing the cron at every read took a tenth of a first
+ * sync's main thread (docs/benchmarks.md, session 20).
  */
 function nextFire(schedule: string, fire: number): number | null {
   const key = `${schedule}@${fire}`;
@@ -188,7 +188,7 @@ const WEEK = 7 * DAY;
 /**
  * The fire times of a cron schedule (UTC) in [from, to], or null when there is none or it does not
  * parse. Memoised per schedule and window: every site's models share a few schedules and, in one
- * run, the same window, and walking a cron over a week cost ~1.4 s of a 200-site sync.
+ * run, the same window, and walking a cron over a week for every read is not cheap.
  */
 export function cronFires(schedule: string | undefined): ((from: number, to: number) => readonly number[]) | null {
   if (!schedule) return null;

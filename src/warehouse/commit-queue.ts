@@ -16,9 +16,9 @@ import type { Warehouse } from './warehouse.js';
 /** Loads of a batch: 64 sites' forecasts, outputs and actuals (its rows: the budget's `rows.commitBatch`). */
 const MAX_BATCH_LOADS = 192;
 /**
- * Batches merged between purges of DuckDB's buffer pool (handBackPool): with 25, glibc's heap
- * stayed at 22-34 MB over a 10,000-site sync instead of growing to ~70 MB, which took the peak
- * RSS from 313 to 293 MB in the same time (195 s against 200 s; docs/sync.md, Memory).
+ * Batches merged between purges of DuckDB's buffer pool (handBackPool): often enough that glibc's
+ * heap stays flat over a sync of any number of sites, rarely enough to cost it no time
+ * (docs/sync.md, Memory).
  */
 const PURGE_EVERY_BATCHES = 25;
 

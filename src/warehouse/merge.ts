@@ -154,8 +154,7 @@ FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
  * (a backfill of an older window keeps it), and a row is written only when it advances, so a
  * rerun of the same window writes nothing. Returns the site_id and resource of each row written.
  * An UPDATE, then SYNC_STATE_INSERT for the new ones, instead of an upsert (INSERT ... ON
- * CONFLICT): 48 states took 15-18 ms against 24-34 ms (the profile of issue #12: an UPDATE 2.6x
- * cheaper).
+ * CONFLICT), which DuckDB runs slower.
  */
 export const SYNC_STATE_ADVANCE = `
 UPDATE sync_state SET

@@ -101,10 +101,10 @@ export const SERIES: Record<SeriesKind, Series> = {
  * batch's sites yet (their first sync), every staged row is fresh (no key is staged twice): the
  * counts are the staged rows. Else, several sites: the INSERT returns each written row's site as
  * its 1-based position in `sites` (a small integer, cheap to read back) and the counts are taken
- * here; DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
- * table to count them cost ~6 s of a 1,000-site sync. (Returning and reading back a first sync's
- * millions of positions was ~10% of its merges.) Whether the table holds rows of the sites is
- * asked only for sites not known to hold some (see `holders`).
+ * here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
+ * table to count them costs more than reading back a small integer a row, which a first sync
+ * skips as well. Whether the table holds rows of the sites is asked only for sites not known to
+ * hold some (see `holders`).
  */
 async function insertFresh(
   warehouse: Warehouse,

@@ -53,7 +53,7 @@ export interface Staged {
 
 /**
  * The statements that create a series' staging tables empty, replacing the last batch's: cheaper
- * than deleting their rows (2 s of a 1,000-site sync). The commit queue runs a batch's in one call.
+ * than deleting their rows. The commit queue runs a batch's in one call.
  */
 export function freshStagingSql(series: StagingTables): string[] {
   const tables = [`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`];

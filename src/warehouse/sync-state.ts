@@ -75,10 +75,9 @@ export async function saveSyncStates(
 }
 
 /**
- * DuckDB holds a transaction's updated rows, and the JSON list of the states (one value), in
- * memory it cannot spill: the 30,000 states of a 10,000-site resync in one statement asked for
- * 16 MiB at once and ran out of a 48MB pool, and in one transaction of smaller statements needed
- * more than 24MB.
+ * The states written in one transaction: DuckDB holds a transaction's updated rows, and the JSON
+ * list of the states (one value), in memory it cannot spill, so a 10,000-site resync's 30,000
+ * states go in transactions of a size any budget's pool holds (docs/decisions/memory-budget.md).
  */
 const STATES_PER_TRANSACTION = 1000;
 
