@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 const PROBES = {
   tmux: { command: ['tmux', '-V'], install: 'apt-get install tmux' },
   promtool: { command: ['promtool', '--version'], install: 'apt-get install prometheus' },
+  chromium: { command: ['chromium', '--version'], install: 'apt-get install chromium' },
   pyarrow: { command: ['python3', '-c', 'import pyarrow.parquet'], install: 'python3 -m pip install pyarrow' },
   pyduckdb: { command: ['python3', '-c', 'import duckdb'], install: 'python3 -m pip install duckdb' },
   unshare: {

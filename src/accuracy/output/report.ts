@@ -235,7 +235,7 @@ function metricsTableHtml(rows: AccuracyRow[]): string {
     (name) =>
       `<tr><td>${escapeHtml(name)}</td>${totals.map((r) => `<td>${value(r, name)}</td>`).join('')}<td class="meaning">${escapeHtml(meaningOf(name))}</td></tr>`,
   );
-  return `<table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table>`;
+  return `<div class="wide"><table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></div>`;
 }
 
 export interface ReportInput {
@@ -308,7 +308,7 @@ async function flagsHtml(draw: PlotDrawer['draw'], flags: FlagCount[], included:
     'Read: a long bar is a site whose actuals often fail a check, so its scores rest on fewer points; the flag names the likely cause (a frozen meter is stale, an inverter limit clipping).';
   return `<section><h2>Data quality of the actuals</h2><p>${escapeHtml(reading)}${escapeHtml(scope)} Each flag is defined in docs/accuracy.md and in the warehouse table quality_flags.</p>
 ${await draw(flagsSpec(shown, sites))}<p class="aid">${escapeHtml(aid)}</p>
-<table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></section>`;
+<div class="wide"><table><thead><tr>${header}</tr></thead><tbody>${body.join('')}</tbody></table></div></section>`;
 }
 
 /** A plot under its title and what it shows, with a one-line reading aid beneath. */
@@ -433,6 +433,7 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; whi
 th:first-child, td:first-child, td.meaning, th:last-child { text-align: left; }
 td.meaning { white-space: normal; color: #444; min-width: 28rem; }
 .empty { color: #999; } .aid { color: #555; font-style: italic; margin-top: .3rem; }
+svg.marks { max-width: 100%; height: auto; } .wide { overflow-x: auto; }
 </style></head><body>
 <h1>${escapeHtml(input.title)}</h1>
 <p class="notes">${input.notes.map(escapeHtml).join('<br>')}<br>Generated ${new Date(input.generatedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC</p>
