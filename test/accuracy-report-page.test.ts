@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../src/accuracy/output/report.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
+import { REPORT_SCORING } from './accuracy-support.js';
 import { type Browser, startBrowser } from './chromium.js';
 import { needTool, titled } from './tools.js';
 
@@ -65,14 +66,7 @@ describe.skipIf(!hasChromium)(titled('the report in chromium', 'chromium', hasCh
   beforeAll(async () => {
     const pairs = join(dir, 'pairs.csv');
     writeFileSync(pairs, pairsCsv());
-    const result = await scorePairsFile(pairs, 'ending', {
-      groups: ['total', 'lead', 'hour'],
-      tz: 'UTC',
-      leadBuckets: [6 * 3_600_000, 24 * 3_600_000],
-      deadbandPct: 0,
-      mapeMinActualPct: 1,
-      withSeries: true,
-    });
+    const result = await scorePairsFile(pairs, 'ending', REPORT_SCORING);
     const flags = Array.from({ length: 30 }, (_, i) => ({
       site: `a site with a long name, number ${i}`,
       flag: i % 2 ? ('stale' as const) : ('clipping' as const),

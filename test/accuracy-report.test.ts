@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FLAGGED_SITES_SHOWN, METRIC_MEANINGS, renderReport } from '../src/accuracy/output/report.js';
 import { plotDrawer } from '../src/accuracy/output/plots.js';
 import { scorePairsFile } from '../src/accuracy/score.js';
+import { REPORT_SCORING } from './accuracy-support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'efsync-accuracy-report-'));
 
@@ -33,14 +34,7 @@ describe('report', () => {
   it('is one HTML file with the four plots as inline SVG, the metrics table and what each metric means', async () => {
     const file = join(dir, 'pairs.csv');
     writeFileSync(file, pairsCsv());
-    const result = await scorePairsFile(file, 'ending', {
-      groups: ['total', 'lead', 'hour'],
-      tz: 'UTC',
-      leadBuckets: [6 * 3_600_000, 24 * 3_600_000],
-      deadbandPct: 0,
-      mapeMinActualPct: 1,
-      withSeries: true,
-    });
+    const result = await scorePairsFile(file, 'ending', REPORT_SCORING);
     expect(result.series).toHaveLength(72);
     const html = await renderReport({
       title: 'Test report',

@@ -2,6 +2,8 @@
 import { expect } from 'vitest';
 import type { AccuracyRow } from '../src/accuracy/compute/metrics.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
+import type { MetricOptions } from '../src/accuracy/compute/options.js';
+import type { ScoreExtras } from '../src/accuracy/score.js';
 
 /** The same rows in the same order, every metric equal within 1e-9 relative (NaN and Infinity as text). */
 export function expectSameMetrics(a: AccuracyRow[], b: AccuracyRow[]): void {
@@ -34,3 +36,13 @@ export async function ledgerRows(wh: Warehouse): Promise<string[]> {
   );
   return rows.map((r) => r.row);
 }
+
+/** How the report tests score their pairs files: total, lead time and hour, with the series drawn. */
+export const REPORT_SCORING: MetricOptions & ScoreExtras = {
+  groups: ['total', 'lead', 'hour'],
+  tz: 'UTC',
+  leadBuckets: [6 * 3_600_000, 24 * 3_600_000],
+  deadbandPct: 0,
+  mapeMinActualPct: 1,
+  withSeries: true,
+};
