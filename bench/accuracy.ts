@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
-import { type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
+import { type StatsEngine, statsEngine } from '../src/accuracy/compute/stats.js';
 import type { PairsColumns } from '../src/accuracy/input/pairs.js';
 import { scorePairsTable } from '../src/accuracy/score.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';

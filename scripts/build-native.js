@@ -1,9 +1,10 @@
-// Builds native/efsync_stats.c into dist/native/efsync_stats.duckdb_extension (run by build.js,
+// Builds native/efsync.c into dist/native/efsync.duckdb_extension (run by build.js,
 // so by `npm ci`): compiled with the system's C compiler ($CC, else cc) against the libduckdb of
 // the installed @duckdb/node-bindings, and given the 512-byte footer DuckDB reads before it loads
 // an extension (its platform, the C API version it needs, the C_STRUCT ABI; unsigned). Where it
 // cannot be built (no compiler, a platform without a libduckdb.so) it says so and stops without
-// failing the install: the accuracy statistics then run in SQL, about 2.5x slower (docs/accuracy.md).
+// failing the install: the accuracy statistics then run in SQL, about 2.5x slower (docs/accuracy.md),
+// and the C heap keeps the free memory it would have trimmed.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,9 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const source = `${root}native/efsync_stats.c`;
+const source = `${root}native/efsync.c`;
 /** Where it goes: dist/native, unless named (`node scripts/build-native.js <file>`, as a test does). */
-const target = process.argv[2] ?? `${root}dist/native/efsync_stats.duckdb_extension`;
+const target = process.argv[2] ?? `${root}dist/native/efsync.duckdb_extension`;
 /** The oldest DuckDB C API with everything the file calls (aggregate functions came in 1.1, C extensions in 1.2). */
 const C_API_VERSION = 'v1.2.0';
 const EXTENSION_VERSION = 'v1';
@@ -71,6 +72,6 @@ try {
 } catch (error) {
   rmSync(target, { force: true });
   console.warn(
-    `efsync: the native accuracy statistics were not built (${error instanceof Error ? error.message : error}); accuracy computes them in SQL instead`,
+    `efsync: the native extension was not built (${error instanceof Error ? error.message : error}); accuracy computes its statistics in SQL instead`,
   );
 }

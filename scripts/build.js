@@ -2,8 +2,8 @@
 // once, so the command runs JavaScript with no compiler loaded. dist/src and dist/jobs are emptied
 // first, so a removed module (a job above all: every file in dist/jobs is loaded) does not linger
 // there; the SQL migrations, views.sql and comments.yaml are copied beside the compiled migrate.js
-// and comments.js, which read them at run time. Then the native accuracy statistics (build-native.js), which do not fail the
-// build where they cannot be made; dist/native is left in place until the new file replaces it,
+// and comments.js, which read them at run time. Then the native extension (build-native.js), which does not fail the
+// build where it cannot be made; dist/native is left in place until the new file replaces it,
 // as a test that builds runs beside others that load it.
 import { execFileSync } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';

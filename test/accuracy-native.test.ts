@@ -1,4 +1,4 @@
-// The native accuracy statistics (native/efsync_stats.c, loaded by src/accuracy/compute/native.ts) give
+// The native accuracy statistics (native/efsync.c, loaded by src/warehouse/native.ts) give
 // what the SQL statistics give: the same bins for every value, and the same counts, sums, minima
 // and maxima for every group and chunk, NULLs, drops, deadband, MAPE floor and capacities
 // included, to the last digits a different order of summing moves. Also: the install builds
@@ -11,10 +11,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerLine } from '../src/accuracy/input/incremental.js';
 import { connectionRunner, type SqlRunner } from '../src/accuracy/compute/metrics.js';
-import { NATIVE_STATS_PATH, type StatsEngine, statsEngine } from '../src/accuracy/compute/native.js';
 import type { MetricOptions } from '../src/accuracy/compute/options.js';
-import { binSql, histogramSql, statsSql } from '../src/accuracy/compute/stats.js';
+import { binSql, histogramSql, type StatsEngine, statsEngine, statsSql } from '../src/accuracy/compute/stats.js';
 import { type DuckDBHandle, openDuckDB } from '../src/warehouse/duckdb.js';
+import { NATIVE_EXTENSION_PATH } from '../src/warehouse/native.js';
 import { tempDir } from './sync-support.js';
 
 const run = promisify(execFile);
@@ -46,16 +46,16 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 it('the install builds the native statistics, and a database efsync opens loads them', () => {
-  expect(existsSync(NATIVE_STATS_PATH)).toBe(true);
+  expect(existsSync(NATIVE_EXTENSION_PATH)).toBe(true);
 });
 
 it('an install without a C compiler says so and goes on, leaving no extension', async () => {
-  const target = join(tempDir(), 'efsync_stats.duckdb_extension');
+  const target = join(tempDir(), 'efsync.duckdb_extension');
   const { stderr } = await run(process.execPath, [join(ROOT, 'scripts', 'build-native.js'), target], {
     env: { ...process.env, CC: join(tempDir(), 'no-such-cc') },
   });
-  expect(stderr).toContain('the native accuracy statistics were not built');
-  expect(stderr).toContain('accuracy computes them in SQL instead');
+  expect(stderr).toContain('the native extension was not built');
+  expect(stderr).toContain('accuracy computes its statistics in SQL instead');
   expect(existsSync(target)).toBe(false);
 });
 

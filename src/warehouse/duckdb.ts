@@ -3,6 +3,7 @@
 // whatever statement runs before the process exits.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
+import { hasNativeExtension } from './native.js';
 import { WRITER_SETTINGS } from './settings.js';
 import { quoteLiteral } from './sql.js';
 
@@ -37,6 +38,7 @@ export interface DuckDBHandle {
  * `fileSearchPath`: the folders a relative file path is read from, first to last (DuckDB's
  * file_search_path); a reader of the published file puts its folder first (publishedSearchPath).
  * `writer`: the writer file's instance, or a draft that replaces it, with WRITER_SETTINGS.
+ * efsync's extension is loaded where it can be (src/warehouse/native.ts).
  */
 export async function openDuckDB(
   path: string,
@@ -51,7 +53,7 @@ export async function openDuckDB(
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
     ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
     ...(options.writer ? WRITER_SETTINGS : {}),
-    // the native accuracy statistics are built at install, so they carry no signature (src/accuracy/compute/native.ts)
+    // efsync's own extension is built at install, so it carries no signature (src/warehouse/native.ts)
     allow_unsigned_extensions: 'true',
     // DuckDB caches what it reads of Parquet files in its buffer pool, by default; the cold store's
     // files are local, and the kernel's page cache holds them already, so the cache only adds to
@@ -65,6 +67,7 @@ export async function openDuckDB(
       if (options.fileSearchPath) {
         await connection.run(`SET GLOBAL file_search_path = ${quoteLiteral(options.fileSearchPath.join(','))}`);
       }
+      await hasNativeExtension(connection);
     } catch (error) {
       connection.closeSync();
       throw error;

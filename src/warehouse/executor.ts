@@ -14,6 +14,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FailedError } from '../errors.js';
 import { isOutOfMemory } from './duckdb.js';
+import { hasNativeExtension } from './native.js';
 import { limitInForce, type Tunable } from './settings.js';
 import { quoteLiteral } from './sql.js';
 
@@ -175,14 +176,18 @@ export async function skippedForMemory(work: () => Promise<unknown>): Promise<st
 
 /**
  * Evicts from DuckDB's buffer pool every block no statement holds, by lowering its memory limit
- * to almost nothing for a moment, then setting the limit in force again (limitInForce): between two steps of work, so that the
- * next step's peak is its own work, not its work on top of the last one's leftovers. Why: DuckDB's eviction queues hold a weak reference to every block a statement
- * ever unpinned, and the memory of a block freed since (with its queue entry) stays allocated
- * until that entry is dropped. A queue drops its dead entries only once it holds ~32,000 of
- * them, and there are eight queues, so a sync of many small statements (each hash join builds one
- * block per partition, 16 of them) keeps freed blocks that grow glibc's heap with the number of
- * sites. An eviction walks the queues and drops dead entries
- * as it passes them; this one walks them all.
+ * to almost nothing for a moment, then setting the limit in force again (limitInForce); then gives
+ * the C heap's free pages back to the kernel (efsync_trim, where efsync's extension is loaded).
+ * Called between two steps of work, so that the next step's peak is its own work, not its work
+ * on top of the last one's leftovers. Why the eviction: DuckDB's eviction queues hold a weak
+ * reference to every block a statement ever unpinned, and the memory of a block freed since (with
+ * its queue entry) stays allocated until that entry is dropped. A queue drops its dead entries
+ * only once it holds ~32,000 of them, and there are eight queues, so a sync of many small
+ * statements (each hash join builds one block per partition, 16 of them) keeps freed blocks that
+ * grow glibc's heap with the number of sites. An eviction walks the queues and drops dead entries
+ * as it passes them; this one walks them all. Why the trim: glibc gives back only the top of its
+ * heap, and what Node and DuckDB freed below a block still in use stays in the RSS
+ * (docs/decisions/memory-budget.md, "Handing memory back").
  */
 export async function handBackPool(warehouse: Tunable): Promise<void> {
   await warehouse.exclusive(async () => {
@@ -195,6 +200,7 @@ export async function handBackPool(warehouse: Tunable): Promise<void> {
     } finally {
       await warehouse.run(`SET memory_limit = ${quoteLiteral(restored)}`);
     }
+    if (await hasNativeExtension(warehouse)) await warehouse.run('SELECT efsync_trim()');
   });
 }
 

@@ -6,8 +6,16 @@ import { EVENT_FIELDS, eventFields, type Contingency, type EventDefinition } fro
 import { groupSql, type Group } from './groups.js';
 import { LEVEL_METRICS, levelFields, skillScore, type LevelMetric } from './probabilistic.js';
 import type { MetricOptions, SingleSubject } from './options.js';
-import { statsEngine } from './native.js';
-import { binnedSql, DROP_REASONS, groupKeys, groupPartSql, histogramSql, mergedStatsSql, statsSql } from './stats.js';
+import {
+  binnedSql,
+  DROP_REASONS,
+  groupKeys,
+  groupPartSql,
+  histogramSql,
+  mergedStatsSql,
+  statsEngine,
+  statsSql,
+} from './stats.js';
 
 // The pairs relation every source (warehouse alignment, a CSV file, the bench) produces is declared
 // in ../input/relation.ts: its columns, their types and meanings.

@@ -12,9 +12,17 @@ import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import { Spool } from '../../warehouse/spool.js';
 import type { LedgerListener } from '../input/incremental.js';
-import { type StatsEngine, statsEngine } from './native.js';
 import type { MetricOptions } from './options.js';
-import { BIN_SCALE, groupPartSql, histogramSql, mergedStatsSql, STATS_VERSION, statsSql } from './stats.js';
+import {
+  BIN_SCALE,
+  groupPartSql,
+  histogramSql,
+  mergedStatsSql,
+  STATS_VERSION,
+  type StatsEngine,
+  statsEngine,
+  statsSql,
+} from './stats.js';
 
 const STATS = 'accuracy_stats';
 const HISTOGRAMS = 'accuracy_histograms';
@@ -64,7 +72,7 @@ export interface StatsRefresh {
   /** Days whose statistics were computed again from the ledger (every day for full), of `of` days. */
   days: number;
   of: number;
-  /** Whether the native functions computed them, or SQL (native.ts). */
+  /** Whether the native functions computed them, or SQL (statsEngine). */
   engine: StatsEngine;
 }
 

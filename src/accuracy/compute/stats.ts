@@ -9,11 +9,19 @@
 // Per-level and per-event statistics are named `<stat>|<level>` and `<stat>|<event>`.
 // The histogram relation is (subject, model, grp, key, key_order, bin, n_o, n_f): scored actuals
 // and forecasts per bin (see BIN_SCALE).
+import { hasNativeExtension } from '../../warehouse/native.js';
 import { quoteLiteral } from '../../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
-import type { StatsEngine } from './native.js';
 import type { MetricOptions, SingleSubject } from './options.js';
+
+/** How a database computes the statistics: efsync's native functions (native/efsync.c), or plain SQL. */
+export type StatsEngine = 'native' | 'sql';
+
+/** The engine of the database behind `sql`: native where efsync's extension loads into it (src/warehouse/native.ts). */
+export async function statsEngine(sql: { run(sql: string): Promise<unknown> }): Promise<StatsEngine> {
+  return (await hasNativeExtension(sql)) ? 'native' : 'sql';
+}
 
 /**
  * The layout of the statistics (which are computed, under which names): stored statistics of
@@ -48,7 +56,7 @@ const ZERO_BIN = -500_000;
 
 /**
  * The bin of a value (NULL for NULL). The cast rounds to the nearest integer; one logarithm in
- * each branch. efsync_bin (native/efsync_stats.c) gives the same bin in a third of the time.
+ * each branch. efsync_bin (native/efsync.c) gives the same bin in a third of the time.
  */
 export function binSql(x: string, engine: StatsEngine): string {
   if (engine === 'native') return `efsync_bin(${x})`;
@@ -125,7 +133,7 @@ function longSql(wide: string): string {
  * metrics need: no n_o (every scored pair has its actual: n), s_d and s_dd only with a deadband
  * (without one they are s_e, s_sq; metrics.ts reads them so), and the pairs MAPE skips counted as
  * n_point − n_ape (a CASE over every pair less). efsync_point_stats computes each under the same
- * name (native/efsync_stats.c).
+ * name (native/efsync.c).
  */
 const POINT_STATS: { name: string; sql: string; deadbandOnly?: true }[] = [
   { name: 'n', sql: 'count(*)' },

@@ -34,7 +34,7 @@ import {
 } from './align.js';
 import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
-import type { StatsEngine } from '../compute/native.js';
+import type { StatsEngine } from '../compute/stats.js';
 import { faultPoint } from '../../fault.js';
 import { DAY, HOUR } from '../../time.js';
 import { withJoinsBuiltOnTheRight } from '../../warehouse/settings.js';

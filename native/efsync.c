@@ -1,8 +1,9 @@
-// efsync_stats: a DuckDB extension with the two functions the accuracy statistics spend their
-// time in (src/accuracy/stats.ts), in one loop over each vector instead of an SQL expression per
-// operation. In DuckDB SQL the ~30 sums, counts, minima and maxima of a group and the logarithmic
-// bins of its values cost about 10x one scan-aggregate; here they cost about 4x (docs/accuracy.md,
-// "Speed"). stats.ts keeps the same statistics in SQL for a DuckDB that cannot load this file.
+// efsync: a DuckDB extension with the two functions the accuracy statistics spend their time in
+// (src/accuracy/compute/stats.ts), in one loop over each vector instead of an SQL expression per
+// operation, and the one that gives the C heap's free memory back to the kernel. In DuckDB SQL the
+// ~30 sums, counts, minima and maxima of a group and the logarithmic bins of its values cost about
+// 10x one scan-aggregate; here they cost about 4x (docs/accuracy.md, "Speed"). stats.ts keeps the
+// same statistics in SQL for a DuckDB that cannot load this file.
 //
 //   efsync_point_stats(actual, forecast, reference, capacity, mape_floor, deadband) -> STRUCT
 //     an aggregate: the point statistics of pointStatsSql, under the same names, with SQL's
@@ -10,16 +11,25 @@
 //   efsync_bin(x) -> INTEGER
 //     binSql(x): round(ln|x| * BIN_SCALE), the negative values mirrored below NEGATIVE_BINS, 0 in
 //     ZERO_BIN; the same libm logarithm and the same rounding (nearbyint) as DuckDB's SQL.
+//   efsync_trim() -> BOOLEAN
+//     glibc's malloc_trim(0): the free pages inside the C heap go back to the kernel, not only
+//     its top (the executor's handBackPool calls it; docs/decisions/memory-budget.md). With one
+//     malloc arena (bin/efsync) Node's and DuckDB's allocations share that heap, and what they
+//     freed between two steps stays in the RSS until trimmed. Whether memory went back; false
+//     where the C library is not glibc.
 //
-// Built by scripts/build-native.js and loaded with `LOAD '<path>'` (src/accuracy/native.ts).
-// It uses DuckDB's C API (duckdb.h), linked against the libduckdb.so of @duckdb/node-bindings:
-// the extension entry point only hands over the database. The declarations below are the few
-// the file calls, as the C API reference gives them.
+// Built by scripts/build-native.js and loaded with `LOAD '<path>'` into every database efsync
+// opens (src/warehouse/native.ts). It uses DuckDB's C API (duckdb.h), linked against the
+// libduckdb.so of @duckdb/node-bindings: the extension entry point only hands over the database.
+// The declarations below are the few the file calls, as the C API reference gives them.
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 typedef uint64_t idx_t;
 typedef enum { DuckDBSuccess = 0, DuckDBError = 1 } duckdb_state;
@@ -34,7 +44,7 @@ typedef struct _duckdb_data_chunk { void *internal_ptr; } *duckdb_data_chunk;
 typedef struct _duckdb_vector { void *internal_ptr; } *duckdb_vector;
 typedef struct _duckdb_extension_info { void *internal_ptr; } *duckdb_extension_info;
 
-enum { DUCKDB_TYPE_INTEGER = 4, DUCKDB_TYPE_BIGINT = 5, DUCKDB_TYPE_DOUBLE = 11 };
+enum { DUCKDB_TYPE_BOOLEAN = 1, DUCKDB_TYPE_INTEGER = 4, DUCKDB_TYPE_BIGINT = 5, DUCKDB_TYPE_DOUBLE = 11 };
 
 struct duckdb_extension_access {
   void (*set_error)(duckdb_extension_info info, const char *error);
@@ -83,6 +93,7 @@ void duckdb_scalar_function_set_name(duckdb_scalar_function function, const char
 void duckdb_scalar_function_add_parameter(duckdb_scalar_function function, duckdb_logical_type type);
 void duckdb_scalar_function_set_return_type(duckdb_scalar_function function, duckdb_logical_type type);
 void duckdb_scalar_function_set_function(duckdb_scalar_function function, duckdb_scalar_function_t fn);
+void duckdb_scalar_function_set_volatile(duckdb_scalar_function function);
 void duckdb_scalar_function_set_error(duckdb_function_info info, const char *error);
 duckdb_state duckdb_register_scalar_function(duckdb_connection con, duckdb_scalar_function function);
 
@@ -304,17 +315,44 @@ static bool register_bin(duckdb_connection con) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// efsync_trim
 
-bool efsync_stats_init_c_api(duckdb_extension_info info, struct duckdb_extension_access *access) {
+static void trim_function(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  (void)info;
+  bool released = false;
+#ifdef __GLIBC__
+  released = malloc_trim(0) == 1;
+#endif
+  bool *out = (bool *)duckdb_vector_get_data(output);
+  for (idx_t i = 0, rows = duckdb_data_chunk_get_size(input); i < rows; i++) out[i] = released;
+}
+
+// Volatile: run at each call, never folded into a constant when the statement is planned.
+static bool register_trim(duckdb_connection con) {
+  duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+  duckdb_scalar_function fn = duckdb_create_scalar_function();
+  duckdb_scalar_function_set_name(fn, "efsync_trim");
+  duckdb_scalar_function_set_return_type(fn, boolean);
+  duckdb_scalar_function_set_volatile(fn);
+  duckdb_scalar_function_set_function(fn, trim_function);
+  bool ok = duckdb_register_scalar_function(con, fn) == DuckDBSuccess;
+  duckdb_destroy_scalar_function(&fn);
+  duckdb_destroy_logical_type(&boolean);
+  return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+bool efsync_init_c_api(duckdb_extension_info info, struct duckdb_extension_access *access) {
   duckdb_database *db = access->get_database(info);
   if (!db) return false; // get_database has set the error
   duckdb_connection con;
   if (duckdb_connect(*db, &con) != DuckDBSuccess) {
-    access->set_error(info, "efsync_stats: could not connect to the database");
+    access->set_error(info, "efsync: could not connect to the database");
     return false;
   }
-  bool ok = register_point_stats(con) && register_bin(con);
+  bool ok = register_point_stats(con) && register_bin(con) && register_trim(con);
   duckdb_disconnect(&con);
-  if (!ok) access->set_error(info, "efsync_stats: could not register its functions");
+  if (!ok) access->set_error(info, "efsync: could not register its functions");
   return ok;
 }
