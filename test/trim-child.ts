@@ -3,6 +3,7 @@
 // with the buffers held, once they are freed, and after the hand-back, as JSON.
 //   node dist/test/trim-child.js
 import { readFileSync } from 'node:fs';
+import { connectionRunner } from '../src/accuracy/compute/metrics.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { collectGarbage, handBackPool } from '../src/warehouse/executor.js';
 
@@ -12,9 +13,8 @@ const db = await openDuckDB(':memory:');
 // DuckDB's worker threads trim the heap themselves when they go idle: one thread, none to idle
 await db.connection.run('SET threads = 1');
 const warehouse = {
+  ...connectionRunner(db.connection),
   memoryLimit: null,
-  all: async <T>(sql: string) => (await db.connection.runAndReadAll(sql)).getRowObjectsJS() as T[],
-  run: async (sql: string) => void (await db.connection.run(sql)),
   exclusive: <T>(fn: () => Promise<T>) => fn(),
 };
 // 2,000 buffers of 64 KiB (below glibc's mmap threshold: they come from its heap), each written

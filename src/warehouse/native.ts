@@ -22,7 +22,7 @@ function packageRoot(): string {
 export const NATIVE_EXTENSION_PATH = join(packageRoot(), 'dist', 'native', 'efsync.duckdb_extension');
 
 /** A database's statements: a Warehouse, metrics.ts's SqlRunner, or a DuckDB connection. */
-interface Statements {
+export interface Statements {
   run(sql: string): Promise<unknown>;
 }
 

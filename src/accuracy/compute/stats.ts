@@ -9,7 +9,7 @@
 // Per-level and per-event statistics are named `<stat>|<level>` and `<stat>|<event>`.
 // The histogram relation is (subject, model, grp, key, key_order, bin, n_o, n_f): scored actuals
 // and forecasts per bin (see BIN_SCALE).
-import { hasNativeExtension } from '../../warehouse/native.js';
+import { hasNativeExtension, type Statements } from '../../warehouse/native.js';
 import { quoteLiteral } from '../../warehouse/sql.js';
 import { eventPairsSql } from './events.js';
 import { groupSql, type Group } from './groups.js';
@@ -19,7 +19,7 @@ import type { MetricOptions, SingleSubject } from './options.js';
 export type StatsEngine = 'native' | 'sql';
 
 /** The engine of the database behind `sql`: native where efsync's extension loads into it (src/warehouse/native.ts). */
-export async function statsEngine(sql: { run(sql: string): Promise<unknown> }): Promise<StatsEngine> {
+export async function statsEngine(sql: Statements): Promise<StatsEngine> {
   return (await hasNativeExtension(sql)) ? 'native' : 'sql';
 }
 
