@@ -329,6 +329,40 @@ describe('incremental accuracy', () => {
     expectSameJson(again.stdout, full.stdout);
   }, 180_000);
 
+  it("a run's signal (a first SIGTERM, its timeout) stops it between two batches: the next run aligns in full, as --full does", async () => {
+    const dir = tempDir('efsync-accuracy-signal-');
+    const config = testConfig({ dir, url: served.emu.url });
+    await syncAt(config, NOW);
+    // aborted when the second batch is about to start, the first one's pairs committed
+    let batches = 0;
+    const signal = {
+      throwIfAborted() {
+        if (++batches === 2) throw new Error('interrupted (SIGTERM)');
+      },
+    } as unknown as AbortSignal;
+    const wh = await Warehouse.open({ path: config.warehouse.path });
+    try {
+      await expect(
+        runWarehouseAccuracy(wh, settingsOf(config, NOW + MINUTE), { runId: 'stopped', now: NOW + MINUTE, signal }),
+      ).rejects.toThrow('interrupted (SIGTERM)');
+      expect(batches).toBe(2);
+      const [row] = await wh.all<{ states: bigint; pairs: bigint; runs: bigint }>(
+        `SELECT (SELECT count(*) FROM accuracy_ledger_state) AS states, (SELECT count(*) FROM accuracy_pairs) AS pairs,
+           (SELECT count(*) FROM accuracy_runs) AS runs`,
+      );
+      expect(row.states).toBe(0n);
+      expect(row.pairs).toBeGreaterThan(0n);
+      expect(row.runs).toBe(0n);
+    } finally {
+      await wh.close();
+    }
+    const next = await score(config, NOW + MINUTE);
+    expect(next.run.result.ledger).toMatchObject({ mode: 'full', reason: 'the last run did not finish' });
+    const full = await score(config, NOW + MINUTE, { full: true });
+    expect(next.ledger).toEqual(full.ledger);
+    expectSameMetrics(next.run.result.rows, full.run.result.rows);
+  }, 180_000);
+
   it('the nightly job says which it ran and records the pairs aligned in the run ledger', async () => {
     const dir = tempDir('efsync-accuracy-job-');
     const config = testConfig({ dir, url: served.emu.url });

@@ -24,7 +24,7 @@ export async function scoreInRun(
 ): Promise<{ outcome: JobOutcome; run: WarehouseRun }> {
   const { memory_limit, threads } = ctx.config.accuracy;
   const run = await withDuckDBSettings(ctx.warehouse, accuracyStepSettings({ memory_limit, threads }), () =>
-    runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now() }),
+    runWarehouseAccuracy(ctx.warehouse, settings, { runId: ctx.runId, now: ctx.now(), signal: ctx.signal }),
   );
   const failures = run.result.skipped.map((s) => ({ siteId: s.siteId, resource: 'accuracy', reason: s.reason }));
   return { run, outcome: { status: failures.length ? 'partial' : 'ok', rows: run.written, failures } };

@@ -48,6 +48,17 @@ export interface AccuracyResult {
   ledger?: LedgerRefresh;
 }
 
+/**
+ * Who scores and when: the run's id and clock, and the run's signal (a first SIGINT/SIGTERM, the
+ * run's timeout), which stops a score between two batches of its alignment or two slices of its
+ * statistics, their work committed; with the ledger's state gone, the next run aligns in full.
+ */
+export interface ScoreMeta {
+  runId: string;
+  now: number;
+  signal?: AbortSignal;
+}
+
 export interface ScoreExtras {
   /** Also read the series the report plots. */
   withSeries?: boolean;
@@ -76,7 +87,7 @@ export async function scoreWarehouse(
 export async function scoreWithLedger(
   warehouse: Warehouse,
   options: MetricOptions & AlignOptions & ScoreExtras & { full?: boolean },
-  meta: { runId: string; now: number },
+  meta: ScoreMeta,
 ): Promise<AccuracyResult> {
   const stats = statsKeeper(warehouse, options, {
     ...meta,
@@ -249,7 +260,7 @@ export const HISTORY_REACH = referencePeriodMs('load') + DAY;
 export async function runWarehouseAccuracy(
   warehouse: Warehouse,
   settings: AccuracySettings,
-  meta: { runId: string; now: number },
+  meta: ScoreMeta,
 ): Promise<WarehouseRun> {
   // Days older than the hot window are in the cold store: the score reads them through it.
   const reach = settings.from === undefined ? undefined : await historyFrom(warehouse, settings.from);
@@ -290,22 +301,14 @@ export interface Scored {
  * run stores, and what a lake shard contributes (src/accuracy/lake.ts, which reads the report's
  * series and flags itself, from the ledger the score leaves).
  */
-export async function scoreAndFlag(
-  warehouse: Warehouse,
-  settings: AccuracySettings,
-  meta: { runId: string; now: number },
-): Promise<Scored> {
+export async function scoreAndFlag(warehouse: Warehouse, settings: AccuracySettings, meta: ScoreMeta): Promise<Scored> {
   const groups = groupsFor(settings);
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
   const sites = await chosenSiteIds(warehouse, settings.sites);
   await warehouse.transaction(() => refreshCapacityWindows(warehouse, settings.capacityDir));
   await reflagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
   const withSeries = settings.reportPath !== null;
-  const result = await scoreWithLedger(
-    warehouse,
-    { ...settings, groups, withSeries },
-    { runId: meta.runId, now: meta.now },
-  );
+  const result = await scoreWithLedger(warehouse, { ...settings, groups, withSeries }, meta);
   const flags = withSeries ? await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }) : [];
   return { result, groups, flags };
 }
@@ -313,7 +316,7 @@ export async function scoreAndFlag(
 async function scoreWithHistory(
   warehouse: Warehouse,
   settings: AccuracySettings,
-  meta: { runId: string; now: number },
+  meta: ScoreMeta,
 ): Promise<WarehouseRun> {
   const { result, groups, flags } = await scoreAndFlag(warehouse, settings, meta);
   if (settings.reportPath) {

@@ -94,7 +94,14 @@ export interface StatsRefresh {
 export function statsKeeper(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { runId: string; now: number; ledgerPairs: string; ledgerQuantiles: string; batchPoints?: number },
+  meta: {
+    runId: string;
+    now: number;
+    ledgerPairs: string;
+    ledgerQuantiles: string;
+    batchPoints?: number;
+    signal?: AbortSignal;
+  },
 ): { listener: LedgerListener; result: () => StatsRefresh; drop: () => Promise<void> } {
   const fingerprint = fingerprintOf(options);
   const sliced = {
@@ -373,7 +380,13 @@ const SUMMED = 'acc_histogram_summed';
 async function computeDays(
   wh: Warehouse,
   options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number; engine: StatsEngine },
+  meta: {
+    ledgerPairs: string;
+    ledgerQuantiles: string;
+    slicePairs?: number;
+    engine: StatsEngine;
+    signal?: AbortSignal;
+  },
   days: string | null,
 ): Promise<void> {
   const reach = rampDays(options);
@@ -390,6 +403,7 @@ async function computeDays(
   };
   try {
     for (const slice of slices) {
+      meta.signal?.throwIfAborted();
       await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
       await handBackPool(wh); // as between alignment batches (incremental.ts)
     }

@@ -924,7 +924,7 @@ async function pidAfter(wh: Warehouse, from: number): Promise<number> {
 export async function refreshLedger(
   wh: Warehouse,
   options: AlignOptions,
-  meta: { runId: string; now: number; full?: boolean; listener?: LedgerListener },
+  meta: { runId: string; now: number; full?: boolean; listener?: LedgerListener; signal?: AbortSignal },
 ): Promise<LedgerRefresh> {
   await chooseSites(wh, options);
   const skipped = await unusableSites(wh, options);
@@ -957,6 +957,7 @@ export async function refreshLedger(
     if (incremental) await retireDays(wh, incremental, options, meta);
     const run: BatchRun = { options, incremental, progress, meta, reads: {} };
     for (const batch of await planBatches(wh, options, incremental !== null)) {
+      meta.signal?.throwIfAborted();
       await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
     }
   } catch (error) {
