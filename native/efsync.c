@@ -1,7 +1,6 @@
 // efsync: a DuckDB extension with the two functions the accuracy statistics spend their time in
 // (src/accuracy/compute/stats.ts), in one loop over each vector instead of an SQL expression per
-// operation, and two for the C heap: one gives its free memory back to the kernel, one says how
-// much of it is in use. In DuckDB SQL the
+// operation, and the one that gives the C heap's free memory back to the kernel. In DuckDB SQL the
 // ~30 sums, counts, minima and maxima of a group and the logarithmic bins of its values cost about
 // 10x one scan-aggregate; here they cost about 4x (docs/accuracy.md, "Speed"). stats.ts keeps the
 // same statistics in SQL for a DuckDB that cannot load this file.
@@ -18,11 +17,6 @@
 //     malloc arena (bin/efsync) Node's and DuckDB's allocations share that heap, and what they
 //     freed between two steps stays in the RSS until trimmed. Whether memory went back; false
 //     where the C library is not glibc.
-//   efsync_heap_in_use() -> BIGINT
-//     the bytes glibc's malloc has handed out and not had back (mallinfo2's uordblks): what the
-//     executor's handBackPool compares between hand-backs to tell when DuckDB's metadata of the
-//     writer file has grown (the C++ objects of the row groups it read or wrote come from it);
-//     NULL where the C library is not glibc 2.33 or later.
 //
 // Built by scripts/build-native.js and loaded with `LOAD '<path>'` into every database efsync
 // opens (src/warehouse/native.ts). It uses DuckDB's C API (duckdb.h), linked against the
@@ -35,9 +29,6 @@
 #include <string.h>
 #ifdef __GLIBC__
 #include <malloc.h>
-#define HAS_MALLINFO2 (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-#else
-#define HAS_MALLINFO2 0
 #endif
 
 typedef uint64_t idx_t;
@@ -336,40 +327,18 @@ static void trim_function(duckdb_function_info info, duckdb_data_chunk input, du
   for (idx_t i = 0, rows = duckdb_data_chunk_get_size(input); i < rows; i++) out[i] = released;
 }
 
-// A function of no arguments that reads the process's state: volatile, run at each call, never
-// folded into a constant when the statement is planned.
-static bool register_process_function(duckdb_connection con, const char *name, int type,
-                                      duckdb_scalar_function_t body) {
-  duckdb_logical_type returns = duckdb_create_logical_type(type);
+// Volatile: run at each call, never folded into a constant when the statement is planned.
+static bool register_trim(duckdb_connection con) {
+  duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
   duckdb_scalar_function fn = duckdb_create_scalar_function();
-  duckdb_scalar_function_set_name(fn, name);
-  duckdb_scalar_function_set_return_type(fn, returns);
+  duckdb_scalar_function_set_name(fn, "efsync_trim");
+  duckdb_scalar_function_set_return_type(fn, boolean);
   duckdb_scalar_function_set_volatile(fn);
-  duckdb_scalar_function_set_function(fn, body);
+  duckdb_scalar_function_set_function(fn, trim_function);
   bool ok = duckdb_register_scalar_function(con, fn) == DuckDBSuccess;
   duckdb_destroy_scalar_function(&fn);
-  duckdb_destroy_logical_type(&returns);
+  duckdb_destroy_logical_type(&boolean);
   return ok;
-}
-
-// ---------------------------------------------------------------------------------------------
-// efsync_heap_in_use
-
-static void heap_in_use_function(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
-  (void)info;
-  idx_t rows = duckdb_data_chunk_get_size(input);
-  int64_t *out = (int64_t *)duckdb_vector_get_data(output);
-#if HAS_MALLINFO2
-  int64_t used = (int64_t)mallinfo2().uordblks;
-  for (idx_t i = 0; i < rows; i++) out[i] = used;
-#else
-  duckdb_vector_ensure_validity_writable(output);
-  uint64_t *validity = duckdb_vector_get_validity(output);
-  for (idx_t i = 0; i < rows; i++) {
-    out[i] = 0;
-    duckdb_validity_set_row_invalid(validity, i);
-  }
-#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,9 +351,7 @@ bool efsync_init_c_api(duckdb_extension_info info, struct duckdb_extension_acces
     access->set_error(info, "efsync: could not connect to the database");
     return false;
   }
-  bool ok = register_point_stats(con) && register_bin(con) &&
-            register_process_function(con, "efsync_trim", DUCKDB_TYPE_BOOLEAN, trim_function) &&
-            register_process_function(con, "efsync_heap_in_use", DUCKDB_TYPE_BIGINT, heap_in_use_function);
+  bool ok = register_point_stats(con) && register_bin(con) && register_trim(con);
   duckdb_disconnect(&con);
   if (!ok) access->set_error(info, "efsync: could not register its functions");
   return ok;

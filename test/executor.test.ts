@@ -3,8 +3,7 @@
 // and then fails with its error; a hand-back gives the C heap's free pages to the kernel. The work here runs a statement that really runs out of a small
 // memory_limit when its piece holds more items than fit.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -12,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailedError } from '../src/errors.js';
 import { type DuckDBHandle, isOutOfMemory, openDuckDB } from '../src/warehouse/duckdb.js';
 import { firstThatFits, halvesOf, runInHalves, runSplitting, skippedForMemory } from '../src/warehouse/executor.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
 import { builtChild } from './built.js';
 
 const run = promisify(execFile);
@@ -244,30 +242,6 @@ describe('handBackPool', () => {
     // 125 MiB written, 117 of it freed below a buffer still held: glibc keeps it until trimmed
     expect(rss.freed).toBeGreaterThan(rss.held - 20);
     expect(rss.handedBack).toBeLessThan(rss.freed - 90);
-  });
-});
-
-describe('the writer file attached afresh (reattachFile, which a hand-back calls)', () => {
-  it('keeps temp tables, temp views of its tables, its catalog name and its rows; refused inside a transaction', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'efsync-reattach-'));
-    const warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
-    try {
-      const state = () =>
-        warehouse.all<{ name: string; x: number; n: bigint }>(
-          'SELECT current_database() AS name, (SELECT x FROM kept) AS x, (SELECT count(*) FROM shadow) AS n',
-        );
-      await warehouse.run('CREATE TABLE rows_here AS SELECT range AS v FROM range(1000)');
-      await warehouse.run('CREATE TEMP TABLE kept AS SELECT 42 AS x');
-      await warehouse.run('CREATE TEMP VIEW shadow AS SELECT * FROM rows_here');
-      const before = await state();
-      expect(await warehouse.transaction(() => warehouse.reattachFile())).toBe(false);
-      expect(await warehouse.reattachFile()).toBe(true);
-      expect(await state()).toEqual(before);
-      expect(before).toEqual([{ name: 'warehouse', x: 42, n: 1000n }]);
-    } finally {
-      await warehouse.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
 

@@ -7,8 +7,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { handBackPool } from '../src/warehouse/executor.js';
-import { Warehouse } from '../src/warehouse/warehouse.js';
 import { tempDir } from './sync-support.js';
 
 const run = promisify(execFile);
@@ -69,56 +67,3 @@ describe('a night under a memory budget', () => {
     expect(status.memory).toEqual(started.memory);
   });
 });
-
-describe('what DuckDB keeps of the writer file', () => {
-  it('a hand-back attaches the file afresh once the C heap grew past a quarter of the limit: the row groups it wrote leave the heap', async () => {
-    const dir = tempDir('efsync-reattach-');
-    const warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb'), memoryLimit: '16MB' });
-    try {
-      const heapMib = async () => {
-        const [{ used }] = await warehouse.all<{ used: bigint }>('SELECT efsync_heap_in_use() AS used');
-        return Number(used) / 2 ** 20;
-      };
-      await warehouse.run('CREATE TEMP TABLE kept AS SELECT 42 AS x');
-      await handBackPool(warehouse); // the base the growth is measured from
-      const base = await heapMib();
-      // 14 columns, as the accuracy ledger's pairs: each row group written keeps its metadata
-      // (~25 KB) in the C heap, outside DuckDB's memory limit, until the file is detached
-      await warehouse.run(`CREATE TABLE pairs_like AS SELECT ${columnsSql(0)} FROM range(0)`);
-      for (let part = 0; part < PARTS; part++) {
-        await warehouse.run(`INSERT INTO pairs_like SELECT ${columnsSql(part)} FROM range(${PART_ROWS})`);
-        await warehouse.run('CHECKPOINT'); // not warehouse.checkpoint(), which hands back
-      }
-      const grown = await heapMib();
-      await handBackPool(warehouse);
-      const after = await heapMib();
-      expect(grown - base).toBeGreaterThan(4); // past a quarter of 16MB
-      expect(after).toBeLessThan(grown - 3);
-      const [row] = await warehouse.all<{ x: number; n: bigint }>(
-        'SELECT (SELECT x FROM kept) AS x, (SELECT count(*) FROM pairs_like) AS n',
-      );
-      expect(row).toEqual({ x: 42, n: BigInt(PARTS * PART_ROWS) });
-    } finally {
-      await warehouse.close();
-    }
-  }, 300_000);
-});
-
-const PARTS = 14;
-const PART_ROWS = 1_000_000;
-
-function columnsSql(part: number): string {
-  const id = `(range + ${part * PART_ROWS})`;
-  return [
-    `${id} AS pid`,
-    `'forecast' AS subject`,
-    `'m' || (${id} % 3) AS model`,
-    `'site-' || (${id} // 30000) AS site_id`,
-    `'served' AS served_model`,
-    ...['issue_time', 'valid_time', 'group_time', 'reference_time'].map(
-      (name, i) => `TIMESTAMPTZ '2026-01-01' + to_seconds(${id} * ${60 + i}) AS ${name}`,
-    ),
-    ...['forecast', 'actual', 'reference', 'capacity'].map((name, i) => `(${id} % ${97 + i}) / 7.0 AS ${name}`),
-    'NULL::VARCHAR AS drop_reason',
-  ].join(', ');
-}

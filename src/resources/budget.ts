@@ -41,21 +41,16 @@ const UNITS: Record<string, number> = {
 };
 
 /**
- * A budget as a user writes it (`256MB`, `1GB`, `1.5GiB`) in bytes; the message of the error
+ * A size as a user writes it (`256MB`, `1GB`, `1.5GiB`) in bytes; the message of the error
  * thrown says what is wrong, for the caller to prefix with the flag, variable or key.
  */
 export function parseSize(text: string): number {
-  const bytes = bytesOfSize(text);
-  if (bytes < SMALLEST_BUDGET) throw new Error(`${text} is below the smallest budget, ${SMALLEST_BUDGET / 1e6}MB`);
-  return bytes;
-}
-
-/** A size in DuckDB's units (`61MB`, `20132659B`, `1.5GiB`) in bytes; throws on anything else. */
-export function bytesOfSize(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(text.trim());
   const unit = match ? UNITS[match[2].toLowerCase()] : undefined;
   if (!match || unit === undefined) throw new Error(`not a size such as 256MB or 1GB: ${JSON.stringify(text)}`);
-  return Math.round(Number(match[1]) * unit);
+  const bytes = Math.round(Number(match[1]) * unit);
+  if (bytes < SMALLEST_BUDGET) throw new Error(`${text} is below the smallest budget, ${SMALLEST_BUDGET / 1e6}MB`);
+  return bytes;
 }
 
 /**

@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
 import { hasNativeExtension } from './native.js';
 import { WRITER_SETTINGS } from './settings.js';
-import { quoteIdentifier, quoteLiteral } from './sql.js';
+import { quoteLiteral } from './sql.js';
 
 const open = new Set<DuckDBConnection>();
 
@@ -23,14 +23,6 @@ export interface DuckDBHandle {
   connection: DuckDBConnection;
   /** Closes the connection, then the database. */
   close(): void;
-  /**
-   * Attaches the file again, on the same connection (a writer's handle, openDuckDB): DuckDB drops
-   * all it loaded of the file, and temp tables, settings and extensions stay. Detaching first
-   * checkpoints what the WAL holds. Null where the file is the instance's own database.
-   */
-  reattach: (() => Promise<void>) | null;
-  /** Another connection to the instance, whose default database is this handle's file. */
-  connect(): Promise<DuckDBConnection>;
 }
 
 /**
@@ -45,15 +37,8 @@ export interface DuckDBHandle {
  *
  * `fileSearchPath`: the folders a relative file path is read from, first to last (DuckDB's
  * file_search_path); a reader of the published file puts its folder first (publishedSearchPath).
- * `writer`: the writer file's instance, or a draft that replaces it, with WRITER_SETTINGS. Its
- * file is attached to an in-memory instance, under the name DuckDB gives it as an instance's own
- * database, and made the connection's default, so that the handle can attach it again
- * (`reattach`): DuckDB keeps the metadata of every row group it read or wrote (about 25 KB per
- * 122,880 rows, outside its memory limit) until the file is closed, and a step that writes a
- * month of accuracy pairs would grow with it (docs/decisions/memory-budget.md). Its temp files go
- * where they would for the file (`<file>.tmp`), not to the working directory, which is DuckDB's
- * choice for an in-memory instance. efsync's extension is loaded where it can be
- * (src/warehouse/native.ts).
+ * `writer`: the writer file's instance, or a draft that replaces it, with WRITER_SETTINGS.
+ * efsync's extension is loaded where it can be (src/warehouse/native.ts).
  */
 export async function openDuckDB(
   path: string,
@@ -64,9 +49,8 @@ export async function openDuckDB(
     writer?: boolean;
   } = {},
 ): Promise<DuckDBHandle> {
-  const instance = await DuckDBInstance.create(options.writer ? ':memory:' : path, {
+  const instance = await DuckDBInstance.create(path, {
     ...(options.readOnly ? { access_mode: 'READ_ONLY' } : {}),
-    ...(options.writer ? { temp_directory: `${path}.tmp` } : {}),
     ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
     ...(options.writer ? WRITER_SETTINGS : {}),
     // efsync's own extension is built at install, so it carries no signature (src/warehouse/native.ts)
@@ -78,15 +62,12 @@ export async function openDuckDB(
   });
   try {
     const connection = await instance.connect();
-    /** The attached file's name, for a writer: its connections' default database. */
-    let database: string | null = null;
     try {
       await connection.run(`SET GLOBAL TimeZone = 'UTC'`);
       if (options.fileSearchPath) {
         await connection.run(`SET GLOBAL file_search_path = ${quoteLiteral(options.fileSearchPath.join(','))}`);
       }
       await hasNativeExtension(connection);
-      if (options.writer) database = await attachAsDefault(connection, path);
     } catch (error) {
       connection.closeSync();
       throw error;
@@ -100,40 +81,11 @@ export async function openDuckDB(
         connection.closeSync();
         instance.closeSync();
       },
-      reattach: options.writer ? () => reattach(connection, path) : null,
-      async connect() {
-        const other = await instance.connect();
-        if (database !== null) await other.run(`USE ${quoteIdentifier(database)}`);
-        return other;
-      },
     };
   } catch (error) {
     instance.closeSync();
     throw error;
   }
-}
-
-/**
- * Attaches `path` under DuckDB's name for it (the file's name up to its first dot; `temp_db` for
- * temp.duckdb, as DuckDB names a reserved one) and USEs it. A file named memory.duckdb would take
- * the in-memory instance's own name: it is attached as memory_db.
- */
-async function attachAsDefault(connection: DuckDBConnection, path: string): Promise<string> {
-  await connection.run(`ATTACH ${quoteLiteral(path)}`).catch(async (error: unknown) => {
-    if (!(error instanceof Error && /database with name "memory" already exists/.test(error.message))) throw error;
-    await connection.run(`ATTACH ${quoteLiteral(path)} AS memory_db`);
-  });
-  const reader = await connection.runAndReadAll('SELECT database_name FROM duckdb_databases() WHERE path = $1', [path]);
-  const name = String(reader.getRows()[0][0]);
-  await connection.run(`USE ${quoteIdentifier(name)}`);
-  return name;
-}
-
-async function reattach(connection: DuckDBConnection, path: string): Promise<void> {
-  const name = String((await connection.runAndReadAll('SELECT current_database()')).getRows()[0][0]);
-  await connection.run('USE memory');
-  await connection.run(`DETACH ${quoteIdentifier(name)}`);
-  await attachAsDefault(connection, path);
 }
 
 /**

@@ -13,7 +13,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FailedError } from '../errors.js';
-import { bytesOfSize } from '../resources/budget.js';
 import { isOutOfMemory } from './duckdb.js';
 import { hasNativeExtension } from './native.js';
 import { limitInForce, type Tunable } from './settings.js';
@@ -201,53 +200,12 @@ export async function handBackPool(warehouse: Tunable): Promise<void> {
     } finally {
       await warehouse.run(`SET memory_limit = ${quoteLiteral(restored)}`);
     }
-    if (!(await hasNativeExtension(warehouse))) return;
-    await warehouse.run('SELECT efsync_trim()');
-    await forgetFileIfGrown(warehouse, restored);
+    if (await hasNativeExtension(warehouse)) await warehouse.run('SELECT efsync_trim()');
   });
 }
 
 /** The memory limit of a purge (handBackPool): below anything a block takes. */
 const PURGE_LIMIT = '1MB';
-
-/**
- * Attaches the writer file afresh (Tunable.reattachFile) when the C heap in use has grown past
- * FILE_METADATA_SHARE of DuckDB's memory limit in force since its lowest since the last attach.
- * DuckDB keeps, outside its memory limit, the metadata of every row group of the file it read or
- * wrote until the file is detached: a full scoring of a month at 1,000 sites writes 121 M ledger
- * pairs and grew the heap by ~3 MiB a minute, past the budget (docs/decisions/memory-budget.md).
- * Detaching checkpoints, so it waits while the WAL is past DuckDB's own checkpoint threshold: a
- * step that raised it (the sync) puts its checkpoints off for speed. The base is taken again
- * after each attach, so growth a reattach cannot free costs one reattach per share, not one per
- * hand-back.
- */
-async function forgetFileIfGrown(warehouse: Tunable, limit: string): Promise<void> {
-  if (!warehouse.reattachFile || !warehouse.walBytes) return;
-  const used = await heapInUse(warehouse);
-  if (used === null) return;
-  const base = heapBase.get(warehouse);
-  if (base === undefined || used < base) {
-    heapBase.set(warehouse, used);
-    return;
-  }
-  if (used - base <= FILE_METADATA_SHARE * bytesOfSize(limit) || warehouse.walBytes() > REATTACH_WAL_BYTES) return;
-  if (await warehouse.reattachFile()) heapBase.set(warehouse, (await heapInUse(warehouse)) ?? used);
-}
-
-/** The growth of the C heap, as a share of DuckDB's memory limit in force, that makes a hand-back reattach. */
-const FILE_METADATA_SHARE = 0.25;
-
-/** DuckDB's own checkpoint threshold (checkpoint_threshold's default, 16 MiB). */
-const REATTACH_WAL_BYTES = 16 * 2 ** 20;
-
-/** The lowest C heap in use a hand-back saw since the writer file was last attached, per warehouse. */
-const heapBase = new WeakMap<Tunable, number>();
-
-/** Bytes glibc's malloc has handed out (efsync_heap_in_use), or null where it cannot say. */
-async function heapInUse(warehouse: Tunable): Promise<number | null> {
-  const [{ used }] = await warehouse.all<{ used: bigint | null }>('SELECT efsync_heap_in_use() AS used');
-  return used === null ? null : Number(used);
-}
 
 /**
  * Hands back, before a run's publish and before a report's plots, what the work before left in

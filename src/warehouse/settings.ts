@@ -15,13 +15,6 @@ export interface Tunable {
   all<T = Record<string, unknown>>(sql: string): Promise<T[]>;
   run(sql: string): Promise<void>;
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
-  /** The bytes of the writer file's WAL, which a reattach checkpoints. */
-  walBytes?(): number;
-  /**
-   * Attaches the writer file afresh (DuckDBHandle.reattach), for the executor's hand-back; false,
-   * doing nothing, inside a transaction or where the file is the instance's own database.
-   */
-  reattachFile?(): Promise<boolean>;
 }
 
 /**

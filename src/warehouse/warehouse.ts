@@ -34,7 +34,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
-import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
@@ -133,8 +133,8 @@ export class Warehouse {
     readonly path: string,
     /** The file this process writes (the published file itself when read-only). */
     readonly writerPath: string,
-    /** The DuckDB instance and its connections: opened again when a publish compacts the writer file. */
-    private duckdb: Omit<DuckDBHandle, 'close'>,
+    /** The DuckDB instance and its connection: opened again when a publish compacts the writer file. */
+    private duckdb: Pick<DuckDBHandle, 'instance' | 'connection'>,
     private readonly lock: WriterLock | undefined,
     /** Set when open() found the writer file unopenable and rebuilt it (also in `writer_recoveries`). */
     readonly recovery: Recovery | null = null,
@@ -147,6 +147,10 @@ export class Warehouse {
   /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
   get connection(): DuckDBConnection {
     return this.duckdb.connection;
+  }
+
+  private get instance(): DuckDBInstance {
+    return this.duckdb.instance;
   }
 
   static async open(options: OpenOptions): Promise<Warehouse> {
@@ -164,9 +168,11 @@ export class Warehouse {
       const writerPath = writerPathOf(options.path);
       rmSync(spoolFolderOf(writerPath), { recursive: true, force: true }); // what a killed run spooled
       const memoryLimit = options.memoryLimit ?? null;
-      const opened = await openWriterFile(options.path, writerPath, { memoryLimit });
-      if (opened.compactionSkipped !== null) options.onCompactionSkipped?.(opened.compactionSkipped);
-      const warehouse = new Warehouse(options.path, writerPath, opened, lock, opened.recovery);
+      const { instance, connection, recovery, compactionSkipped } = await openWriterFile(options.path, writerPath, {
+        memoryLimit,
+      });
+      if (compactionSkipped !== null) options.onCompactionSkipped?.(compactionSkipped);
+      const warehouse = new Warehouse(options.path, writerPath, { instance, connection }, lock, recovery);
       warehouse.onCompactionSkipped = options.onCompactionSkipped;
       warehouse.memoryLimit = memoryLimit;
       warehouse.rows = options.rows ?? DEFAULT_SIZES.rows;
@@ -175,9 +181,9 @@ export class Warehouse {
         graceMs: options.coldGraceMs ?? DEFAULT_COLD_GRACE_MS,
         now: options.now ?? Date.now,
       };
-      if (opened.recovery) {
-        await warehouse.recordRecovery(opened.recovery, lock.holder);
-        options.onRecover?.(opened.recovery);
+      if (recovery) {
+        await warehouse.recordRecovery(recovery, lock.holder);
+        options.onRecover?.(recovery);
       }
       // a move to the cold store that a killed process left half-way is completed before anything reads
       await warehouse.cold.finishPendingMoves(warehouse.coldSettings.now());
@@ -203,8 +209,11 @@ export class Warehouse {
    */
   private static async openReadOnly(path: string): Promise<Warehouse> {
     try {
-      const opened = await openDuckDB(path, { readOnly: true, fileSearchPath: publishedSearchPath(path) });
-      return new Warehouse(path, path, opened, undefined);
+      const { instance, connection } = await openDuckDB(path, {
+        readOnly: true,
+        fileSearchPath: publishedSearchPath(path),
+      });
+      return new Warehouse(path, path, { instance, connection }, undefined);
     } catch (error) {
       if (/not a valid DuckDB database file/.test((error as Error).message)) {
         throw new ConfigError(
@@ -217,8 +226,11 @@ export class Warehouse {
       const copy = join(folder, basename(path));
       try {
         cloneFile(path, copy);
-        const opened = await openDuckDB(copy, { readOnly: true, fileSearchPath: publishedSearchPath(path) });
-        return new Warehouse(path, copy, opened, undefined, null, () =>
+        const { instance, connection } = await openDuckDB(copy, {
+          readOnly: true,
+          fileSearchPath: publishedSearchPath(path),
+        });
+        return new Warehouse(path, copy, { instance, connection }, undefined, null, () =>
           rmSync(folder, { recursive: true, force: true }),
         );
       } catch (copyError) {
@@ -285,7 +297,7 @@ export class Warehouse {
    * last words of a process stopped hard while a transaction holds the main connection.
    */
   async runAside(sql: string, params?: SqlParams): Promise<void> {
-    const connection = await this.duckdb.connect();
+    const connection = await this.instance.connect();
     try {
       await connection.run(sql, params);
     } finally {
@@ -414,15 +426,6 @@ export class Warehouse {
     if (free !== null && free < needed) throw new DiskFullError(this.path, needed, free);
   }
 
-  /** Attaches the writer file afresh (Tunable.reattachFile: the executor's hand-back decides when). */
-  async reattachFile(): Promise<boolean> {
-    return this.exclusive(async () => {
-      if (this.inTransaction || this.duckdb.reattach === null) return false;
-      await this.duckdb.reattach();
-      return true;
-    });
-  }
-
   /** Bytes of the writer file's WAL: what the next checkpoint writes into the file (0 when none). */
   walBytes(): number {
     try {
@@ -455,7 +458,7 @@ export class Warehouse {
    */
   private async presentIn(draft: string, files: Map<string, string[]>, takenAt: number): Promise<void> {
     const coldFolder = files.size > 0 ? basename(coldFolderOf(this.path)) : null;
-    const connection = await this.duckdb.connect();
+    const connection = await this.instance.connect();
     try {
       const writer = String((await connection.runAndReadAll('SELECT current_database()')).getRows()[0][0]);
       await connection.run(`ATTACH ${quoteLiteral(draft)} AS efsync_publish`);
@@ -482,7 +485,7 @@ export class Warehouse {
 
   private closeDuckDB(): void {
     this.connection.closeSync();
-    this.duckdb.instance.closeSync();
+    this.instance.closeSync();
   }
 
   /** Closes even a database DuckDB invalidated (a failed write), and always releases the lock. */
