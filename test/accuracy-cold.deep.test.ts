@@ -2,7 +2,8 @@
 // score whose window (and the week-ahead reference before it) lies mostly in cold Parquet files
 // reads exactly the rows a warehouse keeping every day hot holds. The nightly incremental score's
 // ledger equals a full alignment row for row, and its metrics equal a full score's and those of
-// the same warehouse with a 40-day hot window, to 1e-9. And at 100 sites, a 30-day nightly score
+// the same warehouse with a 40-day hot window, to 1e-9; so does a full alignment in batches,
+// which moves each closed day of its ledger to the cold store as it goes. And at 100 sites, a 30-day nightly score
 // that reads 30 days of cold files scores inside the default accuracy.memory_limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectSameMetrics, ledgerRows } from './accuracy-support.js';
@@ -37,7 +38,7 @@ async function syncAt(configs: LoadedConfig[], now: number): Promise<void> {
   for (const config of configs) expect((await runSync(config, {}, now)).status).toBe('ok');
 }
 
-function settingsOf(config: LoadedConfig, now: number, full: boolean): AccuracySettings {
+function settingsOf(config: LoadedConfig, now: number, full: boolean, batchPoints?: number): AccuracySettings {
   return {
     ...settingsFromConfig(config.accuracy, config.service.interval_label, config.capacity.dir),
     groups: ['total', 'lead', 'hour', 'site', 'model'],
@@ -45,23 +46,30 @@ function settingsOf(config: LoadedConfig, now: number, full: boolean): AccuracyS
     from: startOfUtcDay(now - 8 * DAY),
     to: now,
     full,
-    batchPoints: full ? undefined : 1,
+    batchPoints: batchPoints ?? (full ? undefined : 1),
   };
 }
 
-/** Scores, publishes (closed days move to the cold store), and returns the metrics and the ledger as rows. */
-async function score(config: LoadedConfig, now: number, full = false) {
+/**
+ * Scores, publishes (closed days move to the cold store), and returns the metrics, the ledger as
+ * rows, and the closed days the score left in the ledger's hot table.
+ */
+async function score(config: LoadedConfig, now: number, full = false, batchPoints?: number) {
   const wh = await Warehouse.open({
     path: config.warehouse.path,
     hotWindowMs: config.warehouse.hot_window,
     now: () => now,
   });
   try {
-    const run = await runWarehouseAccuracy(wh, settingsOf(config, now, full), {
-      runId: `accuracy-${now}-${full}`,
+    const run = await runWarehouseAccuracy(wh, settingsOf(config, now, full, batchPoints), {
+      runId: `accuracy-${now}-${full}-${batchPoints}`,
       now,
     });
     const ledger = await ledgerRows(wh);
+    const [{ hotClosedDays }] = await wh.all<{ hotClosedDays: bigint }>(
+      `SELECT count(DISTINCT valid_time::DATE) AS hotClosedDays FROM accuracy_pairs
+       WHERE valid_time < ${instantLiteral(hotCutoff(now, config.warehouse.hot_window!))}`,
+    );
     // the score's own rewrites of the ledger's cold days, before the publish moves more
     const [rewrites] = await wh.all<{ days: bigint; most: bigint | null }>(
       `SELECT count(*) AS days, max(n) AS most FROM (
@@ -69,7 +77,13 @@ async function score(config: LoadedConfig, now: number, full = false) {
          WHERE table_name = 'accuracy_pairs' AND superseded_at = ${instantLiteral(now)} GROUP BY day)`,
     );
     await wh.publish();
-    return { rows: run.result.rows, ledger, mode: run.result.ledger?.mode, rewrites };
+    return {
+      rows: run.result.rows,
+      ledger,
+      mode: run.result.ledger?.mode,
+      rewrites,
+      hotClosedDays: Number(hotClosedDays),
+    };
   } finally {
     await wh.close();
   }
@@ -95,6 +109,14 @@ describe('accuracy over cold days', () => {
     expect(Number(incremental.rewrites.most)).toBe(1);
     const full = await score(cold, next + MINUTE, true);
     expect(full.mode).toBe('full');
+    // a full alignment in batches goes day after day and moves each closed day to the cold store
+    // as it completes it: its hot table never holds the window, and its pairs are the same
+    const byDays = await score(cold, next + MINUTE, true, 200);
+    expect(byDays.mode).toBe('full');
+    expect(full.hotClosedDays).toBeGreaterThan(0);
+    expect(byDays.hotClosedDays).toBe(0);
+    expect(byDays.ledger).toEqual(full.ledger);
+    expectSameMetrics(byDays.rows, full.rows);
 
     expect(incremental.ledger.length).toBeGreaterThan(0);
     expect(incremental.ledger).toEqual(full.ledger);

@@ -197,14 +197,16 @@ export class ColdStore {
    * the hot table again (whose row groups mix days when a first sync loaded a long history per
    * site); the chunk's files are recorded pending, then its hot rows go (dropHotDays) and its files
    * are made current. When the days hold at least as many rows as they leave, every chunk is
-   * written and recorded first and the hot rows go once, by a rebuild of what is left.
+   * written and recorded first and the hot rows go once, by a rebuild of what is left. `tables`:
+   * these alone (default: every table). The hot tables are named by their catalog, so a move
+   * works inside withHistory too.
    */
-  async moveClosedDays(cutoffMs: number, nowMs: number): Promise<MovedDay[]> {
+  async moveClosedDays(cutoffMs: number, nowMs: number, tables?: readonly string[]): Promise<MovedDay[]> {
     // What the run wrote, written to the file first: DuckDB cannot evict blocks changed since
     // the last checkpoint, and a move's sort and deletes need the pool.
     await this.checkpoint();
     const moved: MovedDay[] = [];
-    for (const table of COLD_TABLES) {
+    for (const table of COLD_TABLES.filter((t) => tables?.includes(t.name) ?? true)) {
       const days = await this.hotDaysBefore(table.name, cutoffMs);
       if (days.length === 0) continue;
       const movedRows = days.reduce((rows, day) => rows + day.rows, 0);
@@ -273,7 +275,7 @@ export class ColdStore {
     const where = `${epochDayOf('valid_time')} IN (${days.map((day) => day / DAY).join(', ')})`;
     const [{ going, staying }] = await this.db.all<{ going: bigint; staying: bigint }>(
       `SELECT count(*) FILTER (WHERE ${where}) AS going, count(*) FILTER (WHERE NOT (${where})) AS staying
-       FROM ${quoteIdentifier(table.name)}`,
+       FROM ${await this.hotTable(table.name)}`,
     );
     if (going === 0n) return;
     if (going >= staying && (await this.rebuildWithout(table, where))) return;
@@ -502,7 +504,7 @@ export class ColdStore {
   }
 
   private async hotRows(table: string): Promise<number> {
-    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${quoteIdentifier(table)}`);
+    const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${await this.hotTable(table)}`);
     return Number(n);
   }
 
@@ -510,7 +512,7 @@ export class ColdStore {
   private async hotDaysBefore(table: string, cutoffMs: number): Promise<{ key: number; rows: number }[]> {
     const rows = await this.db.all<{ day: bigint; n: bigint }>(
       `SELECT ${epochDayOf('valid_time')} AS day, count(*) AS n
-       FROM ${quoteIdentifier(table)} WHERE valid_time < ${instantLiteral(cutoffMs)}
+       FROM ${await this.hotTable(table)} WHERE valid_time < ${instantLiteral(cutoffMs)}
        GROUP BY day ORDER BY day`,
     );
     return rows.map((row) => ({ key: Number(row.day) * DAY, rows: Number(row.n) }));
@@ -525,7 +527,7 @@ export class ColdStore {
    */
   private async moveChunk(table: ColdTable, days: number[], nowMs: number, leaveHot: boolean): Promise<MovedDay[]> {
     const range = `valid_time >= ${instantLiteral(days[0])} AND valid_time < ${instantLiteral(days.at(-1)! + DAY)}`;
-    let source = quoteIdentifier(table.name);
+    let source = await this.hotTable(table.name);
     if (days.length > 1) {
       await this.db.run(`CREATE OR REPLACE TEMP TABLE cold_move AS SELECT * FROM ${source} WHERE ${range}`);
       source = 'cold_move';
@@ -561,7 +563,7 @@ export class ColdStore {
    * memory, and a purge frees most of them.
    */
   private async removeHot(table: ColdTable, where: string): Promise<void> {
-    const name = quoteIdentifier(table.name);
+    const name = await this.hotTable(table.name);
     if (!table.sliceBy) {
       await this.db.run(`DELETE FROM ${name} WHERE ${where}`);
       const [{ n }] = await this.db.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${name}`);

@@ -405,11 +405,14 @@ export class Warehouse {
    * Moves the days before the hot cutoff (00:00 UTC of the day the hot window before the run's
    * clock) to the cold store; nothing without a hot window. Retention calls it before it thins,
    * so that it thins closed days in their files a day at a time, whatever a first sync loaded.
+   * `only`: of these tables, the days before `before` too (a full alignment moves the ledger's
+   * days as it completes them).
    */
-  async moveClosedDays(): Promise<MovedDay[]> {
+  async moveClosedDays(only?: { tables: readonly string[]; before: number }): Promise<MovedDay[]> {
     const { hotWindowMs, now } = this.coldSettings;
     if (hotWindowMs === undefined) return [];
-    return this.exclusive(() => this.cold.moveClosedDays(hotCutoff(now(), hotWindowMs), now()));
+    const cutoff = Math.min(hotCutoff(now(), hotWindowMs), only?.before ?? Number.POSITIVE_INFINITY);
+    return this.exclusive(() => this.cold.moveClosedDays(cutoff, now(), only?.tables));
   }
 
   /**

@@ -354,7 +354,7 @@ export async function alignWarehouse(sql: SqlRunner, options: AlignOptions): Pro
 /**
  * The pairs of the sites in acc_batch (rows of acc_site, from chooseSites and unusableSites, with
  * their quantile levels from siteLevels), all of them or only the points `narrow` keeps (see
- * collectPoints), read from `sources` when narrowed.
+ * collectPoints), read from `sources` (default: the tables).
  */
 export async function alignPoints(
   sql: SqlRunner,
@@ -363,7 +363,7 @@ export async function alignPoints(
   sources?: PointSources,
 ): Promise<void> {
   if (narrow) await withJoinsBuiltOnTheRight(sql, () => collectPoints(sql, options, narrow, sources));
-  else await collectPoints(sql, options);
+  else await collectPoints(sql, options, undefined, sources);
   await resampleActuals(sql, options, narrow !== undefined);
   await buildPairs(sql, options);
 }

@@ -32,6 +32,7 @@ import {
   type PointSources,
   type SkippedSite,
 } from './align.js';
+import { dropDayPlan, planDayGroups, planGroupBatches } from './day-plan.js';
 import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/stats.js';
@@ -248,8 +249,8 @@ function spanning(a: number | null | undefined, b: number | null | undefined, pi
 
 /**
  * Per site and issue time, the points with a valid time in the ledger's window then (`old`), in
- * this run's window (`points`), and in this run's only (`new_points`), and the first valid time
- * of any of them (`first_valid`), in one pass over both windows.
+ * this run's window (`points`), and in this run's only (`new_points`), and the first and last
+ * valid time of any of them (`first_valid`, `last_valid`), in one pass over both windows.
  */
 async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
   const from = old ? spanning(old.from, options.from, Math.min) : options.from;
@@ -257,12 +258,13 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   const inOld = old ? inWindowSql('valid_time', old.from, old.to) : 'FALSE';
   const inNew = inWindowSql('valid_time', options.from, options.to);
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages (site_id VARCHAR, issue_time TIMESTAMPTZ,
-    old_points BIGINT, points BIGINT, new_points BIGINT, first_valid TIMESTAMPTZ)`);
+    old_points BIGINT, points BIGINT, new_points BIGINT, first_valid TIMESTAMPTZ, last_valid TIMESTAMPTZ)`);
   await forSiteChunks(wh, (part) =>
     wh.run(`INSERT INTO acc_vintages
       SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
         count(*) FILTER (WHERE ${inNew}) AS points,
-        count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid
+        count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid,
+        max(valid_time) AS last_valid
       FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`),
   );
   // What the counts read leaves the pool, so the comparisons with the ledger's state and the
@@ -502,8 +504,8 @@ async function batchChangesSites(wh: Warehouse): Promise<boolean> {
 /**
  * What a refresh does before its first batch, in one transaction: the ledger's state goes (a run
  * killed before the last transaction leaves a ledger the next run aligns in full), the listener
- * starts, and a full alignment empties the hot tables (its cold days go whole after the last
- * batch), so a full alignment leaves no pair but those it aligns, of whichever sites.
+ * starts, and a full alignment empties the hot tables (its cold days go whole right after), so a
+ * full alignment leaves no pair but those it aligns, of whichever sites.
  */
 async function startLedger(wh: Warehouse, meta: { listener?: LedgerListener; full: boolean }): Promise<void> {
   await wh.run('DELETE FROM accuracy_ledger_state');
@@ -519,10 +521,9 @@ async function startLedger(wh: Warehouse, meta: { listener?: LedgerListener; ful
  * from `base`) in one transaction, telling `listener`; returns how many were aligned. An
  * incremental run's stale pairs (acc_stale) are deleted, those of closed days set aside in
  * acc_cold_stale for removeColdStale to take out of their cold files once every batch is in. A
- * full alignment replaces every pair: the hot tables were emptied before its first batch
- * (startLedger, which also took away the ledger's state, so that a run killed between batches
- * leaves a ledger the next run knows to align again in full), and every cold day goes whole at
- * the end.
+ * full alignment replaces every pair: the hot tables were emptied and every cold day dropped
+ * before its first batch (startLedger, which also took away the ledger's state, so that a run
+ * killed between batches leaves a ledger the next run knows to align again in full).
  */
 async function applyBatch(
   wh: Warehouse,
@@ -611,10 +612,11 @@ async function rewriteLedgerDay(wh: Warehouse, day: string, keep: string | null,
 /**
  * Takes the stale pairs out of the cold days, once per run (each day's quantiles, then its pairs,
  * each a new generation of its own): with `full`, every cold pair (a full alignment replaces them
- * all), else those of acc_cold_stale. A day all of whose pairs are stale (one that left the
- * window, or a full alignment's) is dropped whole, without reading it: only a day losing some of
- * its pairs is rewritten, against that day's stale pids alone. A run killed part way has no
- * ledger state (startLedger took it away): the next aligns in full and drops every cold day.
+ * all, before its first batch), else those of acc_cold_stale once every batch is in. A day all of
+ * whose pairs are stale (one that left the window, or a full alignment's) is dropped whole,
+ * without reading it: only a day losing some of its pairs is rewritten, against that day's stale
+ * pids alone. A run killed part way has no ledger state (startLedger took it away): the next
+ * aligns in full and drops every cold day.
  * acc_cold_stale is read, never deleted from: deletes from a temp table hold their versions
  * until it is dropped.
  */
@@ -634,25 +636,25 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
 }
 
 /**
- * Numbers the chosen sites into batches of about `batchPoints` points each, in site order, as
- * acc_site_batch; returns the batch numbers. A full alignment counts every point of this run's
- * window (acc_vintages), and so does an incremental one for a changed site (acc_dirty_sites); for
- * the other sites it counts the points it may align: those new to the window,
+ * Numbers the chosen sites of an incremental run into batches of about `batchPoints` points
+ * each, in site order, as acc_site_batch; returns the batch numbers. It counts every point of
+ * this run's window (acc_vintages) for a changed site (acc_dirty_sites); for the other sites the
+ * points it may align: those new to the window,
  * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
  * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
- * twice, the batches would be too many); an incremental run
- * over a window open at either end counts every point, as a full one does. So a nightly run
+ * twice, the batches would be too many); over a window open at either end it counts every point,
+ * as a full alignment does. So a nightly run
  * that changes a day of a month's window is one batch or a few, not one per month of points: each
  * batch reads the window's forecast rows and ledger pairs of its sites once more. A site with more
  * points than that is a batch of its own; without `batchPoints`, every site is in one batch.
  * Every statement of an alignment holds at most one batch of the points it aligns (its temp
  * tables and the build sides of its joins), so the memory of aligning does not grow with the
- * warehouse.
+ * warehouse. A full alignment plans by days too (day-plan.ts).
  */
-async function planBatches(wh: Warehouse, options: AlignOptions, incremental: boolean): Promise<number[]> {
+async function planBatches(wh: Warehouse, options: AlignOptions): Promise<number[]> {
   const { batchPoints } = options;
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
-  const estimated = incremental && options.from !== undefined && options.to !== undefined;
+  const estimated = options.from !== undefined && options.to !== undefined;
   const weight = estimated
     ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points)
         ELSE CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
@@ -733,7 +735,7 @@ interface BatchRun {
   options: AlignOptions;
   incremental: Changes | null;
   progress: BatchProgress;
-  meta: { listener?: LedgerListener; now: number };
+  meta: { listener?: LedgerListener; now: number; signal?: AbortSignal };
   /**
    * The stale reads of a batch without a changed site and of one with (every row of its sites
    * stale), made at the first batch of each kind: the cold files do not change while batches run.
@@ -761,8 +763,8 @@ interface BatchPart {
  * run goes on with smaller statements rather than failing, whatever the history, the ledger and
  * a site's models hold. Each part that went through is settled before the next one starts.
  */
-async function alignBatch(wh: Warehouse, run: BatchRun, sites: string): Promise<void> {
-  await runSplitting({ sites, slice: {} }, (part) => alignPart(wh, run, part), {
+async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: ValidSlice): Promise<void> {
+  await runSplitting({ sites, slice }, (part) => alignPart(wh, run, part), {
     halves: (part) => batchHalves(wh, run.options, part),
     // a checkpoint that fails leaves the halves to fail and say why
     handBack: () => wh.checkpoint().catch(() => undefined),
@@ -779,7 +781,8 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_batch AS SELECT * FROM acc_site WHERE site_id IN (${sites})`);
   const range = await batchRangeSql(wh);
   if (!incremental) {
-    await alignPoints(wh, sliced(options, slice));
+    const window = sliced(options, slice);
+    await alignPoints(wh, window, undefined, await pointSources(wh, window));
   } else {
     const kind = (await batchChangesSites(wh)) ? 'changedSite' : 'kept';
     const changes = kind === 'changedSite' ? { ...incremental, staleFromUs: 'all' as const } : incremental;
@@ -796,6 +799,16 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
     full: incremental === null,
   });
   progress.batches++;
+}
+
+/** The forecast rows and model outputs of the days of `window` alone (every day: the tables). */
+async function pointSources(wh: Warehouse, window: ValidSlice): Promise<PointSources | undefined> {
+  if (window.from === undefined && window.to === undefined) return undefined;
+  const [from, to] = [window.from ?? null, window.to ?? null];
+  return {
+    forecasts: await wh.cold.between('forecasts', from, to),
+    modelOutputs: await wh.cold.between('model_outputs', from, to),
+  };
 }
 
 /** The halves of a part: of its sites, or for a site alone of its valid times (null: an hour). */
@@ -911,6 +924,47 @@ async function pidAfter(wh: Warehouse, from: number): Promise<number> {
   return Number(next);
 }
 
+/** Aligns batch after batch of the plan in acc_site_batch, each of the valid times in `slice`. */
+async function alignBatches(wh: Warehouse, run: BatchRun, batches: number[], slice: ValidSlice): Promise<void> {
+  for (const batch of batches) {
+    run.meta.signal?.throwIfAborted();
+    await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`, slice);
+  }
+}
+
+/**
+ * An incremental run's batches: the days that left the window go first, the stale pairs of closed
+ * days leave their cold files once every batch is in.
+ */
+async function alignChanges(wh: Warehouse, run: BatchRun, incremental: Changes): Promise<void> {
+  try {
+    await retireDays(wh, incremental, run.options, run.meta);
+    await alignBatches(wh, run, await planBatches(wh, run.options), {});
+  } catch (error) {
+    // What the batches before the failed one replaced leaves the cold days before the publish.
+    // Should that fail as well, the next run aligns in full (the ledger has no state) and finds
+    // those pairs stale again.
+    await removeColdStale(wh, run.meta.now, false).catch(() => undefined);
+    throw error;
+  }
+  await removeColdStale(wh, run.meta.now, false);
+}
+
+/**
+ * A full alignment: every cold day of the ledger goes, then its days in order (day-plan.ts), each
+ * group of days in batches of sites and then moved to the cold store when closed, so that the hot
+ * tables hold a group and the hot window at most, whatever the window's depth.
+ */
+async function alignEveryDay(wh: Warehouse, run: BatchRun): Promise<void> {
+  await removeColdStale(wh, run.meta.now, true);
+  for (const group of await planDayGroups(wh, run.options)) {
+    await alignBatches(wh, run, await planGroupBatches(wh, run.options, group), group);
+    if (group.to === undefined) continue;
+    await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
+    await handBackPool(wh);
+  }
+}
+
 /**
  * Brings the ledger up to date with the warehouse for `options`: incrementally when its state
  * was written with the same fingerprint, else (or when `full`) by aligning every pair again.
@@ -952,22 +1006,10 @@ export async function refreshLedger(
   const base = await pidAfter(wh, old?.nextPid ?? 0);
   const progress: BatchProgress = { base, aligned: 0, batches: 0, deleted: 0 };
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
-  try {
-    await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
-    if (incremental) await retireDays(wh, incremental, options, meta);
-    const run: BatchRun = { options, incremental, progress, meta, reads: {} };
-    for (const batch of await planBatches(wh, options, incremental !== null)) {
-      meta.signal?.throwIfAborted();
-      await alignBatch(wh, run, `SELECT site_id FROM acc_site_batch WHERE batch = ${batch}`);
-    }
-  } catch (error) {
-    // What the batches before the failed one replaced leaves the cold days before the publish.
-    // Should that fail as well, the next run aligns in full (the ledger has no state) and finds
-    // those pairs stale again.
-    await removeColdStale(wh, meta.now, !incremental).catch(() => undefined);
-    throw error;
-  }
-  await removeColdStale(wh, meta.now, !incremental);
+  await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
+  const run: BatchRun = { options, incremental, progress, meta, reads: {} };
+  if (incremental) await alignChanges(wh, run, incremental);
+  else await alignEveryDay(wh, run);
   const pairsAligned = progress.aligned;
   // The pairs the last batches wrote stay in DuckDB's pool until a checkpoint, which no purge
   // frees: left there, they would take the memory the statistics need.
@@ -1012,6 +1054,7 @@ export async function dropRefresh(wh: Warehouse): Promise<void> {
   ]) {
     await wh.run(`DROP TABLE IF EXISTS ${table}`);
   }
+  await dropDayPlan(wh);
 }
 
 /**
