@@ -756,12 +756,13 @@ interface BatchPart {
 }
 
 /**
- * Aligns the sites `sites` (a query of site ids) as one batch, split by the executor while it
- * runs out of DuckDB's memory (its transaction rolled back): after a checkpoint (which frees the
- * pool of what was written since the last one), into halves of its sites, and a site alone into
- * halves of its valid times, down to an hour, whose one more try failing fails the step. So the
- * run goes on with smaller statements rather than failing, whatever the history, the ledger and
- * a site's models hold. Each part that went through is settled before the next one starts.
+ * Aligns the sites `sites` (a query of site ids), their valid times in `slice`, as one batch,
+ * split by the executor while it runs out of DuckDB's memory (its transaction rolled back): after
+ * a checkpoint (which frees the pool of what was written since the last one), into halves of its
+ * sites, and a site alone into halves of its valid times, down to an hour, whose one more try
+ * failing fails the step. So the run goes on with smaller statements rather than failing,
+ * whatever the history, the ledger and a site's models hold. Each part that went through is
+ * settled before the next one starts.
  */
 async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: ValidSlice): Promise<void> {
   await runSplitting({ sites, slice }, (part) => alignPart(wh, run, part), {
