@@ -28,7 +28,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
 import type { Progress } from '../progress.js';
-import { handBackPool, halvesOf, runInHalves, runSplitting, skippedForMemory } from './executor.js';
+import { chunksOf, handBackPool, halvesOf, runInHalves, runSplitting, skippedForMemory } from './executor.js';
 import { fsyncPath } from './disk.js';
 import { DAY } from '../time.js';
 import { epochDayOf, instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
@@ -146,19 +146,6 @@ interface Written {
   file: string | null;
   rows: number;
   bytes: number;
-}
-
-/** Consecutive items in chunks of at most `maxRows` rows together (an item with more is a chunk alone), with their rows. */
-function chunksOf<K>(items: readonly { key: K; rows: number }[], maxRows: number): { keys: K[]; rows: number }[] {
-  const chunks: { keys: K[]; rows: number }[] = [];
-  for (const item of items) {
-    const last = chunks.at(-1);
-    if (last && last.rows + item.rows <= maxRows) {
-      last.keys.push(item.key);
-      last.rows += item.rows;
-    } else chunks.push({ keys: [item.key], rows: item.rows });
-  }
-  return chunks;
 }
 
 interface CurrentFile {

@@ -144,6 +144,22 @@ export async function runInHalves<T, R>(
   return runSplitting(items, work, { ...splitting, halves: halvesOf });
 }
 
+/** Consecutive items in chunks of at most `maxRows` rows together (an item with more is a chunk alone), with their rows. */
+export function chunksOf<K>(
+  items: readonly { key: K; rows: number }[],
+  maxRows: number,
+): { keys: K[]; rows: number }[] {
+  const chunks: { keys: K[]; rows: number }[] = [];
+  for (const item of items) {
+    const last = chunks.at(-1);
+    if (last && last.rows + item.rows <= maxRows) {
+      last.keys.push(item.key);
+      last.rows += item.rows;
+    } else chunks.push({ keys: [item.key], rows: item.rows });
+  }
+  return chunks;
+}
+
 /**
  * Runs `work` with each plan in turn (partition counts, fewest statements first) until one does
  * not run out of memory; the last plan's error is thrown. For work whose memory falls with the

@@ -7,7 +7,7 @@
 // added: sums are never subtracted, so nothing cancels, and minima and maxima stay exact. The
 // histograms count: the bins of the removed pairs are subtracted, those of the added ones added.
 import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
-import { firstThatFits, handBackPool, runSplitting } from '../../warehouse/executor.js';
+import { chunksOf, firstThatFits, handBackPool, runInHalves, runSplitting } from '../../warehouse/executor.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import { Spool } from '../../warehouse/spool.js';
@@ -407,9 +407,48 @@ async function computeDays(
       await computeOrHalve(wh, meta.ledgerPairs, slice, computeSlice);
       await handBackPool(wh); // as between alignment batches (incremental.ts)
     }
-    await wh.run(`INSERT INTO ${STATS} BY NAME ${mergedStatsSql(sliced.relation(), ['chunk'])}`);
+    await mergeDays(wh, sliced.relation(), meta.slicePairs);
   } finally {
     sliced.drop();
+  }
+}
+
+/**
+ * Spooled statistic rows a statement of mergeDays takes, per pair of a statement of statistics
+ * (accuracy.batch_points × SLICE_PAIRS_PER_BATCH_POINT): the merge holds a row per day, group key
+ * and statistic, its strings included, where a slice holds a pair's few numbers.
+ */
+const MERGED_ROWS_PER_SLICE_PAIR = 0.25;
+
+/**
+ * The days' spooled statistics (`spooled`, computeDays) merged into the stored ones, a run of
+ * consecutive days to a statement of about `slicePairs` × MERGED_ROWS_PER_SLICE_PAIR spooled rows
+ * (a day with more alone; every day at once without a bound), split by the executor into halves
+ * of its days while it runs out of memory. In one statement, the merge's hash table grows with
+ * the days, the sites and the groups: a month of 1,000 sites ran out of 58 MiB in it.
+ */
+async function mergeDays(wh: Warehouse, spooled: string, slicePairs: number | undefined): Promise<void> {
+  const days = await wh.all<{ chunk: bigint; n: bigint }>(
+    `SELECT chunk, count(*) AS n FROM ${spooled} GROUP BY chunk ORDER BY chunk`,
+  );
+  const counted = days.map((day) => ({ key: day.chunk, rows: Number(day.n) }));
+  const runs =
+    slicePairs === undefined
+      ? [counted.map((day) => day.key)]
+      : chunksOf(counted, slicePairs * MERGED_ROWS_PER_SLICE_PAIR).map((run) => run.keys);
+  for (const run of runs) {
+    await runInHalves(
+      run,
+      (part) =>
+        wh.run(
+          `INSERT INTO ${STATS} BY NAME ${mergedStatsSql(
+            `(SELECT * FROM ${spooled} WHERE chunk BETWEEN ${part[0]} AND ${part.at(-1)})`,
+            ['chunk'],
+          )}`,
+        ),
+      // a checkpoint that fails leaves the halves to fail and say why
+      { handBack: () => wh.checkpoint().catch(() => undefined) },
+    );
   }
 }
 
