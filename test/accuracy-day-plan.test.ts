@@ -35,6 +35,9 @@ async function vintages(sites: { id: string; first: number; last: number; points
   }
 }
 
+/** A group as its first day and the day after its last, counted from D0. */
+const daysOf = (g: { from?: number; to?: number }) => [(g.from! - D0) / DAY, (g.to! - D0) / DAY];
+
 const options = (batchPoints: number | undefined, from = day(0), to = day(10)): AlignOptions => ({
   from,
   to,
@@ -63,7 +66,7 @@ describe('the plan of a full alignment', () => {
       { id: 'B', first: 5, last: 6, points: 600 },
     ]);
     const groups = await planDayGroups(wh, options(250));
-    expect(groups.map((g) => [(g.from! - D0) / DAY, (g.to! - D0) / DAY])).toEqual([
+    expect(groups.map(daysOf)).toEqual([
       [0, 2],
       [2, 4],
       [4, 5],
@@ -85,7 +88,7 @@ describe('the plan of a full alignment', () => {
       { id: 'C', first: 8, last: 12, points: 500 },
     ]);
     const groups = await planDayGroups(wh, options(10_000, day(3), day(10)));
-    expect(groups.map((g) => [(g.from! - D0) / DAY, (g.to! - D0) / DAY])).toEqual([[3, 10]]);
+    expect(groups.map(daysOf)).toEqual([[3, 10]]);
     expect(await batchesOf(options(10_000), groups[0])).toEqual([['A', 'C']]);
     expect(await planDayGroups(wh, options(undefined))).toEqual([{}]);
     expect(await batchesOf(options(undefined), {})).toEqual([['A', 'C']]);
@@ -97,7 +100,7 @@ describe('the plan of a full alignment', () => {
       { id: 'E', first: 5, last: 6, points: 20 },
     ]);
     const groups = await planDayGroups(wh, options(10_000));
-    expect(groups.map((g) => [(g.from! - D0) / DAY, (g.to! - D0) / DAY])).toEqual([
+    expect(groups.map(daysOf)).toEqual([
       [0, 2],
       [5, 7],
     ]);
