@@ -436,14 +436,10 @@ async function staleReads(wh: Warehouse, options: AlignOptions, changes: Changes
   const days = staleDays(options, changes);
   const ledger = (span: DaySpan | 'all') =>
     span === 'all' ? LEDGER_PAIRS : wh.cold.between(LEDGER_PAIRS, span.from, span.to);
-  const { from, to } = days.changing;
   return {
     leaving: await ledger(days.leaving),
     changing: await ledger(days.changing),
-    sources: {
-      forecasts: await wh.cold.between('forecasts', from, to),
-      modelOutputs: await wh.cold.between('model_outputs', from, to),
-    },
+    sources: await sourcesBetween(wh, days.changing),
   };
 }
 
@@ -805,7 +801,11 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
 /** The forecast rows and model outputs of the days of `window` alone (every day: the tables). */
 async function pointSources(wh: Warehouse, window: ValidSlice): Promise<PointSources | undefined> {
   if (window.from === undefined && window.to === undefined) return undefined;
-  const [from, to] = [window.from ?? null, window.to ?? null];
+  return sourcesBetween(wh, { from: window.from ?? null, to: window.to ?? null });
+}
+
+/** The forecast rows and model outputs, hot and of the cold files of the days of `span` alone (ColdStore.between). */
+async function sourcesBetween(wh: Warehouse, { from, to }: DaySpan): Promise<PointSources> {
   return {
     forecasts: await wh.cold.between('forecasts', from, to),
     modelOutputs: await wh.cold.between('model_outputs', from, to),
