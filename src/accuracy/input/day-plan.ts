@@ -5,6 +5,7 @@
 // keeps metadata of every row group of a table, and a checkpoint's memory grows with the table,
 // both outside its memory limit (docs/benchmarks.md, session 30).
 import { DAY } from '../../time.js';
+import { chunksOf } from '../../warehouse/executor.js';
 import { epochDayOf } from '../../warehouse/sql.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import type { AlignOptions } from './align.js';
@@ -62,25 +63,16 @@ function dayTotals(sites: { first: bigint; last: bigint; per_day: number }[]): M
 
 /** Consecutive days with points grouped while their points stay within `limit` (a day with more alone). */
 function groupDays(totals: Map<number, number>, limit: number): DayGroup[] {
-  const groups: DayGroup[] = [];
-  let start: number | null = null;
-  let end = 0;
-  let points = 0;
+  const runs: { key: number; rows: number }[][] = [];
   for (const day of [...totals.keys()].sort((a, b) => a - b)) {
-    const dayPoints = totals.get(day)!;
-    if (start !== null && (day !== end || points + dayPoints > limit)) {
-      groups.push({ from: start * DAY, to: end * DAY });
-      start = null;
-    }
-    if (start === null) {
-      start = day;
-      points = 0;
-    }
-    end = day + 1;
-    points += dayPoints;
+    const run = runs.at(-1);
+    const item = { key: day, rows: totals.get(day)! };
+    if (run && run.at(-1)!.key === day - 1) run.push(item);
+    else runs.push([item]);
   }
-  if (start !== null) groups.push({ from: start * DAY, to: end * DAY });
-  return groups;
+  return runs.flatMap((run) =>
+    chunksOf(run, limit).map(({ keys }) => ({ from: keys[0] * DAY, to: (keys.at(-1)! + 1) * DAY })),
+  );
 }
 
 /**
