@@ -153,7 +153,7 @@ const SyncConfig = z
       .max(64)
       .prefault(16)
       .describe(
-        'Sites synced at once (16 measured fastest for its memory: 8 took 40% longer, 32 10% less time for 15% more memory)',
+        'Sites fetching at once; one that has fetched waits for the loader without a slot, bounded by rows_in_memory (docs/sync.md)',
       ),
     rows_in_memory: z
       .int()

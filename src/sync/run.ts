@@ -61,6 +61,7 @@ import {
   type SyncEnv,
 } from './types.js';
 import { RowBudget, type SiteRows } from './budget.js';
+import { eachSite, type Landing, type SitePool } from './site-pool.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { MINUTE } from '../time.js';
 import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
@@ -414,12 +415,16 @@ async function syncSeries(
   const older = env.backfill ? [] : steps.filter((step) => step.resource !== 'actuals');
   const resources = older.map((step) => step.resource as VintageResource);
   req.progress.start(sites.length, 'sync');
-  await eachSite(req, sites, new RowBudget(req.sync.rows_in_memory, steps.length), tally, async (siteId, held) => {
+  await eachSite(sitePool(req, tally, steps.length), sites, async (siteId, held) => {
     const task = tasks.get(siteId)!;
-    const deferred = await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
+    const { landed } = await syncOneSite(req, env, task, steps, marks, tally, held, 'newest');
     // What a site holds goes with it once it is done; the second pass reads its models only.
-    if (resources.length > 0 && (deferred || pendingBefore.has(siteId))) task.release();
-    else tasks.delete(siteId);
+    return {
+      landed: landed.then((deferred) => {
+        if (resources.length > 0 && (deferred || pendingBefore.has(siteId))) task.release();
+        else tasks.delete(siteId);
+      }),
+    };
   });
   req.progress.stop();
   const firstPassMs = performance.now() - run.started;
@@ -430,18 +435,27 @@ async function syncSeries(
     'older vintages',
   );
   await eachSite(
-    req,
+    sitePool(req, tally, 1),
     olderPieces(req, env, counts, size, pendingPerRead(req.sync), tally),
-    new RowBudget(req.sync.rows_in_memory, 1),
-    tally,
-    async ({ siteId, resource, items }, held) => {
+    ({ siteId, resource, items }, held) => {
       const step = older.filter((s) => s.resource === resource);
-      await syncOneSite(req, env, tasks.get(siteId)!, step, marks, tally, held, 'older', items);
+      return syncOneSite(req, env, tasks.get(siteId)!, step, marks, tally, held, 'older', items);
     },
   );
   tasks.clear();
   req.progress.stop();
   return { firstPassMs, backlog: new Set(counts.map((c) => c.siteId)).size };
+}
+
+/** A pass's pool of sites in flight, each fetching `steps` resources (src/sync/site-pool.ts). */
+function sitePool(req: SyncRequest, tally: Tally, steps: number): SitePool {
+  return {
+    concurrency: req.sync.concurrency,
+    budget: new RowBudget(req.sync.rows_in_memory, steps),
+    signal: req.signal,
+    stopped: tally.stopped,
+    onLanded: () => req.progress.tick(),
+  };
 }
 
 /**
@@ -532,43 +546,10 @@ function inGroups(counts: readonly PendingCount[], perRead: number): PendingCoun
 }
 
 /**
- * Runs `work` for each unit, `sync.concurrency` at once, a unit admitted while its rows fit
- * `budget`; units are taken in order as workers free up, so a lazy source (olderPieces) is read
- * no further ahead than the work. Once the run's signal is aborted the units taken but not started
- * are counted as stopped.
- */
-async function eachSite<T extends string | { siteId: string }>(
-  req: SyncRequest,
-  units: Iterable<T> | AsyncIterable<T>,
-  budget: RowBudget,
-  tally: Tally,
-  work: (unit: T, held: SiteRows) => Promise<void>,
-): Promise<void> {
-  const source =
-    Symbol.asyncIterator in units ? units[Symbol.asyncIterator]() : (units as Iterable<T>)[Symbol.iterator]();
-  const worker = async () => {
-    for (let next = await source.next(); !next.done; next = await source.next()) {
-      const unit = next.value;
-      const held = await budget.admit();
-      try {
-        if (req.signal.aborted) {
-          tally.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
-          continue;
-        }
-        await work(unit, held);
-      } finally {
-        held.done();
-      }
-      req.progress.tick();
-    }
-  };
-  await Promise.all(Array.from({ length: req.sync.concurrency }, worker));
-}
-
-/**
  * One site's series resources of one pass, fetched at once, each loaded as soon as it is fetched;
- * a failure of one is recorded and the others still run. The vintages a load deferred join the
- * site's pending ones, for the second pass.
+ * a failure of one is recorded and the others still run. Returns once every resource is fetched;
+ * `landed` says, once every load is committed, whether a load deferred vintages (they join the
+ * site's pending ones, for the second pass).
  */
 async function syncOneSite(
   req: SyncRequest,
@@ -580,55 +561,80 @@ async function syncOneSite(
   held: SiteRows,
   pass: Pass,
   piece?: readonly PendingVintage[],
-): Promise<boolean> {
+): Promise<Landing<boolean>> {
   const siteRows: RowCounts = {};
   let deferred = false;
-  await Promise.all(
-    steps.map(async ({ resource, state, type, sync: step }) => {
-      let fetched: Fetched<unknown> | null = null;
+  const flights = steps.map((step) => {
+    const mark = marks.get(step.state)?.get(task.siteId) ?? null;
+    const fetching = fetchStep(req, env, tally, step, { task, mark, held, pass, piece });
+    const landed = fetching.then(async (fetched) => {
+      if (!fetched) return;
       try {
-        if (req.signal.aborted) return;
-        const fetchStart = performance.now();
-        try {
-          fetched = await step.fetch(env, task, marks.get(state)?.get(task.siteId) ?? null, pass, piece);
-        } finally {
-          held.fetched(fetched?.rows ?? 0);
-        }
-        tally.fetchMs += performance.now() - fetchStart;
-        for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
-        countDefaulted(tally, fetched.defaulted ?? []);
-        const { deferred: later = [], stored = [], attempted = [] } = fetched.vintages ?? {};
-        if (fetched.rows === 0 && later.length === 0 && stored.length === 0 && attempted.length === 0) {
-          if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, state, fetched.mark) });
-          tally.succeeded += 1;
-          return;
-        }
         // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
         const loadStart = performance.now();
-        const rows = await step.load(env, task, fetched);
+        const { sync_state: advanced = 0, ...data } = await step.sync.load(env, task, fetched);
         tally.loadMs += performance.now() - loadStart;
-        const { sync_state: advanced = 0, ...data } = rows;
         tally.marksAdvanced += advanced;
         addRows(siteRows, data);
         if ((fetched.vintages?.deferred.length ?? 0) > 0) deferred = true;
         tally.succeeded += 1;
       } catch (error) {
-        failSite(
-          req,
-          tally,
-          task.siteId,
-          resource,
-          error,
-          type !== null && type !== POWER ? `${type} series` : undefined,
-        );
+        failStep(req, tally, task.siteId, step, error);
       } finally {
-        held.released(fetched?.rows ?? 0);
+        held.released(fetched.rows);
       }
-    }),
-  );
-  addRows(tally.rows, siteRows);
-  req.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
-  return deferred;
+    });
+    return { fetching, landed };
+  });
+  await Promise.all(flights.map((flight) => flight.fetching));
+  const landed = Promise.all(flights.map((flight) => flight.landed)).then(() => {
+    addRows(tally.rows, siteRows);
+    req.log.debug({ siteId: task.siteId, rows: siteRows }, 'site synced');
+    return deferred;
+  });
+  return { landed };
+}
+
+/**
+ * Fetches one resource of a site; returns what is to be loaded, or null when there is nothing (the
+ * run stopped, the fetch failed and is recorded, or nothing new: the site's quiet sync state is
+ * kept for the end of the run). Rows it does not return are released from `held`.
+ */
+async function fetchStep(
+  req: SyncRequest,
+  env: SyncEnv,
+  tally: Tally,
+  step: SeriesStep,
+  read: { task: SiteTask; mark: SyncMark | null; held: SiteRows; pass: Pass; piece?: readonly PendingVintage[] },
+): Promise<Fetched<unknown> | null> {
+  const { task, held } = read;
+  let fetched: Fetched<unknown> | null = null;
+  try {
+    if (req.signal.aborted) return null;
+    const fetchStart = performance.now();
+    try {
+      fetched = await step.sync.fetch(env, task, read.mark, read.pass, read.piece);
+    } finally {
+      held.fetched(fetched?.rows ?? 0);
+    }
+    tally.fetchMs += performance.now() - fetchStart;
+    for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
+    countDefaulted(tally, fetched.defaulted ?? []);
+    const { deferred: later = [], stored = [], attempted = [] } = fetched.vintages ?? {};
+    if (fetched.rows > 0 || later.length > 0 || stored.length > 0 || attempted.length > 0) return fetched;
+    if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, step.state, fetched.mark) });
+    tally.succeeded += 1;
+  } catch (error) {
+    failStep(req, tally, task.siteId, step, error);
+  }
+  held.released(fetched?.rows ?? 0);
+  return null;
+}
+
+/** Records a site's series resource as failed, naming the actuals series when it is not power. */
+function failStep(req: SyncRequest, tally: Tally, siteId: string, step: SeriesStep, error: unknown): void {
+  const what = step.type !== null && step.type !== POWER ? `${step.type} series` : undefined;
+  failSite(req, tally, siteId, step.resource, error, what);
 }
 
 /**
