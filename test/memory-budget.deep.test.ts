@@ -45,7 +45,7 @@ describe('a night under a memory budget', () => {
       duckdb: { warehouse: '41MB', sync: '41MB', accuracy: '61MB' },
     };
     expect(started.memory).toMatchObject(expected);
-    expect(started.memory.rows).toMatchObject({ syncInMemory: 126_667, accuracyBatchPoints: 63_333 });
+    expect(started.memory.rows).toMatchObject({ syncInMemory: 76_000, accuracyBatchPoints: 63_333 });
     expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 122MiB (this process: ');
     expect(started.msg).toContain('DuckDB 41MB outside the steps, 41MB syncing, 61MB scoring');
     // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so

@@ -99,7 +99,7 @@ describe('the sizes a budget sets', () => {
     const sizes = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' });
     expect(sizes.heapMb).toBe(192);
     expect(sizes.duckdb).toEqual({ warehouse: '64MB', sync: '64MB', accuracy: '96MB' });
-    expect(sizes.rows).toMatchObject({ syncInMemory: 200_000, accuracyBatchPoints: 100_000, sumPerPartition: 100_000 });
+    expect(sizes.rows).toMatchObject({ syncInMemory: 120_000, accuracyBatchPoints: 100_000, sumPerPartition: 100_000 });
     // a config built without a budget (as tests build theirs) has exactly these
     expect(sizesOf(Config.parse({}))).toEqual(sizes);
   });
@@ -109,7 +109,7 @@ describe('the sizes a budget sets', () => {
     // (600 - 180) / (300 - 180) of each size at 300MB
     expect(sizes.heapMb).toBe(672);
     expect(sizes.duckdb).toEqual({ warehouse: '224MB', sync: '224MB', accuracy: '336MB' });
-    expect(sizes.rows).toMatchObject({ syncInMemory: 700_000, accuracyBatchPoints: 350_000, commitBatch: 1_750_000 });
+    expect(sizes.rows).toMatchObject({ syncInMemory: 420_000, accuracyBatchPoints: 350_000, commitBatch: 1_750_000 });
   });
 
   it("DuckDB's freed pages go back at once below the default budget, after 50 ms at and above it", () => {
@@ -127,7 +127,7 @@ describe('the sizes a budget sets', () => {
     expect(config.warehouse.memory_limit).toBe('224MB');
     expect(config.sync.memory_limit).toBe('80MB');
     expect(config.accuracy.memory_limit).toBe('336MB');
-    expect(config.sync.rows_in_memory).toBe(700_000);
+    expect(config.sync.rows_in_memory).toBe(420_000);
     expect(config.accuracy.batch_points).toBe(5000);
     expect(loadConfig(file, NO_CGROUP, { memory: '300MB' }).warehouse.memory_limit).toBe('64MB');
   });

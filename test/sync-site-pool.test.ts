@@ -19,11 +19,12 @@ function deferred<T = void>() {
 /** Lets pending callbacks run. */
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-function poolOf(concurrency: number, rows: number, signal = new AbortController().signal) {
+function poolOf(concurrency: number, rows: number, signal = new AbortController().signal, landingAtMost = 100) {
   const landedUnits: string[] = [];
   const pool: SitePool = {
     concurrency,
     budget: new RowBudget(rows, 1),
+    landingAtMost,
     signal,
     stopped: new Set(),
     onLanded: () => landedUnits.push('x'),
@@ -73,6 +74,25 @@ describe('the sites in flight', () => {
     loads.get('c')!.resolve();
     await pass;
     expect(pool.budget.held()).toBe(0);
+  });
+
+  it('starts no site while as many as the loader takes in a batch wait for it', async () => {
+    const { pool } = poolOf(1, 1_000, undefined, 2);
+    const started: string[] = [];
+    const loads = new Map(['a', 'b', 'c'].map((id) => [id, deferred()]));
+    const pass = eachSite(pool, ['a', 'b', 'c'], async (siteId, held) => {
+      started.push(siteId);
+      held.fetched(1);
+      return { landed: loads.get(siteId)!.promise };
+    });
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    loads.get('b')!.resolve();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c']);
+    loads.get('a')!.resolve();
+    loads.get('c')!.resolve();
+    await pass;
   });
 
   it('throws the first failed landing once every site has landed; a stopped pass starts no more sites', async () => {

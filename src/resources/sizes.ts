@@ -53,7 +53,7 @@ const AT_DEFAULT = {
   heapMb: 192,
   duckdbMb: { warehouse: 64, sync: 64, accuracy: 96 },
   rows: {
-    syncInMemory: 200_000,
+    syncInMemory: 120_000,
     accuracyBatchPoints: 100_000,
     commitBatch: 500_000,
     flagValues: 40_000,

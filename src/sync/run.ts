@@ -62,6 +62,7 @@ import {
 } from './types.js';
 import { RowBudget, type SiteRows } from './budget.js';
 import { eachSite, type Landing, type SitePool } from './site-pool.js';
+import { MAX_BATCH_LOADS } from '../warehouse/commit-queue.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { MINUTE } from '../time.js';
 import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
@@ -447,11 +448,15 @@ async function syncSeries(
   return { firstPassMs, backlog: new Set(counts.map((c) => c.siteId)).size };
 }
 
-/** A pass's pool of sites in flight, each fetching `steps` resources (src/sync/site-pool.ts). */
+/**
+ * A pass's pool of sites in flight, each fetching and loading `steps` resources
+ * (src/sync/site-pool.ts): as many wait for the loader as the loader's batch takes.
+ */
 function sitePool(req: SyncRequest, tally: Tally, steps: number): SitePool {
   return {
     concurrency: req.sync.concurrency,
     budget: new RowBudget(req.sync.rows_in_memory, steps),
+    landingAtMost: Math.max(1, Math.floor(MAX_BATCH_LOADS / steps)),
     signal: req.signal,
     stopped: tally.stopped,
     onLanded: () => req.progress.tick(),

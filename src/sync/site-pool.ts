@@ -3,7 +3,10 @@
 // (sync.rows_in_memory, src/sync/budget.ts). A site gives up its fetching slot once its requests
 // are answered, not once its loads are committed: the next site fetches while the loader merges,
 // and the loader's next batch holds what every site brought meanwhile, so its per-batch cost
-// (a transaction, the staging tables, the sync states) is shared by more rows.
+// (a transaction, the staging tables, the sync states) is shared by more rows. What a site holds
+// beside its rows (its task, the lists of its vintages, its promises) is not in the row budget,
+// so the sites waiting for the loader are bounded in number too: no more than the loader's next
+// batch takes.
 import type { RowBudget, SiteRows } from './budget.js';
 
 /** A unit's work once its requests are answered: `landed` settles once its loads are committed. */
@@ -16,6 +19,8 @@ export interface SitePool {
   concurrency: number;
   /** Admits a unit while the rows the units hold (fetched, not yet landed) fit. */
   budget: RowBudget;
+  /** Units fetched and waiting for the loader at most; a unit starts only below it. */
+  landingAtMost: number;
   /** Once aborted, units not started are counted in `stopped` and not started. */
   signal: AbortSignal;
   stopped: Set<string>;
@@ -25,7 +30,7 @@ export interface SitePool {
 
 /**
  * Runs `work` for each unit, `pool.concurrency` fetching at once, a unit admitted while its rows
- * fit the pool's budget; units are taken in order as slots free up, so a lazy source is read no
+ * fit the pool's budget and fewer than `pool.landingAtMost` wait for the loader; units are taken in order as slots free up, so a lazy source is read no
  * further ahead than the work. Returns once every unit taken has landed; the first error of a
  * work or a landing is thrown then.
  */
@@ -41,6 +46,7 @@ export async function eachSite<T extends string | { siteId: string }>(
   const fetcher = async () => {
     for (let next = await source.next(); !next.done; next = await source.next()) {
       const unit = next.value;
+      while (landing.size >= pool.landingAtMost) await Promise.race(landing);
       const held = await pool.budget.admit();
       if (pool.signal.aborted) {
         pool.stopped.add(typeof unit === 'string' ? unit : unit.siteId);

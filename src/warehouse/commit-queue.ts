@@ -14,7 +14,7 @@ import { handBackPool, runInHalves } from './executor.js';
 import type { Warehouse } from './warehouse.js';
 
 /** Loads of a batch: 64 sites' forecasts, outputs and actuals (its rows: the budget's `rows.commitBatch`). */
-const MAX_BATCH_LOADS = 192;
+export const MAX_BATCH_LOADS = 192;
 /**
  * Batches merged between purges of DuckDB's buffer pool (handBackPool): often enough that glibc's
  * heap stays flat over a sync of any number of sites, rarely enough to cost it no time
