@@ -2,7 +2,6 @@
 // is recorded as interrupted, every site and resource that landed is whole, and a rerun completes
 // the warehouse to what a clean run gives.
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { runJob } from '../src/runner/run.js';
@@ -13,24 +12,27 @@ const SITES = 8;
 
 const served = emuForFile({ sites: SITES });
 
-describe('a sync aborted after its first site landed', () => {
+describe('a sync aborted while its third site fetches', () => {
   it('is interrupted, keeps whole sites only, and a rerun completes it', async () => {
     const dir = tempDir();
     const config = testConfig({ dir, url: served.emu.url, db: join(dir, 'aborted.duckdb'), sync: { concurrency: 1 } });
     const abort = new AbortController();
-    // Abort from the log line that says a site landed, as a signal handler would at any moment.
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        if (String(chunk).includes('"msg":"site synced"')) abort.abort(new Error('SIGTERM'));
-        done();
+    // Abort as the third site's first series request arrives, as a signal handler would at any
+    // moment: the sites before it have fetched, their loads may still wait for the loader.
+    const fetching = new Set<string>();
+    served.emu.setFaults({
+      faultHook: ({ siteId, path }) => {
+        if (siteId !== undefined && /\/(forecast|actual)/.test(path)) fetching.add(siteId);
+        if (fetching.size === 3) abort.abort(new Error('SIGTERM'));
+        return undefined;
       },
     });
     const run = await runJob(syncJob, {
       config,
       now: () => NOW,
       signal: abort.signal,
-      log: pino({ level: 'debug' }, sink),
-    });
+      log: pino({ level: 'silent' }),
+    }).finally(() => served.emu.setFaults({ faultHook: null }));
     expect(run.status).toBe('interrupted');
     expect(run.exitCode).toBe(5);
 
