@@ -4,7 +4,8 @@
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
-import { JSDuckDBValueConverter, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
+import { JSDuckDBValueConverter } from '../warehouse/duckdb-api.js';
 import {
   Bool,
   DateDay,

@@ -2,7 +2,7 @@
 // reads them. Instants go in as ISO text cast to TIMESTAMPTZ and come back as epoch ms.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { VARCHAR } from '@duckdb/node-api';
+import { VARCHAR } from '../warehouse/duckdb-api.js';
 import { appendBlocks } from '../warehouse/staging.js';
 import { instant, quoteLiteral } from '../warehouse/sql.js';
 import type { Warehouse } from '../warehouse/warehouse.js';

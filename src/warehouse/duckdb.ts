@@ -1,7 +1,8 @@
 // Every DuckDB database efsync opens goes through here, so that every connection reads and
 // writes instants in UTC whatever the machine's time zone, and so that a signal can interrupt
 // whatever statement runs before the process exits.
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance } from './duckdb-api.js';
 import { ConfigError } from '../errors.js';
 import { hasNativeExtension } from './native.js';
 import { WRITER_SETTINGS } from './settings.js';

@@ -72,7 +72,7 @@
  * For the fastest merges, start the sites in site_id order: rows then land clustered by site and
  * the merge's site filter skips the other sites' row groups by their min/max.
  */
-import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
+import { DOUBLE, INTEGER, VARCHAR } from './duckdb-api.js';
 import { loadSeries } from './commit-queue.js';
 import { oncePerKey } from './dedupe.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, RowsWritten } from './rows.js';

@@ -1,7 +1,8 @@
 // Staging: a batch's blocks of one series into its TEMP staging tables, through DuckDB data
 // chunks (the commit queue, commit-queue.ts, stages every kind of a batch before merging them,
 // series.ts). Instants travel as DOUBLE epoch ms and become TIMESTAMPTZ in the merge SQL.
-import { DuckDBDataChunk, INTEGER, type DuckDBType, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
+import type { DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
+import { DuckDBDataChunk, INTEGER } from './duckdb-api.js';
 import type { Warehouse } from './warehouse.js';
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */

@@ -5,7 +5,7 @@
 // data and sync state, for every load of a batch in one statement each: a record per vintage
 // costs a row, not a statement or a transaction (a first sync defers ~200 vintages a site, and a
 // night can find the newest output of every model not out yet).
-import { DOUBLE, INTEGER, VARCHAR } from '@duckdb/node-api';
+import { DOUBLE, INTEGER, VARCHAR } from './duckdb-api.js';
 import { instant } from './sql.js';
 import { appendBlocks } from './staging.js';
 import type { Warehouse } from './warehouse.js';

@@ -1,7 +1,8 @@
 // Results into the warehouse: one accuracy_runs row per run and one accuracy_results row per
 // subject, model, group key and metric (migration 004_accuracy.sql), written in one transaction.
 import { instantLiteral, quoteLiteral } from '../../warehouse/sql.js';
-import { DOUBLE, type DuckDBValue, VARCHAR } from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, VARCHAR } from '../../warehouse/duckdb-api.js';
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import type { SkippedSite } from '../input/align.js';
 import type { IntervalLabel } from '../../warehouse/rows.js';
