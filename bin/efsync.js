@@ -26,18 +26,21 @@ setFlagsFromString('--heap-growing-percent=20');
 // restarts itself once with it, keeping its pid (signals and supervisors see one process): the
 // memory budget's share of it (--memory, EFSYNC_MEMORY, resources.memory, the cgroup's limit, or
 // 300 MB: dist/src/cli/heap.js, docs/warehouse.md "Memory budget"; 192 MB at 300 MB), with
-// the young generation held to two 8 MB semi-spaces (Node 26 lets them reach 64 MB, which raises
-// a sync's peak; 8 MB costs a little more time in minor collections), and with glibc's malloc
-// held to one arena (MALLOC_ARENA_MAX, read only at start; unless set already; bin/efsync says
-// why) rather than one per thread that allocates. Node 20 cannot restart in place, and a child
-// process would add the memory of a process of its own: there the cap is the live data and the
-// growth above, and the young generation is held to 8 MB semi-spaces in process
+// the young generation's two semi-spaces sized by the budget too (8 MB up to the default budget,
+// up to 32 MB past it: Node 26 alone lets them reach 64 MB, which raises a sync's peak; smaller
+// ones cost more time in minor collections), and with glibc's malloc held to one arena
+// (MALLOC_ARENA_MAX, read only at start; unless set already; bin/efsync says why) rather than one
+// per thread that allocates. Node 20 cannot restart in place, and a child process would add the
+// memory of a process of its own: there the cap is the live data and the growth above, and the
+// semi-spaces are held in process at the budget's size, at most V8's own 16 MB
 // (holdYoungGeneration); start node with --max-old-space-size for a hard cap too.
 // --max-old-space-size already given leaves the cap, the young generation and the arenas as they
 // are.
 const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 const given = (name) => flags.some((flag) => flag.startsWith(name));
 const cli = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
+// The semi-spaces of a command whose budget or config is wrong (it exits 2 before any work).
+const DEFAULT_SEMI_SPACE_MB = 8;
 if (!existsSync(cli)) {
   process.stderr.write('efsync is not built (no dist/src/cli/main.js): run npm ci, or npm run build\n');
   process.exit(2);
@@ -48,8 +51,8 @@ import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).hre
   .then((sizes) => {
     // null: a wrong budget or config, which the command reports (exit 2) before any work.
     if (sizes !== null) holdFreedPages(sizes.allocatorDecayMs);
-    if (sizes !== null && !given('--max-old-space-size') && process.execve) restart(sizes.heapMb);
-    else start();
+    if (sizes !== null && !given('--max-old-space-size') && process.execve) restart(sizes);
+    else start(sizes?.semiSpaceMb ?? DEFAULT_SEMI_SPACE_MB);
   });
 
 /**
@@ -65,20 +68,20 @@ function holdFreedPages(decayMs) {
   process.env.DUCKDB_JE_MALLOC_CONF ??= `dirty_decay_ms:${decayMs},muzzy_decay_ms:0`;
 }
 
-/** The command, in this process, its young generation held unless a flag sizes it. */
-function start() {
-  if (!given('--max-semi-space-size')) holdYoungGeneration(8);
+/** The command, in this process, its young generation held at `semiMb` unless a flag sizes it. */
+function start(semiMb) {
+  if (!given('--max-semi-space-size')) holdYoungGeneration(semiMb);
   import(pathToFileURL(cli).href);
 }
 
-/** The process again, in its own pid, with the heap capped at `heapMb` MiB. */
-function restart(heapMb) {
+/** The process again, in its own pid, with the heap capped and the young generation sized as the budget says. */
+function restart({ heapMb, semiSpaceMb }) {
   process.execve(
     process.execPath,
     [
       process.execPath,
       `--max-old-space-size=${heapMb}`,
-      '--max-semi-space-size=8',
+      `--max-semi-space-size=${semiSpaceMb}`,
       ...process.execArgv,
       ...process.argv.slice(1),
     ],
@@ -88,11 +91,11 @@ function restart(heapMb) {
 
 /**
  * Where the process cannot restart (Node 20), the young generation is held at `semiMb` MB
- * semi-spaces all the same, as the restart's --max-semi-space-size=8 does: V8 doubles them from
+ * semi-spaces all the same, as the restart's --max-semi-space-size does: V8 doubles them from
  * 1 MB up to 16 MB (32 MB of RSS) as a sync's garbage survives, and reads its growth factor at
  * each doubling, so once they reach `semiMb` the factor becomes 1 and they grow no more: that
  * lowers a sync's peak for no more CPU, where holding them at 1 MB from the start would cost
- * much more CPU in minor collections.
+ * much more CPU in minor collections. At 16 MB and more they grow as V8 lets them.
  */
 function holdYoungGeneration(semiMb) {
   const observer = new PerformanceObserver(() => {

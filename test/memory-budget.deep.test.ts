@@ -41,6 +41,7 @@ describe('a night under a memory budget', () => {
     const expected = {
       budget: { bytes: 256e6, source: '--memory' },
       heapMb: 122,
+      semiSpaceMb: 8,
       allocatorDecayMs: 0,
       duckdb: { warehouse: '41MB', sync: '41MB', accuracy: '61MB' },
     };
@@ -50,7 +51,7 @@ describe('a night under a memory budget', () => {
     expect(started.msg).toContain('DuckDB 41MB outside the steps, 41MB syncing, 61MB scoring');
     // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so
     const cap = 'execve' in process ? '122MiB' : 'uncapped, Node before 22.15';
-    expect(started.msg).toContain(`V8 heap 122MiB (this process: ${cap})`);
+    expect(started.msg).toContain(`V8 heap 122MiB (this process: ${cap}), young generation 2x8MiB`);
     expect(status.memory).toEqual(started.memory);
   });
 
@@ -62,6 +63,7 @@ describe('a night under a memory budget', () => {
     expect(started.memory).toMatchObject({
       budget: { bytes: 402_653_184, source: 'cgroup' },
       heapMb: 356,
+      semiSpaceMb: 8,
       duckdb: { warehouse: '119MB', sync: '119MB', accuracy: '178MB' },
     });
     expect(status.memory).toEqual(started.memory);

@@ -118,6 +118,11 @@ describe('the sizes a budget sets', () => {
     expect(sizesFor({ bytes: 1e9, source: '--memory' }).allocatorDecayMs).toBe(50);
   });
 
+  it("V8's young generation: 8 MiB semi-spaces up to the default budget, doubling with it up to 32 MiB", () => {
+    const semi = (bytes: number) => sizesFor({ bytes, source: '--memory' }).semiSpaceMb;
+    expect([256e6, DEFAULT_BUDGET, 400e6, 500e6, 600e6, 1e9, 4e9].map(semi)).toEqual([8, 8, 8, 16, 16, 32, 32]);
+  });
+
   it('go into the config a command loads, where a size the file sets wins over its share', () => {
     const file = configFile(
       'resources:\n  memory: 600MB\nsync:\n  memory_limit: 80MB\naccuracy:\n  batch_points: 5000\n',
@@ -139,9 +144,12 @@ describe('the sizes a budget sets', () => {
     );
   });
 
-  it("the launcher's heap cap is the budget's share, from the same flags, variable and config", () => {
+  it("the launcher's heap cap and young generation are the budget's, from the same flags, variable and config", () => {
     const file = configFile('resources:\n  memory: 600MB\n');
-    expect(launchSizesFor(['run', 'nightly', '--config', file], NO_CGROUP)?.heapMb).toBe(672);
+    expect(launchSizesFor(['run', 'nightly', '--config', file], NO_CGROUP)).toMatchObject({
+      heapMb: 672,
+      semiSpaceMb: 16,
+    });
     expect(launchSizesFor(['run', 'nightly', `--config=${file}`, '--memory', '240MB'], NO_CGROUP)?.heapMb).toBe(96);
     expect(launchSizesFor(['status', '--memory', 'lots'], NO_CGROUP)).toBeNull();
   });

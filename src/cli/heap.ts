@@ -1,6 +1,6 @@
 // The sizes bin/efsync.js applies before any command runs, since only a start-up flag or a
-// variable read at load sets them: the V8 heap's cap (it restarts the process with it) and
-// jemalloc's decay (before DuckDB's library loads). The memory budget's (src/resources/sizes.ts),
+// variable read at load sets them: the V8 heap's cap and young generation (it restarts the
+// process with them) and jemalloc's decay (before DuckDB's library loads). The memory budget's (src/resources/sizes.ts),
 // from the same --memory, --config, EFSYNC_MEMORY, config file and cgroup the command itself reads.
 import { loadConfig, sizesOf } from '../config.js';
 import type { Sizes } from '../resources/sizes.js';
@@ -12,12 +12,12 @@ import type { Sizes } from '../resources/sizes.js';
 export function launchSizesFor(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-): Pick<Sizes, 'heapMb' | 'allocatorDecayMs'> | null {
+): Pick<Sizes, 'heapMb' | 'semiSpaceMb' | 'allocatorDecayMs'> | null {
   try {
-    const { heapMb, allocatorDecayMs } = sizesOf(
+    const { heapMb, semiSpaceMb, allocatorDecayMs } = sizesOf(
       loadConfig(flagValue(args, '--config'), env, { memory: flagValue(args, '--memory') }),
     );
-    return { heapMb, allocatorDecayMs };
+    return { heapMb, semiSpaceMb, allocatorDecayMs };
   } catch {
     return null;
   }
