@@ -31,13 +31,15 @@ export async function withDuckDBSettings<T>(
   const changed = Object.entries(settings).filter((entry): entry is [string, string | number] => entry[1] !== null);
   const limit = changed.find(([name]) => name === 'memory_limit');
   if (limit) await rememberDefaultLimit(warehouse);
-  for (const [name, value] of changed) await warehouse.run(`SET ${name} = ${quoteLiteral(String(value))}`);
+  // All in one call: each call waits for the event loop and DuckDB's thread, whatever its statement.
+  if (changed.length > 0)
+    await warehouse.run(changed.map(([name, value]) => `SET ${name} = ${quoteLiteral(String(value))}`).join(';\n'));
   if (limit) memoryLimits.set(warehouse, String(limit[1]));
   try {
     return await fn();
   } finally {
     memoryLimits.delete(warehouse);
-    for (const [name] of changed) await warehouse.run(restoreSql(warehouse, name));
+    if (changed.length > 0) await warehouse.run(changed.map(([name]) => restoreSql(warehouse, name)).join(';\n'));
   }
 }
 
