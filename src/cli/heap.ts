@@ -1,7 +1,8 @@
 // The sizes bin/efsync.js applies before any command runs, since only a start-up flag or a
 // variable read at load sets them: the V8 heap's cap and young generation (it restarts the
-// process with them) and jemalloc's decay (before DuckDB's library loads). The memory budget's (src/resources/sizes.ts),
-// from the same --memory, --config, EFSYNC_MEMORY, config file and cgroup the command itself reads.
+// process with them) and jemalloc's decay (before DuckDB's library loads). The memory budget's
+// (src/resources/sizes.ts), from the same --memory, --config, EFSYNC_MEMORY, config file and
+// cgroup the command itself reads.
 import { loadConfig, sizesOf } from '../config.js';
 import type { Sizes } from '../resources/sizes.js';
 

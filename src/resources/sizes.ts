@@ -85,9 +85,8 @@ function allocatorDecayMs(budget: Budget): number {
 /**
  * The semi-spaces grow with the budget, as a power of two from 8 MiB at the default budget (and
  * below it) to 32 MiB: short-lived garbage then dies young instead of being copied and promoted,
- * and a sync spends less time in minor collections. At 32 MiB a 1,000-site sync took 15% less CPU
- * and 50 MB more RSS than at 8, at 16 MiB 5% and 18 MB; 64 MiB took no less CPU than 32
- * (docs/benchmarks.md, session 33).
+ * and a sync spends less time in minor collections; past 32 MiB it saves no more
+ * (docs/decisions/memory-budget.md).
  */
 function youngGenerationMb(scale: number): number {
   return 2 ** Math.min(5, Math.max(3, Math.floor(Math.log2(8 * scale))));
