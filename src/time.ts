@@ -75,7 +75,22 @@ function parseCanonical(text: string): number | undefined {
     hour <= 23 &&
     minute <= 59 &&
     second <= 59; // NaN (a non-digit) fails every comparison
-  return valid ? Date.UTC(year, month - 1, day, hour, minute, second) : undefined;
+  return valid ? utcMs(year, month, day, hour, minute, second) : undefined;
+}
+
+/**
+ * Epoch ms of a valid UTC date and time in the proleptic Gregorian calendar, by arithmetic (days
+ * from the civil date, after H. Hinnant): Date.UTC's result for a year of 100 on, without a call
+ * the JIT cannot inline, nor its reading of years 0-99 as 1900-1999.
+ */
+function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1; // from March 1
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  const days = era * 146_097 + dayOfEra - 719_468;
+  return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000;
 }
 
 function twoDigits(text: string, at: number): number {

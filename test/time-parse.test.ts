@@ -67,6 +67,18 @@ describe('parseInstant', () => {
     }
   });
 
+  it('reads any second of the calendar, years 0100 to 9999, in the canonical form as Date does', () => {
+    const first = Date.UTC(100, 0, 1);
+    const last = Date.UTC(9999, 11, 31, 23, 59, 59);
+    let seed = 11;
+    for (let k = 0; k < 50_000; k++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const ms = first + Math.floor((seed / 2 ** 31) * ((last - first) / 1000)) * 1000;
+      expect(parseInstant(`${new Date(ms).toISOString().slice(0, 19)}Z`)).toBe(ms);
+    }
+    expect(parseInstant('0050-03-01T00:00:00Z')).toBe(Date.parse('0050-03-01T00:00:00Z'));
+  });
+
   it.each([
     '2026-02-30T00:00:00Z',
     '2026-04-31T00:00:00Z',

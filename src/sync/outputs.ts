@@ -93,10 +93,15 @@ async function readVintage(env: SyncEnv, model: ModelRef, item: VintageItem): Pr
   return { item, value: ownWindow(output as Vintage, asOf + env.settings.horizon) };
 }
 
-/** The rows of `output` from its as_of to `end`: what a read over [as_of, as_of + horizon] would have returned. */
+/**
+ * The rows of `output` from its as_of to `end`: what a read over [as_of, as_of + horizon] would
+ * have returned. Most answers hold only those rows, so they are checked before any is copied.
+ */
 function ownWindow(output: Vintage, end: number): Vintage {
-  const keep = output.valid_time.flatMap((time, i) => (time >= output.as_of && time <= end ? [i] : []));
-  if (keep.length === output.valid_time.length) return output;
+  const within = (time: number) => time >= output.as_of && time <= end;
+  if (output.valid_time.every(within)) return output;
+  const keep: number[] = [];
+  for (let i = 0; i < output.valid_time.length; i++) if (within(output.valid_time[i])) keep.push(i);
   return {
     ...output,
     valid_time: keep.map((i) => output.valid_time[i]),
