@@ -18,10 +18,9 @@ process.env.UV_THREADPOOL_SIZE ??= '1';
 
 // The V8 heap is bounded. Left alone, V8 lets it grow to up to 4x its live data before it
 // collects the old generation. The sync's live data is bounded by design (sync.rows_in_memory),
-// and the heap may grow only 20% past what the last full collection kept: a flag V8 reads at
-// each collection, so it is set here on every Node (it costs a little more time in major
-// collections).
-setFlagsFromString('--heap-growing-percent=20');
+// and the heap may grow only HEAP_GROWING_PERCENT (20%) past what the last full collection kept:
+// a flag V8 reads at each collection, so it is set here on every Node (it costs a little more
+// time in major collections; a sync sets a floor under it: dist/src/resources/heap-floor.js).
 // A hard cap is a start-up flag, so where Node can (22.15 and later: process.execve) the process
 // restarts itself once with it, keeping its pid (signals and supervisors see one process): the
 // memory budget's share of it (--memory, EFSYNC_MEMORY, resources.memory, the cgroup's limit, or
@@ -47,7 +46,10 @@ if (!existsSync(cli)) {
 }
 // The old process's libuv pool, started by this import, ends with it: the restart starts afresh.
 import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).href)
-  .then(({ launchSizesFor }) => launchSizesFor(process.argv.slice(2), process.env))
+  .then(({ launchSizesFor, HEAP_GROWING_PERCENT }) => {
+    setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+    return launchSizesFor(process.argv.slice(2), process.env);
+  })
   .then((sizes) => {
     // null: a wrong budget or config, which the command reports (exit 2) before any work.
     if (sizes !== null) holdFreedPages(sizes.allocatorDecayMs);

@@ -6,6 +6,8 @@
 import { loadConfig, sizesOf } from '../config.js';
 import type { Sizes } from '../resources/sizes.js';
 
+export { HEAP_GROWING_PERCENT } from '../resources/heap-floor.js';
+
 /**
  * The sizes bin/efsync.js applies for a command line (the arguments after the script), or null
  * when its budget or config is wrong: the command then says what is wrong and exits 2.

@@ -46,12 +46,23 @@ export interface Sizes {
    * bin/efsync.js applies it): see youngGenerationMb.
    */
   semiSpaceMb: number;
+  /**
+   * The size in MiB below which a sync leaves V8's old generation uncollected
+   * (src/resources/heap-floor.ts): a third of the heap's cap, at most MAX_SYNC_HEAP_FLOOR_MB.
+   */
+  syncHeapFloorMb: number;
   /** How long DuckDB's jemalloc keeps the pages DuckDB freed, in ms (DUCKDB_JE_MALLOC_CONF; bin/efsync.js applies it). */
   allocatorDecayMs: number;
   /** DuckDB's memory_limit outside the steps, during a sync (and retention), while scoring. */
   duckdb: { warehouse: string; sync: string; accuracy: string };
   rows: RowSizes;
 }
+
+/**
+ * Past this floor a sync's full collections are already rare (a sync's live data is ~30-45 MiB at
+ * 1,000-3,000 sites), so a larger budget leaves the rest to DuckDB.
+ */
+const MAX_SYNC_HEAP_FLOOR_MB = 128;
 
 /** Each size at the default budget. */
 const AT_DEFAULT = {
@@ -102,6 +113,7 @@ export function sizesFor(budget: Budget): Sizes {
     budget,
     heapMb: scaled(AT_DEFAULT.heapMb),
     semiSpaceMb: youngGenerationMb(scale),
+    syncHeapFloorMb: Math.min(scaled(AT_DEFAULT.heapMb / 3), MAX_SYNC_HEAP_FLOOR_MB),
     allocatorDecayMs: allocatorDecayMs(budget),
     duckdb: { warehouse: megabytes(warehouse), sync: megabytes(sync), accuracy: megabytes(accuracy) },
     rows: rows as unknown as RowSizes,
@@ -113,12 +125,12 @@ export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default'
 
 /** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
 export function describeSizes(sizes: Sizes): string {
-  const { budget, heapMb, semiSpaceMb, allocatorDecayMs, duckdb, rows } = sizes;
+  const { budget, heapMb, semiSpaceMb, syncHeapFloorMb, allocatorDecayMs, duckdb, rows } = sizes;
   const cap = heapCapOfThisProcess();
   return (
     `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
     `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}), ` +
-    `young generation 2x${semiSpaceMb}MiB; ` +
+    `young generation 2x${semiSpaceMb}MiB, old generation collected from ${syncHeapFloorMb}MiB syncing; ` +
     `DuckDB's freed pages kept ${allocatorDecayMs} ms; ` +
     `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`

@@ -1,5 +1,5 @@
 // The sync as the rest of efsync uses it: jobs hand the sync (run.ts) what it needs of their run.
-import { qualitySettingsFromConfig, type Resource } from '../config.js';
+import { qualitySettingsFromConfig, type Resource, sizesOf } from '../config.js';
 import type { JobContext } from '../job.js';
 import type { JobOutcome } from '../outcome.js';
 import { backfillOf, syncAll } from './run.js';
@@ -26,5 +26,6 @@ export async function runSync(ctx: JobContext, resources?: readonly Resource[]):
     sync: config.sync,
     intervalLabels: config.service.interval_label,
     quality: qualitySettingsFromConfig(config.accuracy.quality, config.service.interval_label.actuals),
+    heapFloorMb: sizesOf(config).syncHeapFloorMb,
   });
 }

@@ -66,6 +66,7 @@ import { MAX_BATCH_LOADS } from '../warehouse/commit-queue.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { MINUTE } from '../time.js';
 import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
+import { withOldGenerationFloor } from '../resources/heap-floor.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
 export const REQUESTS_PER_SITE = 4;
@@ -156,13 +157,16 @@ export interface SyncRequest {
   intervalLabels: Config['service']['interval_label'];
   /** Thresholds of the data-quality flags, computed once after the series for the (power) actuals that changed. */
   quality: QualitySettings;
+  /** The V8 old generation is collected no sooner than at this size while the sync runs (heap-floor.ts); none when absent. */
+  heapFloorMb?: number | undefined;
 }
 
 /** Syncs `req.resources` (in the order of RESOURCES) for `req.sites`, or all. */
 export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
   // The memory limit and threads bound DuckDB, the WAL checkpoints rarely and what DuckDB frees
   // goes back to the OS (src/warehouse/settings.ts); steps after the sync get the defaults back.
-  return withDuckDBSettings(req.warehouse, syncStepSettings(req.sync), () => syncResources(req));
+  const sync = () => withDuckDBSettings(req.warehouse, syncStepSettings(req.sync), () => syncResources(req));
+  return req.heapFloorMb === undefined ? sync() : withOldGenerationFloor(req.heapFloorMb, sync);
 }
 
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
