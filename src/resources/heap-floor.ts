@@ -1,11 +1,10 @@
 // The V8 old generation during a sync. The launcher (bin/efsync.js) lets the old generation grow
 // only HEAP_GROWING_PERCENT past what the last full collection kept, which bounds every step's
-// heap by its live data. A sync's live data is small (~30-40 MiB at 1,000 sites) while it
-// promotes garbage fast (a load waits in the commit queue past two scavenges), so at 20% V8
-// marks the whole heap after every few MiB promoted: a full collection every 0.3 s. During a sync
-// the old generation is collected no sooner than at a floor sized by the budget instead: fewer
-// full collections for the same peak, since the floor is within what the budget gives the heap
-// (docs/benchmarks.md, session 34).
+// heap by its live data. A sync holds little live data while it promotes garbage fast (a load
+// waits in the commit queue past two scavenges), so at that rule V8 would mark the whole heap
+// after every few MiB promoted. While a sync runs, the old generation is collected no sooner
+// than at a floor the budget sizes (src/resources/sizes.ts) instead: far fewer full collections,
+// within what the budget gives the heap (the measurements: docs/benchmarks.md, session 34).
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 

@@ -59,8 +59,8 @@ export interface Sizes {
 }
 
 /**
- * Past this floor a sync's full collections are already rare (a sync's live data is ~30-45 MiB at
- * 1,000-3,000 sites), so a larger budget leaves the rest to DuckDB.
+ * Past this floor a sync's full collections are already rare (its live data stays well below it),
+ * so a larger budget leaves the rest to DuckDB.
  */
 const MAX_SYNC_HEAP_FLOOR_MB = 128;
 
