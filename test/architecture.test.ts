@@ -46,7 +46,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   accuracy: ['config', 'warehouse', 'capacity', 'lake', 'job'],
   retention: ['config', 'warehouse', 'job'],
   export: ['warehouse'],
-  sync: ['api', 'config', 'warehouse', 'lake', 'job'],
+  sync: ['api', 'config', 'resources', 'warehouse', 'lake', 'job'],
   runner: ['api', 'config', 'resources', 'warehouse', 'lake', 'service', 'job'],
   jobs: ['job', 'capacity', 'sites', 'accuracy', 'retention', 'sync', 'runner'],
   cli: BELOW_CLI,
