@@ -498,6 +498,29 @@ describe('sites and models', () => {
     expect(JSON.parse(site.details)).toEqual({ owner_note: 'kept' });
   });
 
+  it('leaves out of a load the sites given the rows they were last loaded with, whatever table changed', async () => {
+    await loadSites(warehouse, [solar(30), wind].map(siteRows), { now: T0 });
+    const digests = () =>
+      warehouse.all<{ site_id: string; digest: string }>(
+        "SELECT site_id, digest FROM reference_digests WHERE resource = 'sites' ORDER BY site_id",
+      );
+    const first = await digests();
+    expect(first.map((row) => row.site_id)).toEqual(['site-a', 'site-b']);
+
+    // Only an asset of site-a changed: site-b is not even staged, and only site-a's digest moves.
+    expect(await loadSites(warehouse, [solar(35), wind].map(siteRows), { now: T0 + H })).toEqual({ site_assets: 2 });
+    expect(await warehouse.all('SELECT site_id FROM temp.sites_in')).toEqual([{ site_id: 'site-a' }]);
+    const second = await digests();
+    expect(second[0].digest).not.toBe(first[0].digest);
+    expect(second[1]).toEqual(first[1]);
+
+    // Back to the first rows: a change again, written, not mistaken for the digest stored before.
+    expect(await loadSites(warehouse, [solar(30), wind].map(siteRows), { now: T0 + 2 * H })).toEqual({
+      site_assets: 2,
+    });
+    expect(await digests()).toEqual(first);
+  });
+
   it('stages the columns the migrated schema gives a reference table, a column added later too', async () => {
     await warehouse.run('ALTER TABLE sites ADD COLUMN region VARCHAR');
     const rows = siteRows(wind);
@@ -548,5 +571,11 @@ describe('sites and models', () => {
       'SELECT priority FROM model_settings_history ORDER BY observed_at',
     );
     expect(history.map((h) => h.priority)).toEqual([1, 2]);
+
+    // A new training state is a change of the site: its entry appended.
+    const done = [...retrained, { state: 'complete', timestamp_utc: T0 + 7 * H }];
+    expect(await loadModels(warehouse, [modelRows('site-a', model(2, done))], { now: T0 + 8 * H })).toMatchObject({
+      model_states: 1,
+    });
   });
 });

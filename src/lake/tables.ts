@@ -95,7 +95,9 @@ export const LAKE_TABLES: readonly LakeTable[] = [
  * recomputed over, the accuracy ledger and its per-group
  * statistics (a warehouse's own working state; a scratch warehouse without them scores in full),
  * the days retention has done in the warehouse, the list of its cold store's files (the lake
- * is Parquet already), and the state of the sites efsync manages (the operator's, not data).
+ * is Parquet already), the state of the sites efsync manages (the operator's, not data), and
+ * the digests of the reference rows last loaded (a scratch warehouse without them compares every
+ * site's rows in full).
  */
 export const NOT_IN_LAKE: readonly string[] = [
   'schema_migrations',
@@ -114,6 +116,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'retention_days',
   'cold_files',
   'managed_sites',
+  'reference_digests',
   'site_changes',
   'site_drift',
 ];

@@ -1,10 +1,18 @@
 // The reference tables (sites with their assets and capacity segments, models with their states
 // and settings history, interval labels): staged as one JSON parameter each, and the groups that
-// changed rewritten, in one transaction per load.
+// changed rewritten, in one transaction per load. A site whose rows are those it was last loaded
+// with (reference_digests) is left out of the load before anything is staged.
+import { createHash } from 'node:crypto';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
 import { addRows, type ModelRows, type RowsWritten, type SiteRows } from './rows.js';
-import { instant } from './sql.js';
+import { instant, sqlList } from './sql.js';
 import type { Warehouse } from './warehouse.js';
+
+/** A load's rows per reference table; every row names its site (`site_id`). */
+type ReferenceRows = Record<string, readonly Readonly<Record<string, unknown>>[]>;
+
+/** The loads whose sites' digests are kept: one digest per site over every table of the load. */
+type ReferenceResource = 'sites' | 'models';
 
 /** A column of a reference table, as the migrated schema declares it. */
 interface RefColumn {
@@ -109,19 +117,96 @@ async function replaceChanged(warehouse: Warehouse, table: string, groupKey: str
 }
 
 /**
- * Stages `rowsByTable` (stageAll), then in one transaction writes what changed (`write`, run in
- * order, the rows written per table); holding the connection throughout.
+ * Stages `rowsByTable` (stageAll) for the sites whose rows changed (changedSites), then in one
+ * transaction writes what changed (`write`, run in order, the rows written per table) and those
+ * sites' digests; holding the connection throughout. Nothing changed: no statement but the read of
+ * the digests.
  */
 function loadReference(
   warehouse: Warehouse,
   now: number,
-  rowsByTable: Record<string, readonly Readonly<Record<string, unknown>>[]>,
+  resource: ReferenceResource,
+  rowsByTable: ReferenceRows,
   write: () => Promise<RowsWritten>,
 ): Promise<RowsWritten> {
   return warehouse.exclusive(async () => {
-    await stageAll(warehouse, now, rowsByTable);
-    return warehouse.transaction(async () => addRows({}, await write()));
+    const { rows, digests } = await changedSites(warehouse, resource, rowsByTable);
+    if (digests.length === 0) return {};
+    await stageAll(warehouse, now, rows);
+    return warehouse.transaction(async () => {
+      const written = addRows({}, await write());
+      await saveDigests(warehouse, resource, digests);
+      return written;
+    });
   });
+}
+
+/**
+ * The rows of the sites whose digest differs from the one stored with their last load, and those
+ * sites' new digests. A site given the same rows again would have them compared equal to the
+ * stored ones and nothing written: leaving it out saves the load's statements, most of a quiet
+ * sync's DuckDB time. A site's digest is a SHA-256 of its rows in every table, in the order given,
+ * each as the values staged but the bookkeeping columns (the JSON stageRows sends): rows that
+ * stage differently digest differently.
+ */
+async function changedSites(
+  warehouse: Warehouse,
+  resource: ReferenceResource,
+  rowsByTable: ReferenceRows,
+): Promise<{ rows: ReferenceRows; digests: [site: string, digest: string][] }> {
+  const staged = new Map<string, unknown[]>();
+  for (const [table, rows] of Object.entries(rowsByTable)) {
+    const compared = (await columnsOf(warehouse, table)).filter((c) => !c.bookkeeping);
+    for (const row of rows) {
+      const site = String(row.site_id);
+      const values = staged.get(site) ?? [];
+      staged.set(site, values);
+      values.push(
+        table,
+        compared.map((c) => row[c.name]),
+      );
+    }
+  }
+  if (staged.size === 0) return { rows: rowsByTable, digests: [] };
+  const stored = new Map(
+    (
+      await warehouse.all<{ site_id: string; digest: string }>(
+        `SELECT site_id, digest FROM reference_digests WHERE resource = $1 AND site_id IN (${sqlList([...staged.keys()])})`,
+        [resource],
+      )
+    ).map((row) => [row.site_id, row.digest]),
+  );
+  const digests: [string, string][] = [];
+  for (const [site, values] of staged) {
+    const digest = createHash('sha256').update(JSON.stringify(values)).digest('base64url');
+    if (stored.get(site) !== digest) digests.push([site, digest]);
+  }
+  if (digests.length === staged.size) return { rows: rowsByTable, digests };
+  const changed = new Set(digests.map(([site]) => site));
+  const rows = Object.fromEntries(
+    Object.entries(rowsByTable).map(([table, tableRows]) => [
+      table,
+      tableRows.filter((row) => changed.has(String(row.site_id))),
+    ]),
+  );
+  return { rows, digests };
+}
+
+/** Replaces the stored digests of the sites loaded, in the load's transaction. */
+async function saveDigests(
+  warehouse: Warehouse,
+  resource: ReferenceResource,
+  digests: readonly [site: string, digest: string][],
+): Promise<void> {
+  await warehouse.run(
+    `DELETE FROM reference_digests WHERE resource = $1 AND site_id IN (${sqlList(digests.map(([site]) => site))})`,
+    [resource],
+  );
+  await warehouse.run(
+    `INSERT INTO reference_digests (site_id, resource, digest)
+     SELECT r->>0, $1, r->>1 FROM (SELECT unnest(CAST($2 AS JSON[])) AS r)`,
+    [resource, JSON.stringify(digests)],
+  );
 }
 
 /**
@@ -137,6 +222,7 @@ export async function loadSites(
   return loadReference(
     warehouse,
     options.now ?? Date.now(),
+    'sites',
     {
       sites: sites.map((rows) => rows.site),
       site_assets: sites.flatMap((rows) => rows.assets),
@@ -185,6 +271,7 @@ export async function loadModels(
   return loadReference(
     warehouse,
     now,
+    'models',
     { models: models.map((rows) => rows.model), model_states: models.flatMap((rows) => rows.states) },
     async () => ({
       models: await replaceChanged(warehouse, 'models', 'site_id, model_id', scope),
