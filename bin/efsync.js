@@ -20,7 +20,8 @@ process.env.UV_THREADPOOL_SIZE ??= '1';
 // collects the old generation. The sync's live data is bounded by design (sync.rows_in_memory),
 // and the heap may grow only HEAP_GROWING_PERCENT (20%) past what the last full collection kept:
 // a flag V8 reads at each collection, so it is set here on every Node (it costs a little more
-// time in major collections; a sync sets a floor under it: dist/src/resources/heap-floor.js).
+// time in major collections; a sync under a budget past the default sets a floor under it:
+// dist/src/resources/heap-floor.js).
 // A hard cap is a start-up flag, so where Node can (22.15 and later: process.execve) the process
 // restarts itself once with it, keeping its pid (signals and supervisors see one process): the
 // memory budget's share of it (--memory, EFSYNC_MEMORY, resources.memory, the cgroup's limit, or

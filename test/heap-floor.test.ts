@@ -1,17 +1,15 @@
 // The old generation's floor during a sync (src/resources/heap-floor.ts): fewer full collections
 // while live data stays small and garbage is promoted, and the launcher's growth restored after.
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { HEAP_GROWING_PERCENT, withOldGenerationFloor } from '../src/resources/heap-floor.js';
+import { HEAP_GROWING_PERCENT, isFullCollection, withOldGenerationFloor } from '../src/resources/heap-floor.js';
 
 /** Full collections while `rounds` batches of garbage are each kept past a few scavenges. */
 async function fullCollections(rounds: number): Promise<number> {
   let count = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) count++;
-    }
+    count += list.getEntries().filter(isFullCollection).length;
   });
   observer.observe({ entryTypes: ['gc'] });
   const kept: number[][][] = [];

@@ -123,9 +123,9 @@ describe('the sizes a budget sets', () => {
     expect([256e6, DEFAULT_BUDGET, 400e6, 500e6, 600e6, 1e9, 4e9].map(semi)).toEqual([8, 8, 8, 16, 16, 32, 32]);
   });
 
-  it("a sync's old generation floor: a third of the heap's cap, at most 128 MiB", () => {
+  it("a sync's old generation floor: none up to the default budget, half the room past it, at most 128 MiB", () => {
     const floor = (bytes: number) => sizesFor({ bytes, source: '--memory' }).syncHeapFloorMb;
-    expect([256e6, DEFAULT_BUDGET, 500e6, 1e9].map(floor)).toEqual([41, 64, 128, 128]);
+    expect([256e6, DEFAULT_BUDGET, 400e6, 500e6, 1e9].map(floor)).toEqual([0, 0, 48, 95, 128]);
   });
 
   it('go into the config a command loads, where a size the file sets wins over its share', () => {

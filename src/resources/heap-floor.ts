@@ -5,7 +5,7 @@
 // after every few MiB promoted. While a sync runs, the old generation is collected no sooner
 // than at a floor the budget sizes (src/resources/sizes.ts) instead: far fewer full collections,
 // within what the budget gives the heap (the measurements: docs/benchmarks.md, session 34).
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
 /** How far past a full collection's live data the old generation grows before the next (V8's percent). */
@@ -24,10 +24,7 @@ export async function withOldGenerationFloor<T>(floorMb: number, fn: () => Promi
     setFlagsFromString(`--heap-growing-percent=${next}`);
   };
   const observer = new PerformanceObserver((list) => {
-    const major = list
-      .getEntries()
-      .some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
-    if (!major) return;
+    if (!list.getEntries().some(isFullCollection)) return;
     const liveMb = getHeapStatistics().used_heap_size / 2 ** 20;
     setPercent(Math.max(HEAP_GROWING_PERCENT, Math.ceil((floorMb / liveMb - 1) * 100)));
   });
@@ -38,4 +35,9 @@ export async function withOldGenerationFloor<T>(floorMb: number, fn: () => Promi
     observer.disconnect();
     setPercent(HEAP_GROWING_PERCENT);
   }
+}
+
+/** Whether a `gc` performance entry is a full (mark-compact) collection. */
+export function isFullCollection(entry: PerformanceEntry): boolean {
+  return (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
 }

@@ -48,7 +48,7 @@ export interface Sizes {
   semiSpaceMb: number;
   /**
    * The size in MiB below which a sync leaves V8's old generation uncollected
-   * (src/resources/heap-floor.ts): a third of the heap's cap, at most MAX_SYNC_HEAP_FLOOR_MB.
+   * (src/resources/heap-floor.ts), 0 for none: see syncHeapFloorMb.
    */
   syncHeapFloorMb: number;
   /** How long DuckDB's jemalloc keeps the pages DuckDB freed, in ms (DUCKDB_JE_MALLOC_CONF; bin/efsync.js applies it). */
@@ -63,6 +63,16 @@ export interface Sizes {
  * so a larger budget leaves the rest to DuckDB.
  */
 const MAX_SYNC_HEAP_FLOOR_MB = 128;
+
+/**
+ * A sync's old generation floor: half of what the budget gives past the default budget, at most
+ * MAX_SYNC_HEAP_FLOOR_MB; none up to the default. What the floor keeps is garbage on top of the
+ * sync's peak, and a 1,000-site sync at the default budget peaks within ~20 MiB of it without
+ * one (docs/decisions/memory-budget.md): the floor spends only memory the default does not need.
+ */
+function syncHeapFloorMb(budget: Budget): number {
+  return Math.min(MAX_SYNC_HEAP_FLOOR_MB, Math.max(0, Math.round((budget.bytes - DEFAULT_BUDGET) / 2 / 2 ** 20)));
+}
 
 /** Each size at the default budget. */
 const AT_DEFAULT = {
@@ -113,7 +123,7 @@ export function sizesFor(budget: Budget): Sizes {
     budget,
     heapMb: scaled(AT_DEFAULT.heapMb),
     semiSpaceMb: youngGenerationMb(scale),
-    syncHeapFloorMb: Math.min(scaled(AT_DEFAULT.heapMb / 3), MAX_SYNC_HEAP_FLOOR_MB),
+    syncHeapFloorMb: syncHeapFloorMb(budget),
     allocatorDecayMs: allocatorDecayMs(budget),
     duckdb: { warehouse: megabytes(warehouse), sync: megabytes(sync), accuracy: megabytes(accuracy) },
     rows: rows as unknown as RowSizes,
@@ -130,7 +140,8 @@ export function describeSizes(sizes: Sizes): string {
   return (
     `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
     `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}), ` +
-    `young generation 2x${semiSpaceMb}MiB, old generation collected from ${syncHeapFloorMb}MiB syncing; ` +
+    `young generation 2x${semiSpaceMb}MiB, ` +
+    (syncHeapFloorMb > 0 ? `old generation collected from ${syncHeapFloorMb}MiB syncing; ` : '') +
     `DuckDB's freed pages kept ${allocatorDecayMs} ms; ` +
     `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`

@@ -157,7 +157,7 @@ export interface SyncRequest {
   intervalLabels: Config['service']['interval_label'];
   /** Thresholds of the data-quality flags, computed once after the series for the (power) actuals that changed. */
   quality: QualitySettings;
-  /** The V8 old generation is collected no sooner than at this size while the sync runs (heap-floor.ts); none when absent. */
+  /** The V8 old generation is collected no sooner than at this size while the sync runs (heap-floor.ts); none when absent or 0. */
   heapFloorMb?: number | undefined;
 }
 
@@ -166,7 +166,7 @@ export async function syncAll(req: SyncRequest): Promise<JobOutcome> {
   // The memory limit and threads bound DuckDB, the WAL checkpoints rarely and what DuckDB frees
   // goes back to the OS (src/warehouse/settings.ts); steps after the sync get the defaults back.
   const sync = () => withDuckDBSettings(req.warehouse, syncStepSettings(req.sync), () => syncResources(req));
-  return req.heapFloorMb === undefined ? sync() : withOldGenerationFloor(req.heapFloorMb, sync);
+  return req.heapFloorMb ? withOldGenerationFloor(req.heapFloorMb, sync) : sync();
 }
 
 async function syncResources(req: SyncRequest): Promise<JobOutcome> {
