@@ -4,7 +4,7 @@
 // waits in the commit queue past two scavenges), so at that rule V8 would mark the whole heap
 // after every few MiB promoted. While a sync runs, the old generation is collected no sooner
 // than at a floor the budget sizes (src/resources/sizes.ts) instead: far fewer full collections,
-// within what the budget gives the heap (the measurements: docs/benchmarks.md, session 34).
+// within what the budget gives the heap (why, and the measurements: docs/decisions/memory-budget.md).
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
