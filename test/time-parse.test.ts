@@ -1,6 +1,6 @@
 // parseInstant reads every timestamp form the service may send to the same epoch milliseconds.
 import { describe, expect, it } from 'vitest';
-import { formatExactInstant, formatInZone, formatInstant, formatMinute, parseInstant } from '../src/time.js';
+import { formatExactInstant, formatInZone, formatInstant, formatMinute, isTimeZone, parseInstant } from '../src/time.js';
 
 const NOON = Date.UTC(2026, 5, 15, 12, 0, 0);
 
@@ -121,5 +121,16 @@ describe('formatting instants for the wire', () => {
     }
     expect(formatInZone(Date.UTC(2026, 2, 29, 0, 30), 'Europe/Stockholm')).toBe('2026-03-29T01:30:00+01:00');
     expect(formatInZone(Date.UTC(2026, 2, 29, 1, 30), 'Europe/Stockholm')).toBe('2026-03-29T03:30:00+02:00');
+  });
+});
+
+describe('isTimeZone', () => {
+  it('accepts the zones the runtime knows, again from its memory, and never a name it does not', () => {
+    for (let i = 0; i < 2; i++) {
+      expect(isTimeZone('UTC')).toBe(true);
+      expect(isTimeZone('Europe/Stockholm')).toBe(true);
+      expect(isTimeZone('Mars/Olympus_Mons')).toBe(false);
+      expect(isTimeZone('')).toBe(false);
+    }
   });
 });
