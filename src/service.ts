@@ -3,7 +3,6 @@
 import { ServiceClient, type RequestObserver, type ServiceClientOptions } from './api/client.js';
 import { ConfigError } from './errors.js';
 import { resolveApiKey, type LoadedConfig } from './config.js';
-import { startEmulator } from './emulator/server.js';
 import type { Logger } from './log.js';
 
 const EMBEDDED_API_KEY = 'efsync-embedded-demo';
@@ -51,6 +50,8 @@ async function connectEmbedded(config: LoadedConfig, log: Logger, options: Conne
   // A fixed key: the emulator derives site ids from the account, and the demo warehouse must see
   // the same sites run after run. It listens on loopback only, for this process's lifetime.
   const apiKey = EMBEDDED_API_KEY;
+  // Imported here: a process that talks to a configured service never loads the emulator.
+  const { startEmulator } = await import('./emulator/server.js');
   const emulator = await startEmulator({
     apiKeys: [apiKey],
     sites: config.emulator.sites,

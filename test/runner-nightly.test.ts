@@ -1,11 +1,13 @@
 // The nightly chain: the jobs of jobs/ in order in one run; a partial step lets the next run, a
 // failed one stops the chain; and the real chain against the embedded emulator.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NIGHTLY_STEPS } from '../jobs/nightly.js';
 import { runChain } from '../src/runner/chain.js';
 import type { JobOutcome } from '../src/outcome.js';
-import { JobRegistry, loadJobs } from '../src/runner/registry.js';
+import { JobRegistry, loadJob, loadJobs } from '../src/runner/registry.js';
 import { runJob } from '../src/runner/run.js';
 import { publishedAll, publishedRuns, quietLog, tempConfig, testJob } from './fixtures/runner-setup.js';
 
@@ -134,6 +136,19 @@ describe('jobs/', () => {
       'retention',
       'accuracy',
     ]);
+  });
+
+  it('loads one job from its own module alone; a name no module has lists the jobs there are', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'efsync-jobs-'));
+    const job = (name: string) =>
+      `import { defineJob } from ${JSON.stringify(join(import.meta.dirname, '../src/job.js'))};\n` +
+      `export default defineJob({ name: '${name}', description: 'd', schedule: null, run: async () => ({ status: 'ok', rows: {}, failures: [] }) });\n`;
+    writeFileSync(join(dir, 'one.ts'), job('one'));
+    writeFileSync(join(dir, 'other.ts'), `globalThis.efsyncOtherLoaded = true;\n${job('other')}`);
+    expect((await loadJob('one', dir)).name).toBe('one');
+    expect((globalThis as { efsyncOtherLoaded?: boolean }).efsyncOtherLoaded).toBeUndefined();
+    await expect(loadJob('zz', dir)).rejects.toThrow('unknown job "zz"; the jobs are: one, other');
+    expect((globalThis as { efsyncOtherLoaded?: boolean }).efsyncOtherLoaded).toBe(true);
   });
 
   it('the nightly chain syncs the embedded emulator and scores it, in one run', async () => {

@@ -1,6 +1,13 @@
 // parseInstant reads every timestamp form the service may send to the same epoch milliseconds.
 import { describe, expect, it } from 'vitest';
-import { formatExactInstant, formatInZone, formatInstant, formatMinute, isTimeZone, parseInstant } from '../src/time.js';
+import {
+  formatExactInstant,
+  formatInZone,
+  formatInstant,
+  formatMinute,
+  isTimeZone,
+  parseInstant,
+} from '../src/time.js';
 
 const NOON = Date.UTC(2026, 5, 15, 12, 0, 0);
 

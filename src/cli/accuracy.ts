@@ -21,7 +21,7 @@ import { isLake } from '../lake/layout.js';
 import { formatShard, parseShard, shardFromEnv } from '../lake/shard.js';
 import { newRunId } from '../log.js';
 import type { Outcome } from '../outcome.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { isTimeZone, parseDuration, parseInstant, startOfUtcDay } from '../time.js';
 import type { IntervalLabel } from '../warehouse/rows.js';
 import { accuracyStepSettings } from '../warehouse/settings.js';
@@ -154,7 +154,7 @@ async function accuracyCommand(flags: Flags): Promise<Outcome> {
   }
   // Scoring writes the warehouse (accuracy_runs, accuracy_results): a run of the accuracy job
   // through the runner, with this command's settings.
-  const registered = (await loadJobs()).get('accuracy');
+  const registered = await loadJob('accuracy');
   let scored: WarehouseRun | undefined;
   const job = defineJob({
     ...registered,

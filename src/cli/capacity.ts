@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { CapacityConfigError, checkCapacityDir } from '../capacity/validate.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import type { Outcome } from '../outcome.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { InputFileError } from '../yaml.js';
 import { command } from './boundary.js';
 import { fileErrorsJson, printFileErrors } from './file-errors.js';
@@ -137,7 +137,7 @@ async function applyCommand(config: LoadedConfig, flags: CommonFlags): Promise<O
   // The offline rules first: a broken file stops here, before any connection or lock.
   const { errors } = checkCapacityDir(config.capacity.dir);
   if (errors.length > 0) throw new CapacityConfigError(errors);
-  return runCommandJob((await loadJobs()).get('push-capacity'), config, {}, flags.site ? { sites: flags.site } : {}, {
+  return runCommandJob(await loadJob('push-capacity'), config, {}, flags.site ? { sites: flags.site } : {}, {
     print: (result) => {
       for (const line of result.summary) process.stdout.write(`${line}\n`);
       if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);

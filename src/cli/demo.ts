@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { reportPath, type LoadedConfig } from '../config.js';
 import type { Outcome } from '../outcome.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { command } from './boundary.js';
 import { configWithDb, CONFIG_OPTION, DB_OPTION, MEMORY_OPTION, runCommandJob, type CommonFlags } from './runner.js';
 
@@ -35,7 +35,7 @@ export function registerDemoCommands(program: Command): void {
     .action(
       command<[], CommonFlags>(async (flags): Promise<Outcome> => {
         const config = configWithDb(flags);
-        const outcome = await runCommandJob((await loadJobs()).get('nightly'), config, {}, {});
+        const outcome = await runCommandJob(await loadJob('nightly'), config, {}, {});
         if (outcome === 'ok' || outcome === 'partial') printTour(config, flags);
         return outcome;
       }),

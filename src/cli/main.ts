@@ -3,20 +3,9 @@
 // (boundary.ts): typed errors, one exit-code table; one signal handler (src/runner/signals.ts).
 import { Command, Option } from 'commander';
 import { installSignalHandler } from '../runner/signals.js';
-import { registerAccuracyCommands } from './accuracy.js';
 import { commanderExit } from './boundary.js';
-import { registerCapacityCommands } from './capacity.js';
-import { registerDemoCommands } from './demo.js';
-import { registerEmulatorCommands } from './emulator.js';
-import { registerExportCommands } from './export.js';
-import { registerLakeCommands } from './lake.js';
+import { registerCommands } from './commands.js';
 import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
-import { registerRetentionCommands } from './retention.js';
-import { registerRunnerCommands } from './runner.js';
-import { registerSitesCommands } from './sites.js';
-import { registerSnapshotCommands } from './snapshot.js';
-import { registerSqlCommands } from './sql.js';
-import { registerSyncCommands } from './sync.js';
 
 installSignalHandler();
 
@@ -40,18 +29,7 @@ const program = new Command()
   // means partial here; set before the commands are added, so every command inherits it.
   .exitOverride();
 
-registerDemoCommands(program);
-registerSyncCommands(program);
-registerRunnerCommands(program);
-registerSitesCommands(program);
-registerCapacityCommands(program);
-registerAccuracyCommands(program);
-registerRetentionCommands(program);
-registerSqlCommands(program);
-registerExportCommands(program);
-registerSnapshotCommands(program);
-registerLakeCommands(program);
-registerEmulatorCommands(program);
+await registerCommands(program, process.argv.slice(2));
 
 await program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode = commanderExit(error);

@@ -1,7 +1,7 @@
 // `efsync retention [--dry-run]`: the retention job run now through the runner (lock, ledger,
 // publish), as `efsync run retention` is; with --dry-run it counts what would go and removes nothing.
 import type { Command } from 'commander';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { command } from './boundary.js';
 import {
   CONFIG_OPTION,
@@ -29,7 +29,7 @@ export function registerRetentionCommands(program: Command): void {
     .option(...CONFIG_OPTION)
     .action(
       command<[], RetentionFlags>(async (flags) => {
-        const job = (await loadJobs()).get('retention');
+        const job = await loadJob('retention');
         return runCommandJob(job, configWithDb(flags), flags, flags.dryRun ? { dryRun: true } : {});
       }),
     );

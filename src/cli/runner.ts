@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
 import { describeCost } from '../runner/measure.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob, loadJobs } from '../runner/registry.js';
 import type { RunnerMetrics } from '../runner/metrics.js';
 import type { RunResult } from '../runner/run.js';
 import { stopSignal } from '../runner/signals.js';
@@ -87,7 +87,7 @@ export function registerRunnerCommands(program: Command): void {
     .action(
       command<[string], RunFlags & { dryRun?: boolean }>(async (name, flags) => {
         const config = configWithDb(flags);
-        const job = (await loadJobs()).get(name);
+        const job = await loadJob(name);
         if (flags.dryRun && !job.dryRun) throw new UsageError(`--dry-run: job "${name}" has no dry run`);
         return runCommandJob(job, config, flags, { ...jobOptions(flags), ...(flags.dryRun ? { dryRun: true } : {}) });
       }),

@@ -7,7 +7,7 @@ import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import type { Outcome } from '../outcome.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { readSiteDir, SiteFilesError } from '../sites/files.js';
 import type { InputFileError } from '../yaml.js';
 import { command, type OwnExitCodes } from './boundary.js';
@@ -200,7 +200,7 @@ async function applyCommand(config: LoadedConfig, flags: SitesFlags, planFile?: 
     if (errors.length > 0) throw new SiteFilesError(errors);
   }
   const options = { ...(planFile ? { plan: planFile } : {}), allowDelete: flags.allowDelete ?? false };
-  return runCommandJob((await loadJobs()).get('apply-sites'), config, {}, options, {
+  return runCommandJob(await loadJob('apply-sites'), config, {}, options, {
     print: (result) => {
       for (const line of result.summary) process.stdout.write(`${line}\n`);
       if (result.status !== 'ok' && result.error) process.stderr.write(`${result.error}\n`);

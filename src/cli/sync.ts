@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { LoadedConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import type { Outcome } from '../outcome.js';
-import { loadJobs } from '../runner/registry.js';
+import { loadJob } from '../runner/registry.js';
 import { backfillOf } from '../sync/run.js';
 import { command } from './boundary.js';
 import { runClock } from './clock.js';
@@ -24,7 +24,7 @@ export function registerSyncCommands(program: Command): void {
       command<[], RunFlags & { plan?: boolean }>(async (flags): Promise<Outcome> => {
         const config = configWithDb(flags);
         if (flags.plan) return planCommand(config, flags);
-        return runCommandJob((await loadJobs()).get('sync'), config, flags, jobOptions(flags));
+        return runCommandJob(await loadJob('sync'), config, flags, jobOptions(flags));
       }),
     );
 }

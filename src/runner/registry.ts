@@ -64,21 +64,40 @@ export function loadJobs(dir = JOBS_DIR): Promise<JobRegistry> {
   return registry;
 }
 
+/**
+ * The job `name`, loading its own module only (jobs/<name>.ts): a command that runs one job starts
+ * without the others' code. Without such a module, every job loads, for the error that lists them.
+ */
+export async function loadJob(name: string, dir = JOBS_DIR): Promise<Job> {
+  const file = jobFiles(dir).find((f) => basename(f, extname(f)) === name);
+  if (file === undefined) return (await loadJobs(dir)).get(name);
+  const registry = new JobRegistry();
+  await importJob(registry, dir, file);
+  return registry.get(name);
+}
+
 async function importJobs(dir: string): Promise<JobRegistry> {
   const registry = new JobRegistry();
-  const files = readdirSync(dir)
+  for (const file of jobFiles(dir)) await importJob(registry, dir, file);
+  return registry;
+}
+
+/** The job modules in `dir`, sorted: .ts in the sources, .js once compiled. */
+function jobFiles(dir: string): string[] {
+  return readdirSync(dir)
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
     .sort();
-  for (const file of files) {
-    const name = basename(file, extname(file));
-    try {
-      const module = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Job };
-      registry.add(checkJob(module.default, name));
-    } catch (error) {
-      registry.broken.set(name, error as Error);
-    }
+}
+
+/** Adds the job of `file` to `registry`, or notes why its module did not load. */
+async function importJob(registry: JobRegistry, dir: string, file: string): Promise<void> {
+  const name = basename(file, extname(file));
+  try {
+    const module = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Job };
+    registry.add(checkJob(module.default, name));
+  } catch (error) {
+    registry.broken.set(name, error as Error);
   }
-  return registry;
 }
 
 function checkJob(job: Job | undefined, name: string): Job {
