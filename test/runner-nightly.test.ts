@@ -41,7 +41,7 @@ describe('runChain', () => {
     ]);
   });
 
-  it("starts each step with the last one's garbage collected (and DuckDB's pool evicted: warehouse/memory.ts)", async () => {
+  it("starts each step with the last one's garbage collected (and DuckDB's pool evicted: warehouse/executor.ts)", async () => {
     let garbage: unknown[] | null = null;
     const heapMb: number[] = [];
     const fill = testJob('fill', async () => {
