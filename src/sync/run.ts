@@ -51,6 +51,7 @@ import {
 import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
+  advancesMark,
   syncStateOf,
   type Fetched,
   type ModelRef,
@@ -631,7 +632,9 @@ async function fetchStep(
     countDefaulted(tally, fetched.defaulted ?? []);
     const { deferred: later = [], stored = [], attempted = [] } = fetched.vintages ?? {};
     if (fetched.rows > 0 || later.length > 0 || stored.length > 0 || attempted.length > 0) return fetched;
-    if (fetched.mark) tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, step.state, fetched.mark) });
+    if (fetched.mark && advancesMark(fetched.mark, read.mark)) {
+      tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, step.state, fetched.mark) });
+    }
     tally.succeeded += 1;
   } catch (error) {
     failStep(req, tally, task.siteId, step, error);

@@ -138,3 +138,15 @@ export function loadVintages<T>(
 export function syncStateOf(env: SyncEnv, resource: string, mark: SyncMark): SyncStateUpdate {
   return { resource, syncedTo: mark.syncedTo, lastAsOf: mark.lastAsOf, runId: env.runId, digest: mark.digest ?? null };
 }
+
+/**
+ * Whether `next` moves `stored` (the mark read at the run's start) forward by the rule of
+ * SYNC_STATE_ADVANCE (src/warehouse/merge.ts): a later end, a newer vintage, another digest. The
+ * stored state only moves forward during a run, so a quiet state that does not advance the mark
+ * read at its start writes nothing, and is not sent.
+ */
+export function advancesMark(next: SyncMark, stored: SyncMark | null): boolean {
+  if (stored === null) return true;
+  const newerVintage = next.lastAsOf !== null && (stored.lastAsOf === null || next.lastAsOf > stored.lastAsOf);
+  return next.syncedTo > stored.syncedTo || newerVintage || (next.digest ?? null) !== (stored.digest ?? null);
+}
