@@ -134,6 +134,9 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     published,
   });
 
+  // The service's client loads while the warehouse opens (DuckDB opens on a thread of its own);
+  // connect() awaits the same module. A failure to load is connect()'s to report.
+  import('../service.js').catch(() => undefined);
   let sink: RunSink;
   try {
     sink = await openSink({
@@ -401,7 +404,6 @@ async function connect(
   signal: AbortSignal,
   observer: RequestObserver | undefined,
 ): Promise<ServiceConnection> {
-  // Loaded on first use: runs that never call the service never start the embedded emulator.
   // The client follows the run's signal: a timeout or a signal also ends its waits (a quota's pauses).
   const { connectService } = await import('../service.js');
   return connectService(config, log, { now, signal, ...(observer ? { observer } : {}) });
