@@ -193,6 +193,7 @@ export async function readEach<T>(
   signal: AbortSignal,
   read: (item: VintageItem) => Promise<ItemResult<T>>,
 ): Promise<ItemResult<T>[]> {
+  if (items.length === 0) return []; // a quiet site: no limiter to build
   const limit = pLimit(concurrency);
   const newestFirst = [...items].sort((a, b) => b.issue - a.issue);
   const skipped = (item: VintageItem) => ({ item, skipped: 'not read: the run stopped first' });
