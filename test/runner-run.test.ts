@@ -1,5 +1,6 @@
 // runJob: one run of a job, recorded in the ledger with its outcome and the exit code `efsync run` uses.
-import { statSync } from 'node:fs';
+import { chmodSync, rmSync, statSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/outcome.js';
@@ -200,6 +201,29 @@ describe('runJob', () => {
     expect(await publishedAll(config, 'SELECT digest FROM schema_views')).toEqual([
       { digest: viewsDefinition().digest },
     ]);
+  });
+
+  it('a run that changed nothing still publishes the migrations the snapshot lacks', async () => {
+    const config = tempConfig();
+    const path = config.warehouse.path;
+    await runJob(tableJob('mark'), { config, log: quietLog, now: clock });
+    const newest = async () =>
+      (await publishedAll<{ v: number }>(config, 'SELECT max(version) AS v FROM schema_migrations'))[0].v;
+    const migrated = await newest();
+    // A snapshot published before the newest migration, which the writer file has.
+    rmSync(`${path}.wal`);
+    chmodSync(path, 0o644);
+    const instance = await DuckDBInstance.create(path);
+    const connection = await instance.connect();
+    await connection.run(`DELETE FROM schema_migrations WHERE version = ${migrated}`);
+    connection.closeSync();
+    instance.closeSync();
+    chmodSync(path, 0o444);
+    expect(await newest()).toBe(migrated - 1);
+    const snapshot = statSync(path).ino;
+    await runJob(idleJob, { config, log: quietLog, now: clock });
+    expect(statSync(path).ino).not.toBe(snapshot);
+    expect(await newest()).toBe(migrated);
   });
 
   it('never runs a schedule slot twice', async () => {

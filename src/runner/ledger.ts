@@ -170,8 +170,8 @@ export async function snapshotHoldsAllBut(wh: Warehouse, runId: string): Promise
     }
     try {
       const [row] = await wh.all<{ same_schema: boolean; unpublished: bigint }>(
-        `SELECT (SELECT list(version ORDER BY version) FROM schema_migrations)
-                  = (SELECT list(version ORDER BY version) FROM efsync_snapshot.schema_migrations)
+        `SELECT NOT EXISTS (SELECT version FROM schema_migrations EXCEPT SELECT version FROM efsync_snapshot.schema_migrations)
+                AND NOT EXISTS (SELECT version FROM efsync_snapshot.schema_migrations EXCEPT SELECT version FROM schema_migrations)
                 AND (SELECT digest FROM schema_views) = (SELECT digest FROM efsync_snapshot.schema_views) AS same_schema,
                 (SELECT count(*) FROM runs w
                  WHERE w.run_id <> $1
