@@ -43,7 +43,8 @@ export async function startBrowser(): Promise<Browser> {
       `--user-data-dir=${profile}`,
       'about:blank',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // A process group of its own: its helpers (zygote, renderers) die with it, not after.
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
   try {
     const port = new URL(await devToolsUrl(chrome)).port;
@@ -55,8 +56,8 @@ export async function startBrowser(): Promise<Browser> {
     if (!page) throw new Error('chromium opened no page');
     return await attach(page.webSocketDebuggerUrl, chrome, profile);
   } catch (error) {
-    chrome.kill('SIGKILL');
-    rmSync(profile, { recursive: true, force: true });
+    killGroup(chrome);
+    removeProfile(profile);
     throw error;
   }
 }
@@ -125,9 +126,23 @@ async function attach(url: string, chrome: ChildProcess, profile: string): Promi
     async close() {
       socket.close();
       const exited = new Promise((resolve) => chrome.once('exit', resolve));
-      chrome.kill('SIGKILL');
+      killGroup(chrome);
       await exited;
-      rmSync(profile, { recursive: true, force: true });
+      removeProfile(profile);
     },
   };
+}
+
+/** SIGKILL to chromium's whole process group (it was started detached, as its leader). */
+function killGroup(chrome: ChildProcess): void {
+  try {
+    if (chrome.pid !== undefined) process.kill(-chrome.pid, 'SIGKILL');
+  } catch {
+    chrome.kill('SIGKILL'); // the group is gone already
+  }
+}
+
+/** The profile folder, retried while a helper that outlived the kill still writes into it. */
+function removeProfile(profile: string): void {
+  rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
