@@ -551,7 +551,7 @@ describe('the cold store', () => {
       await wh.close();
     }
     expect(await hashes((sql) => query(path, sql))).toEqual(before);
-  });
+  }, 300_000);
 
   it('compacts a writer file the moves left mostly free, keeping every row, comment, view and macro', async () => {
     const { path, writer } = await mostlyFreeWriter('efsync-cold-compact-');
