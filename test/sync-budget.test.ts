@@ -1,5 +1,7 @@
 // The rows a sync holds: sites are admitted by the rows they hold, fetched and not yet committed.
 import { describe, expect, it } from 'vitest';
+import { SMALLEST_BUDGET } from '../src/resources/budget.js';
+import { DEFAULT_SIZES, sizesFor } from '../src/resources/sizes.js';
 import { RowBudget } from '../src/sync/budget.js';
 import { emulator, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
@@ -69,6 +71,29 @@ describe('a sync held to a few rows in memory', () => {
       }
       expect(stored[1]).toEqual(stored[0]);
       expect(stored[0].forecasts).not.toMatch(/^0 rows/);
+    } finally {
+      await emu.close();
+    }
+  }, 120_000);
+});
+
+describe('a long site list', () => {
+  it("loads within the smallest budget's DuckDB limit, as it loads within the default one", async () => {
+    const emu = await emulator({ sites: 3_000 });
+    try {
+      const stored = [];
+      for (const memory_limit of [
+        DEFAULT_SIZES.duckdb.sync,
+        sizesFor({ bytes: SMALLEST_BUDGET, source: '--memory' }).duckdb.sync,
+      ]) {
+        const config = testConfig({ dir: tempDir(), url: emu.url, sync: { memory_limit, resources: ['sites'] } });
+        const result = await runSync(config);
+        expect(result.exitCode, result.error ?? undefined).toBe(0);
+        const { sites, site_assets, site_capacity } = await tableHashes(config.warehouse.path);
+        stored.push({ sites, site_assets, site_capacity });
+      }
+      expect(stored[1]).toEqual(stored[0]);
+      expect(stored[0].sites).toMatch(/^3000 rows/);
     } finally {
       await emu.close();
     }
