@@ -3,6 +3,7 @@
 // changed rewritten, in one transaction per load. A site whose rows are those it was last loaded
 // with (reference_digests) is left out of the load before anything is staged.
 import { createHash } from 'node:crypto';
+import { chunksOf } from './executor.js';
 import { SETTINGS_HISTORY_APPEND, STATES_APPEND, changedGroupsSql } from './merge.js';
 import { addRows, type ModelRows, type RowsWritten, type SiteRows } from './rows.js';
 import { instant, sqlList } from './sql.js';
@@ -86,19 +87,17 @@ async function stageRows(
   rows: readonly Readonly<Record<string, unknown>>[],
   now: number,
 ): Promise<void> {
+  if (rows.length === 0) return;
   const columns = await columnsOf(warehouse, table);
   const names = columns.map((c) => c.name).join(', ');
   const values = columns.map((c, i) => fromJson(i, c)).join(', ');
   const insert = `INSERT INTO temp.${table}_in (${names}) SELECT ${values} FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
   // undefined in a row becomes null, as JSON.stringify does in arrays
-  const texts = rows.map((row) => JSON.stringify(columns.map((c) => (c.bookkeeping ? now : row[c.name]))));
-  for (let start = 0; start < texts.length; ) {
-    let end = start + 1;
-    for (let chars = texts[start].length; end < texts.length && chars + texts[end].length <= STAGE_JSON_CHARS; end++)
-      chars += texts[end].length + 1;
-    await warehouse.run(insert, [`[${texts.slice(start, end).join(',')}]`]);
-    start = end;
-  }
+  const texts = rows.map((row) => {
+    const text = JSON.stringify(columns.map((c) => (c.bookkeeping ? now : row[c.name])));
+    return { key: text, rows: text.length + 1 };
+  });
+  for (const { keys } of chunksOf(texts, STAGE_JSON_CHARS)) await warehouse.run(insert, [`[${keys.join(',')}]`]);
 }
 
 /** Element `index` of the JSON row `r` as the column's type; a JSON null is SQL NULL. */
