@@ -777,8 +777,8 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
  * A site's task. The models step gets the full listing and the task keeps only what the outputs
  * step reads of each model, its id and schedule: every site's listing waited from the models
  * phase until the site's series (~4.8 KB a site, 48 MB at 10,000 sites). A class, not closures:
- * every site's task lives for the whole run, and four closures with their context were ~330 B
- * of each site's heap (3.3 MB at 10,000 sites), methods on a prototype none.
+ * every site's task lives for the whole run, so what it costs a site is paid by the thousands;
+ * methods on a prototype cost it nothing (docs/benchmarks.md, session 38).
  */
 class SiteWork implements SiteTask {
   private refs: Promise<ModelRef[]> | undefined;

@@ -8,8 +8,8 @@ import type { RowCounts, SyncEnv } from './types.js';
 
 /**
  * Sites a load stages and writes at once: few enough that a load fits the smallest budget's
- * DuckDB limit whatever the number of sites (10,000 at once ran out of 25 MiB), many enough that
- * its statements' cost is shared.
+ * DuckDB limit whatever the number of sites, many enough that its statements' cost is shared
+ * (docs/benchmarks.md, session 38).
  */
 const SITES_PER_LOAD = 1_000;
 
