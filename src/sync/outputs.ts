@@ -48,11 +48,11 @@ export const outputsSync: ResourceSync<Vintage[]> = {
     // The site's issue times are read only for a model without a readable schedule: the list
     // holds every issue time since the site's history began (11,800 a site after a year), and
     // the outputs step of a nightly chain read it a second time after the forecasts step.
-    const listed = models.some((model) => !cronFires(model.schedule?.value));
+    const listed = models.some((model) => !cronFires(model.cron));
     const updates = listed ? await site.updates() : null;
     const window = planOutputWindow(env.now, mark, env.settings, env.backfill);
     const items = models.flatMap((model) =>
-      planModelOutputs(window, model.schedule?.value, updates ?? [], env.now, env.settings.horizon).map((planned) => ({
+      planModelOutputs(window, model.cron, updates ?? [], env.now, env.settings.horizon).map((planned) => ({
         modelId: model.id,
         issue: planned.issue,
       })),
@@ -77,7 +77,7 @@ export const outputsSync: ResourceSync<Vintage[]> = {
  * The rows kept are the vintage's own window [as_of, as_of + horizon].
  */
 async function readVintage(env: SyncEnv, model: ModelRef, item: VintageItem): Promise<ItemResult<Vintage | null>> {
-  const read = outputRead(item.issue, model.schedule?.value, env.now, env.settings.horizon);
+  const read = outputRead(item.issue, model.cron, env.now, env.settings.horizon);
   const output = await env.client.getModelOutput(model.id, { start: read.start, end: read.end, asOf: read.asOf });
   if (output.as_of === null) return { item, value: null };
   const asOf = output.as_of;

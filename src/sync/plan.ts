@@ -123,10 +123,11 @@ export async function planSync(req: PlanRequest): Promise<SyncPlan> {
       signal: new AbortController().signal,
     };
     const limit = pLimit(req.sync.concurrency);
+    const crons = new Map<string, string>();
     await Promise.all(
       sites.map((siteId) =>
         limit(async () => {
-          const task = siteTask(env, siteId);
+          const task = siteTask(env, siteId, crons);
           if (resources.includes('models')) await task.modelListing(known.get(siteId));
           const lists: Record<VintageResource, PendingVintage[]> = { forecasts: [], outputs: [] };
           for (const resource of ['forecasts', 'outputs'] as const)

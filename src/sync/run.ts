@@ -204,7 +204,8 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   const paceAtStart = req.client.pacing();
   const pace = () => pacingSince(paceAtStart, req.client.pacing());
   const sites = await listAndLoadSites(req, env, ordered, tally);
-  const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId)]));
+  const crons = new Map<string, string>();
+  const tasks = new Map(sites.map((siteId) => [siteId, siteTask(env, siteId, crons)]));
   if (ordered.includes('models')) await syncModels(req, env, [...tasks.values()], tally);
   const { firstPassMs, backlog } = await syncSeries(req, env, {
     sites,
@@ -434,7 +435,11 @@ async function syncSeries(
   });
   req.progress.stop();
   const firstPassMs = performance.now() - run.started;
-  const counts = (await pendingCounts(req.warehouse, resources, req.runId)).filter((c) => tasks.has(c.siteId));
+  // Each count names its site by its task's id string, held by the run anyway, not a copy of its own.
+  const counts = (await pendingCounts(req.warehouse, resources, req.runId)).flatMap((c) => {
+    const task = tasks.get(c.siteId);
+    return task ? [{ ...c, siteId: task.siteId }] : [];
+  });
   const size = olderPieceSize(req.sync, env.settings.horizon);
   req.progress.start(
     counts.reduce((sum, c) => sum + Math.ceil(c.items / size), 0),
@@ -774,11 +779,11 @@ export function selectSites(sites: SiteResponse[], wanted: string[] | undefined)
 }
 
 /**
- * A site's task. The models step gets the full listing and the task keeps only what the outputs
- * step reads of each model, its id and schedule: every site's listing waited from the models
- * phase until the site's series (~4.8 KB a site, 48 MB at 10,000 sites). A class, not closures:
- * every site's task lives for the whole run, so what it costs a site is paid by the thousands;
- * methods on a prototype cost it nothing (docs/benchmarks.md, session 38).
+ * A site's task. Every site's task lives for the whole run, so what it holds is paid by the
+ * thousands: the models step gets the full listing, the task keeps only what the outputs step
+ * reads of each model (its id and cron, each schedule one string for the run), and it is a class,
+ * as methods on a prototype cost a site nothing where closures cost each site their own
+ * (docs/benchmarks.md, session 38).
  */
 class SiteWork implements SiteTask {
   private refs: Promise<ModelRef[]> | undefined;
@@ -787,12 +792,13 @@ class SiteWork implements SiteTask {
   constructor(
     private readonly env: SyncEnv,
     readonly siteId: string,
+    private readonly crons: Map<string, string>,
   ) {}
 
   modelListing(known?: KnownModels): ReturnType<SiteTask['modelListing']> {
     const listing = fetchModels(this.env.client, this.siteId, known);
     if (!this.refs) {
-      this.refs = listing.then((all) => all.map(({ id, schedule }) => ({ id, schedule })));
+      this.refs = listing.then((all) => all.map(({ id, schedule }) => ({ id, cron: this.interned(schedule?.value) })));
       // Only the outputs step reads it; unread (a run without outputs), its failure is the models
       // step's, recorded there, and must not end the process as an unhandled rejection.
       this.refs.catch(() => undefined);
@@ -813,10 +819,20 @@ class SiteWork implements SiteTask {
   release(): void {
     this.issueTimes = undefined;
   }
+
+  /** One string for each schedule, shared by every model of the run that has it: a fleet has a few. */
+  private interned(cron: string | undefined): string | undefined {
+    if (cron === undefined) return undefined;
+    const known = this.crons.get(cron);
+    if (known !== undefined) return known;
+    this.crons.set(cron, cron);
+    return cron;
+  }
 }
 
-export function siteTask(env: SyncEnv, siteId: string): SiteTask {
-  return new SiteWork(env, siteId);
+/** A site's task; `crons`, the run's schedules, shared by the tasks of one run. */
+export function siteTask(env: SyncEnv, siteId: string, crons: Map<string, string>): SiteTask {
+  return new SiteWork(env, siteId, crons);
 }
 
 function seconds(ms: number): string {

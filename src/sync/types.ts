@@ -43,8 +43,11 @@ export interface SyncEnv {
   signal: AbortSignal;
 }
 
-/** A model as the outputs step reads it. */
-export type ModelRef = Pick<SiteModel, 'id' | 'schedule'>;
+/** A model as the outputs step reads it: its id and its cron schedule, when it has a readable one. */
+export interface ModelRef {
+  id: string;
+  cron: string | undefined;
+}
 
 /** One site being synced; its models are listed once and shared by the models and outputs steps. */
 export interface SiteTask {

@@ -64,7 +64,11 @@ export interface PendingCount extends PendingKey {
   items: number;
 }
 
-/** Per site (in site_id order) and resource, how many pending items the older pass of `runId` reads. */
+/**
+ * Per site (in site_id order) and resource, how many pending items the older pass of `runId`
+ * reads. The run holds every site's counts through its older pass: each names its resource by
+ * the string of `resources`, not a copy of its own.
+ */
 export async function pendingCounts(
   warehouse: Warehouse,
   resources: readonly VintageResource[],
@@ -77,7 +81,8 @@ export async function pendingCounts(
       GROUP BY site_id, resource ORDER BY site_id, resource`,
     [runId, DEFERRED],
   );
-  return rows.map((row) => ({ siteId: row.site_id, resource: row.resource, items: Number(row.items) }));
+  const named = new Map(resources.map((resource) => [resource, resource]));
+  return rows.map((row) => ({ siteId: row.site_id, resource: named.get(row.resource)!, items: Number(row.items) }));
 }
 
 /**
