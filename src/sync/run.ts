@@ -52,6 +52,7 @@ import { syncSites } from './sites.js';
 import { knownModels, readMarks } from './state.js';
 import {
   advancesMark,
+  heldBy,
   syncStateOf,
   type Fetched,
   type ModelRef,
@@ -596,7 +597,7 @@ async function syncOneSite(
       } catch (error) {
         failStep(req, tally, task.siteId, step, error);
       } finally {
-        held.released(fetched.rows);
+        held.released(heldBy(fetched));
       }
     });
     return { fetching, landed };
@@ -630,13 +631,12 @@ async function fetchStep(
     try {
       fetched = await step.sync.fetch(env, task, read.mark, read.pass, read.piece);
     } finally {
-      held.fetched(fetched?.rows ?? 0);
+      held.fetched(heldBy(fetched));
     }
     tally.fetchMs += performance.now() - fetchStart;
     for (const failure of fetched.rejected ?? []) recordFailure(req, tally, failure);
     countDefaulted(tally, fetched.defaulted ?? []);
-    const { deferred: later = [], stored = [], attempted = [] } = fetched.vintages ?? {};
-    if (fetched.rows > 0 || later.length > 0 || stored.length > 0 || attempted.length > 0) return fetched;
+    if (heldBy(fetched) > 0) return fetched;
     if (fetched.mark && advancesMark(fetched.mark, read.mark)) {
       tally.quiet.push({ siteId: task.siteId, state: syncStateOf(env, step.state, fetched.mark) });
     }
@@ -644,7 +644,7 @@ async function fetchStep(
   } catch (error) {
     failStep(req, tally, task.siteId, step, error);
   }
-  held.released(fetched?.rows ?? 0);
+  held.released(heldBy(fetched));
   return null;
 }
 

@@ -92,6 +92,17 @@ export interface Fetched<T> {
   vintages?: ReadVintages;
 }
 
+/**
+ * What a fetch holds in memory until its load is committed, in rows (sync.rows_in_memory): its
+ * rows, and each vintage its load records, which costs about a row on its way to vintage_reads. A
+ * first sync of months defers thousands of vintages a site, more than the rows it reads.
+ */
+export function heldBy(fetched: Fetched<unknown> | null): number {
+  if (fetched === null) return 0;
+  const { deferred = [], stored = [], attempted = [] } = fetched.vintages ?? {};
+  return fetched.rows + deferred.length + stored.length + attempted.length;
+}
+
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */
 export interface ResourceSync<T> {
   /**

@@ -58,31 +58,53 @@ export const FRESH_VINTAGE_KEYS_SQL = `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE
  * parses it whole in memory.
  */
 export async function stageVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
-  const keys = entries.flatMap(({ siteId, reads }) =>
-    [
-      ...reads.stored.map((key) => ({ key, kind: 'stored', reason: reads.reason, status: null, attempts: null })),
-      ...reads.deferred.map((key) => ({ key, kind: 'deferred', reason: reads.reason, status: null, attempts: null })),
-      ...reads.attempted.map(({ key, reason, status, attempts }) => ({
-        key,
-        kind: 'attempted',
-        reason,
-        status,
-        attempts,
-      })),
-    ].map((entry) => ({ siteId, resource: reads.resource, ...entry })),
-  );
+  // Straight into the columns, no object per key: a batch stages as many keys as the sync holds rows.
+  const columns = {
+    siteId: [] as string[],
+    resource: [] as string[],
+    modelId: [] as string[],
+    issue: [] as number[],
+    reason: [] as string[],
+    kind: [] as string[],
+    status: [] as (string | null)[],
+    attempts: [] as (number | null)[],
+  };
+  const add = (
+    siteId: string,
+    resource: string,
+    key: VintageKey,
+    kind: string,
+    reason: string,
+    status: string | null,
+    attempts: number | null,
+  ) => {
+    columns.siteId.push(siteId);
+    columns.resource.push(resource);
+    columns.modelId.push(key.modelId);
+    columns.issue.push(key.issue);
+    columns.reason.push(reason);
+    columns.kind.push(kind);
+    columns.status.push(status);
+    columns.attempts.push(attempts);
+  };
+  for (const { siteId, reads } of entries) {
+    for (const key of reads.stored) add(siteId, reads.resource, key, 'stored', reads.reason, null, null);
+    for (const key of reads.deferred) add(siteId, reads.resource, key, 'deferred', reads.reason, null, null);
+    for (const read of reads.attempted)
+      add(siteId, reads.resource, read.key, 'attempted', read.reason, read.status, read.attempts);
+  }
   await appendBlocks(warehouse, KEYS_TABLE, [
     {
-      rows: keys.length,
+      rows: columns.siteId.length,
       columns: [
-        { type: VARCHAR, values: keys.map((k) => k.siteId) },
-        { type: VARCHAR, values: keys.map((k) => k.resource) },
-        { type: VARCHAR, values: keys.map((k) => k.key.modelId) },
-        { type: DOUBLE, values: keys.map((k) => k.key.issue) },
-        { type: VARCHAR, values: keys.map((k) => k.reason) },
-        { type: VARCHAR, values: keys.map((k) => k.kind) },
-        { type: VARCHAR, values: keys.map((k) => k.status) },
-        { type: INTEGER, values: keys.map((k) => k.attempts) },
+        { type: VARCHAR, values: columns.siteId },
+        { type: VARCHAR, values: columns.resource },
+        { type: VARCHAR, values: columns.modelId },
+        { type: DOUBLE, values: columns.issue },
+        { type: VARCHAR, values: columns.reason },
+        { type: VARCHAR, values: columns.kind },
+        { type: VARCHAR, values: columns.status },
+        { type: INTEGER, values: columns.attempts },
       ],
     },
   ]);
