@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SMALLEST_BUDGET } from '../src/resources/budget.js';
 import { DEFAULT_SIZES, sizesFor } from '../src/resources/sizes.js';
 import { RowBudget } from '../src/sync/budget.js';
+import { heldBy } from '../src/sync/types.js';
 import { emulator, runSync, tableHashes, tempDir, testConfig } from './sync-support.js';
 
 /** Whether `promise` has settled once pending callbacks have run. */
@@ -55,6 +56,16 @@ describe('RowBudget', () => {
     expect(budget.held()).toBe(40);
     site.done();
     expect(budget.held()).toBe(0);
+  });
+
+  it('a fetch holds its rows and, at three rows each, the vintages its load records', () => {
+    const key = (issue: number) => ({ modelId: '', issue });
+    const deferred = Array.from({ length: 2879 }, (_, i) => key(i));
+    const attempted = [{ key: key(-1), status: 'pending' as const, attempts: 1, reason: 'HTTP 500' }];
+    const fetched = { data: [], rows: 289, mark: null, vintages: { deferred, stored: [key(-2)], attempted } };
+    expect(heldBy(fetched)).toBe(289 + 3 * (2879 + 1 + 1));
+    expect(heldBy({ data: [], rows: 12, mark: null })).toBe(12);
+    expect(heldBy(null)).toBe(0);
   });
 });
 

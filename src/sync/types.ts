@@ -93,14 +93,21 @@ export interface Fetched<T> {
 }
 
 /**
+ * Rows a vintage key counts for in sync.rows_in_memory: on its way to vintage_reads a key is
+ * staged and inserted with five strings, where a row of a series is a few numbers (the
+ * measurements: docs/benchmarks.md, session 39).
+ */
+const ROWS_PER_VINTAGE_KEY = 3;
+
+/**
  * What a fetch holds in memory until its load is committed, in rows (sync.rows_in_memory): its
- * rows, and each vintage its load records, which costs about a row on its way to vintage_reads. A
- * first sync of months defers thousands of vintages a site, more than the rows it reads.
+ * rows, and the vintages its load records. A first sync of months defers thousands of vintages a
+ * site, more than the rows it reads.
  */
 export function heldBy(fetched: Fetched<unknown> | null): number {
   if (fetched === null) return 0;
   const { deferred = [], stored = [], attempted = [] } = fetched.vintages ?? {};
-  return fetched.rows + deferred.length + stored.length + attempted.length;
+  return fetched.rows + ROWS_PER_VINTAGE_KEY * (deferred.length + stored.length + attempted.length);
 }
 
 /** One pulled resource: read a site's data from the service, then write it in one transaction. */

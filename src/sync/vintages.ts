@@ -267,8 +267,11 @@ export async function readNewest<T>(
   read: (item: VintageItem) => Promise<ItemResult<T>>,
 ): Promise<{ results: ItemResult<T>[]; deferred: VintageItem[] }> {
   const byModel = new Map<string, VintageItem[]>();
-  for (const item of [...items].sort((a, b) => b.issue - a.issue))
-    byModel.set(item.modelId, [...(byModel.get(item.modelId) ?? []), item]);
+  for (const item of [...items].sort((a, b) => b.issue - a.issue)) {
+    const model = byModel.get(item.modelId);
+    if (model) model.push(item);
+    else byModel.set(item.modelId, [item]);
+  }
   const newest = [...byModel.values()].map((model) => model[0]);
   const results = await readEach(newest, concurrency, signal, read);
   const unpublished = results.filter((result) => !signal.aborted && ('awaited' in result || 'skipped' in result));
