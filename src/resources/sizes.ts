@@ -97,10 +97,12 @@ const AT_DEFAULT = {
 /**
  * Below the default budget jemalloc hands the pages DuckDB freed back at once, since they took
  * 20–80 MiB of a step's peak, more than a smaller budget leaves past the process; at and above it,
- * after 50 ms, which keeps a sync as fast (docs/decisions/memory-budget.md).
+ * after a second: the pages a sync frees are soon allocated again, and handed back sooner they
+ * cost a sync a tenth of its time in madvise calls and page faults, for no lower peak
+ * (docs/decisions/memory-budget.md).
  */
 function allocatorDecayMs(budget: Budget): number {
-  return budget.bytes < DEFAULT_BUDGET ? 0 : 50;
+  return budget.bytes < DEFAULT_BUDGET ? 0 : 1000;
 }
 
 /**
