@@ -97,8 +97,8 @@ const AT_DEFAULT = {
 /**
  * Below the default budget jemalloc hands the pages DuckDB freed back at once, since they took
  * 20–80 MiB of a step's peak, more than a smaller budget leaves past the process; at and above it,
- * after a second: the pages a sync frees are soon allocated again, and handed back sooner they
- * cost a sync a tenth of its time in madvise calls and page faults, for no lower peak
+ * after a second: a sync soon allocates again the pages it frees, and handing them back after
+ * 50 ms cost it a tenth of its time in madvise calls and page faults without lowering its peak
  * (docs/decisions/memory-budget.md).
  */
 function allocatorDecayMs(budget: Budget): number {
