@@ -4,9 +4,11 @@
 // (`EFSYNC_NOW`) moved one day before it. Per night: exit code, wall time, each step's seconds and
 // peak RSS (the summary lines of the chain and of the publish, src/runner/measure.ts), the
 // process's peak RSS, published and writer file sizes, rows. The same at the baseline depth, and
-// the ratios. Prints figures; asserts nothing.
+// the ratios. Each depth's finished nights go to a journal (`nights.jsonl` in its folder) as they
+// end, so that a bench of hours stopped half-way goes on from where it stopped in the same work
+// folder. Prints figures; asserts nothing.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runMeasured, startEmulatorProcess } from './process.js';
 import { openDuckDB } from '../src/warehouse/duckdb.js';
@@ -40,6 +42,8 @@ export interface NightFigures {
   /** Rows in the warehouse after the night: series (forecasts, model outputs, actuals) and ledger pairs. */
   seriesRows: number;
   pairs: number;
+  /** The night was stopped part-way by a stop of the bench and run again: its figures are of what was left. */
+  rerun?: boolean;
 }
 
 export interface DepthFigures {
@@ -87,6 +91,31 @@ export function buildNights(
 }
 
 /**
+ * The clock of the last build night: `today`, written to `work/history.json` with the bench's
+ * parameters; from a bench that ran in `work` before (stopped, or `--work` given again), its
+ * clock, if its parameters were the same. `before`: whether there was one.
+ */
+export function historyStart(
+  work: string,
+  parameters: Record<string, unknown>,
+  today: number,
+): { start: number; before: boolean } {
+  const path = join(work, 'history.json');
+  if (!existsSync(path)) {
+    mkdirSync(work, { recursive: true });
+    writeFileSync(path, JSON.stringify({ ...parameters, start: today }));
+    return { start: today, before: false };
+  }
+  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(parameters)) {
+    if (JSON.stringify(before[name]) !== JSON.stringify(value)) {
+      throw new Error(`${path}: a bench of ${name} ${JSON.stringify(before[name])}, not ${JSON.stringify(value)}`);
+    }
+  }
+  return { start: before.start as number, before: true };
+}
+
+/**
  * The depths built one after the other, then their measured nights in turn (night 1 of each, then
  * night 2 of each, ...): a change in the machine's load while the bench runs falls on both sides
  * of a ratio alike, where depth after depth put it on one side (a bench of hours at 365 days).
@@ -102,10 +131,16 @@ export async function benchHistories(
   return depths.map((depth) => depth.figures());
 }
 
-/** One depth, in `work/<days>d`: its build nights, then its measured nights one at a time. */
+/**
+ * One depth, in `work/<days>d`: its build nights, then its measured nights one at a time; a night
+ * its journal already holds is not run again.
+ */
 export class HistoryDepth {
-  readonly nights: NightFigures[] = [];
+  readonly nights: NightFigures[];
   private readonly dir: string;
+  private readonly journal: string;
+  /** The night under way, written before it starts and removed once the journal holds it. */
+  private readonly underWay: string;
   private readonly clocks: number[];
   private readonly env: NodeJS.ProcessEnv;
 
@@ -115,6 +150,10 @@ export class HistoryDepth {
   ) {
     this.dir = join(o.work, `${o.days}d`);
     mkdirSync(this.dir, { recursive: true });
+    this.journal = join(this.dir, 'nights.jsonl');
+    this.underWay = join(this.dir, 'night-under-way');
+    this.nights = readJournal(this.journal);
+    if (this.nights.length > 0) say(`${o.days} days: ${this.nights.length} nights done before (${this.journal})`);
     const { clocks, firstDays } = buildNights(o.start, o.days, o.build);
     this.clocks = clocks;
     this.env = nightEnv(this.dir, firstDays);
@@ -144,9 +183,14 @@ export class HistoryDepth {
     };
   }
 
+  /** Runs the night unless the journal holds it, then adds it there once the emulator saved its state. */
   private async run(night: number, now: number): Promise<void> {
     const { o } = this;
-    this.say(`${o.days} days: ${night === 0 ? 'building the warehouse' : `night ${night}`} at ${iso(now)} ...`);
+    if (this.nights.some((n) => n.night === night && n.now === iso(now))) return;
+    const rerun = existsSync(this.underWay) && readFileSync(this.underWay, 'utf8') === iso(now);
+    const again = rerun ? ' again, after a stop part-way' : '';
+    this.say(`${o.days} days: ${night === 0 ? 'building the warehouse' : `night ${night}`} at ${iso(now)}${again} ...`);
+    writeFileSync(this.underWay, iso(now));
     const emulator = await startEmulatorProcess(o.cli, {
       apiKey: API_KEY,
       sites: o.sites,
@@ -154,20 +198,40 @@ export class HistoryDepth {
       now,
       state: join(this.dir, 'emulator-state.json'),
     });
+    let figures: NightFigures;
     try {
-      const figures = await runNight(
-        o.cli,
-        { ...this.env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) },
-        night,
-        now,
-      );
-      this.nights.push(figures);
-      // as it happens too: a bench of hours stopped half-way still told what it measured
-      this.say(`  ${nightLine(figures)}`);
+      figures = await runNight(o.cli, { ...this.env, EFSYNC_BASE_URL: emulator.url, EFSYNC_NOW: iso(now) }, night, now);
     } finally {
       await stop(emulator.process);
     }
+    if (rerun) figures.rerun = true;
+    this.nights.push(figures);
+    appendFileSync(this.journal, `${JSON.stringify(figures)}\n`);
+    rmSync(this.underWay);
+    // as it happens too: a bench of hours stopped half-way still told what it measured
+    this.say(`  ${nightLine(figures)}`);
   }
+}
+
+/**
+ * The nights a journal holds. A last line cut short by a stop mid-write is a night not finished:
+ * it is cut from the file, so that the next night's line starts a line of its own.
+ */
+function readJournal(path: string): NightFigures[] {
+  if (!existsSync(path)) return [];
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+  const nights = lines.flatMap((line, i) => {
+    try {
+      return [JSON.parse(line) as NightFigures];
+    } catch (error) {
+      if (i === lines.length - 1) return [];
+      throw new Error(`${path}, line ${i + 1}: not a night's figures (${(error as Error).message})`);
+    }
+  });
+  if (nights.length < lines.length) writeFileSync(path, nights.map((n) => `${JSON.stringify(n)}\n`).join(''));
+  return nights;
 }
 
 /** The nights' config: `firstDays`, the first build night's initial history. */
@@ -292,7 +356,7 @@ export function printHistory(f: DepthFigures): void {
     `${f.sites} sites, ${f.days} days of history (step cells: seconds/peak RSS MB; - where the chain has no such step)`,
   );
   const rows = f.nights.map((n) => [
-    n.night === 0 ? 'build' : String(n.night),
+    `${n.night === 0 ? 'build' : String(n.night)}${n.rerun ? '*' : ''}`,
     String(n.code),
     n.seconds.toFixed(1),
     n.peakRssMb.toFixed(0),
@@ -304,6 +368,8 @@ export function printHistory(f: DepthFigures): void {
     String(n.pairs),
   ]);
   for (const row of [head, ...rows]) console.log(row.map((c) => c.padStart(10)).join(' '));
+  if (f.nights.some((n) => n.rerun))
+    console.log('* run again after a stop of the bench part-way: figures of what was left');
   const pub = f.medianPublishS === null ? '-' : `${f.medianPublishS.toFixed(2)} s`;
   console.log(
     `median night ${f.medianNightS.toFixed(2)} s, median publish ${pub}, highest peak RSS ${f.maxPeakRssMb.toFixed(0)} MB`,
@@ -333,7 +399,7 @@ function stepCell(s: StepFigures | null): string {
 /** One night in a line: `night 1: exit 0, 23.4 s, peak 294 MB; s-sites 1.1/180 ...; published 120 MB, writer 400 MB`. */
 function nightLine(n: NightFigures): string {
   const steps = NIGHT_STEPS.map((step) => `${short(step)} ${stepCell(n.steps[step])}`).join(' ');
-  const name = n.night === 0 ? 'build' : `night ${n.night}`;
+  const name = `${n.night === 0 ? 'build' : `night ${n.night}`}${n.rerun ? ' (run again after a stop)' : ''}`;
   return `${name}: exit ${n.code}, ${n.seconds.toFixed(1)} s, peak ${n.peakRssMb.toFixed(0)} MB; ${steps}; published ${n.publishedMb.toFixed(0)} MB, writer ${n.writerMb.toFixed(0)} MB`;
 }
 
@@ -371,6 +437,7 @@ export function historyJson(f: DepthFigures): Record<string, unknown> {
       rows_written: n.rowsWritten,
       series_rows: n.seriesRows,
       pairs: n.pairs,
+      ...(n.rerun ? { rerun: true } : {}),
     })),
   };
 }

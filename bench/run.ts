@@ -3,15 +3,17 @@
 // scoring beside a plain DuckDB scan. With `--history-days D [--nights 7] [--baseline-days 7]
 // [--build monthly|first-sync]` instead the history bench (bench/history.ts): nightly runs on a
 // warehouse D days deep (built a month a night, or in one first sync), and on one of the baseline
-// depth. `--keep` leaves the work dir. `--memory SIZE` runs every efsync process under that memory
-// budget (EFSYNC_MEMORY; docs/warehouse.md, "Memory budget"). Prints figures; asserts no timings.
+// depth; `--work DIR` keeps its warehouses there, and the same command given the same DIR again
+// goes on from the last night that ended. `--keep` leaves the work dir. `--memory SIZE` runs every
+// efsync process under that memory budget (EFSYNC_MEMORY; docs/warehouse.md, "Memory budget").
+// Prints figures; asserts no timings.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchAccuracy } from './accuracy.js';
 import { benchIncremental, type IncrementalFigures } from './incremental.js';
-import { benchHistories, historyJson, printHistory, ratios } from './history.js';
+import { benchHistories, historyJson, historyStart, printHistory, ratios } from './history.js';
 import { benchAppend } from './load.js';
 import { benchShards, printShards } from './lake.js';
 import { rawFetch } from './fetch.js';
@@ -33,6 +35,7 @@ const { values: args } = parseArgs({
     'baseline-days': { type: 'string', default: '7' },
     build: { type: 'string', default: 'monthly' },
     keep: { type: 'boolean', default: false },
+    work: { type: 'string' },
     help: { type: 'boolean', default: false },
     memory: { type: 'string' },
   },
@@ -43,9 +46,10 @@ if (args.help) {
   (every site's newest vintages and actuals), the requests it sent a site a night of history and
   what efsync sync --plan said beforehand, a sync with nothing new, a publish, the raw limits
   (fetch-and-parse, data-chunk append) and their ratio, then accuracy (unless --skip-accuracy)
-npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7] [--build monthly|first-sync] [--memory SIZE]
+npm run bench -- --history-days D [--sites N] [--nights 7] [--baseline-days 7] [--build monthly|first-sync] [--memory SIZE] [--work DIR]
   nightly runs on a warehouse D days deep against one of the baseline depth (bench/history.ts),
-  built a month a night or in one first sync; --memory runs every efsync process under that budget`);
+  built a month a night or in one first sync; --memory runs every efsync process under that budget;
+  --work keeps the warehouses in DIR, and the same command with the same DIR goes on where it stopped`);
   process.exit(0);
 }
 // the processes the bench starts inherit it, as a deployment's environment would give it
@@ -61,7 +65,8 @@ const API_KEY = 'bench-key';
 const HISTORY_DAYS = args.days !== undefined ? Number(args.days) : Math.max(1, Math.min(7, Math.floor(7000 / SITES)));
 const CLI = join(import.meta.dirname, '..', 'bin', 'efsync');
 
-const work = mkdtempSync(join(tmpdir(), 'efsync-bench-'));
+if (args.work !== undefined && args['history-days'] === undefined) throw new Error('--work: only with --history-days');
+const work = args.work !== undefined ? resolve(args.work) : mkdtempSync(join(tmpdir(), 'efsync-bench-'));
 // Progress goes to stderr so that stdout holds the table and, with --json, the JSON last line.
 const say = (line: string) => console.error(line);
 
@@ -70,7 +75,7 @@ try {
   else await syncBench();
 } finally {
   // --keep leaves the warehouses (and the emulator's state) for a profile of the next night
-  if (args.keep) say(`kept ${work}`);
+  if (args.keep || args.work !== undefined) say(`kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
 }
 
@@ -85,7 +90,12 @@ async function historyBench(days: number): Promise<void> {
   if (build !== 'monthly' && build !== 'first-sync') throw new Error(`--build: monthly or first-sync, not "${build}"`);
   const depths = baseline > 0 && baseline !== days ? [days, baseline] : [days];
   // The last night at 02:00 UTC of today, the build the chosen number of nights before.
-  const start = Math.floor(Date.now() / DAY) * DAY + 2 * HOUR - nights * DAY;
+  const { start, before } = historyStart(
+    work,
+    { sites: SITES, depths, nights, build, memory: process.env.EFSYNC_MEMORY ?? null },
+    Math.floor(Date.now() / DAY) * DAY + 2 * HOUR - nights * DAY,
+  );
+  if (before) say(`going on with the bench in ${work}: its last build night at ${new Date(start).toISOString()}`);
   say(
     `efsync history bench: ${SITES} sites, ${depths.join(' and ')} days of history (${build} build), ${nights} nights, work dir ${work}`,
   );

@@ -1,11 +1,19 @@
 // The history bench end to end at a tiny size: a warehouse two days deep and one a day deep, each
 // built and then run one night later, every nightly run in its own process against the emulator,
 // both clocks moved a day. Checks exit codes and the JSON's shape; times are never asserted.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { buildNights, HistoryDepth, historyJson, NIGHT_STEPS, ratios, stepsOf } from '../bench/history.js';
+import {
+  buildNights,
+  HistoryDepth,
+  historyJson,
+  historyStart,
+  NIGHT_STEPS,
+  ratios,
+  stepsOf,
+} from '../bench/history.js';
 import { CLI } from './fixtures/runner-child.js';
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -56,6 +64,49 @@ describe('the history bench', () => {
     // a day more of history and a night later: more rows in the deeper warehouse
     expect(deep.nights[1].seriesRows).toBeGreaterThan(shallow.nights[1].seriesRows);
     expect(Object.keys(ratios(deep, shallow))).toEqual(['night', 'publish']);
+  });
+
+  it('goes on from its journal: a night it holds is not run again, a night stopped part-way is run again and marked', async () => {
+    const start = Date.UTC(2026, 10, 20, 2);
+    const said: string[] = [];
+    const depth = new HistoryDepth(
+      { cli: [process.execPath, ...CLI], work, sites: 2, nights: 2, start, days: 2 },
+      (line) => said.push(line),
+    );
+    expect(depth.nights.map((n) => n.night)).toEqual([0, 1]);
+    await depth.build();
+    await depth.night(1);
+    expect(said).toEqual([`2 days: 2 nights done before (${join(work, '2d', 'nights.jsonl')})`]);
+    // a bench stopped during night 2: the night under way is marked, the journal cut mid-line
+    writeFileSync(join(work, '2d', 'night-under-way'), '2026-11-22T02:00:00.000Z');
+    appendFileSync(join(work, '2d', 'nights.jsonl'), '{"night":2,"now":"2026-11');
+    const resumed = new HistoryDepth(
+      { cli: [process.execPath, ...CLI], work, sites: 2, nights: 2, start, days: 2 },
+      (line) => said.push(line),
+    );
+    await resumed.night(2);
+    expect(resumed.nights.map((n) => [n.night, n.code, n.rerun ?? false])).toEqual([
+      [0, 0, false],
+      [1, 0, false],
+      [2, 0, true],
+    ]);
+    expect(said.at(-1)).toMatch(/^ {2}night 2 \(run again after a stop\): exit 0, /);
+    expect(historyJson(resumed.figures()).nights).toMatchObject([{}, {}, { night: 2, rerun: true }]);
+    expect(existsSync(join(work, '2d', 'night-under-way'))).toBe(false);
+    // the cut line gone, the night after it on a line of its own
+    const again = new HistoryDepth({ cli: [], work, sites: 2, nights: 2, start, days: 2 }, () => undefined);
+    expect(again.nights.map((n) => n.night)).toEqual([0, 1, 2]);
+  });
+
+  it('keeps its clock and parameters in its work folder, and goes on only with the same ones', () => {
+    const folder = join(work, 'resumed');
+    const parameters = { sites: 100, depths: [365, 7], nights: 7, build: 'monthly', memory: '256MB' };
+    const today = Date.UTC(2026, 11, 2, 2);
+    expect(historyStart(folder, parameters, today)).toEqual({ start: today, before: false });
+    expect(historyStart(folder, parameters, today + 86_400_000)).toEqual({ start: today, before: true });
+    expect(() => historyStart(folder, { ...parameters, memory: '1GB' }, today)).toThrow(
+      `${join(folder, 'history.json')}: a bench of memory "256MB", not "1GB"`,
+    );
   });
 
   it('reads the steps of a summary, a step the chain does not have as null', () => {

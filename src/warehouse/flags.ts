@@ -225,13 +225,11 @@ FROM ${withSunUp('SELECT * FROM judged', {
 
 /**
  * The bounds of one flags statement (one DELETE and INSERT, in a transaction of its own). The two
- * statements cost ~45 ms whatever their size, so the sync computes the flags of many sites at
- * once rather than per batch of loads (200 sites: 0.57 s at once against 1.58 s in batches of
- * 8). Their windows hold every value they read and blocks per site, so a statement takes at
- * most SITES_PER_STATEMENT sites and the budget's `rows.flagValues` values (a site with more goes alone):
- * the flags of 74 sites' 14 days (68,000 values) needed more than 40MB of DuckDB's memory, those
- * of 40 sites (37,000) less; a 300-site first sync of 14 days flagged within 48MB in slices of
- * 40,000 values (2026-11-24), and ran out of memory at 40MB (see inSlices); the default is 64MB.
+ * statements cost about the same whatever their size, so the sync computes the flags of many
+ * sites at once rather than per batch of loads. Their windows hold every value they read and
+ * blocks per site, so a statement takes at most SITES_PER_STATEMENT sites and the budget's
+ * `rows.flagValues` values (a site with more goes alone). The measurements behind both bounds:
+ * docs/decisions/memory-budget.md and docs/benchmarks.md (2026-11-24).
  */
 const SITES_PER_STATEMENT = 100;
 
@@ -243,8 +241,7 @@ interface SiteValues {
 
 /**
  * Runs `fn` in a transaction of its own for each slice of `sites`, in order, within the bounds
- * above. A slice that runs out of DuckDB's memory (a lower sync.memory_limit, a longer history
- * than measured) is rolled back and done again in halves, down to a site alone; inside a
+ * above. A slice that runs out of DuckDB's memory is rolled back and done again in halves, down to a site alone; inside a
  * caller's transaction the error is the caller's.
  */
 async function inSlices<T extends SiteValues>(

@@ -425,7 +425,7 @@ const MERGED_ROWS_PER_SLICE_PAIR = 0.25;
  * consecutive days to a statement of about `slicePairs` × MERGED_ROWS_PER_SLICE_PAIR spooled rows
  * (a day with more alone; every day at once without a bound), split by the executor into halves
  * of its days while it runs out of memory. In one statement, the merge's hash table grows with
- * the days, the sites and the groups: a month of 1,000 sites ran out of 58 MiB in it.
+ * the days, the sites and the groups (docs/accuracy.md).
  */
 async function mergeDays(wh: Warehouse, spooled: string, slicePairs: number | undefined): Promise<void> {
   const days = await wh.all<{ chunk: bigint; n: bigint }>(
