@@ -59,5 +59,5 @@ describe('names with slashes, quotes, percent signs, spaces, non-ASCII letters a
     expect(printed.code).toBe(EXIT.ok);
     const rows = JSON.parse(printed.stdout) as { site_id: string; name: string }[];
     expect(new Map(rows.filter((row) => ids.has(row.site_id)).map((row) => [row.site_id, row.name]))).toEqual(ids);
-  });
+  }, 180_000); // several times slower on a busy machine: its time is not what it checks
 });
