@@ -68,7 +68,7 @@ import(pathToFileURL(join(__dirname, '..', 'dist', 'src', 'cli', 'heap.js')).hre
  * variable when the library loads (after this, on any Node). By default it keeps the pages it
  * freed for 1 s, then marks them free (MADV_FREE) but still resident for 1 s more, and only purges
  * while it allocates, so such pages add to a step's peak. Here they go back to the OS after the
- * budget's `decayMs` (src/resources/sizes.ts: 50 ms at and above the default budget, at once below
+ * budget's `decayMs` (src/resources/sizes.ts: a second at and above the default budget, 10 ms below
  * it), still when the arena next allocates: DuckDB turns jemalloc's background thread off at start
  * (its allocator_background_threads, false by default), whatever this says. Unless set already.
  */

@@ -42,7 +42,7 @@ describe('a night under a memory budget', () => {
       budget: { bytes: 256e6, source: '--memory' },
       heapMb: 122,
       semiSpaceMb: 8,
-      allocatorDecayMs: 0,
+      allocatorDecayMs: 10,
       duckdb: { warehouse: '41MB', sync: '41MB', accuracy: '61MB' },
     };
     expect(started.memory).toMatchObject(expected);

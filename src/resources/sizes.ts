@@ -95,14 +95,15 @@ const AT_DEFAULT = {
 };
 
 /**
- * Below the default budget jemalloc hands the pages DuckDB freed back at once, since they took
- * 20–80 MiB of a step's peak, more than a smaller budget leaves past the process; at and above it,
- * after a second: a sync soon allocates again the pages it frees, and handing them back after
- * 50 ms cost it a tenth of its time in madvise calls and page faults without lowering its peak
- * (docs/decisions/memory-budget.md).
+ * How long jemalloc keeps the pages DuckDB freed. At and above the default budget, a second: a
+ * sync soon allocates again the pages it frees, and handing them back after 50 ms cost it a tenth
+ * of its time in madvise calls and page faults without lowering its peak. Below it, 10 ms: a
+ * second's worth took 20–80 MiB of a step's peak, more than a smaller budget leaves past the
+ * process, while handing every page back at once doubled a night's system time, and 10 ms gets
+ * most of a second's speed for ~10 MiB of peak (docs/decisions/memory-budget.md).
  */
 function allocatorDecayMs(budget: Budget): number {
-  return budget.bytes < DEFAULT_BUDGET ? 0 : 1000;
+  return budget.bytes < DEFAULT_BUDGET ? 10 : 1000;
 }
 
 /**
