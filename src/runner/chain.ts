@@ -18,21 +18,24 @@ export async function runChain(ctx: JobContext, registry: JobRegistry, steps: re
   const defaulted: Record<string, number> = {};
   const summary: string[] = [];
   let status: JobOutcome['status'] = 'ok';
+  // What a step's committed writes and deletes hold stays in DuckDB's memory, counted against the
+  // next step's limit, until a checkpoint (which then purges the pool): a step that another
+  // follows ends with one, within its cost, so that the next starts with its whole limit and a
+  // step's peak includes writing its work into the file. The first starts after one too. A
+  // checkpoint that fails (a full disk) has invalidated DuckDB: the run's error.
+  await ctx.warehouse.checkpoint();
   for (const [index, job] of jobs.entries()) {
     if (ctx.signal.aborted) {
       summary.push(`stopped before ${steps.slice(index).join(', ')}`);
       break;
     }
-    // What the last step's committed deletes removed stays in DuckDB's memory, counted against
-    // the next step's limit, until a checkpoint (which then purges the pool): each step starts
-    // with its whole limit. A checkpoint that fails (a full disk) has invalidated DuckDB: the
-    // run's error.
-    await ctx.warehouse.checkpoint();
     collectGarbage();
     const ended = measureStep();
     // A step that is a chain itself leaves its lines to this one, which prints them, indented, as it ends.
     const stepCtx = { ...ctx, log: ctx.log.child({ step: job.name }), stepEnded: undefined };
     const outcome = await runStep(ctx, job.name, () => job.run(stepCtx));
+    const followed = index < jobs.length - 1 && outcome.status !== 'failed' && !ctx.signal.aborted;
+    if (followed) await ctx.warehouse.checkpoint();
     const cost = ended();
     for (const [table, count] of Object.entries(outcome.rows)) rows[table] = (rows[table] ?? 0) + count;
     for (const [table, count] of Object.entries(outcome.removed ?? {})) removed[table] = (removed[table] ?? 0) + count;
