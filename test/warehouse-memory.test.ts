@@ -9,7 +9,12 @@ import { flagActuals, flagPending } from '../src/warehouse/flags.js';
 import { loadForecasts, saveSyncStates } from '../src/warehouse/loader.js';
 import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { handBackPool } from '../src/warehouse/executor.js';
-import { accuracyStepSettings, syncStepSettings, withDuckDBSettings } from '../src/warehouse/settings.js';
+import {
+  accuracyStepSettings,
+  flushBeforeEveryAllocation,
+  syncStepSettings,
+  withDuckDBSettings,
+} from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
 import { openTestWarehouse } from './accuracy-fixture.js';
@@ -111,18 +116,20 @@ describe("DuckDB's freed pages", () => {
   const threshold = async (wh: Warehouse) =>
     (await wh.all<{ t: string }>(`SELECT current_setting('allocator_bulk_deallocation_flush_threshold') AS t`))[0].t;
 
-  it('go back before every allocation of the writer, outside the steps that set their own threshold', async () => {
+  it('go back before each allocation above 4MB in the writer and the sync, 16MB in accuracy, every one in the flags', async () => {
     const wh = await openTestWarehouse('freed-pages');
     try {
-      expect(await threshold(wh)).toBe('0 bytes');
+      expect(await threshold(wh)).toBe('3.8 MiB');
       await withDuckDBSettings(wh, syncStepSettings({ memory_limit: null, threads: null }), async () => {
         expect(await threshold(wh)).toBe('3.8 MiB');
+        await flushBeforeEveryAllocation(wh);
+        expect(await threshold(wh)).toBe('0 bytes');
       });
-      expect(await threshold(wh)).toBe('0 bytes');
+      expect(await threshold(wh)).toBe('3.8 MiB');
       await withDuckDBSettings(wh, accuracyStepSettings({ memory_limit: null, threads: null }), async () => {
         expect(await threshold(wh)).toBe('15.2 MiB');
       });
-      expect(await threshold(wh)).toBe('0 bytes');
+      expect(await threshold(wh)).toBe('3.8 MiB');
     } finally {
       await wh.close();
     }

@@ -133,14 +133,15 @@ const ACCURACY_CHECKPOINT_THRESHOLD = '1GB';
  * DuckDB allocates through the jemalloc linked into its library, which keeps the pages it freed
  * (a decay, then MADV_FREE, which still counts as resident) for reuse. Before each allocation
  * above allocator_bulk_deallocation_flush_threshold (512 MiB by default) DuckDB purges every
- * arena and trims glibc's heap. The writer file's instance, and the drafts that replace it,
- * purge before every allocation: what a cold move, a compaction or a publish freed goes back
- * before their next piece of work takes more, at a fraction more time. A step whose work is many
- * small allocations sets its own threshold for its time, as purging before each of them slows it
- * several-fold: SYNC_FLUSH_THRESHOLD, ACCURACY_FLUSH_THRESHOLD (the measurements:
+ * arena and trims glibc's heap. The writer file's instance, and the drafts that replace it, purge
+ * before each allocation above 4MB: what a cold move, retention or a publish freed goes back
+ * before their next large piece of work takes more. Purging before every allocation held their
+ * peaks up to ~35 MiB lower but took twice their time; at 4MB they stay within every budget
+ * measured. A step sets its own threshold for its time: SYNC_FLUSH_THRESHOLD,
+ * ACCURACY_FLUSH_THRESHOLD, FLAGS_FLUSH_THRESHOLD (the measurements:
  * docs/decisions/memory-budget.md).
  */
-export const WRITER_SETTINGS = { allocator_bulk_deallocation_flush_threshold: '0MB' } as const;
+export const WRITER_SETTINGS = { allocator_bulk_deallocation_flush_threshold: '4MB' } as const;
 
 /** The sync's series merges: 4MB takes some resident memory off without slowing a sync. */
 const SYNC_FLUSH_THRESHOLD = '4MB';
@@ -149,13 +150,15 @@ const SYNC_FLUSH_THRESHOLD = '4MB';
 const ACCURACY_FLUSH_THRESHOLD = '16MB';
 
 /**
- * Within a sync step, for the data-quality flags, last in it: DuckDB purges before every
- * allocation, as the writer does outside the steps. The flags' windows take much of DuckDB's
- * memory for a slice of sites (flags.ts), freed as each slice ends; with the series' threshold
- * jemalloc keeps those pages, slice after slice, on top of the sync's peak.
+ * The data-quality flags, last in a sync step: before every allocation. Their windows take much
+ * of DuckDB's memory for a slice of sites (flags.ts), freed as each slice ends; at a threshold
+ * above 0 jemalloc keeps those pages, slice after slice, on top of the sync's peak.
  */
+const FLAGS_FLUSH_THRESHOLD = '0MB';
+
+/** Within a sync step, for the data-quality flags (FLAGS_FLUSH_THRESHOLD); the step's end restores the writer's. */
 export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
-  await warehouse.run(restoreSql(warehouse, 'allocator_bulk_deallocation_flush_threshold'));
+  await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(FLAGS_FLUSH_THRESHOLD)}`);
 }
 
 /**
