@@ -97,7 +97,8 @@ export function syncStepSettings({ memory_limit, threads }: { memory_limit: stri
     memory_limit,
     threads,
     checkpoint_threshold: SYNC_CHECKPOINT_THRESHOLD,
-    allocator_bulk_deallocation_flush_threshold: SYNC_FLUSH_THRESHOLD,
+    // The writer's own threshold, named so that the step's end restores it after the flags' (FLAGS_FLUSH_THRESHOLD).
+    allocator_bulk_deallocation_flush_threshold: WRITER_SETTINGS.allocator_bulk_deallocation_flush_threshold,
   };
 }
 
@@ -137,14 +138,12 @@ const ACCURACY_CHECKPOINT_THRESHOLD = '1GB';
  * before each allocation above 4MB: what a cold move, retention or a publish freed goes back
  * before their next large piece of work takes more. Purging before every allocation held their
  * peaks up to ~35 MiB lower but took twice their time; at 4MB they stay within every budget
- * measured. A step sets its own threshold for its time: SYNC_FLUSH_THRESHOLD,
+ * measured. A sync's series merges purge above 4MB too, which takes resident memory off without
+ * slowing them. Accuracy and the data-quality flags set their own for their time:
  * ACCURACY_FLUSH_THRESHOLD, FLAGS_FLUSH_THRESHOLD (the measurements:
  * docs/decisions/memory-budget.md).
  */
 export const WRITER_SETTINGS = { allocator_bulk_deallocation_flush_threshold: '4MB' } as const;
-
-/** The sync's series merges: 4MB takes some resident memory off without slowing a sync. */
-const SYNC_FLUSH_THRESHOLD = '4MB';
 
 /** Accuracy's batches: as fast as DuckDB's default, and the build night's step a little lower. */
 const ACCURACY_FLUSH_THRESHOLD = '16MB';
