@@ -1,12 +1,14 @@
 // `efsync run`, `config check` and `config schema` as a scheduler or an operator sees them: exit
 // codes, messages on stderr/stdout, the committed JSON Schema up to date.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/outcome.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 import { CLI, startChild } from './fixtures/runner-child.js';
-import { tempConfig } from './fixtures/runner-setup.js';
+import { publishedRuns, tempConfig } from './fixtures/runner-setup.js';
 
 // Each test starts the real command line, which loads every area's commands: give it time.
 vi.setConfig({ testTimeout: 120_000 });
@@ -53,6 +55,20 @@ describe('efsync run', () => {
     expect(code).toBe(EXIT.usage);
     expect(stdout).toContain('error: no API key for http://127.0.0.1:9: set EFSYNC_API_KEY');
     expect(stdout).toMatch(/nightly run \S+: failed \(exit 2\)/);
+  });
+
+  it('runs to its end and records it when the reader of its output goes away', async () => {
+    // As under `efsync run sync-sites | tee log` with tee killed: every write then fails (EPIPE).
+    const config = tempConfig();
+    const child = spawn(process.execPath, [...CLI, 'run', 'sync-sites', '--db', config.warehouse.path], {
+      env: { ...process.env, EFSYNC_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    child.stderr.destroy();
+    const [code] = await once(child, 'close');
+    expect(code).toBe(EXIT.ok);
+    expect((await publishedRuns(config)).map((run) => [run.job, run.status])).toEqual([['sync-sites', 'ok']]);
   });
 
   it('exits 3 naming the holder when another process writes the warehouse', async () => {

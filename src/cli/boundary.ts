@@ -14,6 +14,7 @@
  * - **One line for the user**: `efsync <command>: <what is wrong>`, naming the file, key or flag;
  *   the stack trace goes to the JSON log (stderr), and to the terminal only with `--debug`.
  * - **One signal handler** for the whole process (src/runner/signals.ts), installed by main.ts.
+ * - **Output without a reader is lost, not fatal** (outliveGoneReaders), installed by main.ts.
  */
 import { CommanderError, type Command } from 'commander';
 import { EfsyncError } from '../errors.js';
@@ -21,6 +22,26 @@ import { createLogger } from '../log.js';
 import { EXIT, type ExitCode, type Outcome } from '../outcome.js';
 import { isSystemError, outcomeOf as runOutcomeOf, PATH_CODES } from '../runner/outcome.js';
 import { damagedParquetError } from '../warehouse/duckdb.js';
+
+/**
+ * What a write to stdout or stderr fails with once its reader is gone: a pipe's reader ended
+ * (`efsync run nightly | tee log`, a parent killed, journald restarted), a terminal closed, or the
+ * stream already destroyed by one of those.
+ */
+const READER_GONE = new Set(['EPIPE', 'EIO', 'ERR_STREAM_DESTROYED']);
+
+/**
+ * Goes on when the reader of stdout or stderr goes away: what would have been printed is lost, and
+ * a run still ends and records its outcome (the ledger, metrics and alerts keep it). Node reports
+ * such a write as an 'error' event of the stream, which unhandled ends the process halfway.
+ */
+export function outliveGoneReaders(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (!READER_GONE.has(error.code ?? '')) throw error;
+    });
+  }
+}
 
 /** A flag or argument makes no sense; the message names it. */
 export class UsageError extends EfsyncError {

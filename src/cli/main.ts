@@ -3,11 +3,12 @@
 // (boundary.ts): typed errors, one exit-code table; one signal handler (src/runner/signals.ts).
 import { Command, Option } from 'commander';
 import { installSignalHandler } from '../runner/signals.js';
-import { commanderExit } from './boundary.js';
+import { commanderExit, outliveGoneReaders } from './boundary.js';
 import { registerCommands } from './commands.js';
 import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
 
 installSignalHandler();
+outliveGoneReaders();
 
 const program = new Command()
   .name('efsync')
