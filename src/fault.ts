@@ -15,7 +15,9 @@ export type FaultPoint =
   | 'publish-copy' // the snapshot draft copied beside the published file, not renamed yet
   | 'publish-rename' // the draft renamed over the published file, directory not synced yet
   | 'accuracy-batch' // a batch of the accuracy ledger's pairs committed, its state not written yet
+  | 'accuracy-group' // a day group of the accuracy ledger's pairs in and its state saved up to it, the next group not started
   | 'accuracy-ledger' // the accuracy ledger committed, its scores not computed or stored yet
+  | 'accuracy-stats' // a run of days' statistics stored and taken off the pending list, the next not stored yet
   | 'retention-slice' // a slice of retention's deletes committed (a day, whole sites; or a cold day's new file), the next not started
   | 'delta-files' // a Delta commit's data files written into the table, its log entry not written yet
   | 'delta-temp' // a Delta commit's log entry written and fsynced under its temporary name, not linked yet
@@ -35,7 +37,9 @@ const FAULT_POINTS: readonly FaultPoint[] = [
   'publish-copy',
   'publish-rename',
   'accuracy-batch',
+  'accuracy-group',
   'accuracy-ledger',
+  'accuracy-stats',
   'retention-slice',
   'delta-files',
   'delta-temp',

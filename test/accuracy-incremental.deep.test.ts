@@ -301,15 +301,7 @@ describe('incremental accuracy', () => {
   }, 180_000);
 
   it('a run killed between two batches of its ledger leaves one the next run aligns in full, as --full does', async () => {
-    const dir = tempDir('efsync-accuracy-killed-batch-');
-    const config = testConfig({ dir, url: served.emu.url });
-    await syncAt(config, NOW);
-    const configFile = writeConfigFile(dir, { dir, url: served.emu.url });
-    // every site a batch of its own
-    const written = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
-    writeFileSync(configFile, JSON.stringify({ ...written, accuracy: { batch_points: 1 } }));
-    const window = ['--from', new Date(NOW - 2 * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
-    const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
+    const { config, configFile, window, accuracy } = await smallBatches('efsync-accuracy-killed-batch-', 2);
 
     expect((await accuracy()).code).toBe(0);
     await syncAt(config, NOW + 3 * HOUR);
@@ -328,6 +320,97 @@ describe('incremental accuracy', () => {
     expectSameJson(next.stdout, full.stdout);
     expectSameJson(again.stdout, full.stdout);
   }, 180_000);
+
+  it('a run killed after a day group of its alignment leaves the next one those days to refresh and the rest to align, as --full does', async () => {
+    const { config, configFile, window, accuracy } = await smallBatches('efsync-accuracy-killed-group-', 3);
+    // the ledger's saved window end, its pairs (through the cold store) and those from `from` on
+    const ledger = async (from?: number) => {
+      const wh = await Warehouse.open({ path: config.warehouse.path });
+      try {
+        const [{ to }] = await wh.all<{ to: number }>(
+          'SELECT epoch_ms(window_to)::DOUBLE AS to FROM accuracy_ledger_state',
+        );
+        const rows = await ledgerRows(wh);
+        const [{ n }] = await wh.cold.withHistory(undefined, () =>
+          wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM accuracy_pairs WHERE epoch_ms(valid_time) >= ${from ?? to}`),
+        );
+        return { to, pairs: rows.length, distinct: new Set(rows).size, past: Number(n) };
+      } finally {
+        await wh.close();
+      }
+    };
+
+    // the first day's pairs in and saved (a batch per site), the second day's first batch committed
+    const [{ sites }] = await query<{ sites: bigint }>(config.warehouse.path, 'SELECT count(*) AS sites FROM sites');
+    const kill = `accuracy-batch:${Number(sites) + 1}`;
+    expect((await efsync(['accuracy', '--config', configFile, ...window], kill)).signal).toBe('SIGKILL');
+    const first = await ledger();
+    expect(first.to).toBeLessThan(NOW);
+    expect(first.to).toBeGreaterThan(NOW - 3 * DAY);
+    expect(first.past).toBeGreaterThan(0);
+    // new vintages and actuals; then the next run stopped so too, after its first day group
+    await syncAt(config, NOW + 3 * HOUR);
+    expect((await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-group')).signal).toBe('SIGKILL');
+    const second = await ledger();
+    expect(second.to).toBeGreaterThan(first.to);
+    // the pairs the first left past its saved window gave way to those aligned again
+    expect(second.pairs).toBe(second.distinct);
+    const next = await accuracy();
+    expect(next.code).toBe(0);
+    const [, aligned] = /pairs: incremental, (\d+) aligned, \d+ scored; statistics: full/.exec(next.stderr)!;
+    expect(await ledger()).toMatchObject({ to: NOW, past: 0 });
+    const full = await accuracy('--full');
+    expect(full.code).toBe(0);
+    // nothing changed since the second began: the days it saved are not aligned again
+    expect(Number(aligned)).toBe((await ledger(second.to)).past);
+    expectSameJson(next.stdout, full.stdout);
+    const again = await accuracy();
+    expect(again.stderr).toMatch(/pairs: incremental, 0 aligned/);
+    expectSameJson(again.stdout, full.stdout);
+  }, 240_000);
+
+  it('a run killed in its statistics leaves the next one the days still pending: its ledger incremental, the same scores as --full', async () => {
+    const { config, configFile, window, accuracy } = await smallBatches('efsync-accuracy-killed-stats-', 3);
+
+    // the first day's statistics stored, the other days' not yet
+    const killed = await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-stats');
+    expect(killed.signal).toBe('SIGKILL');
+    const wh = await Warehouse.open({ path: config.warehouse.path });
+    let pending: number;
+    try {
+      const [row] = await wh.all<{ states: bigint; stats: bigint; pending: bigint }>(
+        `SELECT (SELECT count(*) FROM accuracy_ledger_state) AS states, (SELECT count(*) FROM accuracy_stats_state) AS stats,
+           (SELECT count(*) FROM accuracy_stats_pending) AS pending`,
+      );
+      expect(row).toMatchObject({ states: 1n, stats: 1n });
+      pending = Number(row.pending);
+      expect(pending).toBeGreaterThan(1);
+    } finally {
+      await wh.close();
+    }
+    const next = await accuracy();
+    expect(next.code).toBe(0);
+    const [, read, of] =
+      /pairs: incremental, 0 aligned, \d+ scored; statistics: incremental, (\d+) of (\d+) days read/.exec(next.stderr)!;
+    expect(Number(read)).toBe(pending);
+    expect(Number(read)).toBeLessThan(Number(of));
+    const full = await accuracy('--full');
+    expect(full.code).toBe(0);
+    expect(full.stderr).toMatch(new RegExp(`statistics: full, ${of} of ${of} days read`));
+    expectSameJson(next.stdout, full.stdout);
+
+    // killed so again, then new vintages and actuals: pairs of days whose bins are not counted yet
+    // leave and join the ledger before their day is counted whole
+    expect((await efsync(['accuracy', '--config', configFile, '--full', ...window], 'accuracy-stats')).signal).toBe(
+      'SIGKILL',
+    );
+    await syncAt(config, NOW + 3 * HOUR);
+    const changed = await accuracy();
+    expect(changed.code).toBe(0);
+    expect(changed.stderr).toMatch(/pairs: incremental, [1-9]\d* aligned, \d+ scored; statistics: incremental/);
+    const fullAgain = await accuracy('--full');
+    expectSameJson(changed.stdout, fullAgain.stdout);
+  }, 240_000);
 
   it("a run's signal (a first SIGTERM, its timeout) stops it between two batches: the next run aligns in full, as --full does", async () => {
     const dir = tempDir('efsync-accuracy-signal-');
@@ -471,6 +554,22 @@ describe('incremental accuracy', () => {
 });
 
 /** Two `--json` outputs: the same rows, every number within 1e-9 relative. */
+/**
+ * A warehouse synced at NOW whose config scores each site a batch of its own (each day a day
+ * group, each day's statistics a run), the last `days` days' window, and the CLI's accuracy in it.
+ */
+async function smallBatches(prefix: string, days: number) {
+  const dir = tempDir(prefix);
+  const config = testConfig({ dir, url: served.emu.url });
+  await syncAt(config, NOW);
+  const configFile = writeConfigFile(dir, { dir, url: served.emu.url });
+  const written = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(configFile, JSON.stringify({ ...written, accuracy: { batch_points: 1 } }));
+  const window = ['--from', new Date(NOW - days * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
+  const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
+  return { config, configFile, window, accuracy };
+}
+
 function expectSameJson(actual: string, expected: string): void {
   const rows = (text: string) => JSON.parse(text) as Record<string, unknown>[];
   const [a, b] = [rows(actual), rows(expected)];

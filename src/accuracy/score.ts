@@ -51,7 +51,8 @@ export interface AccuracyResult {
 /**
  * Who scores and when: the run's id and clock, and the run's signal (a first SIGINT/SIGTERM, the
  * run's timeout), which stops a score between two batches of its alignment or two slices of its
- * statistics, their work committed; with the ledger's state gone, the next run aligns in full.
+ * statistics, their work committed: stopped in the alignment, the ledger has no state and the
+ * next run aligns in full; in the statistics, the next run computes the days still pending.
  */
 export interface ScoreMeta {
   runId: string;

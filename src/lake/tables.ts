@@ -111,6 +111,7 @@ export const NOT_IN_LAKE: readonly string[] = [
   'accuracy_ledger_flags',
   'accuracy_ledger_sites',
   'accuracy_stats_state',
+  'accuracy_stats_pending',
   'accuracy_stats',
   'accuracy_histograms',
   'retention_days',

@@ -11,6 +11,7 @@ import { chunksOf, firstThatFits, handBackPool, runInHalves, runSplitting } from
 import type { Warehouse } from '../../warehouse/warehouse.js';
 import { DAY } from '../../time.js';
 import { Spool } from '../../warehouse/spool.js';
+import { faultPoint } from '../../fault.js';
 import type { LedgerListener } from '../input/incremental.js';
 import type { MetricOptions } from './options.js';
 import {
@@ -25,6 +26,7 @@ import {
 } from './stats.js';
 
 const STATS = 'accuracy_stats';
+const PENDING = 'accuracy_stats_pending';
 const HISTOGRAMS = 'accuracy_histograms';
 const DAY_US = DAY * 1000;
 /**
@@ -84,12 +86,14 @@ export interface StatsRefresh {
  * days leaving the window, retiring, before the first, in slices as the added pairs are): their
  * histogram bins, summed (acc_removed_bins, at most the histograms' size) and their days
  * (acc_removed_days), not the pairs themselves (a catch-up removes a whole window of them, which
- * kept whole would take memory that grows with the window). Once every batch is
- * in, the histograms take the bins of the added pairs less the removed ones, and the statistics
- * of the days either touched are computed again from the ledger, a slice of sites to a statement
- * (computeDays), in transactions of their own. The transaction before the first batch removes
- * the statistics' state and the ledger's last transaction writes it (`saving`), so that a run killed
- * in between leaves them to be computed anew.
+ * kept whole would take memory that grows with the window). Once every batch is in (`done`, after
+ * the ledger's state is written), one transaction gives the histograms the bins of the added
+ * pairs less the removed ones, lists the days either touched as pending (accuracy_stats_pending)
+ * and writes the statistics' state; then the pending days are computed again from the ledger, a
+ * run of days at a time (computePending), each day taken off the list in the transaction that
+ * stores its statistics. The transaction before the first batch removes the statistics' state, so
+ * a run killed before `done`'s transaction leaves them to be computed anew; one killed after it
+ * leaves the next run the days still pending, on top of its own.
  */
 export function statsKeeper(
   wh: Warehouse,
@@ -111,6 +115,13 @@ export function statsKeeper(
   /** Whether this run updates them from what changed; else they are computed anew from the ledger. */
   let incremental = false;
   let result: StatsRefresh = { mode: 'full', days: 0, of: 0, engine: 'sql' };
+  const writeState = async () => {
+    await wh.run('DELETE FROM accuracy_stats_state');
+    await wh.run(`INSERT INTO accuracy_stats_state VALUES ($1, $2, ${instantLiteral(meta.now)})`, [
+      fingerprint,
+      meta.runId,
+    ]);
+  };
   const listener: LedgerListener = {
     async starting(rebuilt) {
       const [row] = await wh.all<{ fingerprint: string }>('SELECT fingerprint FROM accuracy_stats_state');
@@ -123,12 +134,18 @@ export function statsKeeper(
     async removing() {
       if (!incremental) return;
       const engine = await statsEngine(wh);
-      await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql('acc_stale', -1, options, engine)}`);
+      await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME ${binsSql(inHistogramsSql('acc_stale'), -1, options, engine)}`);
       await wh.run(`INSERT INTO ${REMOVED_DAYS} SELECT DISTINCT ${DAY_SQL} FROM acc_stale`);
     },
     async retiring(pairs) {
       if (!incremental) return;
-      const bins = await binsInSlices(wh, options, { ...sliced, engine: await statsEngine(wh) }, pairs, -1);
+      const bins = await binsInSlices(
+        wh,
+        options,
+        { ...sliced, engine: await statsEngine(wh) },
+        inHistogramsSql(pairs),
+        -1,
+      );
       try {
         await wh.run(`INSERT INTO ${REMOVED_BINS} BY NAME FROM ${bins.relation()}`);
       } finally {
@@ -143,35 +160,24 @@ export function statsKeeper(
     },
     async done(fromPid) {
       const engine = await statsEngine(wh);
-      let days: number;
       if (incremental) {
         // A run writes its pairs to the hot table: read through the ledger's view, each slice
         // would open every cold file of the window to find none there.
         const added = `(SELECT * FROM ${await wh.cold.hotTable(meta.ledgerPairs)} WHERE pid >= ${fromPid})`;
-        days = await applyChanges(wh, options, { ...sliced, engine }, added);
+        await listChanges(wh, options, { ...sliced, engine }, added, writeState);
       } else {
-        await sumWithBinsOf(wh, options, { ...sliced, engine }, meta.ledgerPairs, []);
         await wh.transaction(async () => {
-          await replaceWithSummed(wh, HISTOGRAMS);
+          await wh.run(`DELETE FROM ${HISTOGRAMS}`);
           await wh.run(`DELETE FROM ${STATS}`);
+          await wh.run(`DELETE FROM ${PENDING}`);
+          await wh.run(`INSERT INTO ${PENDING} SELECT DISTINCT ${DAY_SQL}, true FROM ${meta.ledgerPairs}`);
+          await writeState();
         });
-        await computeDays(wh, options, { ...sliced, engine }, null);
       }
+      const days = await computePending(wh, options, { ...sliced, engine });
       const [{ of }] = await wh.all<{ of: bigint }>(`SELECT count(DISTINCT chunk) AS of FROM ${STATS}`);
-      result = {
-        mode: incremental ? 'incremental' : 'full',
-        days: incremental ? days! : Number(of),
-        of: Number(of),
-        engine,
-      };
+      result = { mode: incremental ? 'incremental' : 'full', days, of: Number(of), engine };
       await dropRemoved(wh);
-    },
-    async saving() {
-      await wh.run('DELETE FROM accuracy_stats_state');
-      await wh.run(`INSERT INTO accuracy_stats_state VALUES ($1, $2, ${instantLiteral(meta.now)})`, [
-        fingerprint,
-        meta.runId,
-      ]);
     },
   };
   // drop: what a failed run set aside goes with it (score.ts calls it whatever the outcome)
@@ -179,42 +185,117 @@ export function statsKeeper(
 }
 
 /**
- * The histograms plus the bins of the `added` pairs less those of the removed ones (acc_removed_bins),
- * and the statistics of the days either falls in computed again; returns how many days.
+ * The pairs of `pairs` (a relation) whose bins are in the histograms: those of days still listed
+ * to have theirs counted (a full computation stopped part way) are not, and neither leave nor
+ * join them until computePending counts their day whole.
  */
-async function applyChanges(
-  wh: Warehouse,
-  options: MetricOptions,
-  meta: { ledgerPairs: string; ledgerQuantiles: string; slicePairs?: number; engine: StatsEngine },
-  added: string,
-): Promise<number> {
-  const reach = rampDays(options);
-  // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
-  // counted inside the sum below, every group's hash table would stand beside the sum's.
-  await sumWithBinsOf(wh, options, meta, added, [HISTOGRAMS, REMOVED_BINS]);
-  await wh.transaction(async () => {
-    await replaceWithSummed(wh, HISTOGRAMS);
-    // the days that lost or gained a pair, and the days after them a ramp reaches into
-    await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
-      SELECT DISTINCT day + unnest(range(0, ${reach + 1})) AS chunk
-      FROM (SELECT chunk AS day FROM ${REMOVED_DAYS} UNION ALL SELECT ${DAY_SQL} FROM ${added})`);
-    await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
-  });
-  await forgetEmptiedDays(wh, meta.ledgerPairs);
-  await computeDays(wh, options, meta, 'SELECT chunk FROM acc_stats_redo');
-  const [{ days }] = await wh.all<{ days: bigint }>('SELECT count(*) AS days FROM acc_stats_redo');
-  await wh.run('DROP TABLE acc_stats_redo');
-  return Number(days);
+function inHistogramsSql(pairs: string): string {
+  return `(SELECT * FROM ${pairs} WHERE ${DAY_SQL} NOT IN (SELECT chunk FROM ${PENDING} WHERE count_bins))`;
 }
 
 /**
- * The days of acc_stats_redo left with no pair in the ledger leave it: a day's statistics are
- * those of its own pairs (a ramp reads earlier days' pairs, for a day that has pairs), so such a
- * day has none, and its rows are already deleted. Each night the day leaving the window is one:
- * computed again, it stretched the statistics' span of days (planSlices, computeDays) from the
- * newest day back over the whole window, read once more each night.
+ * In one transaction, with `writeState`: the histograms plus the bins of the `added` pairs less
+ * those of the removed ones (acc_removed_bins), and the days either falls in listed as pending,
+ * their statistics deleted.
  */
-async function forgetEmptiedDays(wh: Warehouse, ledgerPairs: string): Promise<void> {
+async function listChanges(
+  wh: Warehouse,
+  options: MetricOptions,
+  meta: { ledgerPairs: string; slicePairs?: number; engine: StatsEngine },
+  added: string,
+  writeState: () => Promise<void>,
+): Promise<void> {
+  const reach = rampDays(options);
+  // The added pairs' bins first, in statements of their own, as a full score counts the ledger's:
+  // counted inside the sum below, every group's hash table would stand beside the sum's.
+  await sumWithBinsOf(wh, options, meta, inHistogramsSql(added), [HISTOGRAMS, REMOVED_BINS]);
+  // the days that lost or gained a pair, and the days after them a ramp reaches into
+  await wh.run(`CREATE OR REPLACE TEMP TABLE acc_stats_redo AS
+    SELECT DISTINCT day + unnest(range(0, ${reach + 1})) AS chunk
+    FROM (SELECT chunk AS day FROM ${REMOVED_DAYS} UNION ALL SELECT ${DAY_SQL} FROM ${added})`);
+  const emptied = await emptiedDays(wh, meta.ledgerPairs);
+  const days = `SELECT chunk FROM acc_stats_redo${emptied.length ? ` WHERE chunk NOT IN (${emptied.join(', ')})` : ''}`;
+  await wh.transaction(async () => {
+    await replaceWithSummed(wh, HISTOGRAMS);
+    await wh.run(`DELETE FROM ${STATS} WHERE chunk IN (SELECT chunk FROM acc_stats_redo)`);
+    await wh.run(
+      `INSERT INTO ${PENDING} SELECT chunk, false FROM (${days}) WHERE chunk NOT IN (SELECT chunk FROM ${PENDING})`,
+    );
+    await writeState();
+  });
+  await wh.run('DROP TABLE acc_stats_redo');
+}
+
+/** What computing days' statistics reads and how: the ledger, a slice's pairs, the engine, the run's signal. */
+interface DaysMeta {
+  ledgerPairs: string;
+  ledgerQuantiles: string;
+  slicePairs?: number;
+  engine: StatsEngine;
+  signal?: AbortSignal;
+}
+
+/**
+ * Pairs of the pending days a run of computePending takes, per pair of a statement of
+ * statistics: a run stopped part way (its timeout, a kill) loses the slices it computed, at most
+ * this many.
+ */
+const SLICES_PER_RUN = 16;
+
+/**
+ * The statistics of the pending days computed from the ledger, consecutive days up to
+ * SLICES_PER_RUN slices' pairs at a time (a day with more alone; every day at once without a
+ * bound): the bins of those still to be counted added to the histograms and taken off in one
+ * transaction, then their statistics (computeDays), each day taken off the list as its statistics
+ * are stored. Returns how many days were pending.
+ */
+async function computePending(wh: Warehouse, options: MetricOptions, meta: DaysMeta): Promise<number> {
+  const pending = await wh.all<{ chunk: bigint; count_bins: boolean }>(
+    `SELECT chunk, count_bins FROM ${PENDING} ORDER BY chunk`,
+  );
+  if (pending.length === 0) return 0;
+  const list = (keys: readonly bigint[]) => keys.join(', ');
+  const counts = new Map(
+    (
+      await wh.all<{ chunk: bigint; n: bigint }>(
+        `SELECT ${DAY_SQL} AS chunk, count(*) AS n FROM ${meta.ledgerPairs}
+         WHERE ${await daysSpanSql(wh, `SELECT chunk FROM ${PENDING}`)} GROUP BY ALL`,
+      )
+    ).map((row) => [row.chunk, Number(row.n)]),
+  );
+  const days = pending.map((day) => ({ key: day.chunk, rows: counts.get(day.chunk) ?? 0 }));
+  const runs =
+    meta.slicePairs === undefined
+      ? [days.map((day) => day.key)]
+      : chunksOf(days, meta.slicePairs * SLICES_PER_RUN).map((run) => run.keys);
+  const toCount = new Set(pending.filter((day) => day.count_bins).map((day) => day.chunk));
+  for (const run of runs) {
+    meta.signal?.throwIfAborted();
+    const counting = run.filter((chunk) => toCount.has(chunk));
+    if (counting.length) {
+      const pairs = `(SELECT * FROM ${await wh.cold.between(meta.ledgerPairs, Number(counting[0]) * DAY, (Number(counting.at(-1)) + 1) * DAY)}
+        WHERE ${DAY_SQL} IN (${list(counting)}))`;
+      await sumWithBinsOf(wh, options, meta, pairs, [HISTOGRAMS]);
+      await wh.transaction(async () => {
+        await replaceWithSummed(wh, HISTOGRAMS);
+        await wh.run(`UPDATE ${PENDING} SET count_bins = false WHERE chunk IN (${list(counting)})`);
+      });
+    }
+    await computeDays(wh, options, meta, `SELECT chunk FROM ${PENDING} WHERE chunk IN (${list(run)})`);
+    // the run's days without a pair have no statistics to store
+    await wh.run(`DELETE FROM ${PENDING} WHERE chunk IN (${list(run)})`);
+  }
+  return pending.length;
+}
+
+/**
+ * The days of acc_stats_redo with no pair in the ledger: a day's statistics are those of its own
+ * pairs (a ramp reads earlier days' pairs, for a day that has pairs), so such a day has none to
+ * compute, its rows deleted. Each night the day leaving the window is one: computed again, it
+ * stretched the statistics' span of days (planSlices, computeDays) from the newest day back over
+ * the whole window, read once more each night.
+ */
+async function emptiedDays(wh: Warehouse, ledgerPairs: string): Promise<bigint[]> {
   const chunks = await wh.all<{ chunk: bigint }>('SELECT chunk FROM acc_stats_redo ORDER BY chunk');
   const emptied: bigint[] = [];
   for (const { chunk } of chunks) {
@@ -225,7 +306,7 @@ async function forgetEmptiedDays(wh: Warehouse, ledgerPairs: string): Promise<vo
     );
     if (!any) emptied.push(chunk);
   }
-  if (emptied.length) await wh.run(`DELETE FROM acc_stats_redo WHERE chunk IN (${emptied.join(', ')})`);
+  return emptied;
 }
 
 /**
@@ -377,18 +458,7 @@ const SUMMED = 'acc_histogram_summed';
  * hold memory that grows with the slices: src/warehouse/spool.ts), and are merged
  * per day (mergedStatsSql) into one row per statistic.
  */
-async function computeDays(
-  wh: Warehouse,
-  options: MetricOptions,
-  meta: {
-    ledgerPairs: string;
-    ledgerQuantiles: string;
-    slicePairs?: number;
-    engine: StatsEngine;
-    signal?: AbortSignal;
-  },
-  days: string | null,
-): Promise<void> {
+async function computeDays(wh: Warehouse, options: MetricOptions, meta: DaysMeta, days: string | null): Promise<void> {
   const reach = rampDays(options);
   const quantiles = await quantilesOf(wh, meta);
   const sliced = await Spool.create(wh, DAY_STATS, `FROM ${STATS}`);
@@ -424,8 +494,9 @@ const MERGED_ROWS_PER_SLICE_PAIR = 0.25;
  * The days' spooled statistics (`spooled`, computeDays) merged into the stored ones, a run of
  * consecutive days to a statement of about `slicePairs` × MERGED_ROWS_PER_SLICE_PAIR spooled rows
  * (a day with more alone; every day at once without a bound), split by the executor into halves
- * of its days while it runs out of memory. In one statement, the merge's hash table grows with
- * the days, the sites and the groups (docs/accuracy.md).
+ * of its days while it runs out of memory, each in a transaction that takes its days off the
+ * pending list. In one statement, the merge's hash table grows with the days, the sites and the
+ * groups (docs/accuracy.md).
  */
 async function mergeDays(wh: Warehouse, spooled: string, slicePairs: number | undefined): Promise<void> {
   const days = await wh.all<{ chunk: bigint; n: bigint }>(
@@ -439,13 +510,16 @@ async function mergeDays(wh: Warehouse, spooled: string, slicePairs: number | un
   for (const run of runs) {
     await runInHalves(
       run,
-      (part) =>
-        wh.run(
-          `INSERT INTO ${STATS} BY NAME ${mergedStatsSql(
-            `(SELECT * FROM ${spooled} WHERE chunk BETWEEN ${part[0]} AND ${part.at(-1)})`,
-            ['chunk'],
-          )}`,
-        ),
+      async (part) => {
+        const days = `chunk BETWEEN ${part[0]} AND ${part.at(-1)}`;
+        await wh.transaction(async () => {
+          await wh.run(
+            `INSERT INTO ${STATS} BY NAME ${mergedStatsSql(`(SELECT * FROM ${spooled} WHERE ${days})`, ['chunk'])}`,
+          );
+          await wh.run(`DELETE FROM ${PENDING} WHERE ${days}`);
+        });
+        faultPoint('accuracy-stats');
+      },
       // a checkpoint that fails leaves the halves to fail and say why
       { handBack: () => wh.checkpoint().catch(() => undefined) },
     );

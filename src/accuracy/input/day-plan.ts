@@ -23,9 +23,14 @@ const SITE_DAYS = 'acc_site_days';
  * The day groups of a full alignment of `options`' window, in order: consecutive days whose
  * points (each site's points of the window spread evenly over the days it has points on) add up
  * to at most `batchPoints`, a day with more alone. Without `batchPoints`, one group of every day.
- * Reads acc_vintages (countVintages, with last_valid).
+ * Reads acc_vintages (countVintages, with last_valid): its `points`, or for the days after
+ * the ledger's window its `tail_points`.
  */
-export async function planDayGroups(wh: Warehouse, options: AlignOptions): Promise<DayGroup[]> {
+export async function planDayGroups(
+  wh: Warehouse,
+  options: AlignOptions,
+  points: 'points' | 'tail_points' = 'points',
+): Promise<DayGroup[]> {
   const { batchPoints } = options;
   if (batchPoints === undefined) return [{}];
   const clip = (day: string, bound: number | undefined, pick: string, edge: number) =>
@@ -33,8 +38,8 @@ export async function planDayGroups(wh: Warehouse, options: AlignOptions): Promi
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${SITE_DAYS} AS
     SELECT site_id, first, last, points / (last - first + 1) AS per_day FROM (
       SELECT site_id, ${clip(epochDayOf('min(first_valid)'), options.from, 'greatest', 0)} AS first,
-        ${clip(epochDayOf('max(last_valid)'), options.to, 'least', 1)} AS last, sum(points) AS points
-      FROM acc_vintages WHERE points > 0 GROUP BY site_id)
+        ${clip(epochDayOf('max(last_valid)'), options.to, 'least', 1)} AS last, sum(${points}) AS points
+      FROM acc_vintages WHERE ${points} > 0 GROUP BY site_id)
     WHERE last >= first`);
   const sites = await wh.all<{ first: bigint; last: bigint; per_day: number }>(
     `SELECT first, last, per_day FROM ${SITE_DAYS}`,

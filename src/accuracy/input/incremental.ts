@@ -32,7 +32,7 @@ import {
   type PointSources,
   type SkippedSite,
 } from './align.js';
-import { dropDayPlan, planDayGroups, planGroupBatches } from './day-plan.js';
+import { dropDayPlan, planDayGroups, planGroupBatches, type DayGroup } from './day-plan.js';
 import { referenceTimeSql } from './reference.js';
 import { pairColumnsSql } from './relation.js';
 import type { StatsEngine } from '../compute/stats.js';
@@ -68,12 +68,10 @@ export interface LedgerListener {
   /** A batch committed, outside any transaction: what the listener keeps aside may be tidied. */
   settled(): Promise<void>;
   /**
-   * Every batch is in, outside any transaction (the listener runs its own: the ledger has no
-   * state until the last one): the new pairs are those from `fromPid` on.
+   * Every batch is in and the ledger's state written, outside any transaction (the listener runs
+   * its own, and writes its state): the new pairs are those from `fromPid` on.
    */
   done(fromPid: number): Promise<void>;
-  /** Inside the transaction that writes the ledger's state, last: the listener writes its own. */
-  saving(): Promise<void>;
 }
 
 export interface LedgerRefresh {
@@ -248,8 +246,20 @@ function spanning(a: number | null | undefined, b: number | null | undefined, pi
 }
 
 /**
+ * Where the days after the ledger's window that this run's window holds start (null: none): an
+ * incremental run aligns them as a full alignment does, day group after day group, each saved
+ * as it completes (alignTail). The window a stopped full alignment saved ends at the day group
+ * it had done; each night's window ends a day after the last.
+ */
+function tailFrom(options: AlignOptions, old: LedgerState): number | null {
+  if (old.to === null || (options.to !== undefined && options.to <= old.to)) return null;
+  return options.from === undefined ? old.to : Math.max(old.to, options.from);
+}
+
+/**
  * Per site and issue time, the points with a valid time in the ledger's window then (`old`), in
- * this run's window (`points`), and in this run's only (`new_points`), and the first and last
+ * this run's window (`points`), in this run's only (`new_points`), and in the days after the old
+ * window this run aligns day group by day group (`tail_points`, tailFrom), and the first and last
  * valid time of any of them (`first_valid`, `last_valid`), in one pass over both windows.
  */
 async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerState | null): Promise<void> {
@@ -257,13 +267,17 @@ async function countVintages(wh: Warehouse, options: AlignOptions, old: LedgerSt
   const to = old ? spanning(old.to, options.to, Math.max) : options.to;
   const inOld = old ? inWindowSql('valid_time', old.from, old.to) : 'FALSE';
   const inNew = inWindowSql('valid_time', options.from, options.to);
+  const tail = old && tailFrom(options, old);
+  const inTail = tail === null || tail === undefined ? 'FALSE' : `(${inNew}) AND valid_time >= ${sqlInstant(tail)}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_vintages (site_id VARCHAR, issue_time TIMESTAMPTZ,
-    old_points BIGINT, points BIGINT, new_points BIGINT, first_valid TIMESTAMPTZ, last_valid TIMESTAMPTZ)`);
+    old_points BIGINT, points BIGINT, new_points BIGINT, tail_points BIGINT, first_valid TIMESTAMPTZ,
+    last_valid TIMESTAMPTZ)`);
   await forSiteChunks(wh, (part) =>
     wh.run(`INSERT INTO acc_vintages
       SELECT site_id, issue_time, count(*) FILTER (WHERE ${inOld}) AS old_points,
         count(*) FILTER (WHERE ${inNew}) AS points,
-        count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points, min(valid_time) AS first_valid,
+        count(*) FILTER (WHERE (${inNew}) AND NOT (${inOld})) AS new_points,
+        count(*) FILTER (WHERE ${inTail}) AS tail_points, min(valid_time) AS first_valid,
         max(valid_time) AS last_valid
       FROM (${vintagePointsSql(options, part, from, to)}) GROUP BY site_id, issue_time`),
   );
@@ -633,9 +647,9 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
 
 /**
  * Numbers the chosen sites of an incremental run into batches of about `batchPoints` points
- * each, in site order, as acc_site_batch; returns the batch numbers. It counts every point of
- * this run's window (acc_vintages) for a changed site (acc_dirty_sites); for the other sites the
- * points it may align: those new to the window,
+ * each, in site order, as acc_site_batch; returns the batch numbers. It counts the points of
+ * this run's window (acc_vintages) before the days alignTail takes: every one for a changed site
+ * (acc_dirty_sites); for the other sites the points it may align: those new to the window,
  * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
  * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
  * twice, the batches would be too many); over a window open at either end it counts every point,
@@ -652,10 +666,10 @@ async function planBatches(wh: Warehouse, options: AlignOptions): Promise<number
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
   const estimated = options.from !== undefined && options.to !== undefined;
   const weight = estimated
-    ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points)
-        ELSE CAST(sum(v.new_points) + coalesce(sum(v.points) FILTER (WHERE d.site_id IS NOT NULL), 0)
+    ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points - v.tail_points)
+        ELSE CAST(sum(v.new_points - v.tail_points) + coalesce(sum(v.points - v.tail_points) FILTER (WHERE d.site_id IS NOT NULL), 0)
           + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${heldHoursSql(options.from!, options.to!)}) AS BIGINT) END`
-    : 'sum(v.points)';
+    : 'sum(v.points - v.tail_points)';
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
       SELECT s.site_id, coalesce(${weight}, 0) AS points
@@ -732,6 +746,8 @@ interface BatchRun {
   incremental: Changes | null;
   progress: BatchProgress;
   meta: { listener?: LedgerListener; now: number; signal?: AbortSignal };
+  /** Saves the ledger's state with its window ending at `to`: every pair before it is in. */
+  saveUpTo: (to: number) => Promise<void>;
   /**
    * The stale reads of a batch without a changed site and of one with (every row of its sites
    * stale), made at the first batch of each kind: the cold files do not change while batches run.
@@ -883,18 +899,51 @@ async function validTimeHalves(
   ];
 }
 
-/** The snapshots the next run compares with, and the state row (`nextPid`: above every pid added). */
+/**
+ * The vintages with points on both sides of `upTo` (where a ledger saved part way ends,
+ * alignDayGroups), as STRADDLING: their points of the window before it, counted from the forecast
+ * rows of the days they span alone, so that the next run compares them as it compares the others.
+ */
+async function countStraddling(wh: Warehouse, options: AlignOptions, upTo: number): Promise<void> {
+  const at = sqlInstant(upTo);
+  await wh.run(`CREATE OR REPLACE TEMP TABLE ${STRADDLING} (site_id VARCHAR, issue_time TIMESTAMPTZ, points BIGINT)`);
+  const [{ first }] = await wh.all<{ first: number | null }>(
+    `SELECT epoch_ms(min(first_valid))::DOUBLE AS first FROM acc_vintages WHERE points > 0 AND first_valid < ${at} AND last_valid >= ${at}`,
+  );
+  if (first === null) return;
+  const from = options.from === undefined ? first : Math.max(first, options.from);
+  await forSiteChunks(wh, (part) =>
+    wh.run(`INSERT INTO ${STRADDLING}
+      SELECT p.site_id, p.issue_time, count(*) FROM (${vintagePointsSql(options, part, from, upTo)}) p
+      SEMI JOIN (SELECT site_id, issue_time FROM acc_vintages WHERE site_id IN (${sqlList(part)}) AND points > 0
+        AND first_valid < ${at} AND last_valid >= ${at}) s ON s.site_id = p.site_id AND s.issue_time = p.issue_time
+      GROUP BY p.site_id, p.issue_time`),
+  );
+}
+
+const STRADDLING = 'acc_straddling';
+
+/**
+ * The snapshots the next run compares with, and the state row (`nextPid`: above every pid added).
+ * Saved part way (`upTo`, the window's end, alignDayGroups), the vintages are counted up to it:
+ * those ending before it as counted, those going on past it as countStraddling counted them.
+ */
 async function saveState(
   wh: Warehouse,
   options: AlignOptions,
   fingerprint: string,
-  meta: { runId: string; now: number; nextPid: number },
+  meta: { runId: string; now: number; nextPid: number; upTo?: number },
   reach: string,
 ): Promise<void> {
   await wh.run('DELETE FROM accuracy_ledger_vintages');
-  await wh.run(
-    'INSERT INTO accuracy_ledger_vintages SELECT site_id, issue_time, points FROM acc_vintages WHERE points > 0',
-  );
+  if (meta.upTo === undefined)
+    await wh.run(
+      'INSERT INTO accuracy_ledger_vintages SELECT site_id, issue_time, points FROM acc_vintages WHERE points > 0',
+    );
+  else
+    await wh.run(`INSERT INTO accuracy_ledger_vintages
+      SELECT site_id, issue_time, points FROM acc_vintages WHERE points > 0 AND last_valid < ${sqlInstant(meta.upTo)}
+      UNION ALL SELECT site_id, issue_time, points FROM ${STRADDLING}`);
   await wh.run('DELETE FROM accuracy_ledger_sites');
   await wh.run('INSERT INTO accuracy_ledger_sites SELECT site_id, digest FROM acc_site_digest');
   await wh.run('DELETE FROM accuracy_ledger_flags');
@@ -934,13 +983,17 @@ async function alignBatches(wh: Warehouse, run: BatchRun, batches: number[], sli
 }
 
 /**
- * An incremental run's batches: the days that left the window go first, the stale pairs of closed
- * days leave their cold files once every batch is in.
+ * An incremental run's batches: the days that left the window go first, and the pairs past the
+ * ledger's window a stopped run left; the changes before the days after the ledger's window
+ * (tailFrom) are aligned in batches of sites, their stale pairs of closed days taken out of their
+ * cold files once every batch is in; then those days, as a full alignment aligns its own.
  */
 async function alignChanges(wh: Warehouse, run: BatchRun, incremental: Changes): Promise<void> {
+  const tail = tailFrom(run.options, incremental);
   try {
     await retireDays(wh, incremental, run.options, run.meta);
-    await alignBatches(wh, run, await planBatches(wh, run.options), {});
+    await retireTail(wh, incremental, run.meta.now);
+    await alignBatches(wh, run, await planBatches(wh, run.options), tail === null ? {} : { to: tail });
   } catch (error) {
     // What the batches before the failed one replaced leaves the cold days before the publish.
     // Should that fail as well, the next run aligns in full (the ledger has no state) and finds
@@ -949,21 +1002,69 @@ async function alignChanges(wh: Warehouse, run: BatchRun, incremental: Changes):
     throw error;
   }
   await removeColdStale(wh, run.meta.now, false);
+  if (tail === null) return;
+  // the groups are of whole days, the first of them aligned from the tail's start alone
+  const days = { ...run.options, from: tail };
+  const groups =
+    days.batchPoints === undefined ? [{ from: tail, to: days.to }] : await planDayGroups(wh, days, 'tail_points');
+  await alignDayGroups(wh, { ...run, options: days }, groups);
 }
 
 /**
- * A full alignment: every cold day of the ledger goes, then its days in order (day-plan.ts), each
- * group of days in batches of sites and then moved to the cold store when closed, so that the hot
- * tables hold a group and the hot window at most, whatever the window's depth.
+ * A full alignment: every cold day of the ledger goes, then its days in order (day-plan.ts,
+ * alignDayGroups).
  */
 async function alignEveryDay(wh: Warehouse, run: BatchRun): Promise<void> {
   await removeColdStale(wh, run.meta.now, true);
-  for (const group of await planDayGroups(wh, run.options)) {
-    await alignBatches(wh, run, await planGroupBatches(wh, run.options, group), group);
+  await alignDayGroups(wh, run, await planDayGroups(wh, run.options));
+}
+
+/**
+ * Aligns `groups` of days in order, each in batches of sites (every pair of them new to the
+ * ledger) and then moved to the cold store when closed, so that the hot tables hold a group and
+ * the hot window at most, whatever the window's depth. After each group but the last, the
+ * ledger's state is saved with its window ending where the group does (BatchRun.saveUpTo): a run
+ * stopped later (its timeout, a kill) leaves the next one a ledger of those days to refresh
+ * incrementally and the rest to align, rather than everything again.
+ */
+async function alignDayGroups(wh: Warehouse, run: BatchRun, groups: readonly DayGroup[]): Promise<void> {
+  const everyPairNew: BatchRun = { ...run, incremental: null };
+  for (const [i, group] of groups.entries()) {
+    await alignBatches(wh, everyPairNew, await planGroupBatches(wh, run.options, group), group);
     if (group.to === undefined) continue;
+    if (i < groups.length - 1) {
+      await run.saveUpTo(group.to);
+      faultPoint('accuracy-group');
+    }
     await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
     await handBackPool(wh);
   }
+}
+
+/**
+ * The ledger's pairs from the end of its window on, before the first batch: those a run stopped
+ * after saving a day group had aligned of the next (alignDayGroups). They never were in the
+ * statistics, whose state that run had removed before its first batch: their hot rows are
+ * deleted and their cold days (whole days past the window) dropped unread. None on other nights.
+ */
+async function retireTail(wh: Warehouse, old: Changes, now: number): Promise<void> {
+  if (old.to === null) return;
+  const past = `valid_time >= ${sqlInstant(old.to)}`;
+  const [{ any }] = await wh.all<{ any: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ${LEDGER_PAIRS} WHERE ${past}) AS any`,
+  );
+  if (!any) return;
+  const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
+  const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
+  await wh.transaction(async () => {
+    await wh.run(`DELETE FROM ${quantiles} WHERE ${past}`);
+    await wh.run(`DELETE FROM ${pairs} WHERE ${past}`);
+  });
+  const days = await wh.all<{ day: string }>(
+    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${dateOfEpochDay(String(Math.ceil(old.to / DAY)))} ORDER BY day`,
+  );
+  for (const { day } of days) await rewriteLedgerDay(wh, day, null, now);
+  await handBackPool(wh);
 }
 
 /**
@@ -974,7 +1075,8 @@ async function alignEveryDay(wh: Warehouse, run: BatchRun): Promise<void> {
  * transaction DuckDB keeps every replaced temp table and every deleted row's version until the
  * commit, so a delete spread over the whole ledger would hold it all). A transaction before
  * the first batch removes the ledger's state and the last transaction writes it anew: a run killed in between
- * leaves a ledger that the next run aligns in full.
+ * leaves a ledger that the next run aligns in full. The listener is done after that, so a run
+ * stopped in the statistics leaves the next one a ledger to refresh incrementally.
  */
 export async function refreshLedger(
   wh: Warehouse,
@@ -1008,16 +1110,20 @@ export async function refreshLedger(
   const progress: BatchProgress = { base, aligned: 0, batches: 0, deleted: 0 };
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
   await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
-  const run: BatchRun = { options, incremental, progress, meta, reads: {} };
+  const saveUpTo = async (to: number) => {
+    await countStraddling(wh, options, to);
+    await wh.transaction(async () =>
+      saveState(wh, { ...options, to }, fingerprint, { ...meta, nextPid: await pidAfter(wh, base), upTo: to }, reach),
+    );
+  };
+  const run: BatchRun = { options, incremental, progress, meta, reads: {}, saveUpTo };
   if (incremental) await alignChanges(wh, run, incremental);
   else await alignEveryDay(wh, run);
   const pairsAligned = progress.aligned;
   // The pairs the last batches wrote stay in DuckDB's pool until a checkpoint, which no purge
   // frees: left there, they would take the memory the statistics need.
   await wh.checkpoint();
-  await meta.listener?.done(base);
-  return wh.transaction(async () => {
-    await meta.listener?.saving();
+  const refresh = await wh.transaction(async (): Promise<LedgerRefresh> => {
     await saveState(wh, options, fingerprint, { ...meta, nextPid: await pidAfter(wh, base) }, reach);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
@@ -1033,6 +1139,8 @@ export async function refreshLedger(
       skipped,
     };
   });
+  await meta.listener?.done(base);
+  return refresh;
 }
 
 async function ledgerHasPairs(wh: Warehouse): Promise<boolean> {
@@ -1044,6 +1152,7 @@ async function ledgerHasPairs(wh: Warehouse): Promise<boolean> {
 export async function dropRefresh(wh: Warehouse): Promise<void> {
   for (const table of [
     'acc_vintages',
+    STRADDLING,
     'acc_site_digest',
     'acc_dirty_sites',
     'acc_dirty_issues',
