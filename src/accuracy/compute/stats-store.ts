@@ -236,9 +236,8 @@ interface DaysMeta {
 }
 
 /**
- * Pairs of the pending days a run of computePending takes, per pair of a statement of
- * statistics: a run stopped part way (its timeout, a kill) loses the slices it computed, at most
- * this many.
+ * Slices' worth of pairs a run of pending days (computePending) holds: a score stopped part way
+ * (its timeout, a kill) loses the run it was computing, at most this many slices.
  */
 const SLICES_PER_RUN = 16;
 
