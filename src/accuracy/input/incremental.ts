@@ -906,17 +906,18 @@ async function validTimeHalves(
  */
 async function countStraddling(wh: Warehouse, options: AlignOptions, upTo: number): Promise<void> {
   const at = sqlInstant(upTo);
+  const straddles = `points > 0 AND first_valid < ${at} AND last_valid >= ${at}`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${STRADDLING} (site_id VARCHAR, issue_time TIMESTAMPTZ, points BIGINT)`);
   const [{ first }] = await wh.all<{ first: number | null }>(
-    `SELECT epoch_ms(min(first_valid))::DOUBLE AS first FROM acc_vintages WHERE points > 0 AND first_valid < ${at} AND last_valid >= ${at}`,
+    `SELECT epoch_ms(min(first_valid))::DOUBLE AS first FROM acc_vintages WHERE ${straddles}`,
   );
   if (first === null) return;
   const from = options.from === undefined ? first : Math.max(first, options.from);
   await forSiteChunks(wh, (part) =>
     wh.run(`INSERT INTO ${STRADDLING}
       SELECT p.site_id, p.issue_time, count(*) FROM (${vintagePointsSql(options, part, from, upTo)}) p
-      SEMI JOIN (SELECT site_id, issue_time FROM acc_vintages WHERE site_id IN (${sqlList(part)}) AND points > 0
-        AND first_valid < ${at} AND last_valid >= ${at}) s ON s.site_id = p.site_id AND s.issue_time = p.issue_time
+      SEMI JOIN (SELECT site_id, issue_time FROM acc_vintages WHERE site_id IN (${sqlList(part)}) AND ${straddles}) s
+        ON s.site_id = p.site_id AND s.issue_time = p.issue_time
       GROUP BY p.site_id, p.issue_time`),
   );
 }
