@@ -597,19 +597,28 @@ async function retireDays(
   // from an empty pool, so the bins' first slice does not build on what the comparisons with the
   // ledger's state left
   await handBackPool(wh);
+  await meta.listener?.retiring(`(SELECT * FROM ${LEDGER_PAIRS} WHERE ${range})`);
+  await dropLedgerRange(wh, first * DAY, end * DAY, meta.now);
+}
+
+/**
+ * Takes the ledger's pairs with a valid time in [from, to) (open when null) out unread: their hot
+ * rows deleted in one transaction, then the cold days the range holds whole dropped one by one.
+ */
+async function dropLedgerRange(wh: Warehouse, from: number, to: number | null, now: number): Promise<void> {
+  const range = inWindowSql('valid_time', from, to);
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
-  await meta.listener?.retiring(`(SELECT * FROM ${LEDGER_PAIRS} WHERE ${range})`);
   await wh.transaction(async () => {
     await wh.run(`DELETE FROM ${quantiles} WHERE ${range}`);
     await wh.run(`DELETE FROM ${pairs} WHERE ${range}`);
   });
+  const date = (epochDay: number) => dateOfEpochDay(String(epochDay));
+  const before = to === null ? '' : ` AND day < ${date(Math.floor(to / DAY))}`;
   const days = await wh.all<{ day: string }>(
-    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${dateOfEpochDay(String(first))} AND day < ${dateOfEpochDay(String(end))} ORDER BY day`,
+    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${date(Math.ceil(from / DAY))}${before} ORDER BY day`,
   );
-  for (const { day } of days) {
-    await rewriteLedgerDay(wh, day, null, meta.now);
-  }
+  for (const { day } of days) await rewriteLedgerDay(wh, day, null, now);
   await handBackPool(wh);
 }
 
@@ -1050,22 +1059,10 @@ async function alignDayGroups(wh: Warehouse, run: BatchRun, groups: readonly Day
  */
 async function retireTail(wh: Warehouse, old: Changes, now: number): Promise<void> {
   if (old.to === null) return;
-  const past = `valid_time >= ${sqlInstant(old.to)}`;
   const [{ any }] = await wh.all<{ any: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM ${LEDGER_PAIRS} WHERE ${past}) AS any`,
+    `SELECT EXISTS (SELECT 1 FROM ${LEDGER_PAIRS} WHERE valid_time >= ${sqlInstant(old.to)}) AS any`,
   );
-  if (!any) return;
-  const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
-  const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
-  await wh.transaction(async () => {
-    await wh.run(`DELETE FROM ${quantiles} WHERE ${past}`);
-    await wh.run(`DELETE FROM ${pairs} WHERE ${past}`);
-  });
-  const days = await wh.all<{ day: string }>(
-    `${coldDaysSql("strftime(day, '%Y-%m-%d') AS day")} AND day >= ${dateOfEpochDay(String(Math.ceil(old.to / DAY)))} ORDER BY day`,
-  );
-  for (const { day } of days) await rewriteLedgerDay(wh, day, null, now);
-  await handBackPool(wh);
+  if (any) await dropLedgerRange(wh, old.to, null, now);
 }
 
 /**
