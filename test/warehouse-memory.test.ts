@@ -11,9 +11,9 @@ import { writeSyncStates } from '../src/warehouse/sync-state.js';
 import { handBackPool } from '../src/warehouse/executor.js';
 import {
   accuracyStepSettings,
-  flushBeforeEveryAllocation,
   syncStepSettings,
   withDuckDBSettings,
+  withFlagsFlushing,
 } from '../src/warehouse/settings.js';
 import { HOUR } from '../src/time.js';
 import type { Warehouse } from '../src/warehouse/warehouse.js';
@@ -122,11 +122,19 @@ describe("DuckDB's freed pages", () => {
       expect(await threshold(wh)).toBe('3.8 MiB');
       await withDuckDBSettings(wh, syncStepSettings({ memory_limit: null, threads: null }), async () => {
         expect(await threshold(wh)).toBe('3.8 MiB');
-        await flushBeforeEveryAllocation(wh);
-        expect(await threshold(wh)).toBe('0 bytes');
+        await withFlagsFlushing(wh, async () => expect(await threshold(wh)).toBe('0 bytes'));
+        expect(await threshold(wh)).toBe('3.8 MiB');
       });
       expect(await threshold(wh)).toBe('3.8 MiB');
       await withDuckDBSettings(wh, accuracyStepSettings({ memory_limit: null, threads: null }), async () => {
+        expect(await threshold(wh)).toBe('15.2 MiB');
+        // the flags before a score, and a failure among them, leave the step its own threshold
+        await expect(
+          withFlagsFlushing(wh, async () => {
+            expect(await threshold(wh)).toBe('0 bytes');
+            throw new Error('a failed flag');
+          }),
+        ).rejects.toThrow('a failed flag');
         expect(await threshold(wh)).toBe('15.2 MiB');
       });
       expect(await threshold(wh)).toBe('3.8 MiB');

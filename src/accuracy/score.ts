@@ -35,6 +35,7 @@ import { reportSeries, writeReport, type SeriesPoint } from './output/report.js'
 import { storeAccuracy } from './output/store.js';
 import { faultPoint } from '../fault.js';
 import { dropRefresh, LEDGER_PAIRS, LEDGER_QUANTILES, refreshLedger, type LedgerRefresh } from './input/incremental.js';
+import { withFlagsFlushing } from '../warehouse/settings.js';
 
 export interface AccuracyResult {
   rows: AccuracyRow[];
@@ -307,7 +308,9 @@ export async function scoreAndFlag(warehouse: Warehouse, settings: AccuracySetti
   // Flags follow today's thresholds, capacity timeline and outage windows, not those of the load.
   const sites = await chosenSiteIds(warehouse, settings.sites);
   await warehouse.transaction(() => refreshCapacityWindows(warehouse, settings.capacityDir));
-  await reflagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now });
+  await withFlagsFlushing(warehouse, () =>
+    reflagActuals(warehouse, settings.quality, { sites, fromMs: settings.from, now: meta.now }),
+  );
   const withSeries = settings.reportPath !== null;
   const result = await scoreWithLedger(warehouse, { ...settings, groups, withSeries }, meta);
   const flags = withSeries ? await countFlags(warehouse, { sites, fromMs: settings.from, toMs: settings.to }) : [];

@@ -67,7 +67,7 @@ import { eachSite, type Landing, type SitePool } from './site-pool.js';
 import { MAX_BATCH_LOADS } from '../warehouse/commit-queue.js';
 import type { Backfill, SyncMark } from './windows.js';
 import { MINUTE } from '../time.js';
-import { flushBeforeEveryAllocation, syncStepSettings, withDuckDBSettings } from '../warehouse/settings.js';
+import { syncStepSettings, withDuckDBSettings, withFlagsFlushing } from '../warehouse/settings.js';
 import { withOldGenerationFloor } from '../resources/heap-floor.js';
 
 /** Requests of one resource of one site in flight at once (model outputs: models × vintages). */
@@ -262,8 +262,7 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
 async function flagChangedActuals(req: SyncRequest, tally: Tally): Promise<void> {
   const loadStart = performance.now();
   try {
-    await flushBeforeEveryAllocation(req.warehouse);
-    await flagPending(req.warehouse, req.quality, { now: req.now });
+    await withFlagsFlushing(req.warehouse, () => flagPending(req.warehouse, req.quality, { now: req.now }));
   } catch (error) {
     const reason = `data-quality flags: ${error instanceof Error ? error.message : String(error)}`;
     tally.failures.push({ resource: 'actuals', reason });

@@ -97,7 +97,7 @@ export function syncStepSettings({ memory_limit, threads }: { memory_limit: stri
     memory_limit,
     threads,
     checkpoint_threshold: SYNC_CHECKPOINT_THRESHOLD,
-    // The writer's own threshold, named so that the step's end restores it after the flags' (FLAGS_FLUSH_THRESHOLD).
+    // The writer's own threshold, named so that the step's end restores it.
     allocator_bulk_deallocation_flush_threshold: WRITER_SETTINGS.allocator_bulk_deallocation_flush_threshold,
   };
 }
@@ -149,15 +149,24 @@ export const WRITER_SETTINGS = { allocator_bulk_deallocation_flush_threshold: '4
 const ACCURACY_FLUSH_THRESHOLD = '16MB';
 
 /**
- * The data-quality flags, last in a sync step: before every allocation. Their windows take much
- * of DuckDB's memory for a slice of sites (flags.ts), freed as each slice ends; at a threshold
- * above 0 jemalloc keeps those pages, slice after slice, on top of the sync's peak.
+ * The data-quality flags (a sync step's last work, an accuracy step's first): before every
+ * allocation. Their windows take much of DuckDB's memory for a slice of sites (flags.ts), freed as
+ * each slice ends; at a threshold above 0 jemalloc keeps those pages, slice after slice, on top of
+ * the step's peak.
  */
 const FLAGS_FLUSH_THRESHOLD = '0MB';
 
-/** Within a sync step, for the data-quality flags (FLAGS_FLUSH_THRESHOLD); the step's end restores the writer's. */
-export async function flushBeforeEveryAllocation(warehouse: Tunable): Promise<void> {
-  await warehouse.run(`SET allocator_bulk_deallocation_flush_threshold = ${quoteLiteral(FLAGS_FLUSH_THRESHOLD)}`);
+const FLUSH_THRESHOLD = 'allocator_bulk_deallocation_flush_threshold';
+
+/** Runs `fn`, the data-quality flags' work, under FLAGS_FLUSH_THRESHOLD, then sets back the threshold it found. */
+export async function withFlagsFlushing<T>(warehouse: Tunable, fn: () => Promise<T>): Promise<T> {
+  const [{ shown }] = await warehouse.all<{ shown: string }>(`SELECT current_setting('${FLUSH_THRESHOLD}') AS shown`);
+  await warehouse.run(`SET ${FLUSH_THRESHOLD} = ${quoteLiteral(FLAGS_FLUSH_THRESHOLD)}`);
+  try {
+    return await fn();
+  } finally {
+    await warehouse.run(`SET ${FLUSH_THRESHOLD} = ${quoteLiteral(bytesOf(shown))}`);
+  }
 }
 
 /**
