@@ -972,8 +972,8 @@ async function saveState(
 }
 
 /**
- * The pid after every pair of the ledger, given `from`, a bound every pid at or above which is
- * read here: its state's next_pid (else 0) before a run, that run's first pid after it. The pids
+ * The pid after every pair of the ledger, given `from`, its state's next_pid (else 0): the pids at
+ * or above it (those of a run stopped after its state was saved) are read here. The pids
  * under it go unread (DuckDB skips row groups and cold files by their statistics): read whole,
  * every pid of the window would be read each night and left in the pool.
  */
@@ -1106,12 +1106,16 @@ export async function refreshLedger(
   // pids stay unique while old and new pairs sit side by side between batches
   const base = await pidAfter(wh, old?.nextPid ?? 0);
   const progress: BatchProgress = { base, aligned: 0, batches: 0, deleted: 0 };
+  // A batch numbers its pairs from 1 past the pids before it (applyBatch), so every pid the run
+  // added lies at or below base + aligned: known here, where a read of them would open every
+  // cold file the run has written so far, once per day group.
+  const nextPid = () => progress.base + progress.aligned + 1;
   await wh.run(`CREATE OR REPLACE TEMP TABLE ${COLD_STALE} (pid BIGINT, day DATE)`);
   await wh.transaction(() => startLedger(wh, { ...meta, full: incremental === null }));
   const saveUpTo = async (to: number) => {
     await countStraddling(wh, options, to);
     await wh.transaction(async () =>
-      saveState(wh, { ...options, to }, fingerprint, { ...meta, nextPid: await pidAfter(wh, base), upTo: to }, reach),
+      saveState(wh, { ...options, to }, fingerprint, { ...meta, nextPid: nextPid(), upTo: to }, reach),
     );
   };
   const run: BatchRun = { options, incremental, progress, meta, reads: {}, saveUpTo };
@@ -1122,7 +1126,7 @@ export async function refreshLedger(
   // frees: left there, they would take the memory the statistics need.
   await wh.checkpoint();
   const refresh = await wh.transaction(async (): Promise<LedgerRefresh> => {
-    await saveState(wh, options, fingerprint, { ...meta, nextPid: await pidAfter(wh, base) }, reach);
+    await saveState(wh, options, fingerprint, { ...meta, nextPid: nextPid() }, reach);
     const [{ pairs, quantiles }] = await wh.all<{ pairs: bigint; quantiles: boolean }>(
       `SELECT (SELECT count(*) FROM ${LEDGER_PAIRS}) AS pairs, EXISTS (SELECT 1 FROM ${LEDGER_QUANTILES}) AS quantiles`,
     );
