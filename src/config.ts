@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { type BudgetSource, parseSize, resolveBudget } from './resources/budget.js';
-import { DEFAULT_SIZES, type Sizes, sizesFor } from './resources/sizes.js';
+import { DEFAULT_SIZES, type Sizes, sizesFor, threadsWithin } from './resources/sizes.js';
 import { DAY, isTimeZone, parseDuration } from './time.js';
 import { InputFileError, parseYaml, yamlIssueError } from './yaml.js';
 
@@ -143,7 +143,7 @@ const WarehouseConfig = z
   })
   .prefault({});
 
-const Threads = (byDefault: number) => z.int().min(1).max(256).nullable().prefault(byDefault);
+const Threads = (byDefault: number | null) => z.int().min(1).max(256).nullable().prefault(byDefault);
 
 const SyncConfig = z
   .strictObject({
@@ -244,7 +244,9 @@ const AccuracyConfig = z
     memory_limit: MemoryLimit(DEFAULT_SIZES.duckdb.accuracy).describe(
       "DuckDB's memory limit while scoring (past it DuckDB spills to disk); unset: its share of resources.memory (96MB at 300MB), which a value set here overrides; null: DuckDB's default, up to 80% of RAM",
     ),
-    threads: Threads(2).describe("DuckDB's threads while scoring (each has buffers of its own); null: one per core"),
+    threads: Threads(DEFAULT_SIZES.accuracyThreads).describe(
+      "DuckDB's threads while scoring; unset: as many as its memory limit holds, 32MiB each, at most one per core (each has buffers of its own); null: one per core",
+    ),
     batch_points: z
       .number()
       .int()
@@ -520,6 +522,7 @@ function withBudget(config: Config, raw: unknown, flag: string | undefined, env:
   const given = (section: string, key: string) => valueAt(raw, section, key) !== undefined;
   const pick = <T>(section: string, key: string, set: T, share: T) => (given(section, key) ? set : share);
   const { warehouse, sync, accuracy } = config;
+  const accuracyLimit = pick('accuracy', 'memory_limit', accuracy.memory_limit, sizes.duckdb.accuracy);
   return {
     ...config,
     resources: { memory: budget.bytes, source: budget.source },
@@ -534,7 +537,8 @@ function withBudget(config: Config, raw: unknown, flag: string | undefined, env:
     },
     accuracy: {
       ...accuracy,
-      memory_limit: pick('accuracy', 'memory_limit', accuracy.memory_limit, sizes.duckdb.accuracy),
+      memory_limit: accuracyLimit,
+      threads: pick('accuracy', 'threads', accuracy.threads, threadsWithin(accuracyLimit)),
       batch_points: pick('accuracy', 'batch_points', accuracy.batch_points, sizes.rows.accuracyBatchPoints),
     },
   };
@@ -559,6 +563,7 @@ export function sizesOf(config: Config): Sizes {
       sync: config.sync.memory_limit ?? 'none',
       accuracy: config.accuracy.memory_limit ?? 'none',
     },
+    accuracyThreads: config.accuracy.threads,
     rows: {
       ...sizes.rows,
       syncInMemory: config.sync.rows_in_memory,

@@ -94,6 +94,28 @@ describe('runInHalves', () => {
     expect(tried).toEqual([['a'], ['a']]);
   });
 
+  it("runs an item alone's one more try on one of the warehouse's threads, then sets its threads back", async () => {
+    const warehouse = {
+      all: async <T>(sql: string) => (await db.connection.runAndReadAll(sql)).getRowObjectsJS() as T[],
+      run: async (sql: string) => void (await db.connection.run(sql)),
+    };
+    const threads = async () =>
+      Number((await warehouse.all<{ t: bigint }>(`SELECT current_setting('threads') AS t`))[0].t);
+    await warehouse.run('SET threads = 4');
+    const tried: number[] = [];
+    const done = await runInHalves(
+      ['a'],
+      async () => {
+        tried.push(await threads());
+        await statement(db.connection, tried.at(-1) === 1);
+      },
+      { handBack: async () => undefined, warehouse },
+    );
+    expect(done).toHaveLength(1);
+    expect(tried).toEqual([4, 1]);
+    expect(await threads()).toBe(4);
+  });
+
   it('without a hand-back, fails an item alone at once: its retry would meet the same memory', async () => {
     const tried: string[][] = [];
     const failed = await runInHalves(['a', 'b'], workFitting(0, tried)).catch((error: unknown) => error);

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './sync-support.js';
@@ -44,11 +45,12 @@ describe('a night under a memory budget', () => {
       semiSpaceMb: 8,
       allocatorDecayMs: 10,
       duckdb: { warehouse: '41MB', sync: '41MB', accuracy: '61MB' },
+      accuracyThreads: 1,
     };
     expect(started.memory).toMatchObject(expected);
     expect(started.memory.rows).toMatchObject({ syncInMemory: 76_000, accuracyBatchPoints: 63_333 });
     expect(started.msg).toContain('memory budget 256MB (--memory): V8 heap 122MiB (this process: ');
-    expect(started.msg).toContain('DuckDB 41MB outside the steps, 41MB syncing, 61MB scoring');
+    expect(started.msg).toContain('DuckDB 41MB outside the steps, 41MB syncing, 61MB scoring on 1 thread;');
     // Node 22.15+ restarts with the budget's cap; Node 20 cannot, and says so
     const cap = 'execve' in process ? '122MiB' : 'uncapped, Node before 22.15';
     expect(started.msg).toContain(`V8 heap 122MiB (this process: ${cap}), young generation 2x8MiB`);
@@ -65,6 +67,7 @@ describe('a night under a memory budget', () => {
       heapMb: 356,
       semiSpaceMb: 8,
       duckdb: { warehouse: '119MB', sync: '119MB', accuracy: '178MB' },
+      accuracyThreads: Math.min(availableParallelism(), 5),
     });
     expect(status.memory).toEqual(started.memory);
   });

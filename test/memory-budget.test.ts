@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { launchSizesFor } from '../src/cli/heap.js';
 import { Config, loadConfig, sizesOf } from '../src/config.js';
 import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget } from '../src/resources/budget.js';
-import { sizesFor } from '../src/resources/sizes.js';
+import { sizesFor, threadsWithin } from '../src/resources/sizes.js';
 import { runJob } from '../src/runner/run.js';
 import { quietLog, testJob } from './fixtures/runner-setup.js';
 import { tempDir } from './sync-support.js';
@@ -112,6 +112,14 @@ describe('the sizes a budget sets', () => {
     expect(sizes.rows).toMatchObject({ syncInMemory: 420_000, accuracyBatchPoints: 350_000, commitBatch: 1_750_000 });
   });
 
+  it("DuckDB's threads while scoring: as many as the step's limit holds, 32 MiB each, at least one, at most one per core", () => {
+    expect(['20MB', '61MB', '96MB', '336MB'].map((limit) => threadsWithin(limit, 8))).toEqual([1, 1, 2, 8]);
+    expect(threadsWithin('336MB', 16)).toBe(10);
+    expect(threadsWithin('1GB', 2)).toBe(2);
+    expect(threadsWithin(null, 8)).toBeNull();
+    expect(sizesFor({ bytes: 256e6, source: '--memory' }).accuracyThreads).toBe(1);
+  });
+
   it("DuckDB's freed pages go back after 10 ms below the default budget, after a second at and above it", () => {
     expect(sizesFor({ bytes: 256e6, source: '--memory' }).allocatorDecayMs).toBe(10);
     expect(sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' }).allocatorDecayMs).toBe(1000);
@@ -140,6 +148,12 @@ describe('the sizes a budget sets', () => {
     expect(config.sync.rows_in_memory).toBe(420_000);
     expect(config.accuracy.batch_points).toBe(5000);
     expect(loadConfig(file, NO_CGROUP, { memory: '300MB' }).warehouse.memory_limit).toBe('64MB');
+    expect(loadConfig(file, NO_CGROUP).accuracy.threads).toBe(threadsWithin('336MB'));
+    // the threads follow the limit in force, the file's when it sets one; threads it sets win
+    expect(loadConfig(configFile('accuracy:\n  memory_limit: 40MB\n'), NO_CGROUP).accuracy.threads).toBe(1);
+    expect(loadConfig(configFile('accuracy:\n  threads: 3\n'), NO_CGROUP, { memory: '256MB' }).accuracy.threads).toBe(
+      3,
+    );
   });
 
   it("a config's budget that is not a size is an error naming its file and line", () => {

@@ -41,16 +41,21 @@ const UNITS: Record<string, number> = {
 };
 
 /**
- * A size as a user writes it (`256MB`, `1GB`, `1.5GiB`) in bytes; the message of the error
+ * A budget as a user writes it (`256MB`, `1GB`, `1.5GiB`) in bytes; the message of the error
  * thrown says what is wrong, for the caller to prefix with the flag, variable or key.
  */
 export function parseSize(text: string): number {
+  const bytes = bytesIn(text);
+  if (bytes < SMALLEST_BUDGET) throw new Error(`${text} is below the smallest budget, ${SMALLEST_BUDGET / 1e6}MB`);
+  return bytes;
+}
+
+/** A size (`256MB`, `1.5GiB`, a DuckDB memory_limit) in bytes, whatever its size. */
+export function bytesIn(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(text.trim());
   const unit = match ? UNITS[match[2].toLowerCase()] : undefined;
   if (!match || unit === undefined) throw new Error(`not a size such as 256MB or 1GB: ${JSON.stringify(text)}`);
-  const bytes = Math.round(Number(match[1]) * unit);
-  if (bytes < SMALLEST_BUDGET) throw new Error(`${text} is below the smallest budget, ${SMALLEST_BUDGET / 1e6}MB`);
-  return bytes;
+  return Math.round(Number(match[1]) * unit);
 }
 
 /**

@@ -3,7 +3,8 @@
 // the nightly benchmarks measured it (docs/benchmarks.md), scaled in proportion to what the
 // budget leaves past the process itself (PROCESS_BYTES), so that the same work takes the same
 // share of what any budget leaves for work; docs/warehouse.md, "Memory budget".
-import { type Budget, DEFAULT_BUDGET, PROCESS_BYTES } from './budget.js';
+import { availableParallelism } from 'node:os';
+import { type Budget, bytesIn, DEFAULT_BUDGET, PROCESS_BYTES } from './budget.js';
 
 /**
  * The bounds, in rows, of the pieces of work that DuckDB's memory limits must hold: each keeps
@@ -55,6 +56,8 @@ export interface Sizes {
   allocatorDecayMs: number;
   /** DuckDB's memory_limit outside the steps, during a sync (and retention), while scoring. */
   duckdb: { warehouse: string; sync: string; accuracy: string };
+  /** DuckDB's threads while scoring (threadsWithin its memory_limit; null: one per core). */
+  accuracyThreads: number | null;
   rows: RowSizes;
 }
 
@@ -116,6 +119,24 @@ function youngGenerationMb(scale: number): number {
   return 2 ** Math.min(5, Math.max(3, Math.floor(Math.log2(8 * scale))));
 }
 
+/**
+ * What each DuckDB thread of a step needs of the step's memory limit besides the piece of work the
+ * threads share: each keeps buffers of its own (a hash table's partitions, a sort's runs, a
+ * scan's row groups), whatever the piece's size. At half of it per thread, two threads ran out of
+ * memory on a day of one site's statistics that one thread computed within the same limit
+ * (docs/decisions/memory-budget.md, "Threads").
+ */
+const MEMORY_PER_THREAD = 32 * 2 ** 20;
+
+/**
+ * The threads a step's memory limit holds: one per MEMORY_PER_THREAD of it, at least one, at
+ * most one per core; null (DuckDB's own, one per core) without a limit.
+ */
+export function threadsWithin(memoryLimit: string | null, cores = availableParallelism()): number | null {
+  if (memoryLimit === null) return null;
+  return Math.max(1, Math.min(cores, Math.floor(bytesIn(memoryLimit) / MEMORY_PER_THREAD)));
+}
+
 export function sizesFor(budget: Budget): Sizes {
   const scale = (budget.bytes - PROCESS_BYTES) / (DEFAULT_BUDGET - PROCESS_BYTES);
   const scaled = (value: number) => Math.max(1, Math.round(value * scale));
@@ -129,6 +150,7 @@ export function sizesFor(budget: Budget): Sizes {
     syncHeapFloorMb: syncHeapFloorMb(budget),
     allocatorDecayMs: allocatorDecayMs(budget),
     duckdb: { warehouse: megabytes(warehouse), sync: megabytes(sync), accuracy: megabytes(accuracy) },
+    accuracyThreads: threadsWithin(megabytes(accuracy)),
     rows: rows as unknown as RowSizes,
   };
 }
@@ -138,7 +160,7 @@ export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default'
 
 /** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
 export function describeSizes(sizes: Sizes): string {
-  const { budget, heapMb, semiSpaceMb, syncHeapFloorMb, allocatorDecayMs, duckdb, rows } = sizes;
+  const { budget, heapMb, semiSpaceMb, syncHeapFloorMb, allocatorDecayMs, duckdb, accuracyThreads, rows } = sizes;
   const cap = heapCapOfThisProcess();
   return (
     `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
@@ -146,7 +168,8 @@ export function describeSizes(sizes: Sizes): string {
     `young generation 2x${semiSpaceMb}MiB, ` +
     (syncHeapFloorMb > 0 ? `old generation collected from ${syncHeapFloorMb}MiB syncing; ` : '') +
     `DuckDB's freed pages kept ${allocatorDecayMs} ms; ` +
-    `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring; ` +
+    `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring ` +
+    `on ${accuracyThreads ?? 'one per core'} thread${accuracyThreads === 1 ? '' : 's'}; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`
   );
 }

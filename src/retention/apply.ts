@@ -275,6 +275,7 @@ async function removeOrSplit(wh: Warehouse, table: RetainedTable, slice: Slice, 
         await wh.checkpoint();
         context.uncheckpointed = 0;
       },
+      warehouse: wh,
       settle: (_sites, counts) => checkpointPast(wh, counts, context),
     },
   );

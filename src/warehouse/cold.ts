@@ -30,6 +30,7 @@ import { faultPoint } from '../fault.js';
 import type { Progress } from '../progress.js';
 import { chunksOf, handBackPool, halvesOf, runInHalves, runSplitting, skippedForMemory } from './executor.js';
 import { fsyncPath } from './disk.js';
+import { withOneThread } from './settings.js';
 import { DAY } from '../time.js';
 import { epochDayOf, instant, instantLiteral, quoteIdentifier, quoteLiteral } from './sql.js';
 
@@ -217,6 +218,7 @@ export class ColdStore {
         await this.finishPendingMoves(nowMs);
       },
       remaining: (part) => this.stillHot(table, part),
+      warehouse: this.db,
     });
     return moved.flat();
   }
@@ -642,7 +644,7 @@ export class ColdStore {
         ? 'TRUE'
         : `${quoteIdentifier(table.sliceBy!)} BETWEEN ${quoteLiteral(slice[0])} AND ${quoteLiteral(slice.at(-1)!)}`;
     await day.prepare?.(of);
-    return this.oneThread(() =>
+    return withOneThread(this.db, () =>
       this.db.changed(`INSERT INTO ${SORTED} SELECT * FROM (${day.rows(of)}) ORDER BY ${order}`),
     );
   }
@@ -681,7 +683,7 @@ export class ColdStore {
     const path = this.absolute(file);
     mkdirSync(dirname(path), { recursive: true });
     // one thread keeps the table's order: no sort of the whole day
-    const count = await this.oneThread(() =>
+    const count = await withOneThread(this.db, () =>
       this.db.changed(
         `COPY (SELECT * FROM ${SORTED}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${COLD_ROW_GROUP_ROWS})`,
       ),
@@ -732,21 +734,6 @@ export class ColdStore {
        VALUES ($1, CAST($2 AS DATE), $3, $4, $5, $6, ${instant('$7')}, NULL, ${pending})`,
       [table.name, w.day, w.generation, w.file, w.rows, w.bytes, nowMs],
     );
-  }
-
-  /**
-   * Runs `fn` on one DuckDB thread, then gives back the threads it had (a step's own, inside one):
-   * a sort per thread needs buffers of its own, and one thread keeps a day's sort within the
-   * warehouse's memory limit.
-   */
-  private async oneThread<T>(fn: () => Promise<T>): Promise<T> {
-    const [{ threads }] = await this.db.all<{ threads: string }>(`SELECT current_setting('threads') AS threads`);
-    await this.db.run('SET threads = 1');
-    try {
-      return await fn();
-    } finally {
-      await this.db.run(`SET threads = ${Number(threads)}`);
-    }
   }
 
   private async currentFile(table: string, dayMs: number): Promise<CurrentFile | null> {

@@ -115,6 +115,7 @@ class LoadQueue {
     await runInHalves(batch, (part) => this.mergeAndResolve(part), {
       // A checkpoint that fails (a full disk) leaves the retry to fail and say why.
       handBack: () => this.warehouse.checkpoint().catch(() => undefined),
+      warehouse: this.warehouse,
       failed: (part, error) => this.eachAlone(part, error),
     });
   }

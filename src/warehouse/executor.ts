@@ -15,15 +15,16 @@ import { runInNewContext } from 'node:vm';
 import { FailedError } from '../errors.js';
 import { isOutOfMemory } from './duckdb.js';
 import { hasNativeExtension } from './native.js';
-import { limitInForce, type Tunable } from './settings.js';
+import { limitInForce, type Tunable, withOneThread } from './settings.js';
 import { quoteLiteral } from './sql.js';
 
 /**
  * How a piece of work (a list of sites, days or rows; or a slice of sites and days) is split when
  * DuckDB runs out of memory in it. The rule: a piece that runs out hands memory back (handBack),
  * then goes again as its two halves, each split the same way, down to a piece that cannot be
- * split (an item alone), which gets exactly one more try and then fails with its error. A
- * DuckDB statement that runs out of memory rolls back, so a half never meets its own work done.
+ * split (an item alone), which gets exactly one more try, on one DuckDB thread when the
+ * warehouse is given, and then fails with its error. A DuckDB statement that runs out of memory
+ * rolls back, so a half never meets its own work done.
  */
 export interface Splitting<P, R> {
   /** The two halves of a piece, in the order they run; null for one that cannot be split. */
@@ -35,6 +36,11 @@ export interface Splitting<P, R> {
    * alone that runs out fails at once: its retry would meet the same memory.
    */
   handBack?: () => Promise<void>;
+  /**
+   * The warehouse the work runs on: an item alone's one more try runs on one of its threads
+   * (withOneThread), each of which keeps buffers of its own besides the item's work.
+   */
+  warehouse?: Pick<Tunable, 'all' | 'run'>;
   /** After the hand-back: what of the piece is still to do (null: nothing); by default all of it. */
   remaining?: (piece: P) => Promise<P | null>;
   /** Runs after each piece that went through, outside the splitting: a failure in it fails the work. */
@@ -96,7 +102,9 @@ async function split<P, R>(
     return [...first, ...(await attempt(halves[1], work, splitting, { retry: false, outOfMemory }))];
   }
   if (!splitting.handBack) return [await failure(piece, splitting, outOfMemory)];
-  return attempt(left, work, splitting, { retry: true, outOfMemory });
+  const { warehouse } = splitting;
+  const alone = warehouse ? (item: P) => withOneThread(warehouse, () => work(item)) : work;
+  return attempt(left, alone, splitting, { retry: true, outOfMemory });
 }
 
 async function failure<P, R>(piece: P, splitting: Splitting<P, R>, error: unknown): Promise<R> {

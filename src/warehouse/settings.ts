@@ -170,6 +170,21 @@ export async function withFlagsFlushing<T>(warehouse: Tunable, fn: () => Promise
 }
 
 /**
+ * Runs `fn` on one DuckDB thread, then sets back the threads it found (a step's own, inside one):
+ * each thread keeps buffers of its own (a sort's runs, a hash table's partitions), so one thread
+ * runs a statement in the least memory, and keeps a table's order in a COPY.
+ */
+export async function withOneThread<T>(warehouse: Pick<Tunable, 'all' | 'run'>, fn: () => Promise<T>): Promise<T> {
+  const [{ threads }] = await warehouse.all<{ threads: string }>(`SELECT current_setting('threads') AS threads`);
+  await warehouse.run('SET threads = 1');
+  try {
+    return await fn();
+  } finally {
+    await warehouse.run(`SET threads = ${Number(threads)}`);
+  }
+}
+
+/**
  * Runs `fn` with DuckDB's build_side_probe_side optimizer off, so that each hash join builds on
  * the side the statement puts on its right; the caller holds the connection (a step's statements
  * run one after another). For the statements of an incremental score that look up a batch's

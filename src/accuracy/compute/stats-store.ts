@@ -520,7 +520,7 @@ async function mergeDays(wh: Warehouse, spooled: string, slicePairs: number | un
         faultPoint('accuracy-stats');
       },
       // a checkpoint that fails leaves the halves to fail and say why
-      { handBack: () => wh.checkpoint().catch(() => undefined) },
+      { handBack: () => wh.checkpoint().catch(() => undefined), warehouse: wh },
     );
   }
 }
@@ -564,6 +564,7 @@ async function computeOrHalve(
     halves: (piece) => sliceHalves(wh, ledgerPairs, piece),
     // a checkpoint that fails leaves the halves to fail and say why
     handBack: () => wh.checkpoint().catch(() => undefined),
+    warehouse: wh,
   });
 }
 

@@ -790,6 +790,7 @@ async function alignBatch(wh: Warehouse, run: BatchRun, sites: string, slice: Va
     halves: (part) => batchHalves(wh, run.options, part),
     // a checkpoint that fails leaves the halves to fail and say why
     handBack: () => wh.checkpoint().catch(() => undefined),
+    warehouse: wh,
     settle: () => settlePart(wh, run),
   });
 }
