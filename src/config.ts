@@ -245,7 +245,7 @@ const AccuracyConfig = z
       "DuckDB's memory limit while scoring (past it DuckDB spills to disk); unset: its share of resources.memory (96MB at 300MB), which a value set here overrides; null: DuckDB's default, up to 80% of RAM",
     ),
     threads: Threads(DEFAULT_SIZES.accuracyThreads).describe(
-      "DuckDB's threads while scoring; unset: as many as its memory limit holds, 32MiB each, at most one per core (each has buffers of its own); null: one per core",
+      "DuckDB's threads while scoring, at most one per core; unset: as many as its memory limit holds, one per 32MiB (each has buffers of its own); null: one per core",
     ),
     batch_points: z
       .number()

@@ -5,7 +5,6 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './sync-support.js';
@@ -67,7 +66,7 @@ describe('a night under a memory budget', () => {
       heapMb: 356,
       semiSpaceMb: 8,
       duckdb: { warehouse: '119MB', sync: '119MB', accuracy: '178MB' },
-      accuracyThreads: Math.min(availableParallelism(), 5),
+      accuracyThreads: 5,
     });
     expect(status.memory).toEqual(started.memory);
   });

@@ -3,7 +3,7 @@
 // and the sizes it splits into: today's at 300MB, in proportion elsewhere, a size set in the
 // config winning over its share. A night run under a budget: memory-budget.deep.test.ts.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchSizesFor } from '../src/cli/heap.js';
@@ -13,6 +13,7 @@ import { sizesFor, threadsWithin } from '../src/resources/sizes.js';
 import { runJob } from '../src/runner/run.js';
 import { quietLog, testJob } from './fixtures/runner-setup.js';
 import { tempDir } from './sync-support.js';
+import { accuracyStepSettings } from '../src/warehouse/settings.js';
 
 /** A cgroup folder as the kernel shows it: v2's memory.max, or v1's memory/memory.limit_in_bytes. */
 function cgroup(version: 1 | 2, limit: string): string {
@@ -112,12 +113,14 @@ describe('the sizes a budget sets', () => {
     expect(sizes.rows).toMatchObject({ syncInMemory: 420_000, accuracyBatchPoints: 350_000, commitBatch: 1_750_000 });
   });
 
-  it("DuckDB's threads while scoring: as many as the step's limit holds, 32 MiB each, at least one, at most one per core", () => {
-    expect(['20MB', '61MB', '96MB', '336MB'].map((limit) => threadsWithin(limit, 8))).toEqual([1, 1, 2, 8]);
-    expect(threadsWithin('336MB', 16)).toBe(10);
-    expect(threadsWithin('1GB', 2)).toBe(2);
-    expect(threadsWithin(null, 8)).toBeNull();
+  it("DuckDB's threads while scoring: as many as the step's limit holds, 32 MiB each, at least one", () => {
+    expect(['20MB', '61MB', '96MB', '336MB', '656MB'].map(threadsWithin)).toEqual([1, 1, 2, 10, 19]);
+    expect(threadsWithin(null)).toBeNull();
     expect(sizesFor({ bytes: 256e6, source: '--memory' }).accuracyThreads).toBe(1);
+    // a step runs at most one per core
+    const cores = availableParallelism();
+    expect(accuracyStepSettings({ memory_limit: '656MB', threads: 19 }).threads).toBe(Math.min(19, cores));
+    expect(accuracyStepSettings({ memory_limit: null, threads: null }).threads).toBeNull();
   });
 
   it("DuckDB's freed pages go back after 10 ms below the default budget, after a second at and above it", () => {
@@ -148,7 +151,7 @@ describe('the sizes a budget sets', () => {
     expect(config.sync.rows_in_memory).toBe(420_000);
     expect(config.accuracy.batch_points).toBe(5000);
     expect(loadConfig(file, NO_CGROUP, { memory: '300MB' }).warehouse.memory_limit).toBe('64MB');
-    expect(loadConfig(file, NO_CGROUP).accuracy.threads).toBe(threadsWithin('336MB'));
+    expect(loadConfig(file, NO_CGROUP).accuracy.threads).toBe(10);
     // the threads follow the limit in force, the file's when it sets one; threads it sets win
     expect(loadConfig(configFile('accuracy:\n  memory_limit: 40MB\n'), NO_CGROUP).accuracy.threads).toBe(1);
     expect(loadConfig(configFile('accuracy:\n  threads: 3\n'), NO_CGROUP, { memory: '256MB' }).accuracy.threads).toBe(

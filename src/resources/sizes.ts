@@ -56,7 +56,7 @@ export interface Sizes {
   allocatorDecayMs: number;
   /** DuckDB's memory_limit outside the steps, during a sync (and retention), while scoring. */
   duckdb: { warehouse: string; sync: string; accuracy: string };
-  /** DuckDB's threads while scoring (threadsWithin its memory_limit; null: one per core). */
+  /** DuckDB's threads while scoring (threadsWithin its memory_limit; null: one per core), at most one per core. */
   accuracyThreads: number | null;
   rows: RowSizes;
 }
@@ -129,12 +129,13 @@ function youngGenerationMb(scale: number): number {
 const MEMORY_PER_THREAD = 32 * 2 ** 20;
 
 /**
- * The threads a step's memory limit holds: one per MEMORY_PER_THREAD of it, at least one, at
- * most one per core; null (DuckDB's own, one per core) without a limit.
+ * The threads a step's memory limit holds: one per MEMORY_PER_THREAD of it, at least one; null
+ * (DuckDB's own, one per core) without a limit. The step runs at most one per core
+ * (accuracyStepSettings), so the count does not depend on the machine.
  */
-export function threadsWithin(memoryLimit: string | null, cores = availableParallelism()): number | null {
+export function threadsWithin(memoryLimit: string | null): number | null {
   if (memoryLimit === null) return null;
-  return Math.max(1, Math.min(cores, Math.floor(bytesIn(memoryLimit) / MEMORY_PER_THREAD)));
+  return Math.max(1, Math.floor(bytesIn(memoryLimit) / MEMORY_PER_THREAD));
 }
 
 export function sizesFor(budget: Budget): Sizes {
@@ -169,9 +170,16 @@ export function describeSizes(sizes: Sizes): string {
     (syncHeapFloorMb > 0 ? `old generation collected from ${syncHeapFloorMb}MiB syncing; ` : '') +
     `DuckDB's freed pages kept ${allocatorDecayMs} ms; ` +
     `DuckDB ${duckdb.warehouse} outside the steps, ${duckdb.sync} syncing, ${duckdb.accuracy} scoring ` +
-    `on ${accuracyThreads ?? 'one per core'} thread${accuracyThreads === 1 ? '' : 's'}; ` +
+    `on ${threadsText(accuracyThreads)}; ` +
     `rows in memory ${rows.syncInMemory}, batch points ${rows.accuracyBatchPoints}`
   );
+}
+
+/** Threads as a step runs them: at most one per core (accuracyStepSettings). */
+function threadsText(threads: number | null): string {
+  if (threads === null) return 'one thread per core';
+  const running = Math.min(threads, availableParallelism());
+  return `${running} thread${running === 1 ? '' : 's'}`;
 }
 
 /** The --max-old-space-size this process started with (bin/efsync.js's restart, or given), or null. */

@@ -4,6 +4,7 @@
 // of RAM and every core gets a thread with its own buffers, so a step's memory grew with the
 // warehouse and the machine; with one, DuckDB spills to `<writer file>.tmp/` instead. (What an
 // instance is created with, its own memory limit, UTC and unsigned extensions, is duckdb.ts's.)
+import { availableParallelism } from 'node:os';
 import { quoteLiteral } from './sql.js';
 
 /**
@@ -121,7 +122,8 @@ export function accuracyStepSettings({
 }) {
   return {
     memory_limit,
-    threads,
+    // more threads than cores only add buffers (config accuracy.threads, threadsWithin)
+    threads: threads === null ? null : Math.min(threads, availableParallelism()),
     checkpoint_threshold: ACCURACY_CHECKPOINT_THRESHOLD,
     allocator_bulk_deallocation_flush_threshold: ACCURACY_FLUSH_THRESHOLD,
   };
