@@ -85,7 +85,9 @@ describe.skipIf(!hasTmux)(titled('a terminal', 'tmux', hasTmux), () => {
 
   it('prints log lines above the progress bar, which stays at the bottom', async () => {
     const run = terminal([process.execPath, builtChild('test/fixtures/progress-terminal.ts')]);
-    const shown = (await run.until(/second warning/)).trimEnd().split('\n');
+    // The warning and the bar drawn again below it are two writes (stderr, then stdout): the
+    // screen is read once both are on it.
+    const shown = (await run.until(/second warning\n.*\[.+\] 2\/3/)).trimEnd().split('\n');
     expect(shown.slice(-3)).toEqual([
       expect.stringMatching(/^\d\d:\d\d:\d\d WARN {2}first warning {2}siteId=s1$/),
       expect.stringMatching(/^\d\d:\d\d:\d\d WARN {2}second warning$/),
