@@ -1,6 +1,7 @@
 // A real night (the embedded emulator's demo sites, two days deep) under a memory budget given
 // by --memory, and under one read from a cgroup's limit (EFSYNC_CGROUP_ROOT, a folder shaped as
-// /sys/fs/cgroup): each exits 0, the log line after `run started` says the sizes it took, and `efsync status`
+// /sys/fs/cgroup), one below the smallest budget among them: each exits 0, the log line after `run
+// started` says the sizes it took (and warns of a limit below the smallest), and `efsync status`
 // shows the same. The budget's sources and arithmetic: memory-budget.test.ts.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -30,8 +31,13 @@ async function night(args: string[], env: Record<string, string>) {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
-    .find((entry) => String(entry.msg).startsWith('memory budget'));
-  return { stdout: ran.stdout, started, status: JSON.parse(status.stdout) };
+    .filter((entry) => String(entry.msg).includes('memory budget'));
+  return {
+    stdout: ran.stdout,
+    started: started.find((entry) => String(entry.msg).startsWith('memory budget')),
+    warned: started.filter((entry) => entry.level === 40).map((entry) => String(entry.msg)),
+    status: JSON.parse(status.stdout),
+  };
 }
 
 describe('a night under a memory budget', () => {
@@ -68,6 +74,21 @@ describe('a night under a memory budget', () => {
       duckdb: { warehouse: '119MB', sync: '119MB', accuracy: '178MB' },
       accuracyThreads: 5,
     });
+    expect(status.memory).toEqual(started.memory);
+  });
+
+  it("a cgroup's limit below the smallest budget (200 MiB): sized as the smallest, the run warns, the night exits 0", async () => {
+    const cgroup = tempDir();
+    writeFileSync(join(cgroup, 'memory.max'), `${200 * 2 ** 20}\n`);
+    const { stdout, started, warned, status } = await night([], { EFSYNC_CGROUP_ROOT: cgroup });
+    expect(stdout).toMatch(/nightly run \S+: ok \(exit 0\)/);
+    expect(started.memory).toMatchObject({
+      budget: { bytes: 209_715_200, source: 'cgroup' },
+      heapMb: 77,
+      duckdb: { warehouse: '26MB', sync: '26MB', accuracy: '38MB' },
+      accuracyThreads: 1,
+    });
+    expect(warned).toEqual([expect.stringContaining('is below the smallest efsync sizes itself for, 228MB')]);
     expect(status.memory).toEqual(started.memory);
   });
 });

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchSizesFor } from '../src/cli/heap.js';
 import { Config, loadConfig, sizesOf } from '../src/config.js';
-import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget } from '../src/resources/budget.js';
-import { sizesFor, threadsWithin } from '../src/resources/sizes.js';
+import { cgroupLimit, DEFAULT_BUDGET, parseSize, resolveBudget, SMALLEST_BUDGET } from '../src/resources/budget.js';
+import { belowSmallest, describeSizes, sizesFor, threadsWithin } from '../src/resources/sizes.js';
 import { runJob } from '../src/runner/run.js';
 import { quietLog, testJob } from './fixtures/runner-setup.js';
 import { tempDir } from './sync-support.js';
@@ -164,6 +164,24 @@ describe('the sizes a budget sets', () => {
     expect(() => loadConfig(file, NO_CGROUP)).toThrow(
       `${file}:4:11: resources.memory: not a size such as 256MB or 1GB: "2 GB please"`,
     );
+  });
+
+  it("a cgroup's limit below the smallest budget: the smallest budget's sizes, and a warning that says so", () => {
+    const smallest = sizesFor({ bytes: SMALLEST_BUDGET, source: '--memory' });
+    const pod = { EFSYNC_CGROUP_ROOT: cgroup(2, String(128 * 2 ** 20)) }; // a pod's 128Mi
+    const budget = resolveBudget({ configured: null }, pod);
+    expect(budget).toEqual({ bytes: 134_217_728, source: 'cgroup' });
+    const sizes = sizesFor(budget);
+    expect({ ...sizes, budget: null }).toEqual({ ...smallest, budget: null });
+    expect(sizes.heapMb).toBe(77);
+    expect(sizes.duckdb).toEqual({ warehouse: '26MB', sync: '26MB', accuracy: '38MB' });
+    expect(launchSizesFor(['run', 'nightly'], pod)).toMatchObject({ heapMb: 77, semiSpaceMb: 8 });
+    expect(describeSizes(sizes)).toContain('memory budget 134MB (cgroup, sized as 228MB, the smallest): V8 heap 77MiB');
+    expect(belowSmallest(budget)).toBe(
+      'the memory budget, 134MB (cgroup), is below the smallest efsync sizes itself for, 228MB: sized as for 228MB, ' +
+        'it may meet the limit and be stopped by the kernel; a limit of 228MB or more runs within it',
+    );
+    expect(belowSmallest(smallest.budget)).toBeNull();
   });
 
   it("the launcher's heap cap and young generation are the budget's, from the same flags, variable and config", () => {

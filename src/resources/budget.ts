@@ -105,7 +105,8 @@ function readOrNull(file: string): string | null {
 /**
  * The budget by precedence: the flag, the variable, the config (already parsed and checked by
  * its schema, in bytes or null), the cgroup, the default. A cgroup limit below the smallest
- * budget is taken as it is: it is the limit the process lives under, not a choice.
+ * budget is taken as it is, the limit the process lives under, not a choice; its sizes are the
+ * smallest budget's (sizesFor).
  */
 export function resolveBudget(
   sources: { flag?: string; configured: number | null },

@@ -4,7 +4,7 @@
 // budget leaves past the process itself (PROCESS_BYTES), so that the same work takes the same
 // share of what any budget leaves for work; docs/warehouse.md, "Memory budget".
 import { availableParallelism } from 'node:os';
-import { type Budget, bytesIn, DEFAULT_BUDGET, PROCESS_BYTES } from './budget.js';
+import { type Budget, bytesIn, DEFAULT_BUDGET, PROCESS_BYTES, SMALLEST_BUDGET } from './budget.js';
 
 /**
  * The bounds, in rows, of the pieces of work that DuckDB's memory limits must hold: each keeps
@@ -138,8 +138,16 @@ export function threadsWithin(memoryLimit: string | null): number | null {
   return Math.max(1, Math.floor(bytesIn(memoryLimit) / MEMORY_PER_THREAD));
 }
 
+/**
+ * The sizes a budget sets. A budget below the smallest (only a cgroup's limit can be: the flag,
+ * the variable and the config refuse one) gets the smallest budget's sizes: below it the process
+ * itself takes nearly all of the budget, and sizes in proportion to what is left would be a
+ * V8 heap and DuckDB limits no command runs in. Such a process works in its smallest pieces and
+ * may still meet the kernel's limit (belowSmallest says so).
+ */
 export function sizesFor(budget: Budget): Sizes {
-  const scale = (budget.bytes - PROCESS_BYTES) / (DEFAULT_BUDGET - PROCESS_BYTES);
+  const sized = Math.max(budget.bytes, SMALLEST_BUDGET);
+  const scale = (sized - PROCESS_BYTES) / (DEFAULT_BUDGET - PROCESS_BYTES);
   const scaled = (value: number) => Math.max(1, Math.round(value * scale));
   const megabytes = (mb: number) => `${scaled(mb)}MB`;
   const { warehouse, sync, accuracy } = AT_DEFAULT.duckdbMb;
@@ -159,12 +167,31 @@ export function sizesFor(budget: Budget): Sizes {
 /** The sizes at the default budget: what a warehouse opened with no budget of its own uses. */
 export const DEFAULT_SIZES = sizesFor({ bytes: DEFAULT_BUDGET, source: 'default' });
 
+/**
+ * What to warn of when the budget is below the smallest (a cgroup's limit): efsync is sized as for
+ * the smallest budget and may be stopped by the kernel at the cgroup's limit; null otherwise.
+ */
+export function belowSmallest(budget: Budget): string | null {
+  if (budget.bytes >= SMALLEST_BUDGET) return null;
+  return (
+    `the memory budget, ${megabytesText(budget.bytes)} (${budget.source}), is below the smallest efsync sizes itself for, ` +
+    `${megabytesText(SMALLEST_BUDGET)}: sized as for ${megabytesText(SMALLEST_BUDGET)}, it may meet the limit and be stopped by the kernel; ` +
+    `a limit of ${megabytesText(SMALLEST_BUDGET)} or more runs within it`
+  );
+}
+
+function megabytesText(bytes: number): string {
+  return `${Math.round(bytes / 1e6)}MB`;
+}
+
 /** The sizes in one line, for `efsync status` and the log line after a run's `run started`. */
 export function describeSizes(sizes: Sizes): string {
   const { budget, heapMb, semiSpaceMb, syncHeapFloorMb, allocatorDecayMs, duckdb, accuracyThreads, rows } = sizes;
   const cap = heapCapOfThisProcess();
   return (
-    `memory budget ${Math.round(budget.bytes / 1e6)}MB (${budget.source}): ` +
+    `memory budget ${megabytesText(budget.bytes)} (${budget.source}` +
+    (budget.bytes < SMALLEST_BUDGET ? `, sized as ${megabytesText(SMALLEST_BUDGET)}, the smallest` : '') +
+    '): ' +
     `V8 heap ${heapMb}MiB (this process: ${cap === null ? 'uncapped, Node before 22.15' : `${cap}MiB`}), ` +
     `young generation 2x${semiSpaceMb}MiB, ` +
     (syncHeapFloorMb > 0 ? `old generation collected from ${syncHeapFloorMb}MiB syncing; ` : '') +

@@ -18,7 +18,7 @@
  */
 import type { RequestObserver } from '../api/client.js';
 import { type LoadedConfig, sizesOf } from '../config.js';
-import { describeSizes } from '../resources/sizes.js';
+import { belowSmallest, describeSizes } from '../resources/sizes.js';
 import type { Job, JobContext, JobOptions } from '../job.js';
 import { createLogger, newRunId, runLogger, type Logger } from '../log.js';
 import { EXIT, type ExitCode, type Failure, type JobOutcome, type Outcome } from '../outcome.js';
@@ -198,6 +198,8 @@ export async function runJob(job: Job, opts: RunJobOptions): Promise<RunResult> 
     log.info({ trigger, scheduledFor: opts.scheduledFor, attempt }, 'run started');
     const memory = sizesOf(opts.config);
     log.info({ memory }, describeSizes(memory));
+    const tooSmall = belowSmallest(memory.budget);
+    if (tooSmall) log.warn({ budget: memory.budget }, tooSmall);
     // Stopped hard (a second signal): the statement in flight is interrupted (a long accuracy
     // pass or merge would otherwise hold the exit for minutes) and its site rolls back; the
     // ledger says so at once, on a connection of its own, and the next run publishes it. The

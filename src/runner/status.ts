@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { type LoadedConfig, sizesOf } from '../config.js';
-import { describeSizes, type Sizes } from '../resources/sizes.js';
+import { belowSmallest, describeSizes, type Sizes } from '../resources/sizes.js';
 import { holderAlive, type LockHolder } from '../warehouse/lock.js';
 import { Warehouse } from '../warehouse/warehouse.js';
 import { formatExactInstant, formatInZone } from '../time.js';
@@ -327,6 +327,8 @@ export function formatStatus(status: Status): string[] {
   const lines: string[] = [];
   lines.push(`warehouse ${status.warehouse}${status.published ? '' : ' (nothing published yet)'}`);
   lines.push(describeSizes(status.memory));
+  const tooSmall = belowSmallest(status.memory.budget);
+  if (tooSmall) lines.push(`warning: ${tooSmall}`);
   if (status.writing) {
     const w = status.writing;
     lines.push(
