@@ -27,15 +27,15 @@ async function night(args: string[], env: Record<string, string>) {
     env: childEnv,
   });
   const status = await run(process.execPath, [BIN, 'status', '--json', ...common], { cwd: dir, env: childEnv });
-  const started = ran.stderr
+  const budgetLines = ran.stderr
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
     .filter((entry) => String(entry.msg).includes('memory budget'));
   return {
     stdout: ran.stdout,
-    started: started.find((entry) => String(entry.msg).startsWith('memory budget')),
-    warned: started.filter((entry) => entry.level === 40).map((entry) => String(entry.msg)),
+    started: budgetLines.find((entry) => String(entry.msg).startsWith('memory budget')),
+    warned: budgetLines.filter((entry) => entry.level === 40).map((entry) => String(entry.msg)),
     status: JSON.parse(status.stdout),
   };
 }
