@@ -33,6 +33,14 @@ describe('the built command', () => {
     expect(JSON.parse(stdout)).toEqual([{ n: 4 }]);
   });
 
+  it("prints the package's version, from any folder", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const { stdout } = await run(process.execPath, [BIN, flag], { cwd: tempDir(), env: ENV });
+      expect(stdout).toBe(`${version}\n`);
+    }
+  });
+
   it('refuses a memory budget that is not a size, naming the variable', async () => {
     const failed = await run(process.execPath, [BIN, 'status', '--db', join(tempDir(), 'w.duckdb')], {
       cwd: ROOT,

@@ -29,6 +29,15 @@ describe('the command table', () => {
     expect(names(runner)).toEqual(['run', 'schedule', 'status', 'config']);
   });
 
+  it('registers none for --version alone, and the named one beside it', async () => {
+    const none = program();
+    await registerCommands(none, ['--version']);
+    expect(names(none)).toEqual([]);
+    const one = program();
+    await registerCommands(one, ['sync', '--version']);
+    expect(names(one)).toEqual(['sync']);
+  });
+
   it('registers them all for help and for a name that is no command, so commander can list them', async () => {
     for (const args of [[], ['help', 'sync'], ['synk']]) {
       const all = program();

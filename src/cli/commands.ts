@@ -30,9 +30,11 @@ export const COMMANDS: readonly { names: readonly string[]; load: () => Promise<
 /**
  * Registers on `program` the command that `args` (the arguments after the script) names, or
  * every command when they name none of them (help, a mistyped name): commander then lists them.
+ * `--version` with no command needs none.
  */
 export async function registerCommands(program: Command, args: readonly string[]): Promise<void> {
   const name = commandName(args, program);
+  if (name === undefined && args.some((arg) => arg === '--version' || arg === '-V')) return;
   const named = COMMANDS.find((c) => c.names.includes(name ?? ''));
   for (const register of await Promise.all((named ? [named] : COMMANDS).map((c) => c.load()))) register(program);
 }

@@ -6,6 +6,7 @@ import { installSignalHandler } from '../runner/signals.js';
 import { commanderExit, outliveGoneReaders } from './boundary.js';
 import { registerCommands } from './commands.js';
 import { LOG_FORMATS, setLogOutput, type LogFormat } from '../log.js';
+import { packageVersion } from '../package.js';
 
 installSignalHandler();
 outliveGoneReaders();
@@ -13,6 +14,7 @@ outliveGoneReaders();
 const program = new Command()
   .name('efsync')
   .description('Sync an energy forecasting service into a DuckDB warehouse, push capacity, score forecasts')
+  .version(packageVersion(), '-V, --version', 'print the version of efsync')
   .option('--debug', 'print the stack trace of an error (it is always in the JSON log)')
   .addOption(
     new Option(

@@ -5,20 +5,11 @@
 // compiler at install) or DuckDB will not load it, the statistics run in SQL (the same values,
 // about 2.5x the time) and the C heap keeps the free memory it would have trimmed.
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../package.js';
 import { quoteLiteral } from './sql.js';
 
-/**
- * The package's root: the first folder up from this module (in src/ or dist/src/) with a
- * package.json; the filesystem's root if none has one (then no extension is found).
- */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
-}
-
+/** Where the build puts the extension, under the package's root (no root found: no extension). */
 export const NATIVE_EXTENSION_PATH = join(packageRoot(), 'dist', 'native', 'efsync.duckdb_extension');
 
 /** A database's statements: a Warehouse, metrics.ts's SqlRunner, or a DuckDB connection. */
