@@ -10,7 +10,17 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 
 /** What every part may import: the building blocks that import nothing of any part. */
-const SHARED = ['time.ts', 'fault.ts', 'yaml.ts', 'log.ts', 'human-log.ts', 'progress.ts', 'outcome.ts', 'errors.ts', 'package.ts'];
+const SHARED = [
+  'time.ts',
+  'fault.ts',
+  'yaml.ts',
+  'log.ts',
+  'human-log.ts',
+  'progress.ts',
+  'outcome.ts',
+  'errors.ts',
+  'package.ts',
+];
 
 /** Every domain part: what the command line may import, and the bench with the jobs besides. */
 const BELOW_CLI = [
