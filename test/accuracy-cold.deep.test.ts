@@ -3,7 +3,8 @@
 // reads exactly the rows a warehouse keeping every day hot holds. The nightly incremental score's
 // ledger equals a full alignment row for row, and its metrics equal a full score's and those of
 // the same warehouse with a 40-day hot window, to 1e-9; so does a full alignment in batches,
-// which moves each closed day of its ledger to the cold store as it goes. And at 100 sites, a 30-day nightly score
+// which moves each closed day of its ledger to the cold store as it goes, and a catch-up whose
+// first new days go cold as it aligns them. And at 100 sites, a 30-day nightly score
 // that reads 30 days of cold files scores inside the default accuracy.memory_limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectSameMetrics, ledgerRows } from './accuracy-support.js';
@@ -148,6 +149,23 @@ describe('accuracy over cold days', () => {
     );
     expect(Number(pairs)).toBe(full.ledger.length);
     // two warehouses synced twice and scored six times: ~2 minutes alone, twice that beside another file
+  }, 600_000);
+
+  it('a catch-up whose new days reach past the hot window scores them all, as --full does', async () => {
+    const config = configWithHotDays(3);
+    await syncAt([config], NOW);
+    expect((await score(config, NOW + MINUTE)).mode).toBe('full');
+    // five nights missed: the days after the ledger's window are aligned day by day, and those
+    // before the hot window's cutoff go to the cold store as each is done
+    const later = NOW + 5 * DAY + 2 * HOUR;
+    await syncAt([config], later);
+    const catchUp = await score(config, later + MINUTE);
+    expect(catchUp.mode).toBe('incremental');
+    expect(catchUp.hotClosedDays).toBe(0);
+    const full = await score(config, later + MINUTE, true, 200);
+    expect(full.mode).toBe('full');
+    expect(catchUp.ledger).toEqual(full.ledger);
+    expectSameMetrics(catchUp.rows, full.rows);
   }, 600_000);
 });
 

@@ -1029,7 +1029,8 @@ function dayText(dayMs: number): string {
   return new Date(dayMs).toISOString().slice(0, 10);
 }
 
-function parseDay(day: string): number {
+/** The epoch ms of a UTC day written YYYY-MM-DD (MovedDay's day). */
+export function parseDay(day: string): number {
   const ms = Date.parse(`${day}T00:00:00Z`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(ms))
     throw new Error(`cold store: day ${day}: expected YYYY-MM-DD`);

@@ -158,12 +158,17 @@ export function statsKeeper(
     async settled() {
       if (incremental) await compactRemoved(wh);
     },
-    async done(fromPid) {
+    async done({ fromPid, coldFromMs }) {
       const engine = await statsEngine(wh);
       if (incremental) {
-        // A run writes its pairs to the hot table: read through the ledger's view, each slice
-        // would open every cold file of the window to find none there.
-        const added = `(SELECT * FROM ${await wh.cold.hotTable(meta.ledgerPairs)} WHERE pid >= ${fromPid})`;
+        // The hot table, and the cold days the run wrote (a catch-up's days before the hot
+        // window): read through the ledger's view, each slice would open every cold file of the
+        // window to find none there.
+        const written =
+          coldFromMs === null
+            ? await wh.cold.hotTable(meta.ledgerPairs)
+            : await wh.cold.between(meta.ledgerPairs, coldFromMs, null);
+        const added = `(SELECT * FROM ${written} WHERE pid >= ${fromPid})`;
         await listChanges(wh, options, { ...sliced, engine }, added, writeState);
       } else {
         await wh.transaction(async () => {

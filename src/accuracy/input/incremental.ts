@@ -7,7 +7,7 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { CURRENT } from '../../warehouse/cold.js';
+import { CURRENT, parseDay, type MovedDay } from '../../warehouse/cold.js';
 import {
   dateOfEpochDay,
   digestPerSiteSql,
@@ -69,9 +69,16 @@ export interface LedgerListener {
   settled(): Promise<void>;
   /**
    * Every batch is in and the ledger's state written, outside any transaction (the listener runs
-   * its own, and writes its state): the new pairs are those from `fromPid` on.
+   * its own, and writes its state): the new pairs are those from `added.fromPid` on, in the hot
+   * tables and in the cold days from `added.coldFromMs` on (null: the run wrote no cold day).
    */
-  done(fromPid: number): Promise<void>;
+  done(added: AddedPairs): Promise<void>;
+}
+
+/** Where a refresh's new pairs are: pids from `fromPid` on, hot, and cold from `coldFromMs` (a UTC day) on. */
+export interface AddedPairs {
+  fromPid: number;
+  coldFromMs: number | null;
 }
 
 export interface LedgerRefresh {
@@ -712,6 +719,8 @@ interface BatchProgress {
   batches: number;
   /** Ledger pairs deleted since the last checkpoint (settleBatch). */
   deleted: number;
+  /** The first UTC day of the ledger the run wrote to the cold store (null: none). */
+  coldFromMs: number | null;
 }
 
 /**
@@ -1047,8 +1056,18 @@ async function alignDayGroups(wh: Warehouse, run: BatchRun, groups: readonly Day
       await run.saveUpTo(group.to);
       faultPoint('accuracy-group');
     }
-    await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
+    const moved = await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
+    noteColdDays(run.progress, moved);
     await handBackPool(wh);
+  }
+}
+
+/** Keeps the first day of the ledger's pairs a run wrote to the cold store, where its statistics find them. */
+function noteColdDays(progress: BatchProgress, written: readonly MovedDay[]): void {
+  for (const { table, day } of written) {
+    const dayMs = parseDay(day);
+    if (table === LEDGER_PAIRS && (progress.coldFromMs === null || dayMs < progress.coldFromMs))
+      progress.coldFromMs = dayMs;
   }
 }
 
@@ -1106,7 +1125,7 @@ export async function refreshLedger(
   const incremental = kept ? await markChanges(wh, kept, reach) : null;
   // pids stay unique while old and new pairs sit side by side between batches
   const base = await pidAfter(wh, old?.nextPid ?? 0);
-  const progress: BatchProgress = { base, aligned: 0, batches: 0, deleted: 0 };
+  const progress: BatchProgress = { base, aligned: 0, batches: 0, deleted: 0, coldFromMs: null };
   // A batch numbers its pairs from 1 past the pids before it (applyBatch), so every pid the run
   // added lies at or below base + aligned: known here, where a read of them would open every
   // cold file the run has written so far, once per day group.
@@ -1142,7 +1161,7 @@ export async function refreshLedger(
       skipped,
     };
   });
-  await meta.listener?.done(base);
+  await meta.listener?.done({ fromPid: base, coldFromMs: progress.coldFromMs });
   return refresh;
 }
 
