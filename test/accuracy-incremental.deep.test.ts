@@ -321,53 +321,69 @@ describe('incremental accuracy', () => {
     expectSameJson(again.stdout, full.stdout);
   }, 180_000);
 
-  it('a run killed after a day group of its alignment leaves the next one those days to refresh and the rest to align, as --full does', async () => {
-    const { config, configFile, window, accuracy } = await smallBatches('efsync-accuracy-killed-group-', 3);
-    // the ledger's saved window end, its pairs (through the cold store) and those from `from` on
-    const ledger = async (from?: number) => {
-      const wh = await Warehouse.open({ path: config.warehouse.path });
-      try {
-        const [{ to }] = await wh.all<{ to: number }>(
-          'SELECT epoch_ms(window_to)::DOUBLE AS to FROM accuracy_ledger_state',
-        );
-        const rows = await ledgerRows(wh);
-        const [{ n }] = await wh.cold.withHistory(undefined, () =>
-          wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM accuracy_pairs WHERE epoch_ms(valid_time) >= ${from ?? to}`),
-        );
-        return { to, pairs: rows.length, distinct: new Set(rows).size, past: Number(n) };
-      } finally {
-        await wh.close();
-      }
-    };
+  // The days before the hot window go to their cold files from a spool once their group is in
+  // (none of their pairs in the ledger before); the others' pairs go to the hot tables batch by batch.
+  // (the CLI's clock is the machine's, days or years after the tests' NOW)
+  it.each([
+    { days: 'in the hot tables', hotWindow: `${Math.ceil((Date.now() - NOW) / DAY) + 10}d`, leftPast: true },
+    { days: 'spooled to the cold store', hotWindow: '8d', leftPast: false },
+  ])(
+    'a run killed after a day group of its alignment leaves the next one those days to refresh and the rest to align, as --full does: its days $days',
+    async ({ hotWindow, leftPast }) => {
+      const { config, configFile, window, accuracy } = await smallBatches(
+        'efsync-accuracy-killed-group-',
+        3,
+        hotWindow,
+      );
+      // the ledger's saved window end, its pairs (through the cold store) and those from `from` on
+      const ledger = async (from?: number) => {
+        const wh = await Warehouse.open({ path: config.warehouse.path });
+        try {
+          const [{ to }] = await wh.all<{ to: number }>(
+            'SELECT epoch_ms(window_to)::DOUBLE AS to FROM accuracy_ledger_state',
+          );
+          const rows = await ledgerRows(wh);
+          const [{ n }] = await wh.cold.withHistory(undefined, () =>
+            wh.all<{ n: bigint }>(
+              `SELECT count(*) AS n FROM accuracy_pairs WHERE epoch_ms(valid_time) >= ${from ?? to}`,
+            ),
+          );
+          return { to, pairs: rows.length, distinct: new Set(rows).size, past: Number(n) };
+        } finally {
+          await wh.close();
+        }
+      };
 
-    // the first day's pairs in and saved (a batch per site), the second day's first batch committed
-    const [{ sites }] = await query<{ sites: bigint }>(config.warehouse.path, 'SELECT count(*) AS sites FROM sites');
-    const kill = `accuracy-batch:${Number(sites) + 1}`;
-    expect((await efsync(['accuracy', '--config', configFile, ...window], kill)).signal).toBe('SIGKILL');
-    const first = await ledger();
-    expect(first.to).toBeLessThan(NOW);
-    expect(first.to).toBeGreaterThan(NOW - 3 * DAY);
-    expect(first.past).toBeGreaterThan(0);
-    // new vintages and actuals; then the next run stopped so too, after its first day group
-    await syncAt(config, NOW + 3 * HOUR);
-    expect((await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-group')).signal).toBe('SIGKILL');
-    const second = await ledger();
-    expect(second.to).toBeGreaterThan(first.to);
-    // the pairs the first left past its saved window gave way to those aligned again
-    expect(second.pairs).toBe(second.distinct);
-    const next = await accuracy();
-    expect(next.code).toBe(0);
-    const [, aligned] = /pairs: incremental, (\d+) aligned, \d+ scored; statistics: full/.exec(next.stderr)!;
-    expect(await ledger()).toMatchObject({ to: NOW, past: 0 });
-    const full = await accuracy('--full');
-    expect(full.code).toBe(0);
-    // nothing changed since the second began: the days it saved are not aligned again
-    expect(Number(aligned)).toBe((await ledger(second.to)).past);
-    expectSameJson(next.stdout, full.stdout);
-    const again = await accuracy();
-    expect(again.stderr).toMatch(/pairs: incremental, 0 aligned/);
-    expectSameJson(again.stdout, full.stdout);
-  }, 240_000);
+      // the first day's pairs in and saved (a batch per site), the second day's first batch committed
+      const [{ sites }] = await query<{ sites: bigint }>(config.warehouse.path, 'SELECT count(*) AS sites FROM sites');
+      const kill = `accuracy-batch:${Number(sites) + 1}`;
+      expect((await efsync(['accuracy', '--config', configFile, ...window], kill)).signal).toBe('SIGKILL');
+      const first = await ledger();
+      expect(first.to).toBeLessThan(NOW);
+      expect(first.to).toBeGreaterThan(NOW - 3 * DAY);
+      expect(first.past > 0).toBe(leftPast);
+      // new vintages and actuals; then the next run stopped so too, after its first day group
+      await syncAt(config, NOW + 3 * HOUR);
+      expect((await efsync(['accuracy', '--config', configFile, ...window], 'accuracy-group')).signal).toBe('SIGKILL');
+      const second = await ledger();
+      expect(second.to).toBeGreaterThan(first.to);
+      // the pairs the first left past its saved window gave way to those aligned again
+      expect(second.pairs).toBe(second.distinct);
+      const next = await accuracy();
+      expect(next.code).toBe(0);
+      const [, aligned] = /pairs: incremental, (\d+) aligned, \d+ scored; statistics: full/.exec(next.stderr)!;
+      expect(await ledger()).toMatchObject({ to: NOW, past: 0 });
+      const full = await accuracy('--full');
+      expect(full.code).toBe(0);
+      // nothing changed since the second began: the days it saved are not aligned again
+      expect(Number(aligned)).toBe((await ledger(second.to)).past);
+      expectSameJson(next.stdout, full.stdout);
+      const again = await accuracy();
+      expect(again.stderr).toMatch(/pairs: incremental, 0 aligned/);
+      expectSameJson(again.stdout, full.stdout);
+    },
+    240_000,
+  );
 
   it('a run killed in its statistics leaves the next one the days still pending: its ledger incremental, the same scores as --full', async () => {
     const { config, configFile, window, accuracy } = await smallBatches('efsync-accuracy-killed-stats-', 3);
@@ -558,13 +574,15 @@ describe('incremental accuracy', () => {
  * A warehouse synced at NOW whose config scores each site a batch of its own (each day a day
  * group, each day's statistics a run), the last `days` days' window, and the CLI's accuracy in it.
  */
-async function smallBatches(prefix: string, days: number) {
+/** A synced warehouse and a config aligning a site at a time, keeping `hotWindow` hot (default: the config's). */
+async function smallBatches(prefix: string, days: number, hotWindow?: string) {
   const dir = tempDir(prefix);
   const config = testConfig({ dir, url: served.emu.url });
   await syncAt(config, NOW);
   const configFile = writeConfigFile(dir, { dir, url: served.emu.url });
-  const written = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
-  writeFileSync(configFile, JSON.stringify({ ...written, accuracy: { batch_points: 1 } }));
+  const written = JSON.parse(readFileSync(configFile, 'utf8')) as { warehouse: Record<string, unknown> };
+  const warehouse = hotWindow ? { ...written.warehouse, hot_window: hotWindow } : written.warehouse;
+  writeFileSync(configFile, JSON.stringify({ ...written, warehouse, accuracy: { batch_points: 1 } }));
   const window = ['--from', new Date(NOW - days * DAY).toISOString(), '--to', new Date(NOW).toISOString()];
   const accuracy = (...args: string[]) => efsync(['accuracy', '--config', configFile, '--json', ...window, ...args]);
   return { config, configFile, window, accuracy };

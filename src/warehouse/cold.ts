@@ -79,6 +79,12 @@ export const COLD_TABLES: readonly ColdTable[] = [
   { name: 'accuracy_pair_quantiles', key: ['pid', 'level'], hotWins: false },
 ];
 
+/** The order of the rows of `table`'s cold files (ColdTable.order, else its key). */
+export function coldOrder(table: string): readonly string[] {
+  const spec = coldTable(table);
+  return spec.order ?? spec.key;
+}
+
 /** The name a series table with cold files has in the published file; the table's name is its view. */
 export function hotNameOf(table: string): string {
   return `${table}_hot`;
@@ -618,7 +624,7 @@ export class ColdStore {
    * `day.prepare` run before it; returns the rows in it. A table without `sliceBy` is one slice.
    */
   private async sortInto(table: ColdTable, counted: string, day: SlicedRows): Promise<number> {
-    const order = (table.order ?? table.key).map(quoteIdentifier).join(', ');
+    const order = coldOrder(table.name).map(quoteIdentifier).join(', ');
     await this.db.run(`CREATE OR REPLACE TEMP TABLE ${SORTED} AS SELECT * FROM ${counted} LIMIT 0`);
     let rows = 0;
     for (const slice of await this.slicesOf(table, counted)) rows += await this.sortSlice(table, slice, day, order);
@@ -665,34 +671,63 @@ export class ColdStore {
 
   /**
    * Writes the rows of SORTED (sortInto; `hasRows` false: the day is to be emptied) to a new
-   * generation's file in their order, sorted by the key (so row-group min/max let a reader skip
-   * other sites), fsyncs it and drops SORTED. Not yet committed: a kill from here to commit()
-   * leaves a file no row names.
+   * generation's file (writeFile) and drops SORTED.
    */
   private async writeDay(table: ColdTable, dayMs: number, hasRows: boolean): Promise<Written> {
+    const written = await this.writeFile(table, dayMs, hasRows ? SORTED : null);
+    await this.db.run(`DROP TABLE IF EXISTS ${SORTED}`);
+    return written;
+  }
+
+  /**
+   * Writes the rows of `source` (a relation in the file's order, sorted by the key, so that
+   * row-group min/max let a reader skip other sites; null: the day is to be emptied) to a new
+   * generation's file in that order, and fsyncs it. Not yet committed: a kill from here to
+   * commit() leaves a file no row names.
+   */
+  private async writeFile(table: ColdTable, dayMs: number, source: string | null): Promise<Written> {
     const day = dayText(dayMs);
     const [{ generation }] = await this.db.all<{ generation: number }>(
       `SELECT coalesce(max(generation), 0) + 1 AS generation FROM cold_files WHERE table_name = $1 AND day = CAST($2 AS DATE)`,
       [table.name, day],
     );
-    if (!hasRows) {
-      await this.db.run(`DROP TABLE IF EXISTS ${SORTED}`);
-      return { day, generation, file: null, rows: 0, bytes: 0 };
-    }
+    if (source === null) return { day, generation, file: null, rows: 0, bytes: 0 };
     const file = `${table.name}/${day}.g${generation}-${randomUUID().slice(0, 8)}.parquet`;
     const path = this.absolute(file);
     mkdirSync(dirname(path), { recursive: true });
-    // one thread keeps the table's order: no sort of the whole day
+    // one thread keeps the relation's order: no sort of the whole day
     const count = await withOneThread(this.db, () =>
       this.db.changed(
-        `COPY (SELECT * FROM ${SORTED}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${COLD_ROW_GROUP_ROWS})`,
+        `COPY (SELECT * FROM ${source}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${COLD_ROW_GROUP_ROWS})`,
       ),
     );
-    await this.db.run(`DROP TABLE ${SORTED}`);
     fsyncPath(path, 'r');
     fsyncPath(dirname(path), 'r');
     faultPoint('cold-write');
     return { day, generation, file, rows: count, bytes: statSync(path).size };
+  }
+
+  /**
+   * Writes days that have no hot rows straight to new generations of their cold files, made
+   * current in one transaction (a day's current file, if any, superseded: nothing is merged):
+   * `rows(dayMs)` is a day's rows already in their file's order (a full alignment's spool of the
+   * ledger), so nothing is sorted. A day with no row gets no file.
+   */
+  async writeDays(
+    table: string,
+    days: readonly number[],
+    rows: (dayMs: number) => string,
+    nowMs: number,
+  ): Promise<MovedDay[]> {
+    const spec = coldTable(table);
+    const written: Written[] = [];
+    for (const dayMs of days) {
+      const day = await this.writeFile(spec, dayMs, rows(dayMs));
+      if (day.rows > 0) written.push(day);
+      else rmSync(this.absolute(day.file!), { force: true });
+    }
+    await this.commit(spec, written, nowMs);
+    return written.map((w) => ({ table: spec.name, day: w.day, rows: w.rows }));
   }
 
   /** In one transaction: each written day's current file superseded and its new one recorded as current. */

@@ -409,10 +409,21 @@ export class Warehouse {
    * days as it completes them).
    */
   async moveClosedDays(only?: { tables: readonly string[]; before: number }): Promise<MovedDay[]> {
+    const cutoff = this.coldCutoff();
+    if (cutoff === null) return [];
+    const before = Math.min(cutoff, only?.before ?? Number.POSITIVE_INFINITY);
+    return this.exclusive(() => this.cold.moveClosedDays(before, this.coldSettings.now(), only?.tables));
+  }
+
+  /** The hot cutoff: days before it belong in the cold store (null: no hot window, none does). */
+  coldCutoff(): number | null {
     const { hotWindowMs, now } = this.coldSettings;
-    if (hotWindowMs === undefined) return [];
-    const cutoff = Math.min(hotCutoff(now(), hotWindowMs), only?.before ?? Number.POSITIVE_INFINITY);
-    return this.exclusive(() => this.cold.moveClosedDays(cutoff, now(), only?.tables));
+    return hotWindowMs === undefined ? null : hotCutoff(now(), hotWindowMs);
+  }
+
+  /** Writes days of `table` that have no hot rows straight to their cold files (ColdStore.writeDays). */
+  async writeColdDays(table: string, days: readonly number[], rows: (dayMs: number) => string): Promise<MovedDay[]> {
+    return this.exclusive(() => this.cold.writeDays(table, days, rows, this.coldSettings.now()));
   }
 
   /**

@@ -7,13 +7,15 @@
 // actuals and the settings in the fingerprint, so re-aligning exactly the pairs that any of
 // these touched leaves the ledger equal, row for row, to a full alignment (docs/accuracy.md,
 // "Incremental scoring").
-import { CURRENT, parseDay, type MovedDay } from '../../warehouse/cold.js';
+import { coldOrder, CURRENT, parseDay, type MovedDay } from '../../warehouse/cold.js';
+import { Spool } from '../../warehouse/spool.js';
 import {
   dateOfEpochDay,
   digestPerSiteSql,
   digestTextSql,
   epochDayOf,
   instantLiteral,
+  quoteIdentifier,
   quoteLiteral,
   sqlList,
 } from '../../warehouse/sql.js';
@@ -546,8 +548,9 @@ async function applyBatch(
   wh: Warehouse,
   range: string,
   base: number,
-  meta: { listener?: LedgerListener; now: number; full: boolean },
+  meta: { listener?: LedgerListener; now: number; full: boolean; spool?: LedgerSpool },
 ): Promise<number> {
+  if (meta.full && meta.spool) return spoolBatch(wh, meta.spool, base);
   const pairs = await wh.cold.hotTable(LEDGER_PAIRS);
   const quantiles = await wh.cold.hotTable(LEDGER_QUANTILES);
   return wh.transaction(async () => {
@@ -565,6 +568,64 @@ async function applyBatch(
     const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
     return Number(n);
   });
+}
+
+/**
+ * Where a full alignment's batches write a day group whose every day lies before the hot window
+ * (Warehouse.coldCutoff): spools of the ledger's pairs and quantile sets, whose days go straight
+ * to their cold files once the group is in (writeSpooledDays). Written to the hot tables instead,
+ * those pairs went through the WAL, the checkpoints that write it, and the move that reads and
+ * sorts them again: over half of a first score's alignment (docs/benchmarks.md, session 54).
+ */
+interface LedgerSpool {
+  pairs: Spool;
+  quantiles: Spool;
+}
+
+async function ledgerSpool(wh: Warehouse): Promise<LedgerSpool> {
+  const shape = async (table: string) => `FROM ${await wh.cold.hotTable(table)}`;
+  const pairs = await Spool.create(wh, 'ledger-pairs', await shape(LEDGER_PAIRS));
+  try {
+    return { pairs, quantiles: await Spool.create(wh, 'ledger-quantiles', await shape(LEDGER_QUANTILES)) };
+  } catch (error) {
+    pairs.drop();
+    throw error;
+  }
+}
+
+/**
+ * The batch's pairs and quantile sets (pids from `base`) added to the spool in their cold files'
+ * order: batches come in site order, so the files of a day read in turn are sorted as a move
+ * sorts them. Returns how many pairs were aligned.
+ */
+async function spoolBatch(wh: Warehouse, spool: LedgerSpool, base: number): Promise<number> {
+  const order = (table: string) => coldOrder(table).map(quoteIdentifier).join(', ');
+  await spool.pairs.add(
+    `SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE} ORDER BY ${order(LEDGER_PAIRS)}`,
+  );
+  await spool.quantiles.add(`SELECT q.pid + ${base} AS pid, q.level, q.q, p.valid_time
+    FROM ${QUANTILES_TABLE} q JOIN ${PAIRS_TABLE} p USING (pid) ORDER BY ${order(LEDGER_QUANTILES)}`);
+  const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
+  return Number(n);
+}
+
+/** `group` when it is whole UTC days inside `window`, all before the hot window; else null. */
+function wholeDaysToCold(wh: Warehouse, window: AlignOptions, group: DayGroup): Required<DayGroup> | null {
+  const { from, to } = group;
+  const cutoff = wh.coldCutoff();
+  if (from === undefined || to === undefined || cutoff === null || to > cutoff) return null;
+  if (from % DAY !== 0 || to % DAY !== 0) return null;
+  if ((window.from !== undefined && from < window.from) || (window.to !== undefined && to > window.to)) return null;
+  return { from, to };
+}
+
+/** The spooled days of `group` written to the ledger's cold files, quantile sets first, as rewriteLedgerDay does. */
+async function writeSpooledDays(wh: Warehouse, spool: LedgerSpool, group: Required<DayGroup>): Promise<MovedDay[]> {
+  const days = Array.from({ length: (group.to - group.from) / DAY }, (_, i) => group.from + i * DAY);
+  const ofDay = (relation: string) => (dayMs: number) =>
+    `(SELECT * FROM ${relation} WHERE ${inWindowSql('valid_time', dayMs, dayMs + DAY)})`;
+  await wh.writeColdDays(LEDGER_QUANTILES, days, ofDay(spool.quantiles.relation()));
+  return wh.writeColdDays(LEDGER_PAIRS, days, ofDay(spool.pairs.relation()));
 }
 
 /**
@@ -763,7 +824,7 @@ interface BatchRun {
   options: AlignOptions;
   incremental: Changes | null;
   progress: BatchProgress;
-  meta: { listener?: LedgerListener; now: number; signal?: AbortSignal };
+  meta: { listener?: LedgerListener; now: number; signal?: AbortSignal; spool?: LedgerSpool };
   /** Saves the ledger's state with its window ending at `to`: every pair before it is in. */
   saveUpTo: (to: number) => Promise<void>;
   /**
@@ -1048,18 +1109,44 @@ async function alignEveryDay(wh: Warehouse, run: BatchRun): Promise<void> {
  * incrementally and the rest to align, rather than everything again.
  */
 async function alignDayGroups(wh: Warehouse, run: BatchRun, groups: readonly DayGroup[]): Promise<void> {
-  const everyPairNew: BatchRun = { ...run, incremental: null };
   for (const [i, group] of groups.entries()) {
-    await alignBatches(wh, everyPairNew, await planGroupBatches(wh, run.options, group), group);
+    const spooled = await alignDayGroup(wh, run, group);
     if (group.to === undefined) continue;
     if (i < groups.length - 1) {
       await run.saveUpTo(group.to);
       faultPoint('accuracy-group');
     }
-    const moved = await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
-    noteColdDays(run.progress, moved);
+    if (!spooled) {
+      const moved = await wh.moveClosedDays({ tables: [LEDGER_PAIRS, LEDGER_QUANTILES], before: group.to });
+      noteColdDays(run.progress, moved);
+    }
     await handBackPool(wh);
   }
+}
+
+/**
+ * A day group's batches, every pair new to the ledger: into a spool whose days then go straight to
+ * their cold files (true) when the group is whole days of the run's window, before the hot
+ * window (days the ledger holds no pair of: a full alignment dropped its cold days, a tail's
+ * were dropped past the ledger's window), else into the hot tables.
+ */
+async function alignDayGroup(wh: Warehouse, run: BatchRun, group: DayGroup): Promise<boolean> {
+  const batches = await planGroupBatches(wh, run.options, group);
+  const everyPairNew: BatchRun = { ...run, incremental: null };
+  const days = wholeDaysToCold(wh, run.options, group);
+  if (days === null) {
+    await alignBatches(wh, everyPairNew, batches, group);
+    return false;
+  }
+  const spool = await ledgerSpool(wh);
+  try {
+    await alignBatches(wh, { ...everyPairNew, meta: { ...run.meta, spool } }, batches, group);
+    noteColdDays(run.progress, await writeSpooledDays(wh, spool, days));
+  } finally {
+    spool.pairs.drop();
+    spool.quantiles.drop();
+  }
+  return true;
 }
 
 /** Keeps the first day of the ledger's pairs a run wrote to the cold store, where its statistics find them. */
