@@ -1,8 +1,8 @@
 // A spool (src/warehouse/spool.ts): rows gathered a statement at a time as Parquet files beside
 // the writer file, read back with the shape's column types, by name whatever the warehouse's path
-// holds; a part whose statement fails leaves nothing; what a killed run spooled goes when the
-// warehouse opens again; and, the reason it exists, a few hundred parts hold nothing in DuckDB's
-// memory where a temp table's appends did.
+// holds; a part whose statement fails leaves nothing, and the last part can be taken back; what
+// a killed run spooled goes when the warehouse opens again; and, the reason it exists, a few
+// hundred parts hold nothing in DuckDB's memory where a temp table's appends did.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,6 +73,16 @@ describe('a spool', () => {
     await spool.add(`SELECT 'after', 2, 2`);
     expect(await wh.all(`SELECT key FROM ${spool.relation()}`)).toEqual([{ key: 'after' }]);
     expect(readdirSync(join(spoolFolderOf(wh.writerPath), 'parts'))).toHaveLength(2); // the empty first part and this one
+  });
+
+  it('takes back its last part, file and all, for a write to several spools that failed part way', async () => {
+    wh = await openTestWarehouse('spool-take-back');
+    const spool = await Spool.create(wh, 'parts', SHAPE);
+    await spool.add(`SELECT 'kept', 1, 1`);
+    await spool.add(`SELECT 'taken back', 2, 2`);
+    spool.removeLast();
+    expect(await wh.all(`SELECT key FROM ${spool.relation()}`)).toEqual([{ key: 'kept' }]);
+    expect(readdirSync(join(spoolFolderOf(wh.writerPath), 'parts'))).toHaveLength(2); // the empty first part and 'kept'
   });
 
   it('left by a killed run goes when the warehouse opens, and a spool of the same name starts empty', async () => {

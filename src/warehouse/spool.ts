@@ -69,6 +69,12 @@ export class Spool {
     }
   }
 
+  /** Removes the part added last: what a caller writing to several spools at once takes back when a later write fails. */
+  removeLast(): void {
+    const file = this.parts.pop();
+    if (file) rmSync(file, { force: true });
+  }
+
   /** Every row added, as a relation (a parenthesised query). */
   relation(): string {
     return `(SELECT * FROM read_parquet([${this.parts.map(quoteLiteral).join(', ')}]))`;

@@ -603,8 +603,14 @@ async function spoolBatch(wh: Warehouse, spool: LedgerSpool, base: number): Prom
   await spool.pairs.add(
     `SELECT ${pairColumnsSql({ pid: `pid + ${base}` })} FROM ${PAIRS_TABLE} ORDER BY ${order(LEDGER_PAIRS)}`,
   );
-  await spool.quantiles.add(`SELECT q.pid + ${base} AS pid, q.level, q.q, p.valid_time
-    FROM ${QUANTILES_TABLE} q JOIN ${PAIRS_TABLE} p USING (pid) ORDER BY ${order(LEDGER_QUANTILES)}`);
+  try {
+    await spool.quantiles.add(`SELECT q.pid + ${base} AS pid, q.level, q.q, p.valid_time
+      FROM ${QUANTILES_TABLE} q JOIN ${PAIRS_TABLE} p USING (pid) ORDER BY ${order(LEDGER_QUANTILES)}`);
+  } catch (error) {
+    // the batch goes again (in halves, if it ran out of memory): its pairs must not be there twice
+    spool.pairs.removeLast();
+    throw error;
+  }
   const [{ n }] = await wh.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${PAIRS_TABLE}`);
   return Number(n);
 }
@@ -885,8 +891,9 @@ async function alignPart(wh: Warehouse, run: BatchRun, { sites, slice }: BatchPa
     await alignPoints(wh, sliced(options, slice), (points) => changedRowsSql(points, changes), reads.sources);
   }
   // The temp tables the batch was aligned in leave DuckDB's pool before the transaction that
-  // writes it: held, they set the commit's peak.
-  await handBackPool(wh);
+  // writes it: held, they set the commit's peak. A spooled batch has no transaction, and its
+  // pairs read back from disk took its spool's write three times as long.
+  if (!run.meta.spool) await handBackPool(wh);
   progress.aligned += await applyBatch(wh, range, progress.base + progress.aligned, {
     ...run.meta,
     full: incremental === null,
