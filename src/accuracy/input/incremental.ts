@@ -574,8 +574,8 @@ async function applyBatch(
  * Where a full alignment's batches write a day group whose every day lies before the hot window
  * (Warehouse.coldCutoff): spools of the ledger's pairs and quantile sets, whose days go straight
  * to their cold files once the group is in (writeSpooledDays). Written to the hot tables instead,
- * those pairs went through the WAL, the checkpoints that write it, and the move that reads and
- * sorts them again: over half of a first score's alignment (docs/benchmarks.md, session 54).
+ * those pairs would go through the WAL, the checkpoints that write it, and the move that reads
+ * and sorts them again, for nothing (docs/benchmarks.md, session 54).
  */
 interface LedgerSpool {
   pairs: Spool;
