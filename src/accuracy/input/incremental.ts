@@ -735,8 +735,7 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
  * (acc_dirty_sites); for the other sites the points it may align: those new to the window,
  * those of a changed vintage, and for each changed hour (acc_dirty_hours) the site's points of an
  * hour (a pair whose reference hour changed is mostly one whose valid hour did too: counted
- * twice, the batches would be too many); over a window open at either end it counts every point,
- * as a full alignment does. So a nightly run
+ * twice, the batches would be too many). So a nightly run
  * that changes a day of a month's window is one batch or a few, not one per month of points: each
  * batch reads the window's forecast rows and ledger pairs of its sites once more. A site with more
  * points than that is a batch of its own; without `batchPoints`, every site is in one batch.
@@ -747,22 +746,15 @@ async function removeColdStale(wh: Warehouse, now: number, full: boolean): Promi
 async function planBatches(wh: Warehouse, options: AlignOptions): Promise<number[]> {
   const { batchPoints } = options;
   const running = batchPoints === undefined ? '0' : `(sum(points) OVER (ORDER BY site_id) - points) // ${batchPoints}`;
-  const estimated = options.from !== undefined && options.to !== undefined;
-  const weight = estimated
-    ? `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points - v.tail_points)
-        ELSE CAST(sum(v.new_points - v.tail_points) + coalesce(sum(v.points - v.tail_points) FILTER (WHERE d.site_id IS NOT NULL), 0)
-          + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${heldHoursSql(options.from!, options.to!)}) AS BIGINT) END`
-    : 'sum(v.points - v.tail_points)';
+  const weight = `CASE WHEN s.site_id IN (SELECT site_id FROM acc_dirty_sites) THEN sum(v.points - v.tail_points)
+    ELSE CAST(sum(v.new_points - v.tail_points) + coalesce(sum(v.points - v.tail_points) FILTER (WHERE d.site_id IS NOT NULL), 0)
+      + ceil(coalesce(any_value(h.hours), 0) * sum(v.points) / ${heldHoursSql(options.from, options.to)}) AS BIGINT) END`;
   await wh.run(`CREATE OR REPLACE TEMP TABLE acc_site_batch AS
     SELECT site_id, ${running} AS batch FROM (
       SELECT s.site_id, coalesce(${weight}, 0) AS points
       FROM acc_site s LEFT JOIN acc_vintages v USING (site_id)
-      ${
-        estimated
-          ? `LEFT JOIN acc_dirty_issues d ON d.site_id = v.site_id AND d.issue_time = v.issue_time
-      LEFT JOIN (SELECT site_id, count(*) AS hours FROM acc_dirty_hours GROUP BY site_id) h ON h.site_id = s.site_id`
-          : ''
-      }
+      LEFT JOIN acc_dirty_issues d ON d.site_id = v.site_id AND d.issue_time = v.issue_time
+      LEFT JOIN (SELECT site_id, count(*) AS hours FROM acc_dirty_hours GROUP BY site_id) h ON h.site_id = s.site_id
       GROUP BY s.site_id)`);
   const rows = await wh.all<{ batch: bigint }>('SELECT DISTINCT batch FROM acc_site_batch ORDER BY batch');
   return rows.map((r) => Number(r.batch));
@@ -771,12 +763,16 @@ async function planBatches(wh: Warehouse, options: AlignOptions): Promise<number
 /**
  * The hours of the window [from, to) a site's points span, at least one, in a query grouped by
  * site over acc_vintages (v): from its first valid time when that is later than the window's
- * start. A warehouse younger than the window holds a few days of a month's window: its points
- * divided by the month's hours would make a changed hour cost a fraction of its points, and a
- * night plan batches that much larger than batch_points.
+ * start (or the window has none), to its last when the window has no end. A warehouse younger
+ * than the window holds a few days of a month's window: its points divided by the month's hours
+ * would make a changed hour cost a fraction of its points, and a night plan batches that much
+ * larger than batch_points.
  */
-function heldHoursSql(from: number, to: number): string {
-  return `greatest(1, (${to * 1000} - greatest(${from * 1000}, epoch_us(min(v.first_valid)))) / ${HOUR_US})`;
+function heldHoursSql(from: number | undefined, to: number | undefined): string {
+  const first = 'epoch_us(min(v.first_valid))';
+  const start = from === undefined ? first : `greatest(${from * 1000}, ${first})`;
+  const end = to === undefined ? `epoch_us(max(v.last_valid)) + ${HOUR_US}` : `${to * 1000}`;
+  return `greatest(1, (${end} - ${start}) / ${HOUR_US})`;
 }
 
 /** Where the batches of a refresh stand: pids are numbered from base. */
