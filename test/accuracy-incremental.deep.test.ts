@@ -257,32 +257,40 @@ describe('incremental accuracy', () => {
     expectSameMetrics(next.run.result.rows, full.run.result.rows);
   }, 180_000);
 
-  it('a window open at both ends (no --from, no --to): batches planned from what may change, as for a closed one', async () => {
-    const dir = tempDir('efsync-accuracy-open-');
-    const config = testConfig({ dir, url: served.emu.url });
-    await syncAt(config, NOW);
-    const open = { from: undefined, to: undefined, batchPoints: undefined };
-    const first = await score(config, NOW + MINUTE, open);
-    const [{ fewest }] = await query<{ fewest: bigint }>(
-      config.warehouse.path,
-      'SELECT min(n) AS fewest FROM (SELECT count(*) AS n FROM accuracy_pairs GROUP BY site_id)',
-    );
-    // every site above batch_points: nothing changed is still one batch, not one per site
-    const batchPoints = Math.floor(Number(fewest) / 2);
-    const again = await score(config, NOW + MINUTE, { ...open, batchPoints });
-    expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, batches: 1 });
-    expectSameMetrics(again.run.result.rows, first.run.result.rows);
-    // new vintages and actuals: aligned in batches of what changed, the ledger of --full
-    const later = NOW + 6 * HOUR;
-    await syncAt(config, later);
-    const next = await score(config, later, { ...open, batchPoints });
-    expect(next.run.result.ledger!.mode).toBe('incremental');
-    expect(next.run.result.ledger!.pairsAligned).toBeGreaterThan(0);
-    expect(next.run.result.ledger!.batches).toBeLessThan(3);
-    const full = await score(config, later, { ...open, full: true });
-    expect(next.ledger).toEqual(full.ledger);
-    expectSameMetrics(next.run.result.rows, full.run.result.rows);
-  }, 180_000);
+  // `efsync accuracy` without --from scores up to the run's clock; without --to as well, everything
+  it.each<[string, (now: number) => number | undefined]>([
+    ['at both ends (no --from, no --to)', () => undefined],
+    ['at its start (no --from: up to the run)', (now) => now],
+  ])(
+    'a window open %s: batches planned from what may change, as for a closed one',
+    async (_, toOf) => {
+      const dir = tempDir('efsync-accuracy-open-');
+      const config = testConfig({ dir, url: served.emu.url });
+      await syncAt(config, NOW);
+      const open = (now: number) => ({ from: undefined, to: toOf(now), batchPoints: undefined });
+      const first = await score(config, NOW + MINUTE, open(NOW + MINUTE));
+      const [{ fewest }] = await query<{ fewest: bigint }>(
+        config.warehouse.path,
+        'SELECT min(n) AS fewest FROM (SELECT count(*) AS n FROM accuracy_pairs GROUP BY site_id)',
+      );
+      // every site above batch_points: nothing changed is still one batch, not one per site
+      const batchPoints = Math.floor(Number(fewest) / 2);
+      const again = await score(config, NOW + MINUTE, { ...open(NOW + MINUTE), batchPoints });
+      expect(again.run.result.ledger).toMatchObject({ mode: 'incremental', pairsAligned: 0, batches: 1 });
+      expectSameMetrics(again.run.result.rows, first.run.result.rows);
+      // new vintages and actuals: aligned in batches of what changed, the ledger of --full
+      const later = NOW + 6 * HOUR;
+      await syncAt(config, later);
+      const next = await score(config, later, { ...open(later), batchPoints });
+      expect(next.run.result.ledger!.mode).toBe('incremental');
+      expect(next.run.result.ledger!.pairsAligned).toBeGreaterThan(0);
+      expect(next.run.result.ledger!.batches).toBeLessThan(3);
+      const full = await score(config, later, { ...open(later), full: true });
+      expect(next.ledger).toEqual(full.ledger);
+      expectSameMetrics(next.run.result.rows, full.run.result.rows);
+    },
+    180_000,
+  );
 
   it('a site that leaves the score takes its pairs out of the ledger, and a window with nothing to align empties it', async () => {
     const dir = tempDir('efsync-accuracy-left-');
