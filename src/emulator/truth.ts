@@ -19,8 +19,16 @@ export interface DaySeries {
   driver: Float32Array;
 }
 
-const CACHE_LIMIT = 20_000;
+/**
+ * The days the cache keeps: at least MIN_CACHED_DAYS, and DAYS_PER_SITE for every site it has
+ * generated a day of. A sync reads each site's last days (its actuals' lookback, its forecasts'
+ * horizon) one site after another, so a cache smaller than that would evict every day before
+ * the next run reads it again, and generate each one anew.
+ */
+const MIN_CACHED_DAYS = 20_000;
+const DAYS_PER_SITE = 4;
 const cache = new Map<string, DaySeries>();
+const sitesGenerated = new Set<string>();
 
 /** The day series of a site holding valid time `t` (a multiple of 15 minutes); the day's start. */
 function dayOf(site: SiteRecord, seed: number, dayStart: number): DaySeries {
@@ -30,7 +38,9 @@ function dayOf(site: SiteRecord, seed: number, dayStart: number): DaySeries {
     cache.delete(key); // keep recently used days at the end of the LRU order
   } else {
     day = generateDay(site, seed, dayStart);
-    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+    sitesGenerated.add(site.id);
+    if (cache.size >= Math.max(MIN_CACHED_DAYS, DAYS_PER_SITE * sitesGenerated.size))
+      cache.delete(cache.keys().next().value as string);
   }
   cache.set(key, day);
   return day;
