@@ -38,6 +38,28 @@ describe('RowBudget', () => {
     expect(budget.held()).toBe(0);
   });
 
+  it('a piece not read yet counts as its weight times the most rows per weight fetched so far', async () => {
+    const budget = new RowBudget(100, 1);
+    const first = await budget.admit(4);
+    first.fetched(40); // 10 rows per vintage
+    // 40 held: a piece of 6 vintages counts 60 and fits; one of 2 more counts 20 and fits; then 1 does not.
+    const second = await budget.admit(6);
+    expect(budget.held()).toBe(100);
+    first.released(40);
+    first.done();
+    const third = await budget.admit(2);
+    expect(budget.held()).toBe(80);
+    const fourth = budget.admit(3);
+    expect(await settled(fourth)).toBe(false);
+    // The second piece read 3 rows a vintage: its own rows count from then on, not its estimate.
+    second.fetched(18);
+    expect(await settled(fourth)).toBe(true);
+    expect(budget.held()).toBe(18 + 20 + 30);
+    second.done();
+    third.done();
+    (await fourth).done();
+  });
+
   it('a site above the whole budget still goes, alone', async () => {
     const budget = new RowBudget(10, 1);
     const big = await budget.admit();

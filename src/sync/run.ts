@@ -487,6 +487,8 @@ interface OlderPiece {
   siteId: string;
   resource: VintageResource;
   items: readonly PendingVintage[];
+  /** Its vintages' number: the row budget counts a piece not read yet by it. */
+  weight: number;
 }
 
 /** Rows a vintage is taken to hold when sizing pieces: its window of the horizon at 15-minute points. */
@@ -538,7 +540,8 @@ async function* olderPieces(
     for (const [i, { siteId, resource }] of group.entries()) {
       for (let start = 0; start < lists[i].length; start += size) {
         if (req.signal.aborted) return stopAt(index);
-        yield { siteId, resource, items: lists[i].slice(start, start + size) };
+        const items = lists[i].slice(start, start + size);
+        yield { siteId, resource, items, weight: items.length };
       }
       index += 1;
     }

@@ -28,13 +28,17 @@ export interface SitePool {
   onLanded(): void;
 }
 
+/** A unit of a pass: a site (by its id, weight 1), or a piece of a site's work weighing what it plans to read. */
+export type SiteUnit = string | { siteId: string; weight: number };
+
 /**
  * Runs `work` for each unit, `pool.concurrency` fetching at once, a unit admitted while its rows
- * fit the pool's budget and fewer than `pool.landingAtMost` wait for the loader; units are taken in order as slots free up, so a lazy source is read no
- * further ahead than the work. Returns once every unit taken has landed; the first error of a
- * work or a landing is thrown then.
+ * fit the pool's budget (by its weight) and fewer than `pool.landingAtMost` wait for the loader;
+ * units are taken in order as slots free up, so a lazy source is read no further ahead than the
+ * work. Returns once every unit taken has landed; the first error of a work or a landing is
+ * thrown then.
  */
-export async function eachSite<T extends string | { siteId: string }>(
+export async function eachSite<T extends SiteUnit>(
   pool: SitePool,
   units: Iterable<T> | AsyncIterable<T>,
   work: (unit: T, held: SiteRows) => Promise<Landing<unknown>>,
@@ -47,7 +51,7 @@ export async function eachSite<T extends string | { siteId: string }>(
     for (let next = await source.next(); !next.done; next = await source.next()) {
       const unit = next.value;
       while (landing.size >= pool.landingAtMost) await Promise.race(landing);
-      const held = await pool.budget.admit();
+      const held = await pool.budget.admit(typeof unit === 'string' ? 1 : unit.weight);
       if (pool.signal.aborted) {
         pool.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
         held.done();
