@@ -42,11 +42,12 @@ describe('RowBudget', () => {
     const budget = new RowBudget(100, 1);
     const first = await budget.admit(4);
     first.fetched(40); // 10 rows per vintage
-    // 40 held: a piece of 6 vintages counts 60 and fits; one of 2 more counts 20 and fits; then 1 does not.
+    // 40 held: a piece of 6 vintages counts 60 and fits (100).
     const second = await budget.admit(6);
     expect(budget.held()).toBe(100);
     first.released(40);
     first.done();
+    // 60 held: one of 2 counts 20 and fits (80); one of 3 would count 30 and does not.
     const third = await budget.admit(2);
     expect(budget.held()).toBe(80);
     const fourth = budget.admit(3);
