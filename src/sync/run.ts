@@ -486,9 +486,8 @@ function pendingPerRead(sync: SyncRequest['sync']): number {
 interface OlderPiece {
   siteId: string;
   resource: VintageResource;
+  /** Its vintages: the row budget counts a piece not read yet by their number. */
   items: readonly PendingVintage[];
-  /** Its vintages' number: the row budget counts a piece not read yet by it. */
-  weight: number;
 }
 
 /** Rows a vintage is taken to hold when sizing pieces: its window of the horizon at 15-minute points. */
@@ -540,8 +539,7 @@ async function* olderPieces(
     for (const [i, { siteId, resource }] of group.entries()) {
       for (let start = 0; start < lists[i].length; start += size) {
         if (req.signal.aborted) return stopAt(index);
-        const items = lists[i].slice(start, start + size);
-        yield { siteId, resource, items, weight: items.length };
+        yield { siteId, resource, items: lists[i].slice(start, start + size) };
       }
       index += 1;
     }

@@ -28,8 +28,8 @@ export interface SitePool {
   onLanded(): void;
 }
 
-/** A unit of a pass: a site (by its id, weight 1), or a piece of a site's work weighing what it plans to read. */
-export type SiteUnit = string | { siteId: string; weight: number };
+/** A unit of a pass: a site (by its id, weight 1), or a piece of a site's work, weighing its items (what it plans to read). */
+export type SiteUnit = string | { siteId: string; items: readonly unknown[] };
 
 /**
  * Runs `work` for each unit, `pool.concurrency` fetching at once, a unit admitted while its rows
@@ -51,7 +51,7 @@ export async function eachSite<T extends SiteUnit>(
     for (let next = await source.next(); !next.done; next = await source.next()) {
       const unit = next.value;
       while (landing.size >= pool.landingAtMost) await Promise.race(landing);
-      const held = await pool.budget.admit(typeof unit === 'string' ? 1 : unit.weight);
+      const held = await pool.budget.admit(typeof unit === 'string' ? 1 : unit.items.length);
       if (pool.signal.aborted) {
         pool.stopped.add(typeof unit === 'string' ? unit : unit.siteId);
         held.done();
