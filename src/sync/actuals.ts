@@ -43,13 +43,13 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
     },
     load: (env, site, fetched) =>
       type === POWER
-        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), loadOptions(env, state, fetched.mark))
+        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), loadOptions(env, state, fetched))
         : loadTypedActuals(
             env.warehouse,
             site.siteId,
             type,
             actualColumns(fetched.data),
-            loadOptions(env, state, fetched.mark),
+            loadOptions(env, state, fetched),
           ),
   };
 }
