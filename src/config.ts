@@ -160,7 +160,7 @@ const SyncConfig = z
       .min(1)
       .prefault(DEFAULT_SIZES.rows.syncInMemory)
       .describe(
-        'Series rows the sites in flight hold fetched and not yet staged by the loader, each vintage their loads record counted as three; a site starts only while they fit (a site above it goes alone); unset: its share of resources.memory (120,000 at 300MB)',
+        'Series rows the sites in flight hold fetched and not yet committed, each vintage their loads record counted as three; a site starts only while they fit (a site above it goes alone); unset: its share of resources.memory (120,000 at 300MB)',
       ),
     lookback: Duration.prefault('6h').describe('Re-read this much before the last synced point'),
     initial_history: Duration.prefault('7d').describe('How far back a first sync of a site reaches'),

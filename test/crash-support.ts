@@ -116,11 +116,7 @@ async function prepare(kind: Kind): Promise<string> {
 }
 
 const MIGRATIONS = listMigrations().length;
-/**
- * Every named fault point a sync passes, by kind of warehouse; `commit:N`, a commit after the
- * first group of series loads committed (a sync of SITES sites into the existing warehouse
- * commits two groups and one more transaction: the loader commits many sites at once).
- */
+/** Every named fault point a sync passes, by kind of warehouse. */
 const NAMED: Record<Kind, string[]> = {
   new: [
     'open',
@@ -133,7 +129,7 @@ const NAMED: Record<Kind, string[]> = {
     'publish-copy',
     'publish-rename',
   ],
-  existing: ['open', 'staging', 'commit', 'commit:3', 'flags', 'checkpoint', 'publish-copy', 'publish-rename'],
+  existing: ['open', 'staging', 'commit', 'commit:4', 'flags', 'checkpoint', 'publish-copy', 'publish-rename'],
 };
 
 export interface CrashSuite {

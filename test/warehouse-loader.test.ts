@@ -247,65 +247,6 @@ describe('sync state', () => {
 });
 
 describe('concurrent loads', () => {
-  it('a load that fails to stage beside others fails alone: theirs land whole, with their sync state and vintage records', async () => {
-    const deferring = (site: string) => ({
-      syncState: { resource: 'forecasts', syncedTo: T0, runId: 'r' },
-      vintageReads: {
-        resource: 'forecasts' as const,
-        deferred: [{ modelId: '', issue: T0 - H }],
-        stored: [],
-        attempted: [],
-        reason: `deferred by ${site}`,
-        runId: 'r',
-      },
-    });
-    const unstageable = {
-      ...vintage(T0, () => 1),
-      model_version: Array.from(vintage(T0, () => 1).model_version, () => 2 ** 40),
-    };
-    // s1 is staged first, and the others join its group.
-    let staged = () => {};
-    const s1Staged = new Promise<void>((resolve) => {
-      staged = resolve;
-    });
-    const first = loadForecasts(
-      warehouse,
-      's1',
-      vintage(T0, () => 1),
-      { ...deferring('s1'), staged },
-    );
-    await s1Staged;
-    const results = await Promise.allSettled([
-      first,
-      loadForecasts(warehouse, 's2', unstageable, deferring('s2')),
-      loadForecasts(
-        warehouse,
-        's3',
-        vintage(T0, () => 3),
-        deferring('s3'),
-      ),
-      loadActuals(warehouse, 's2', { valid_time: [T0], value: [5] }, { now: T0 }),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    const sites = await warehouse.all<{ site_id: string; n: bigint; total: number }>(
-      'SELECT site_id, count(*) AS n, sum(forecast) AS total FROM forecasts GROUP BY 1 ORDER BY 1',
-    );
-    expect(sites.map((s) => [s.site_id, Number(s.n), s.total])).toEqual([
-      ['s1', 24, 24],
-      ['s3', 24, 72],
-    ]);
-    const states = await warehouse.all<{ site_id: string }>('SELECT site_id FROM sync_state ORDER BY 1');
-    expect(states.map((s) => s.site_id)).toEqual(['s1', 's3']);
-    const pending = await warehouse.all<{ site_id: string; reason: string }>(
-      'SELECT site_id, reason FROM vintage_reads ORDER BY 1',
-    );
-    expect(pending).toEqual([
-      { site_id: 's1', reason: 'deferred by s1' },
-      { site_id: 's3', reason: 'deferred by s3' },
-    ]);
-    expect(await warehouse.all('SELECT site_id, value FROM actuals')).toEqual([{ site_id: 's2', value: 5 }]);
-  });
-
   it("each call reports its own site's rows, whether merged alone or with others", async () => {
     const sizes = [24, 12, 6, 3];
     const slice = (columns: ForecastColumns, n: number): ForecastColumns =>

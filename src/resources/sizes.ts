@@ -12,11 +12,11 @@ import { type Budget, bytesIn, DEFAULT_BUDGET, PROCESS_BYTES, SMALLEST_BUDGET } 
  * behind each: docs/decisions/memory-budget.md).
  */
 export interface RowSizes {
-  /** Series rows a sync's sites in flight hold fetched and not yet staged by the loader (sync.rows_in_memory). */
+  /** Series rows a sync's sites in flight hold fetched and not yet committed (sync.rows_in_memory). */
   syncInMemory: number;
   /** Forecast points accuracy aligns at a time (accuracy.batch_points). */
   accuracyBatchPoints: number;
-  /** Rows a group of the sync's loads merges at once (src/warehouse/commit-queue.ts). */
+  /** Rows a batch of the sync's loads merges at once (src/warehouse/commit-queue.ts). */
   commitBatch: number;
   /** Values one statement of the data-quality flags reads: its windows hold them all (src/warehouse/flags.ts). */
   flagValues: number;

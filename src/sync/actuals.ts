@@ -43,13 +43,13 @@ export function actualsSync(type: string): ResourceSync<ActualsSeries> {
     },
     load: (env, site, fetched) =>
       type === POWER
-        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), loadOptions(env, state, fetched))
+        ? loadActuals(env.warehouse, site.siteId, actualColumns(fetched.data), loadOptions(env, state, fetched.mark))
         : loadTypedActuals(
             env.warehouse,
             site.siteId,
             type,
             actualColumns(fetched.data),
-            loadOptions(env, state, fetched),
+            loadOptions(env, state, fetched.mark),
           ),
   };
 }

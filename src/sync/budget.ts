@@ -1,5 +1,5 @@
 // The rows a sync holds in JavaScript, bounded by design: a site's fetched series stay in memory
-// until the loader has staged them in DuckDB, so the units in flight (a site, or a piece of a site's
+// until the loader has committed them, so the units in flight (a site, or a piece of a site's
 // older vintages) are admitted by the rows they hold (config sync.rows_in_memory), not only by
 // their number. The number of units alone bounded nothing: a site's rows grow with its models,
 // its history and the horizon.
@@ -14,7 +14,7 @@
 export interface SiteRows {
   /** A step (resource) of the unit fetched `rows` rows (0 when it failed). */
   fetched(rows: number): void;
-  /** `rows` of the unit left memory (staged by the loader, or failed): no longer held. */
+  /** `rows` of the unit landed (committed, or failed): no longer held. */
   released(rows: number): void;
   /** The unit is done: whatever it still counts is released. */
   done(): void;
@@ -27,7 +27,7 @@ export class RowBudget {
   private rowsPerWeight: number | null = null;
 
   /**
-   * @param limit rows held at most (fetched, not yet staged, plus the estimate of the units
+   * @param limit rows held at most (fetched, not yet committed, plus the estimate of the units
    *   still fetching)
    * @param steps the steps (resources) every unit fetches
    */

@@ -583,13 +583,22 @@ async function syncOneSite(
   const flights = steps.map((step) => {
     const mark = marks.get(step.state)?.get(task.siteId) ?? null;
     const fetching = fetchStep(req, env, tally, step, { task, mark, held, pass, piece });
-    // No frame that awaits the load holds what was fetched: once staged, its rows are the loader's alone.
-    const landed = fetching.then((fetched) => {
+    const landed = fetching.then(async (fetched) => {
       if (!fetched) return;
-      if ((fetched.vintages?.deferred.length ?? 0) > 0) deferred = true;
-      return land(req, env, tally, step, task, held, fetched).then((written) => {
-        if (written) addRows(siteRows, written);
-      });
+      try {
+        // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
+        const loadStart = performance.now();
+        const { sync_state: advanced = 0, ...data } = await step.sync.load(env, task, fetched);
+        tally.loadMs += performance.now() - loadStart;
+        tally.marksAdvanced += advanced;
+        addRows(siteRows, data);
+        if ((fetched.vintages?.deferred.length ?? 0) > 0) deferred = true;
+        tally.succeeded += 1;
+      } catch (error) {
+        failStep(req, tally, task.siteId, step, error);
+      } finally {
+        held.released(heldBy(fetched));
+      }
     });
     return { fetching, landed };
   });
@@ -600,52 +609,6 @@ async function syncOneSite(
     return deferred;
   });
   return { landed };
-}
-
-/**
- * Loads what a resource fetched; the rows written, or null when the load failed (recorded). Its
- * rows leave `held` once staged in the warehouse (a closure here would keep them: none holds
- * `fetched`, so the loader's is the only reference until then).
- */
-function land(
-  req: SyncRequest,
-  env: SyncEnv,
-  tally: Tally,
-  step: SeriesStep,
-  task: SiteTask,
-  held: SiteRows,
-  fetched: Fetched<unknown>,
-): Promise<RowCounts | null> {
-  const rows = heldBy(fetched);
-  let staged = false;
-  fetched.staged = () => {
-    staged = true;
-    held.released(rows);
-  };
-  const loadStart = performance.now();
-  let loading: Promise<RowCounts>;
-  try {
-    // Not inside warehouse.exclusive: the loader group-commits the loads of concurrent sites.
-    loading = step.sync.load(env, task, fetched);
-  } catch (error) {
-    loading = Promise.reject(error);
-  }
-  return loading
-    .then(
-      ({ sync_state: advanced = 0, ...data }) => {
-        tally.loadMs += performance.now() - loadStart;
-        tally.marksAdvanced += advanced;
-        tally.succeeded += 1;
-        return data;
-      },
-      (error: unknown) => {
-        failStep(req, tally, task.siteId, step, error);
-        return null;
-      },
-    )
-    .finally(() => {
-      if (!staged) held.released(rows);
-    });
 }
 
 /**

@@ -2,10 +2,11 @@
 // behind them the ones whose loads wait for the loader, bounded by the rows they hold
 // (sync.rows_in_memory, src/sync/budget.ts). A site gives up its fetching slot once its requests
 // are answered, not once its loads are committed: the next site fetches while the loader merges,
-// and the loader's next group holds what every site brought meanwhile, so its per-group cost
-// (a transaction, the sync states) is shared by more rows. What a site holds beside its rows
-// (its task, the lists of its vintages, its promises) is not in the row budget, so the sites
-// waiting for the loader are bounded in number too: no more than a group of the loader takes.
+// and the loader's next batch holds what every site brought meanwhile, so its per-batch cost
+// (a transaction, the staging tables, the sync states) is shared by more rows. What a site holds
+// beside its rows (its task, the lists of its vintages, its promises) is not in the row budget,
+// so the sites waiting for the loader are bounded in number too: no more than the loader's next
+// batch takes.
 import type { RowBudget, SiteRows } from './budget.js';
 
 /** A unit's work once its requests are answered: `landed` settles once its loads are committed. */

@@ -90,8 +90,6 @@ export interface Fetched<T> {
    * load of no rows when nothing else).
    */
   vintages?: ReadVintages;
-  /** Called once the load's rows are staged in the warehouse (LoadOptions.staged): no longer held in memory. */
-  staged?: () => void;
 }
 
 /**
@@ -133,14 +131,9 @@ export function skippedUpdates(resource: string, updates: ForecastUpdateList): s
   return new Array<string>(updates.nulls).fill(`${resource}.updates[]`);
 }
 
-/** The loader's options for what `fetched` read: the run's clock, the new sync state written with the data, and its `staged` callback. */
-export function loadOptions(env: SyncEnv, resource: string, fetched: Fetched<unknown>): LoadOptions {
-  const { mark, staged } = fetched;
-  return {
-    now: env.now,
-    ...(mark ? { syncState: syncStateOf(env, resource, mark) } : {}),
-    ...(staged ? { staged } : {}),
-  };
+/** The loader's options: the run's clock, and the new sync state written with the data. */
+export function loadOptions(env: SyncEnv, resource: string, mark: SyncMark | null): LoadOptions {
+  return { now: env.now, ...(mark ? { syncState: syncStateOf(env, resource, mark) } : {}) };
 }
 
 /**
@@ -157,7 +150,7 @@ export function loadVintages<T>(
 ): Promise<RowCounts> {
   const { deferred = [], stored = [], attempted = [] } = fetched.vintages ?? {};
   return load(fetched.data, {
-    ...loadOptions(env, resource, fetched),
+    ...loadOptions(env, resource, fetched.mark),
     vintageReads: { resource, deferred, stored, attempted, reason: DEFERRED, runId: env.runId },
   });
 }

@@ -1,10 +1,10 @@
 // The series (forecasts, model outputs, actuals, actuals of other types) and their merges: what a
-// group of loads staged (staging.ts) goes into the core tables by an anti-join on each table's key (the
+// batch staged (staging.ts) goes into the core tables by an anti-join on each table's key (the
 // SQL is merge.ts's), and the rows written are counted per site. The commit queue
-// (commit-queue.ts) runs them, every kind of a group of loads in one transaction.
+// (commit-queue.ts) runs them, every kind of a batch in one transaction.
 // No key is staged twice, so the merges take the staged rows as they are: keys are made unique
 // in one place, the loader (each load's, by dedupe.ts's rule: the last read wins, and within one
-// the greatest value), and a group holds one load per site and kind (commit-queue.ts).
+// the greatest value), and a batch holds one load per site and kind (commit-queue.ts).
 import {
   actualChangesSql,
   applyActualChangesSql,
@@ -31,19 +31,14 @@ export interface LoadOptions {
   vintageReads?: VintageBookkeeping;
   /** Thresholds of the data-quality flags, to compute those of a load of (power) actuals in its transaction; without, they stay pending (flags.ts, flagPending). */
   quality?: QualitySettings;
-  /**
-   * Called once the load's rows are staged in DuckDB, before their commit: the loader holds none
-   * of them in JavaScript from then on, and neither need the caller.
-   */
-  staged?: () => void;
 }
 
 export type SeriesKind = 'forecasts' | 'outputs' | 'actuals' | 'typed_actuals';
 
 export interface Series extends StagingTables {
   /**
-   * Merges what is staged for `sites` (site_no order); rows written per site. `options`: those
-   * of the group's first load of the kind; `staged`: what was staged.
+   * Merges what is staged for `sites`; rows written per site. `options`: those of the batch's
+   * first load; `staged`: what was staged.
    */
   merge(warehouse: Warehouse, sites: string[], options: LoadOptions, staged: Staged): Promise<Map<string, RowsWritten>>;
 }
@@ -103,7 +98,7 @@ export const SERIES: Record<SeriesKind, Series> = {
 
 /**
  * Writes the fresh rows into `table` and counts them per site. When `table` holds no row of the
- * group's sites yet (their first sync), every staged row is fresh (no key is staged twice): the
+ * batch's sites yet (their first sync), every staged row is fresh (no key is staged twice): the
  * counts are the staged rows. Else, several sites: the INSERT returns each written row's site as
  * its 1-based position in `sites` (a small integer, cheap to read back) and the counts are taken
  * here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
@@ -150,8 +145,8 @@ async function insertFresh(
 /**
  * The sites known to hold rows of each vintage table, per warehouse: those this process inserted
  * rows of: a first sync loads a site's older vintages after its newest, and asking the table
- * again before each of those merges is a statement per group that can only answer yes. A site
- * wrongly held (its insert rolled back, its rows deleted since) only sends its group through the
+ * again before each of those merges is a statement per batch that can only answer yes. A site
+ * wrongly held (its insert rolled back, its rows deleted since) only sends its batch through the
  * counting INSERT, exact whatever the table holds.
  */
 const holding = new WeakMap<Warehouse, Map<string, Set<string>>>();

@@ -1,5 +1,5 @@
-// Staging: loads' blocks of one series into its TEMP staging tables, through DuckDB data chunks
-// (the commit queue, commit-queue.ts, stages each load as it comes and merges a group of them,
+// Staging: a batch's blocks of one series into its TEMP staging tables, through DuckDB data
+// chunks (the commit queue, commit-queue.ts, stages every kind of a batch before merging them,
 // series.ts). Instants travel as DOUBLE epoch ms and become TIMESTAMPTZ in the merge SQL.
 import type { DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
 import { DuckDBDataChunk, INTEGER } from './duckdb-api.js';
@@ -39,22 +39,22 @@ export interface StagingTables {
 }
 
 /**
- * A block with its site as the first staging column: the site's 1-based position in its group's
- * site list of the series (the merge SQL maps it back to the id). An integer per row instead of the
+ * A block with its site as the first staging column: the site's 1-based position in the batch's
+ * sorted site list (the merge SQL maps it back to the id). An integer per row instead of the
  * 36-character id: writing a string into a data chunk cost ~1.7 s per 6 million rows.
  */
 function numbered(block: StageBlock, siteNo: number): StageBlock {
   return { rows: block.rows, columns: [{ type: INTEGER, values: { constant: siteNo } }, ...block.columns] };
 }
 
-/** What a group staged of a series: its rows per site_no (index 0: site_no 1). */
+/** What was staged of a series: its rows per site_no (index 0: site_no 1). */
 export interface Staged {
   rowsBySite: number[];
 }
 
 /**
- * The statements that create a series' staging tables empty, replacing the last group's: cheaper
- * than deleting their rows.
+ * The statements that create a series' staging tables empty, replacing the last batch's: cheaper
+ * than deleting their rows. The commit queue runs a batch's in one call.
  */
 export function freshStagingSql(series: StagingTables): string[] {
   const tables = [`CREATE OR REPLACE TEMP TABLE ${series.staging} (${series.definition})`];
@@ -64,27 +64,29 @@ export function freshStagingSql(series: StagingTables): string[] {
 }
 
 /**
- * Appends loads' blocks of one series to its staging tables (created by freshStagingSql): with a
- * `shared` table, each block's shared values as one row of it, numbered on from `blocksBefore`
- * (the blocks a group staged before), and that block_no on each of the block's rows. Returns the
- * blocks it numbered.
+ * Stages a batch's blocks of one series into its staging tables, fresh (freshStagingSql): with a
+ * `shared` table, each block's shared values as one row of it, numbered, and that block_no on
+ * each of the block's rows.
  */
 export async function stage(
   warehouse: Warehouse,
   series: StagingTables,
   blocks: { block: StageBlock; siteNo: number }[],
-  blocksBefore: number,
-): Promise<number> {
+): Promise<Staged> {
+  const rowsBySite: number[] = [];
+  for (const { block, siteNo } of blocks) {
+    if (block.rows > 0) rowsBySite[siteNo - 1] = (rowsBySite[siteNo - 1] ?? 0) + block.rows;
+  }
   if (!series.shared) {
     await appendBlocks(
       warehouse,
       series.staging,
       blocks.map(({ block, siteNo }) => numbered(block, siteNo)),
     );
-    return 0;
+    return { rowsBySite };
   }
   const filled = blocks.filter(({ block }) => block.rows > 0);
-  const blockNo = (index: number): StageColumn => ({ type: INTEGER, values: { constant: blocksBefore + index + 1 } });
+  const blockNo = (index: number): StageColumn => ({ type: INTEGER, values: { constant: index + 1 } });
   await appendBlocks(
     warehouse,
     series.shared.table,
@@ -97,7 +99,7 @@ export async function stage(
       numbered({ rows: block.rows, columns: [blockNo(index), ...block.columns] }, siteNo),
     ),
   );
-  return filled.length;
+  return { rowsBySite };
 }
 
 /**

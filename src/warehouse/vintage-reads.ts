@@ -2,7 +2,7 @@
 // with a load: the vintages a site's first pass leaves to its backfill, recorded as pending; the
 // pending ones a load stores, forgotten; and the reads that failed (or found the vintage not out
 // yet), recorded with their attempts. All are written in the load's own transaction, with its
-// data and sync state, for every load of a group in one statement each: a record per vintage
+// data and sync state, for every load of a batch in one statement each: a record per vintage
 // costs a row, not a statement or a transaction (a first sync defers ~200 vintages a site, and a
 // night can find the newest output of every model not out yet).
 import { DOUBLE, INTEGER, VARCHAR } from './duckdb-api.js';
@@ -41,51 +41,25 @@ export interface VintageBookkeeping {
   runId: string;
 }
 
-/**
- * The staged keys of a group of loads: the stored, deferred and attempted ones, told apart by
- * `kind`, each with its load's number in the group (load_no), by which a part of a group that
- * failed is merged again (commit-queue.ts).
- */
-export const KEYS_TABLE = 'vintage_keys';
+/** The staged keys of a batch: the stored, deferred and attempted ones, told apart by `kind`. */
+const KEYS_TABLE = 'vintage_keys';
 
 const KEYS = `SELECT site_id, resource, model_id, ${instant('issue')} AS issue, reason, kind, status, attempts FROM ${KEYS_TABLE}`;
 
-/** What a staged load's keys write, once their lists are staged and dropped from memory. */
-export interface VintageWrites {
-  stored: boolean;
-  deferred: boolean;
-  attempted: boolean;
-  now: number;
-  runId: string;
-}
+type Entries = readonly { siteId: string; reads: VintageBookkeeping; now: number }[];
 
-/** What `reads` will write, at `now`. */
-export function vintageWrites(reads: VintageBookkeeping, now: number): VintageWrites {
-  return {
-    stored: reads.stored.length > 0,
-    deferred: reads.deferred.length > 0,
-    attempted: reads.attempted.length > 0,
-    now,
-    runId: reads.runId,
-  };
-}
-
-/** The statement that creates the table of a group's keys empty (run with its staging tables'). */
-export const FRESH_VINTAGE_KEYS_SQL = `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE} (load_no INTEGER, site_id VARCHAR, resource VARCHAR, model_id VARCHAR, issue DOUBLE, reason VARCHAR, kind VARCHAR, status VARCHAR, attempts INTEGER)`;
+/** The statement that creates the table of a batch's keys empty (run with the batch's staging tables'). */
+export const FRESH_VINTAGE_KEYS_SQL = `CREATE OR REPLACE TEMP TABLE ${KEYS_TABLE} (site_id VARCHAR, resource VARCHAR, model_id VARCHAR, issue DOUBLE, reason VARCHAR, kind VARCHAR, status VARCHAR, attempts INTEGER)`;
 
 /**
- * Appends the vintage keys of loads (stored, deferred and attempted) to their TEMP table
- * (FRESH_VINTAGE_KEYS_SQL), through the appender, before their group's transaction: a first sync
- * of months defers tens of thousands of vintages a group, and a statement given them as one
- * parameter parses it whole in memory.
+ * Stages the vintage keys of a batch's loads (stored, deferred and attempted) into their TEMP table, fresh
+ * (FRESH_VINTAGE_KEYS_SQL), through the appender, before the batch's transaction: a first sync of
+ * months defers tens of thousands of vintages a batch, and a statement given them as one parameter
+ * parses it whole in memory.
  */
-export async function stageVintageReads(
-  warehouse: Warehouse,
-  entries: readonly { loadNo: number; siteId: string; reads: VintageBookkeeping }[],
-): Promise<void> {
-  // Straight into the columns, no object per key: a group stages as many keys as the sync holds rows.
+export async function stageVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
+  // Straight into the columns, no object per key: a batch stages as many keys as the sync holds rows.
   const columns = {
-    loadNo: [] as number[],
     siteId: [] as string[],
     resource: [] as string[],
     modelId: [] as string[],
@@ -96,7 +70,6 @@ export async function stageVintageReads(
     attempts: [] as (number | null)[],
   };
   const add = (
-    loadNo: number,
     siteId: string,
     resource: string,
     key: VintageKey,
@@ -105,7 +78,6 @@ export async function stageVintageReads(
     status: string | null,
     attempts: number | null,
   ) => {
-    columns.loadNo.push(loadNo);
     columns.siteId.push(siteId);
     columns.resource.push(resource);
     columns.modelId.push(key.modelId);
@@ -115,17 +87,16 @@ export async function stageVintageReads(
     columns.status.push(status);
     columns.attempts.push(attempts);
   };
-  for (const { loadNo, siteId, reads } of entries) {
-    for (const key of reads.stored) add(loadNo, siteId, reads.resource, key, 'stored', reads.reason, null, null);
-    for (const key of reads.deferred) add(loadNo, siteId, reads.resource, key, 'deferred', reads.reason, null, null);
+  for (const { siteId, reads } of entries) {
+    for (const key of reads.stored) add(siteId, reads.resource, key, 'stored', reads.reason, null, null);
+    for (const key of reads.deferred) add(siteId, reads.resource, key, 'deferred', reads.reason, null, null);
     for (const read of reads.attempted)
-      add(loadNo, siteId, reads.resource, read.key, 'attempted', read.reason, read.status, read.attempts);
+      add(siteId, reads.resource, read.key, 'attempted', read.reason, read.status, read.attempts);
   }
   await appendBlocks(warehouse, KEYS_TABLE, [
     {
       rows: columns.siteId.length,
       columns: [
-        { type: INTEGER, values: columns.loadNo },
         { type: VARCHAR, values: columns.siteId },
         { type: VARCHAR, values: columns.resource },
         { type: VARCHAR, values: columns.modelId },
@@ -139,20 +110,20 @@ export async function stageVintageReads(
   ]);
 }
 
-/** The vintage bookkeeping of a group's loads (staged by stageVintageReads), in at most three statements; inside its transaction. */
-export async function writeVintageReads(warehouse: Warehouse, writes: readonly VintageWrites[]): Promise<void> {
-  if (writes.length === 0) return;
-  if (writes.some((write) => write.stored))
+/** The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most three statements; inside its transaction. */
+export async function writeVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
+  if (entries.length === 0) return;
+  if (entries.some(({ reads }) => reads.stored.length > 0))
     await warehouse.run(
       `DELETE FROM vintage_reads v USING (${KEYS} WHERE kind = 'stored') k
         WHERE v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue`,
     );
-  // One run's clock and id for the whole group: the loads of a group come from one sync.
-  const { now, runId } = writes[0];
-  if (writes.some((write) => write.deferred))
+  // One run's clock and id for the whole batch: the loads of a batch come from one sync.
+  const { now, reads } = entries[0];
+  if (entries.some(({ reads }) => reads.deferred.length > 0))
     // A vintage already recorded (a failed read, or deferred by a run that ended before its older
     // pass) keeps its row and its attempts, and a key is inserted once: the table has no key index
-    // (migration 032), so the keys it holds already are found by a join built on the group's
+    // (migration 032), so the keys it holds already are found by a join built on the batch's
     // staged keys, and left out.
     await warehouse.run(
       `INSERT INTO vintage_reads
@@ -162,9 +133,9 @@ export async function writeVintageReads(warehouse: Warehouse, writes: readonly V
                       FROM vintage_reads v JOIN (${KEYS} WHERE kind = 'deferred') d
                         ON v.site_id = d.site_id AND v.resource = d.resource AND v.model_id = d.model_id AND v.issue = d.issue) held
            ON k.site_id = held.site_id AND k.resource = held.resource AND k.model_id = held.model_id AND k.issue = held.issue`,
-      [now, runId],
+      [now, reads.runId],
     );
-  if (writes.some((write) => write.attempted))
+  if (entries.some(({ reads }) => reads.attempted.length > 0))
     // The key's row updated, or inserted where there is none: a key is kept once by its writers.
     await warehouse.run(
       `MERGE INTO vintage_reads v USING (${KEYS} WHERE kind = 'attempted') k
@@ -173,6 +144,6 @@ export async function writeVintageReads(warehouse: Warehouse, writes: readonly V
           last_failed_at = ${instant('$1')}, run_id = $2
         WHEN NOT MATCHED THEN INSERT VALUES (k.site_id, k.resource, k.model_id, k.issue, k.status, k.attempts, k.reason,
           ${instant('$1')}, ${instant('$1')}, $2)`,
-      [now, runId],
+      [now, reads.runId],
     );
 }
