@@ -5,6 +5,7 @@
 // budget that cuts each site's list into many pieces and reads the lists a few sites at a time,
 // reads them all, each once, as many requests as the plan said, and stores exactly what a run of
 // whole sites stores.
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import syncJob from '../jobs/sync.js';
@@ -78,13 +79,27 @@ describe('pending vintages of an earlier run, many pieces a site', () => {
     }).finally(() => client.close());
     const bars: Record<string, number> = {};
     const before = emu.stats().requests;
+    const logFile = join(dir, 'next.log');
+    const fd = openSync(logFile, 'w');
     const next = await runJob(syncJob, {
       config: small,
       now: () => NOW,
-      log: createLogger({ level: 'silent' }),
+      log: createLogger({ level: 'debug', destination: fd }),
       progress: progressOf(bars),
-    });
+    }).finally(() => closeSync(fd));
     expect(next.status).toBe('ok');
+    // The pieces of the sites whose lists are read together are taken in turn, a piece of each
+    // site and resource and then the next, so that the loader merges many sites' pieces at once.
+    // Taken site by site, the pieces that land would change site twice; here the lists read
+    // together are of one to three sites (a read takes 200 vintages), so a quarter at least.
+    const landed = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"msg":"site synced"'))
+      .map((line) => JSON.parse(line).siteId as string)
+      .slice(SITES);
+    const switches = landed.filter((site, i) => i > 0 && site !== landed[i - 1]).length;
+    expect(landed.length).toBeGreaterThan(SITES * 4);
+    expect(switches).toBeGreaterThan(landed.length / 4);
     expect(emu.stats().requests - before).toBe(plan.total);
     // every pending vintage in pieces of two, each site's resource its own
     expect(bars['older vintages']).toBeGreaterThanOrEqual(Math.ceil(pending / 2));

@@ -506,7 +506,7 @@ function olderPieceSize(sync: SyncRequest['sync'], horizonMs: number): number {
 
 /**
  * The pending vintages of each site and resource of `counts` (site_id order), newest first, in
- * pieces of `size`. The lists are read a group of sites at a time, the next group while the
+ * pieces of `size`, a piece of each list of a group in turn. The lists are read a group of sites at a time, the next group while the
  * pieces of this one are handed out (a read waits for the batch the loader is merging), and held
  * compactly until their last piece is: a group holds at most `perRead` items (one list above it
  * alone), so what the pass holds grows with neither the sites nor their history. Once the run's
@@ -536,13 +536,22 @@ async function* olderPieces(
     if (req.signal.aborted) return stopAt(index);
     const lists = await next!;
     next = g + 1 < groups.length ? read(groups[g + 1]) : null;
-    for (const [i, { siteId, resource }] of group.entries()) {
-      for (let start = 0; start < lists[i].length; start += size) {
-        if (req.signal.aborted) return stopAt(index);
-        yield { siteId, resource, items: lists[i].slice(start, start + size) };
+    // A piece of each list in turn: consecutive pieces are of other sites or resources, so that
+    // the loader, which merges one load per site and resource at a time, takes many together.
+    let left = group.flatMap((count, i) => (lists[i].length > 0 ? [{ count, list: lists[i], at: 0 }] : []));
+    while (left.length > 0) {
+      for (const cursor of left) {
+        if (req.signal.aborted) {
+          for (const { count } of left) tally.stopped.add(count.siteId);
+          return stopAt(index + group.length);
+        }
+        const { siteId, resource } = cursor.count;
+        yield { siteId, resource, items: cursor.list.slice(cursor.at, cursor.at + size) };
+        cursor.at += size;
       }
-      index += 1;
+      left = left.filter((cursor) => cursor.at < cursor.list.length);
     }
+    index += group.length;
   }
 }
 
