@@ -506,11 +506,12 @@ function olderPieceSize(sync: SyncRequest['sync'], horizonMs: number): number {
 
 /**
  * The pending vintages of each site and resource of `counts` (site_id order), newest first, in
- * pieces of `size`, a piece of each list of a group in turn. The lists are read a group of sites at a time, the next group while the
- * pieces of this one are handed out (a read waits for the batch the loader is merging), and held
- * compactly until their last piece is: a group holds at most `perRead` items (one list above it
- * alone), so what the pass holds grows with neither the sites nor their history. Once the run's
- * signal is aborted the sites whose pieces are not all started are counted as stopped.
+ * pieces of `size`, a piece of each list of a group in turn. The lists are read a group of sites
+ * at a time, the next group while the pieces of this one are handed out (a read waits for the
+ * batch the loader is merging), and held compactly until their last piece is: a group holds at
+ * most `perRead` items (one list above it alone), so what the pass holds grows with neither the
+ * sites nor their history. Once the run's signal is aborted the sites whose pieces are not all
+ * started are counted as stopped.
  */
 async function* olderPieces(
   req: SyncRequest,
