@@ -543,7 +543,7 @@ async function* olderPieces(
     while (left.length > 0) {
       for (const cursor of left) {
         if (req.signal.aborted) {
-          for (const { count } of left) tally.stopped.add(count.siteId);
+          for (const { count, list, at } of left) if (at < list.length) tally.stopped.add(count.siteId);
           return stopAt(index + group.length);
         }
         const { siteId, resource } = cursor.count;
