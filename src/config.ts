@@ -74,6 +74,11 @@ const ServiceConfig = z
       .describe(
         'A 429 without Retry-After pauses every request: exponential backoff with full jitter from base_delay up to max_delay',
       ),
+    unreachable_after: Duration.nullable()
+      .prefault('2m')
+      .describe(
+        'When every request fails for want of the service (no connection, no answer in time, 502-504) this long, none answered, the run stops: exit 4 (null: never)',
+      ),
     output_fill_param: z
       .string()
       .min(1)

@@ -113,6 +113,7 @@ export function clientFromConfig(
       maxDelay: service.throttle.max_delay,
     },
     outputFillParam: service.output_fill_param,
+    unreachableAfter: service.unreachable_after,
     log,
     ...overrides,
   });

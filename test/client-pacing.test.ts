@@ -136,7 +136,7 @@ describe('a refused key', () => {
     expect(await client.getSite('s1').catch((e: unknown) => e)).toBe(first);
     expect(server.requests.length).toBe(sent);
     expect(sent).toBeLessThanOrEqual(4);
-    expect(client.keyRejected()).toBe(first);
+    expect(client.stopped()).toBe(first);
     for (const text of [rejected.message, inspect(rejected), JSON.stringify(rejected)])
       expect(text).not.toContain('secret-key-123');
   });

@@ -1,5 +1,6 @@
 // A sync against the service operating (#29): a quota answered 429 without Retry-After, a quota
-// that cannot be met before the run's timeout, and an API key revoked mid-run. The quota's window
+// that cannot be met before the run's timeout, an API key revoked mid-run, and a service gone
+// mid-run. The quota's window
 // is shortened (N requests a second rather than 120 a minute) so that the tests stay short; the
 // client's backoff is scaled with it (service.throttle).
 import { join } from 'node:path';
@@ -150,5 +151,36 @@ describe('an API key revoked mid-run', () => {
     expect(run.error).toMatch(/the service rejected the API key \(401\)/);
     expect(run.failures).toHaveLength(1);
     expect(run.summary.join('\n')).toMatch(/not run after the failure of sync-\w+: .*accuracy/);
+  }, 60_000);
+});
+
+describe('a service gone mid-run', () => {
+  it('ends the run once nothing has answered for service.unreachable_after: exit 4, one line, and the next run completes', async () => {
+    const dir = tempDir();
+    // Retries that would keep each call going for seconds alone: only the stop can end them sooner.
+    const config = testConfig({
+      dir,
+      url: emu.url,
+      service: {
+        unreachable_after: '1s',
+        retries: { attempts: 20, base_delay: '100ms', max_delay: '400ms', retry_after_max: '1s' },
+      },
+    });
+    const down = emu.stats().requests + 12;
+    emu.setFaults({ faultHook: ({ counter }) => (counter > down ? 'http503' : undefined) });
+    let run: Awaited<ReturnType<typeof runJob>>;
+    try {
+      run = await runSync(config);
+    } finally {
+      emu.setFaults({ faultHook: null });
+    }
+    expect(run).toMatchObject({ status: 'failed', exitCode: EXIT.failed });
+    expect(run.error).toMatch(
+      /^the service has not answered for 1(\.\d)? s \(service\.unreachable_after\): every request failed; the last: GET \/platform\/v2\/\S+ \((site|model) [^)]+\): HTTP 503: /,
+    );
+    // No call gave up alone before the stop, and the sites' calls that the stop ended are no failure of theirs.
+    expect(run.failures).toHaveLength(1);
+    expect((await runSync(config)).status).toBe('ok');
+    expect(await tableHashes(config.warehouse.path)).toEqual(await tableHashes(cleanDb));
   }, 60_000);
 });

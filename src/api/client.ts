@@ -30,6 +30,9 @@
 // - 401 and 403 mean the key itself is refused (the interface answers 404 for ids of another
 //   account): the first one fails that call and every call in flight, queued or to come of this
 //   client with one KeyRejectedError, so a run stops at once instead of failing site by site.
+// - A service gone stops the client the same way (ServiceUnreachableError, breaker.ts): when for
+//   `unreachableAfter` every request failed for want of the service (no connection, no answer in
+//   time, a gateway's 502-504) and none was answered.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -38,7 +41,16 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { formatExactInstant, formatInstant } from '../time.js';
 import { BodyIssue, readActualsSeries, readForecastSeries, readModelOutput } from './columns.js';
-import { KeyRejectedError, ServiceError, type ServiceErrorDetails, type ServiceErrorKind } from './errors.js';
+import { Breaker } from './breaker.js';
+import {
+  type ClientStoppedError,
+  KeyRejectedError,
+  ServiceError,
+  type ServiceErrorDetails,
+  type ServiceErrorKind,
+  ServiceUnreachableError,
+  seconds,
+} from './errors.js';
 import {
   DEFAULT_THROTTLE,
   Pacer,
@@ -86,6 +98,11 @@ export interface ServiceClientOptions {
   throttle?: Partial<ThrottleOptions>;
   /** Wire name of the Model Output parameter that takes `disabled`/`auto` (default `fill`). */
   outputFillParam?: string;
+  /**
+   * Milliseconds of requests all failing for want of the service, none answered, after which the
+   * client stops (default 2 minutes; null: never).
+   */
+  unreachableAfter?: number | null;
   log?: Logger;
   /** Aborts every call of this client (shutdown); each call may add its own signal too. */
   signal?: AbortSignal;
@@ -172,6 +189,7 @@ export interface ModelOutputOptions extends CallOptions {
 
 export const DEFAULT_TIMEOUTS: Timeouts = { connect: 10_000, headers: 30_000, body: 60_000 };
 export const DEFAULT_RETRIES: RetryOptions = { attempts: 5, baseDelay: 250, maxDelay: 20_000, retryAfterMax: 60_000 };
+export const DEFAULT_UNREACHABLE_AFTER = 120_000;
 
 /**
  * A list answer read item by item: an array of the items that parsed, carrying the ones that
@@ -230,6 +248,8 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
 ]);
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+/** A gateway's answers for a service behind it that is down or does not answer. */
+const GATEWAY_STATUS = new Set([502, 503, 504]);
 /** Failures of our own making that another attempt cannot cure: a bad argument, a closed client. */
 const FINAL_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 
@@ -250,7 +270,8 @@ export class ServiceClient {
   /** Stops following the caller's signal (at close: a process-wide signal outlives many clients). */
   private readonly unfollow: () => void;
   /** The first refusal of the key: every later call fails with it. */
-  private rejection?: KeyRejectedError;
+  private stopReason?: ClientStoppedError;
+  private readonly breaker: Breaker;
   private readonly readHeaders: Record<string, string>;
   private readonly writeHeaders: Record<string, string>;
   private closing?: Promise<void>;
@@ -271,6 +292,11 @@ export class ServiceClient {
     this.throttle = { ...DEFAULT_THROTTLE, ...options.throttle };
     const connections = options.connections ?? 16;
     this.pacer = new Pacer(connections, options.rateLimit ?? null, this.throttle);
+    // Failures further apart than one attempt's longest failure and its longest wait after it are
+    // not one stretch of silence.
+    const after = options.unreachableAfter === undefined ? DEFAULT_UNREACHABLE_AFTER : options.unreachableAfter;
+    const gap = this.timeouts.connect + this.timeouts.headers + this.retries.maxDelay;
+    this.breaker = new Breaker(after, Math.max(after ?? 0, gap));
     this.pool = new Pool(url.origin, {
       connections,
       connectTimeout: this.timeouts.connect,
@@ -570,9 +596,9 @@ export class ServiceClient {
     return this.pacer.stats();
   }
 
-  /** The refusal of the API key that stopped this client, if one did. */
-  keyRejected(): KeyRejectedError | undefined {
-    return this.rejection;
+  /** What stopped this client (the API key refused, the service gone), if anything did. */
+  stopped(): ClientStoppedError | undefined {
+    return this.stopReason;
   }
 
   /** Closes the keep-alive connections once the requests in flight are done; a second close does nothing. */
@@ -648,15 +674,19 @@ export class ServiceClient {
       slot.sent();
       response = await answer;
       status = response.statusCode;
+      if (!GATEWAY_STATUS.has(status)) this.breaker.answered();
       text = await response.body.text();
     } catch (cause) {
       slot.done();
       this.logRequest(call, attempt, status ?? null, started, errorCode(cause));
-      throw this.transportError(call, cause, signal, attempt, status);
+      const error = this.transportError(call, cause, signal, attempt, status);
+      // Headers came: the service is there, whatever cut the body off. A closed client is ours.
+      throw status === undefined && error.kind !== 'aborted' && error.retryable ? this.absent(error) : error;
     }
     this.logRequest(call, attempt, status, started);
     if (status < 200 || status > 299) {
-      const error = this.httpError(call, status, response.headers, text, attempt);
+      const failure = this.httpError(call, status, response.headers, text, attempt);
+      const error = GATEWAY_STATUS.has(status) ? this.absent(failure) : failure;
       // The pause honours a Retry-After up to retryAfterMax, as a call does (a longer one fails it).
       if (status === 429)
         slot.throttled(error.retryAfterMs === null ? null : Math.min(error.retryAfterMs, this.retries.retryAfterMax));
@@ -738,15 +768,15 @@ export class ServiceClient {
     return this.error(call, details);
   }
 
-  /** The first refusal stops the client: every call in flight, queued or to come fails with it. */
+  /** The first refusal stops the client. */
   private keyRefused(
     call: Call<Schema>,
     details: Omit<ServiceErrorDetails, 'endpoint'>,
     summary: string,
-  ): KeyRejectedError {
-    if (this.rejection) return this.rejection;
+  ): ClientStoppedError {
+    if (this.stopReason) return this.stopReason;
     const plain = this.error(call, details);
-    this.rejection = new KeyRejectedError(
+    const refused = new KeyRejectedError(
       {
         ...details,
         endpoint: plain.endpoint,
@@ -757,9 +787,35 @@ export class ServiceClient {
       },
       this.scrub(summary),
     );
-    this.log?.error({ endpoint: plain.endpoint, status: details.status }, this.rejection.message);
-    this.stopper.abort(this.rejection);
-    return this.rejection;
+    return this.stop(refused);
+  }
+
+  /** A failure for want of the service: the error that stops the client once they have lasted too long, else itself. */
+  private absent(error: ServiceError): ServiceError {
+    const lasted = this.breaker.failed();
+    if (lasted === null || this.stopReason) return this.stopReason ?? error;
+    const gone = new ServiceUnreachableError(
+      {
+        kind: error.kind,
+        endpoint: error.endpoint,
+        detail: error.detail,
+        status: error.status,
+        siteId: error.siteId,
+        modelId: error.modelId,
+        attempts: error.attempts,
+        code: error.code,
+      },
+      lasted,
+    );
+    return this.stop(gone);
+  }
+
+  /** Every call in flight, queued or to come of this client fails with `reason` from now on. */
+  private stop(reason: ClientStoppedError): ClientStoppedError {
+    this.stopReason = reason;
+    this.log?.error({ endpoint: reason.endpoint, status: reason.status }, reason.message);
+    this.stopper.abort(reason);
+    return reason;
   }
 
   /** A failure below HTTP; `status` is known when the headers came and the body did not (cut off, or too slow). */
@@ -793,7 +849,7 @@ export class ServiceClient {
   }
 
   private abortedError(call: Call<Schema>, attempt: number): ServiceError {
-    if (this.rejection) return this.rejection;
+    if (this.stopReason) return this.stopReason;
     return this.error(call, { kind: 'aborted', attempts: attempt, detail: 'aborted' });
   }
 
@@ -1029,8 +1085,4 @@ function errorCode(error: unknown): string | undefined {
 function oneLine(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max)}…` : line;
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
 }

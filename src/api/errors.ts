@@ -88,11 +88,14 @@ function composeMessage(details: ServiceErrorDetails): string {
 }
 
 /**
- * The service refused the API key (401, or 403): the key is wrong, revoked or lacks the right, so
- * every other call would fail the same way. The client fails every call in flight, queued or to
- * come with this one error, and a run ends on it (exit 4) instead of failing site by site.
+ * An error after which the client sends nothing more: every other call would fail the same way,
+ * so the client fails every call in flight, queued or to come with this one error, and a run ends
+ * on it (exit 4) instead of failing site by site.
  */
-export class KeyRejectedError extends ServiceError {
+export class ClientStoppedError extends ServiceError {}
+
+/** The service refused the API key (401, or 403): the key is wrong, revoked or lacks the right. */
+export class KeyRejectedError extends ClientStoppedError {
   constructor(details: ServiceErrorDetails, reason: string) {
     super(details);
     const ids = [details.siteId && `site ${details.siteId}`, details.modelId && `model ${details.modelId}`].filter(
@@ -100,6 +103,23 @@ export class KeyRejectedError extends ServiceError {
     );
     this.message = `the service rejected the API key (${this.status}): ${reason || 'no reason given'} (${[details.endpoint, ...ids].join(', ')})`;
   }
+}
+
+/**
+ * The service has not answered for `service.unreachable_after`: every request in that time failed
+ * for want of it (no connection, no answer in time, a gateway's 502-504). `details` is the last
+ * such failure.
+ */
+export class ServiceUnreachableError extends ClientStoppedError {
+  constructor(details: ServiceErrorDetails, lastedMs: number) {
+    super(details);
+    this.message = `the service has not answered for ${seconds(lastedMs)} (service.unreachable_after): every request failed; the last: ${composeMessage(details)}`;
+  }
+}
+
+/** `1.5 s`: a wait or a span in an error's message. */
+export function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
 }
 
 export function isServiceError(error: unknown): error is ServiceError {

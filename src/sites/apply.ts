@@ -3,10 +3,11 @@
 // capacity files of the sites created, and last the deletes. Each change is recorded in the
 // ledger whether it landed or not; one that fails fails alone (and what depends on it is not
 // tried), so the next apply, which plans again from what landed, converges. A key the service
-// refuses (401, 403) stops the whole apply: every later change would fail the same way.
+// refuses (401, 403) or a service gone stops the whole apply: every later change would fail the
+// same way.
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
-import { isServiceError, type ServiceError } from '../api/errors.js';
+import { ClientStoppedError, isServiceError, type ServiceError } from '../api/errors.js';
 import { applyPlan as applyCapacityPlan } from '../capacity/apply.js';
 import { gitCommit } from '../capacity/ledger.js';
 import { onlySites, planCapacity } from '../capacity/plan.js';
@@ -293,12 +294,12 @@ class ApplyRun {
     return true;
   }
 
-  /** A failed step; a refused key, a stop or a bug ends the whole apply instead. */
+  /** A failed step; the client's stop, the run's stop or a bug ends the whole apply instead. */
   private fail(out: Step[], error: unknown, entry: SiteEntry, what: string, reason: string, rows = 0): void {
     const own =
       error instanceof ServingConflictError ||
       error instanceof EfsyncError ||
-      (isServiceError(error) && error.kind !== 'aborted' && error.status !== 401 && error.status !== 403);
+      (isServiceError(error) && error.kind !== 'aborted' && !(error instanceof ClientStoppedError));
     if (!own) throw error;
     out.push({ site: entry.name, what, status: 'failed', reason, rows });
   }

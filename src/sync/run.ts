@@ -9,14 +9,14 @@
 // a vintage) fails alone and is recorded with its field path; the documented variants the
 // client filled in are counted per run (`defaulted`). The run measures where its time goes:
 // fetching (service, parsing) and loading (warehouse, with waits for the group commit).
-// Two things end a sync early without a failure per site: the service refusing the API key (the
-// client fails every call with one KeyRejectedError, which the sync throws: exit 4, one line),
-// and the run's signal (a timeout, SIGTERM: the calls in flight abort, what landed stays
+// Two things end a sync early without a failure per site: the client stopping (the service
+// refused the API key or has not answered for service.unreachable_after: the client fails every
+// call with one ClientStoppedError, which the sync throws: exit 4, one line), and the run's signal (a timeout, SIGTERM: the calls in flight abort, what landed stays
 // committed, one line says how many sites did not finish, and the next run continues).
 import { performance } from 'node:perf_hooks';
 import type { RejectedItem, ServiceClient } from '../api/client.js';
 import { pacingSince, type PacingStats } from '../api/pacing.js';
-import { KeyRejectedError, ServiceError } from '../api/errors.js';
+import { ClientStoppedError, ServiceError } from '../api/errors.js';
 import type { ForecastUpdateList, SiteResponse } from '../api/schemas.js';
 import { RESOURCES, type Config, type Resource } from '../config.js';
 import { RequestError } from '../errors.js';
@@ -221,9 +221,10 @@ async function syncResources(req: SyncRequest): Promise<JobOutcome> {
   await flagChangedActuals(req, tally);
   const wallMs = performance.now() - started;
 
-  // The key was refused: nothing more can be read, and one line says so (not one per site).
-  const rejected = req.client.keyRejected();
-  if (rejected) throw rejected;
+  // The client stopped (the key refused, the service gone): nothing more can be read, and one
+  // line says so (not one per site).
+  const stopped = req.client.stopped();
+  if (stopped) throw stopped;
   const unfinished = tally.stopped.size;
   if (unfinished > 0) tally.failures.push({ reason: stopLine(req, unfinished, sites.length, pace()) });
   const status = tally.failures.length === 0 ? 'ok' : tally.succeeded > 0 ? 'partial' : 'failed';
@@ -680,7 +681,7 @@ function stopLine(req: SyncRequest, unfinished: number, total: number, pacing: P
 
 /**
  * Records a site's resource as failed; `what` names the part of it (another actuals series) when
- * there are several. A refused key (thrown once by the sync) and a call aborted by the run's
+ * there are several. The client's stop (thrown once by the sync) and a call aborted by the run's
  * signal (counted in the stop line) are no failure of the site.
  */
 function failSite(
@@ -691,7 +692,7 @@ function failSite(
   error: unknown,
   what?: string,
 ): void {
-  if (error instanceof KeyRejectedError) return;
+  if (error instanceof ClientStoppedError) return;
   if (req.signal.aborted && error instanceof ServiceError && error.kind === 'aborted') {
     tally.stopped.add(siteId);
     return;
