@@ -124,15 +124,13 @@ async function syncBench(): Promise<void> {
   say(`efsync bench: ${SITES} sites, ${HISTORY_DAYS} days of 15-minute data, work dir ${work}`);
   // The service does not change while the bench runs (its clock fixed at the start): a quarter
   // hour that ended between the two syncs made the second, "nothing new", write a new actual and
-  // a revision per site.
-  const emulator = await startEmulatorProcess(CLI, {
-    apiKey: API_KEY,
-    sites: SITES,
-    historyDays: HISTORY_DAYS,
-    now: Date.now(),
-  });
+  // a revision per site. Every efsync run's clock is held at the same instant (EFSYNC_NOW): a run
+  // minutes past the service's clock asks again for the vintages due since, which the service
+  // never issues (0.5 requests a site more in a 10,000-site resync).
+  const now = Date.now();
+  const emulator = await startEmulatorProcess(CLI, { apiKey: API_KEY, sites: SITES, historyDays: HISTORY_DAYS, now });
   try {
-    const env = benchEnv(emulator.url);
+    const env = benchEnv(emulator.url, now);
     if (args.shards !== undefined) {
       // The lake instead: N shard processes at once (and fewer), then compaction (bench/lake.ts).
       say(`sharded syncs into lakes of Delta tables, up to ${args.shards} shards ...`);
@@ -152,16 +150,14 @@ async function syncBench(): Promise<void> {
       const fetched = await rawFetch({
         baseUrl: emulator.url,
         apiKey: API_KEY,
-        now: first.startedAt,
+        now,
         historyDays: HISTORY_DAYS,
       });
       say('raw data-chunk append of the same number of rows ...');
       const appendS = await benchAppend(first.rows);
       const ratio = first.seconds / (fetched.seconds + appendS);
       if (!args['skip-accuracy']) say('accuracy: a first nightly run, the next one (incremental) and --full ...');
-      const incremental = args['skip-accuracy']
-        ? null
-        : await benchIncremental(CLI, env, first.startedAt, HISTORY_DAYS);
+      const incremental = args['skip-accuracy'] ? null : await benchIncremental(CLI, env, now, HISTORY_DAYS);
       if (!args['skip-accuracy']) say(`accuracy metrics over ${Number(args.pairs).toLocaleString('en-US')} pairs ...`);
       const accuracy = args['skip-accuracy']
         ? null
@@ -211,7 +207,7 @@ function round(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
-function benchEnv(url: string): NodeJS.ProcessEnv {
+function benchEnv(url: string, now: number): NodeJS.ProcessEnv {
   const config = join(work, 'efsync.yaml');
   writeFileSync(
     config,
@@ -224,6 +220,7 @@ function benchEnv(url: string): NodeJS.ProcessEnv {
     EFSYNC_CONFIG: config,
     EFSYNC_DB: join(work, 'warehouse.duckdb'),
     EFSYNC_LOG_LEVEL: 'warn',
+    EFSYNC_NOW: new Date(now).toISOString(),
   };
 }
 
@@ -231,7 +228,6 @@ interface SyncFigures {
   seconds: number;
   rows: number;
   peakRssMb: number;
-  startedAt: number;
   /** Requests the sync started (its summary's `requests:` line). */
   requests: number;
   /** Seconds of its newest pass (its summary's `newest first:` line; the whole sync when it had no older pass). */
@@ -240,13 +236,14 @@ interface SyncFigures {
 
 /** Runs `efsync sync` in its own process; peak RSS is the kernel's high-water mark of that process. */
 async function timedSync(env: NodeJS.ProcessEnv): Promise<SyncFigures> {
-  const startedAt = Date.now();
   const { code, seconds, peakRssMb, stdout } = await runMeasured(CLI, ['sync'], env, { keepStdout: true });
   if (code !== 0) throw new Error(`efsync sync exited with ${code}`);
   const requests = summaryNumber(stdout, /^requests: (\d+) sent/m);
   if (requests === null) throw new Error(`no requests line in the summary of efsync sync:\n${stdout}`);
   const firstPassS = summaryNumber(stdout, /^newest first: .* in ([\d.]+) s/m) ?? seconds;
-  return { seconds, rows: await rowsOfLastRun(env.EFSYNC_DB!), peakRssMb, startedAt, requests, firstPassS };
+  const runId = /^sync run (\S+):/m.exec(stdout)?.[1];
+  if (runId === undefined) throw new Error(`no run id in the summary of efsync sync:\n${stdout}`);
+  return { seconds, rows: await rowsOfRun(env.EFSYNC_DB!, runId), peakRssMb, requests, firstPassS };
 }
 
 /** The requests `efsync sync --plan` says the next sync makes. */
@@ -263,15 +260,16 @@ function summaryNumber(text: string, pattern: RegExp): number | null {
 }
 
 /**
- * Rows the last run wrote, from the run ledger of the writer file (a run that wrote nothing does
- * not publish, so the published ledger may not have it yet).
+ * Rows a run wrote, from the run ledger of the writer file (a run that wrote nothing does not
+ * publish, so the published ledger may not have it yet). By its id: every run of the bench starts
+ * at the same instant of its clock.
  */
-async function rowsOfLastRun(path: string): Promise<number> {
+async function rowsOfRun(path: string, runId: string): Promise<number> {
   const db = await openDuckDB(writerPathOf(path), { readOnly: true });
   try {
-    const reader = await db.connection.runAndReadAll(
-      'SELECT rows_written::VARCHAR AS r FROM runs ORDER BY started_at DESC LIMIT 1',
-    );
+    const reader = await db.connection.runAndReadAll('SELECT rows_written::VARCHAR AS r FROM runs WHERE run_id = $1', [
+      runId,
+    ]);
     const written = JSON.parse(String(reader.getRowObjectsJS()[0]?.r ?? '{}')) as Record<string, number>;
     return Object.values(written).reduce((a, b) => a + Number(b), 0);
   } finally {
