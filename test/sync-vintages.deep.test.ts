@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issuesBetween, resolutionOf } from '../src/emulator/forecasts.js';
+import { ServiceError } from '../src/api/errors.js';
 import type { Emulator } from '../src/emulator/server.js';
 import type { SiteRecord } from '../src/emulator/store.js';
 import { JobRegistry } from '../src/runner/registry.js';
@@ -218,5 +219,26 @@ describe('newest first', () => {
     expect(
       results.map((r) => `${'value' in r ? 'read' : 'skipped' in r ? 'skipped' : 'failed'} ${r.item.issue}`),
     ).toEqual(['read 5', 'read 4', 'skipped 3', 'skipped 2', 'skipped 1']);
+  });
+
+  it('once a read fails the whole call, starts no more: their answers would go nowhere', async () => {
+    const started: number[] = [];
+    const items = [1, 2, 3, 4, 5, 6].map((issue) => ({ modelId: '', issue }));
+    const gone = new ServiceError({
+      kind: 'network',
+      endpoint: 'GET /x',
+      detail: 'connection failed',
+      retryable: true,
+    });
+    const call = readEach(items, 2, new AbortController().signal, async (item) => {
+      started.push(item.issue);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (item.issue === 6) throw gone;
+      return { item, value: item.issue };
+    });
+    await expect(call).rejects.toBe(gone);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The newest failed; the one beside it, in flight, ends; no other starts.
+    expect(started).toEqual([6, 5]);
   });
 });

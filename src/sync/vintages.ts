@@ -188,9 +188,10 @@ export class PendingList {
 
 /**
  * Reads every item, newest issue first, `concurrency` at once. An item whose read fails for a
- * reason of its own is returned as failed; any other error fails the whole call. Once `signal`
- * is aborted no more items start, and the ones not read are skipped: a run cut short loads the
- * newest vintages it read, and the next run reads the rest.
+ * reason of its own is returned as failed; any other error fails the whole call, and no more
+ * items start (the call's answer is that error: their reads would be requests for nothing).
+ * Once `signal` is aborted no more items start either, and the ones not read are skipped: a run
+ * cut short loads the newest vintages it read, and the next run reads the rest.
  */
 export async function readEach<T>(
   items: readonly VintageItem[],
@@ -202,15 +203,19 @@ export async function readEach<T>(
   const limit = pLimit(concurrency);
   const newestFirst = [...items].sort((a, b) => b.issue - a.issue);
   const skipped = (item: VintageItem) => ({ item, skipped: 'not read: the run stopped first' });
+  let failed = false;
   return Promise.all(
     newestFirst.map((item) =>
       limit(async (): Promise<ItemResult<T>> => {
-        if (signal.aborted) return skipped(item);
+        if (signal.aborted || failed) return skipped(item);
         try {
           return await read(item);
         } catch (error) {
           if (signal.aborted) return skipped(item);
-          if (!failsAlone(error)) throw error;
+          if (!failsAlone(error)) {
+            failed = true;
+            throw error;
+          }
           const fieldPath = isServiceError(error) ? error.fieldPath : undefined;
           return { item, failed: (error as Error).message, ...(fieldPath !== undefined ? { fieldPath } : {}) };
         }
