@@ -269,7 +269,7 @@ export class ServiceClient {
   private readonly pacer: Pacer;
   /** Stops following the caller's signal (at close: a process-wide signal outlives many clients). */
   private readonly unfollow: () => void;
-  /** The first refusal of the key: every later call fails with it. */
+  /** What stopped the client (the key refused, the service gone): every later call fails with it. */
   private stopReason?: ClientStoppedError;
   private readonly breaker: Breaker;
   private readonly readHeaders: Record<string, string>;
@@ -792,8 +792,9 @@ export class ServiceClient {
 
   /** A failure for want of the service: the error that stops the client once they have lasted too long, else itself. */
   private absent(error: ServiceError): ServiceError {
+    if (this.stopReason) return this.stopReason;
     const lasted = this.breaker.failed();
-    if (lasted === null || this.stopReason) return this.stopReason ?? error;
+    if (lasted === null) return error;
     const gone = new ServiceUnreachableError(
       {
         kind: error.kind,
