@@ -532,3 +532,58 @@ windows: [{from: 2026-11-23T00:00Z, to: 2026-11-23T06:00Z, value: 40000, reason:
     expect(await publishedLedger(config)).toEqual([]);
   });
 });
+
+describe('a key revoked halfway through an apply', () => {
+  it('stops the whole apply (exit 4): the push that landed and the one refused are recorded, the rest left for the next apply; a plan ends on it', async () => {
+    const own = await startDemoEmulator();
+    const dir = folder({
+      'uppsala.yaml': UPPSALA.replace('value: 4000', 'value: 3600'),
+      'esbjerg.yaml': ESBJERG.replace('30.5', '27'),
+      'freiburg.csv': FREIBURG.replace('3500', '2400'),
+    });
+    const loaded = capacityConfig(own, dir);
+    // One site pushed at a time, so that the revocation falls between two pushes.
+    const config = { ...loaded, sync: { ...loaded.sync, concurrency: 1 } };
+    const reader = clientFor(own);
+    try {
+      const before = await allCapacityOf(reader);
+      // The key is revoked once the first upload is answered: every request after it is refused.
+      let uploads = 0;
+      own.setFaults({
+        faultHook: (c) => {
+          // stats() counts this request after the hook: it is the one past that count.
+          if (c.method === 'POST' && ++uploads === 1) own.setLimits({ revokeAfter: own.stats().requests + 1 });
+          return undefined;
+        },
+      });
+      const stopped = await apply(config);
+      expect(stopped).toMatchObject({ status: 'failed', exitCode: 4 });
+      expect(stopped.error).toMatch(/^the service rejected the API key \(401\)/);
+      const ledger = await publishedLedger(config);
+      expect(ledger.map((row) => row.status).sort()).toEqual(['failed', 'ok']);
+      expect(ledger.find((row) => row.status === 'failed')!.error).toMatch(/401/);
+
+      own.setFaults({ faultHook: null });
+      own.setLimits({ revokeAfter: null });
+      const after = await allCapacityOf(reader);
+      const changed = after.filter((site, i) => JSON.stringify(site) !== JSON.stringify(before[i]));
+      expect(changed).toHaveLength(1);
+      const next = await apply(config);
+      expect(next.summary).toContain('capacity: 2 pushed, 1 unchanged, 0 failed');
+
+      // A plan whose reads meet the stop ends on it, rather than listing every site as unknown:
+      // the key is revoked after the site list.
+      own.setLimits({ revokeAfter: own.stats().requests + 1 });
+      const refused = clientFor(own);
+      await expect(planCapacity(dir, refused, null, 10)).rejects.toThrow(/rejected the API key \(401\)/);
+      await refused.close();
+    } finally {
+      await reader.close();
+      await own.close();
+    }
+  });
+});
+
+async function allCapacityOf(reader: ServiceClient) {
+  return (await reader.listSites()).map((s) => ({ id: s.site_id, capacity: s.capacity_kw_array }));
+}

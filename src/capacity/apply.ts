@@ -4,7 +4,9 @@
 // not is pushed as the upload, then a delete of those points only (removeStale): afterwards the
 // service's timeline equals the file, and a push that fails half-way leaves the service holding at
 // least the file's points, never a hole; the ledger row says what it holds, and the next apply,
-// which still finds it different from the file, repairs it.
+// which still finds it different from the file, repairs it. The client's stop (a refused key, a
+// service gone: src/api/client.ts) ends the apply as it ends a sync: the pushes sent before it
+// are recorded, the sites not reached yet are left for the next apply, and the stop is thrown.
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
 import { isServiceError } from '../api/errors.js';
@@ -65,11 +67,13 @@ export async function applyPlan(
       limit(async () => {
         if (site.readError) return { site, kind: 'unread' as const };
         if (site.vsService.length === 0) return { site, kind: 'unchanged' as const };
-        if (options.signal?.aborted) return { site, kind: 'skipped' as const };
+        if (options.signal?.aborted || client.stopped()) return { site, kind: 'skipped' as const };
         return { site, kind: 'pushed' as const, push: await pushSite(site, client, warehouse, commit, options) };
       }),
     ),
   );
+  const stop = client.stopped();
+  if (stop) throw stop;
   const result: ApplyResult = { pushed: [], failed: [], unchanged: [], unread: [], skipped: [] };
   for (const outcome of outcomes) {
     if (outcome.kind === 'pushed') (outcome.push.status === 'ok' ? result.pushed : result.failed).push(outcome.push);

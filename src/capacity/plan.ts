@@ -10,7 +10,7 @@
 // change points whatever the grid; a change shorter than a sample step can go unseen.
 import pLimit from 'p-limit';
 import type { ServiceClient } from '../api/client.js';
-import { isServiceError } from '../api/errors.js';
+import { ClientStoppedError, isServiceError } from '../api/errors.js';
 import type { CapacityTimeline } from '../api/schemas.js';
 import { DAY, formatInstant, formatMinute } from '../time.js';
 import { RequestError } from '../errors.js';
@@ -203,8 +203,9 @@ export async function planCapacity(
             lastPush,
           );
         } catch (error) {
-          // One site's service failing (after the client's retries) leaves the other sites' plans whole.
-          if (!isServiceError(error)) throw error;
+          // One site's service failing (after the client's retries) leaves the other sites' plans
+          // whole; the client's stop (a refused key, a service gone) ends the plan.
+          if (!isServiceError(error) || error instanceof ClientStoppedError) throw error;
           return unreadSite(t, window, lastPush, error);
         }
       }),
