@@ -80,8 +80,7 @@ afterAll(async () => {
 async function allCapacity() {
   const other = clientFor(emulator, OTHER_KEY);
   try {
-    const sites = [...(await client.listSites()), ...(await other.listSites())];
-    return sites.map((s) => ({ id: s.site_id, capacity: s.capacity_kw_array }));
+    return [...(await allCapacityOf(client)), ...(await allCapacityOf(other))];
   } finally {
     await other.close();
   }
@@ -584,6 +583,7 @@ describe('a key revoked halfway through an apply', () => {
   });
 });
 
+/** The capacity of every site the client's account holds. */
 async function allCapacityOf(reader: ServiceClient) {
   return (await reader.listSites()).map((s) => ({ id: s.site_id, capacity: s.capacity_kw_array }));
 }
