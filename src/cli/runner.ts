@@ -9,7 +9,7 @@ import { parseShard, shardFromEnv } from '../lake/shard.js';
 import { createLogger, type Logger } from '../log.js';
 import type { Outcome } from '../outcome.js';
 import { printAbove, terminalProgress } from '../progress.js';
-import { describeCost } from '../runner/measure.js';
+import { describeCost, processPeakRssMb } from '../runner/measure.js';
 import { loadJob, loadJobs } from '../runner/registry.js';
 import type { RunnerMetrics } from '../runner/metrics.js';
 import type { RunResult } from '../runner/run.js';
@@ -314,6 +314,8 @@ function urlFlag(flag: string, text: string): void {
 function printSummary(result: RunResult, printed: number): void {
   const lines = result.summary.slice(printed);
   if (result.published) lines.push(`publish: ${describeCost(result.published)}`);
+  const peak = processPeakRssMb();
+  if (peak !== null) lines.push(`peak RSS: ${Math.round(peak)} MB, the process's, every step included`);
   if (result.status === 'busy') lines.push(`not run: ${result.error}`);
   else if (result.error) lines.push(`error: ${result.error}`);
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);

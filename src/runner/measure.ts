@@ -1,7 +1,10 @@
 // What a step of a chain cost: its wall time and the peak resident memory of the process while it
 // ran. The kernel's high-water mark (VmHWM) is reset when the step starts (`5` into
 // /proc/self/clear_refs, Linux 4.0+), so each step's peak is its own, not the chain's so far.
-// Elsewhere (no procfs) the peak is left out.
+// The reset also resets what the kernel reports to the parent at exit (ru_maxrss: `/usr/bin/time`'s
+// maximum resident set size is then the last step's), so the mark is read before each reset and
+// the process's own peak (processPeakRssMb) is the larger of those and the mark. Elsewhere (no
+// procfs) the peaks are left out.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 export interface StepCost {
@@ -26,8 +29,18 @@ export function describeCost(cost: StepCost): string {
   return `(${cost.seconds.toFixed(2)} s${rss})`;
 }
 
+/** The kernel's mark when it was last reset, in MB: the process's peak up to then. */
+let peakBeforeResetMb = 0;
+
+/** The process's peak RSS in MB since it started, whatever the steps reset; null where the kernel does not tell. */
+export function processPeakRssMb(): number | null {
+  const mark = highWaterMb();
+  return mark === null ? null : Math.max(peakBeforeResetMb, mark);
+}
+
 function resetHighWater(): boolean {
   try {
+    peakBeforeResetMb = Math.max(peakBeforeResetMb, highWaterMb() ?? 0);
     writeFileSync('/proc/self/clear_refs', '5');
     return true;
   } catch {
