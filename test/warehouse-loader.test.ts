@@ -135,6 +135,26 @@ describe('forecasts', () => {
     ]);
   });
 
+  it('stores each key once when an older read returns other valid times of a vintage the newest read holds in part', async () => {
+    const a = vintage(T0, () => 1);
+    const b = vintage(T0 + H, () => 2);
+    const c = vintage(T0 - H, () => 3);
+    const rows = (read: ForecastColumns, from: number, to: number) =>
+      Object.fromEntries(
+        Object.entries(read).map(([key, column]) => [key, Array.from(column as ArrayLike<unknown>).slice(from, to)]),
+      ) as unknown as ForecastColumns;
+    // the newest read: b's first 23 valid times, then a's last (the one b does not reach)
+    expect(await loadForecasts(warehouse, 's1', [rows(b, 0, 23), rows(a, 23, 24)])).toEqual({ forecasts: 24 });
+    // the older reads: a's other valid times (new) and its last again (stored), and all of c
+    const older = [rows(a, 0, 23), rows(a, 22, 24), c];
+    expect(await loadForecasts(warehouse, 's1', older)).toEqual({ forecasts: 23 + 24 });
+    expect(await loadForecasts(warehouse, 's1', older)).toEqual({});
+    const [{ n, keys }] = await warehouse.all<{ n: bigint; keys: bigint }>(
+      'SELECT count(*) AS n, count(DISTINCT (update_time, valid_time)) AS keys FROM forecasts',
+    );
+    expect([Number(n), Number(keys)]).toEqual([71, 71]);
+  });
+
   it('stores a valid time a read repeats once, and the same vintage of two sites for each', async () => {
     const a = vintage(T0, () => 1);
     const repeated = Object.fromEntries(

@@ -77,6 +77,7 @@ import { loadSeries } from './commit-queue.js';
 import { oncePerKey } from './dedupe.js';
 import type { ActualColumns, Column, ForecastColumns, ModelOutputColumns, RowsWritten } from './rows.js';
 import type { LoadOptions } from './series.js';
+import { spanOf } from './stored-vintages.js';
 import type { Warehouse } from './warehouse.js';
 
 export { loadModels, loadSites, saveIntervalLabels } from './reference.js';
@@ -123,10 +124,11 @@ export async function loadForecasts(
   });
   const blocks = onceEach(runs).map(({ read, start, end, rows, keep }) => {
     const column = <T>(values: Column<T>) => (keep ? keep.map((i) => values[i]) : part(values, start, end, rows));
+    const validTimes = column(read.valid_time);
     return {
       rows: keep ? keep.length : end - start,
       columns: [
-        { type: DOUBLE, values: column(read.valid_time) },
+        { type: DOUBLE, values: validTimes },
         { type: DOUBLE, values: column(read.forecast) },
         { type: DOUBLE, values: column(read.capacity) },
       ],
@@ -135,6 +137,7 @@ export async function loadForecasts(
         { type: INTEGER, values: { constant: read.model_version[start] } },
         { type: DOUBLE, values: { constant: read.update_time[start] } },
       ],
+      span: spanOf('', read.update_time[start], validTimes),
     };
   });
   return loadSeries(warehouse, 'forecasts', siteId, blocks, options);
@@ -249,6 +252,7 @@ export async function loadModelOutputs(
         { type: INTEGER, values: { constant: output.model_version } },
         { type: DOUBLE, values: { constant: output.as_of } },
       ],
+      span: spanOf(output.model_id, output.as_of, rows.valid_time),
     };
   });
   return loadSeries(warehouse, 'outputs', siteId, blocks, options);

@@ -14,18 +14,20 @@ function siteOf(sites: string): string {
 
 /**
  * The rows of the staged forecasts whose key is not stored yet, in the column order of the target
- * table, for an INSERT (series.ts counts them per site from its RETURNING). The vintage's
- * columns are joined back by block_no. The stored side is narrowed to the
- * staged valid and update times, read from the staging tables (not from `staged`, which DuckDB
- * would then materialise): a nightly read's vintages are the newest, and older vintages
- * overlapping its valid times cannot match.
+ * table, for an INSERT (series.ts counts them per site from its RETURNING); all of them when
+ * `anyStored` is false (no staged vintage has a stored row). The vintage's columns are joined
+ * back by block_no. The stored side is narrowed to the staged valid and update times, read from
+ * the staging tables (not from `staged`, which DuckDB would then materialise): a nightly read's
+ * vintages are the newest, and older vintages overlapping its valid times cannot match.
  */
-export function freshForecastsSql(sites: string): string {
-  return `
-WITH staged AS (
+export function freshForecastsSql(sites: string, anyStored: boolean): string {
+  const staged = `
   SELECT ${siteOf(sites).replace('site_no', 'c.site_no')} AS site_id, v.model_name, v.model_version,
     ${instant('v.update_time')} AS update_time, ${instant('c.valid_time')} AS valid_time, c.forecast, c.capacity
-  FROM temp.stage_forecasts c JOIN temp.stage_forecast_vintages v USING (block_no)
+  FROM temp.stage_forecasts c JOIN temp.stage_forecast_vintages v USING (block_no)`;
+  if (!anyStored) return staged;
+  return `
+WITH staged AS (${staged}
 ),
 existing AS (
   SELECT site_id, model_name, model_version, update_time, valid_time FROM main.forecasts
@@ -41,16 +43,18 @@ FROM staged s ANTI JOIN existing e USING (site_id, model_name, model_version, up
 
 /**
  * The fresh model outputs, keyed (site_id, model_id, as_of, valid_time): a model listed under
- * two sites has its output stored under each (docs/warehouse.md). Compared with the stored rows
+ * two sites has its output stored under each (docs/warehouse.md); all the staged ones when
+ * `anyStored` is false (no staged vintage has a stored row). Compared with the stored rows
  * on small keys: each stored row of a staged vintage (a model's (model_id, as_of)) is numbered,
  * by a join with the few staged vintages, with every block_no of its vintage (a vintage some
  * reads returned in part is several blocks), and with its site's site_no, and the anti-join runs
  * on (block_no, site_no, valid time) rather than on two strings per row; the vintage's strings
  * are joined back after.
  */
-export function freshOutputsSql(sites: string): string {
-  return `
-WITH site_nos AS (SELECT unnest(l) AS site_id, generate_subscripts(l, 1)::INTEGER AS site_no FROM (SELECT [${sites}] AS l)),
+export function freshOutputsSql(sites: string, anyStored: boolean): string {
+  const staged = 'SELECT s.block_no, s.site_no, s.valid_time, s.forecast, s.capacity FROM temp.stage_outputs s';
+  const fresh = anyStored
+    ? `site_nos AS (SELECT unnest(l) AS site_id, generate_subscripts(l, 1)::INTEGER AS site_no FROM (SELECT [${sites}] AS l)),
 existing AS (
   SELECT v.block_no, n.site_no, epoch_ms(m.valid_time)::DOUBLE AS valid_time
   FROM main.model_outputs m
@@ -62,9 +66,12 @@ existing AS (
       AND (SELECT ${instant('max(as_of)')} FROM temp.stage_output_vintages)
 ),
 fresh AS (
-  SELECT s.block_no, s.site_no, s.valid_time, s.forecast, s.capacity FROM temp.stage_outputs s
+  ${staged}
   ANTI JOIN existing e USING (block_no, site_no, valid_time)
-)
+)`
+    : `fresh AS (${staged})`;
+  return `
+WITH ${fresh}
 SELECT v.model_id, ${instant('v.as_of')} AS as_of, ${instant('f.valid_time')} AS valid_time,
   ${siteOf(sites).replace('site_no', 'f.site_no')} AS site_id, v.model_name, v.model_version, f.forecast, f.capacity
 FROM fresh f JOIN temp.stage_output_vintages v USING (block_no)`;

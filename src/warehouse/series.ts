@@ -17,6 +17,7 @@ import {
 import { flagPending, markFlagsPending, type QualitySettings } from './flags.js';
 import { nonZero, type RowsWritten } from './rows.js';
 import { sqlList } from './sql.js';
+import { StoredVintages } from './stored-vintages.js';
 import type { Staged, StagingTables } from './staging.js';
 import type { SyncStateUpdate } from './sync-state.js';
 import type { VintageBookkeeping } from './vintage-reads.js';
@@ -49,13 +50,17 @@ export interface Series extends StagingTables {
  * model_id and model_name into every row was ~12% of the sync's main thread), and only the rows
  * of new keys inserted into `table`.
  */
-function vintageSeries(name: string, vintage: string, table: string, freshSql: (sites: string) => string): Series {
+function vintageSeries(
+  name: string,
+  vintage: string,
+  table: string,
+  freshSql: (sites: string, anyStored: boolean) => string,
+): Series {
   return {
     staging: `stage_${name}`,
     definition: 'site_no INTEGER, block_no INTEGER, valid_time DOUBLE, forecast DOUBLE, capacity DOUBLE',
     shared: { table: `stage_${name.replace(/s$/, '')}_vintages`, definition: vintage },
-    merge: (warehouse, sites, _options, staged) =>
-      insertFresh(warehouse, sites, freshSql(sqlList(sites)), table, staged),
+    merge: (warehouse, sites, _options, staged) => insertFresh(warehouse, sites, freshSql, table, staged),
   };
 }
 
@@ -97,40 +102,41 @@ export const SERIES: Record<SeriesKind, Series> = {
 };
 
 /**
- * Writes the fresh rows into `table` and counts them per site. When `table` holds no row of the
- * batch's sites yet (their first sync), every staged row is fresh (no key is staged twice): the
- * counts are the staged rows. Else, several sites: the INSERT returns each written row's site as
- * its 1-based position in `sites` (a small integer, cheap to read back) and the counts are taken
- * here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a TEMP
- * table to count them costs more than reading back a small integer a row, which a first sync
- * skips as well. Whether the table holds rows of the sites is asked only for sites not known to
- * hold some (see `holders`).
+ * Writes the fresh rows into `table` and counts them per site. When every staged vintage is known
+ * to have no stored row (stored-vintages.ts: a first sync, or a site's older vintages after its
+ * newest), every staged row is fresh (no key is staged twice) and goes in without the anti-join:
+ * the counts are the staged rows. Else, several sites: the INSERT returns each written row's site
+ * as its 1-based position in `sites` (a small integer, cheap to read back) and the counts are
+ * taken here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a
+ * TEMP table to count them costs more than reading back a small integer a row.
  */
 async function insertFresh(
   warehouse: Warehouse,
   sites: string[],
-  freshSql: string,
+  freshSql: (sites: string, anyStored: boolean) => string,
   table: string,
   staged: Staged,
 ): Promise<Map<string, RowsWritten>> {
-  const held = holders(warehouse, table);
-  const hold = (rowsBySite: readonly (number | undefined)[]) => {
-    for (const [index, site] of sites.entries()) if ((rowsBySite[index] ?? 0) > 0) held.add(site);
-  };
-  if (!sites.some((site) => held.has(site)) && !(await holdsAny(warehouse, table, sites))) {
-    await warehouse.run(`INSERT INTO main.${table} ${freshSql}`);
-    hold(staged.rowsBySite);
+  const known = storedVintages(warehouse, table);
+  const unknown = known.unknown(sites);
+  if (unknown.length > 0) known.learn(unknown, await holdsAny(warehouse, table, unknown));
+  const loads = sites.map((siteId, index) => ({ siteId, spans: staged.spansBySite[index] }));
+  const allNew = known.allNew(loads);
+  for (const { siteId, spans } of loads) known.record(siteId, spans);
+  const list = sqlList(sites);
+  if (allNew) {
+    await warehouse.run(`INSERT INTO main.${table} ${freshSql(list, false)}`);
     return new Map(sites.map((site, index) => [site, { [table]: staged.rowsBySite[index] ?? 0 }]));
   }
   if (sites.length === 1) {
-    const inserted = await warehouse.changed(`INSERT INTO main.${table} ${freshSql}`);
-    hold([inserted]);
-    return new Map([[sites[0], { [table]: inserted }]]);
+    return new Map([
+      [sites[0], { [table]: await warehouse.changed(`INSERT INTO main.${table} ${freshSql(list, true)}`) }],
+    ]);
   }
   const counts = new Array<number>(sites.length).fill(0);
   await warehouse.exclusive(async () => {
     const result = await warehouse.connection.run(
-      `INSERT INTO main.${table} ${freshSql} RETURNING list_position([${sqlList(sites)}], site_id)::INTEGER`,
+      `INSERT INTO main.${table} ${freshSql(list, true)} RETURNING list_position([${list}], site_id)::INTEGER`,
     );
     // The result is materialized: its chunks are read where they are, not by fetchChunk, a round
     // trip to a pool thread for every 2,048 rows.
@@ -138,25 +144,18 @@ async function insertFresh(
       for (const position of result.getChunk(index).getColumnValues(0)) counts[(position as number) - 1] += 1;
     }
   });
-  hold(counts);
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
 }
 
-/**
- * The sites known to hold rows of each vintage table, per warehouse: those this process inserted
- * rows of: a first sync loads a site's older vintages after its newest, and asking the table
- * again before each of those merges is a statement per batch that can only answer yes. A site
- * wrongly held (its insert rolled back, its rows deleted since) only sends its batch through the
- * counting INSERT, exact whatever the table holds.
- */
-const holding = new WeakMap<Warehouse, Map<string, Set<string>>>();
+/** What this process knows of the vintages each vintage table holds, per warehouse (stored-vintages.ts). */
+const stored = new WeakMap<Warehouse, Map<string, StoredVintages>>();
 
-function holders(warehouse: Warehouse, table: string): Set<string> {
-  const tables = holding.get(warehouse) ?? new Map<string, Set<string>>();
-  holding.set(warehouse, tables);
-  const sites = tables.get(table) ?? new Set<string>();
-  tables.set(table, sites);
-  return sites;
+function storedVintages(warehouse: Warehouse, table: string): StoredVintages {
+  const tables = stored.get(warehouse) ?? new Map<string, StoredVintages>();
+  stored.set(warehouse, tables);
+  const known = tables.get(table) ?? new StoredVintages();
+  tables.set(table, known);
+  return known;
 }
 
 /** Whether `table` holds any row of `sites` (a lookup DuckDB answers from the row groups' min/max). */

@@ -3,6 +3,7 @@
 // series.ts). Instants travel as DOUBLE epoch ms and become TIMESTAMPTZ in the merge SQL.
 import type { DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
 import { DuckDBDataChunk, INTEGER } from './duckdb-api.js';
+import type { BlockSpan } from './stored-vintages.js';
 import type { Warehouse } from './warehouse.js';
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
@@ -27,6 +28,8 @@ export interface StageBlock {
    * staged once per block and joined back by block_no, instead of repeated on every row.
    */
   shared?: StageColumn[];
+  /** The vintage its rows are of and their valid times' span, for the merge (stored-vintages.ts). */
+  span?: BlockSpan;
 }
 
 /** The staging tables of a series. */
@@ -47,9 +50,11 @@ function numbered(block: StageBlock, siteNo: number): StageBlock {
   return { rows: block.rows, columns: [{ type: INTEGER, values: { constant: siteNo } }, ...block.columns] };
 }
 
-/** What was staged of a series: its rows per site_no (index 0: site_no 1). */
+/** What was staged of a series, per site_no (index 0: site_no 1). */
 export interface Staged {
   rowsBySite: number[];
+  /** The spans of a site's blocks with rows; undefined where a block gave none. */
+  spansBySite: (BlockSpan[] | undefined)[];
 }
 
 /**
@@ -74,16 +79,28 @@ export async function stage(
   blocks: { block: StageBlock; siteNo: number }[],
 ): Promise<Staged> {
   const rowsBySite: number[] = [];
+  const spansBySite: (BlockSpan[] | undefined)[] = [];
+  const unnamed = new Set<number>();
   for (const { block, siteNo } of blocks) {
-    if (block.rows > 0) rowsBySite[siteNo - 1] = (rowsBySite[siteNo - 1] ?? 0) + block.rows;
+    if (block.rows === 0) continue;
+    const index = siteNo - 1;
+    rowsBySite[index] = (rowsBySite[index] ?? 0) + block.rows;
+    if (!block.span) unnamed.add(index);
+    else {
+      const spans = spansBySite[index] ?? [];
+      spans.push(block.span);
+      spansBySite[index] = spans;
+    }
   }
+  for (const index of unnamed) spansBySite[index] = undefined;
+  const staged = { rowsBySite, spansBySite };
   if (!series.shared) {
     await appendBlocks(
       warehouse,
       series.staging,
       blocks.map(({ block, siteNo }) => numbered(block, siteNo)),
     );
-    return { rowsBySite };
+    return staged;
   }
   const filled = blocks.filter(({ block }) => block.rows > 0);
   const blockNo = (index: number): StageColumn => ({ type: INTEGER, values: { constant: index + 1 } });
@@ -99,7 +116,7 @@ export async function stage(
       numbered({ rows: block.rows, columns: [blockNo(index), ...block.columns] }, siteNo),
     ),
   );
-  return { rowsBySite };
+  return staged;
 }
 
 /**
