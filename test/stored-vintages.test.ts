@@ -25,19 +25,26 @@ describe('stored vintages', () => {
     expect(stored.allNew([{ siteId: 's2', spans: [span(1, 1)] }])).toBe(false);
   });
 
-  it('tells a vintage at either end of a load new at valid times that load did not hold', () => {
+  it("tells new the oldest vintage of a site's last load at valid times that load did not hold, and any older vintage", () => {
     const stored = known();
-    expect(stored.allNew([{ siteId: 's1', spans: [span(30, 200, 290), span(10, 50, 99)] }])).toBe(true);
-    expect(stored.allNew([{ siteId: 's1', spans: [span(30, 290, 300)] }])).toBe(false);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(10, 50, 99), span(5, 100), span(9, 300)] }])).toBe(true);
     expect(stored.allNew([{ siteId: 's1', spans: [span(10, 190, 400)] }])).toBe(false);
   });
 
-  it('takes a vintage between the ends at valid times within theirs as stored, outside them as new', () => {
+  it('takes a vintage within the hull of the rest at valid times within it as stored, outside them as new', () => {
     const stored = known();
     expect(stored.allNew([{ siteId: 's1', spans: [span(22, 240)] }])).toBe(false);
-    expect(stored.allNew([{ siteId: 's1', spans: [span(22, 270)] }])).toBe(true);
-    expect(stored.allNew([{ siteId: 's1', spans: [span(5, 100), span(40, 300)] }])).toBe(true);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(30, 200, 290)] }])).toBe(false);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(22, 310)] }])).toBe(true);
     expect(stored.allNew([{ siteId: 's1', spans: [span(20, 100, 199)] }])).toBe(true);
+  });
+
+  it('folds the edge into the hull at the next load, which gives the new edge', () => {
+    const stored = known();
+    stored.record('s1', [span(8, 50, 60), span(9, 70, 80)]);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(10, 100)] }])).toBe(false);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(8, 55)] }])).toBe(false);
+    expect(stored.allNew([{ siteId: 's1', spans: [span(8, 40, 45), span(7, 55)] }])).toBe(true);
   });
 
   it('keeps models apart, and a load with a block not spanned leaves its site unknown', () => {

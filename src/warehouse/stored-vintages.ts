@@ -1,15 +1,17 @@
 // What this process knows of the keys a vintage table (forecasts, model_outputs) holds of a site.
 // A site the table held no row of when first asked holds only what this process inserted since,
-// recorded here per model as boxes of issue times by valid times, three a load at most (its first
-// vintage, its last, those between). A staged block (a vintage's rows) outside every box of its
-// site and model has no stored key, so its rows go in without the anti-join on the table's key
-// (docs/benchmarks.md, session 67). The valid times matter: a site forecast's read holds rows of
-// several vintages, and the older pass reads other valid times of a vintage the newest pass
-// stored in part. Every insert into these tables goes through series.ts, which records a load
-// before it runs: a box recorded for an insert that rolled back only sends a later load through
-// the anti-join, exact whatever the table holds. Boxes a load, not a vintage: a site's loads are
-// few (its newest pass, then its pending vintages in pieces), so what is held grows with neither
-// the history nor the vintages.
+// recorded here per model as two boxes of issue times by valid times: the EDGE, the oldest vintage
+// of the site's last load, and the HULL, everything inserted before it. A staged block (a
+// vintage's rows) outside both has no stored key, so its rows go in without the anti-join on the
+// table's key (docs/benchmarks.md, session 67). The edge is kept apart because a site forecast's
+// read holds rows of several vintages: the older pass (pending vintages newest first, in pieces)
+// reads again, at other valid times, the oldest vintage the load before it stored in part, and
+// every other vintage it reads is older than all that is stored.
+// Every insert into these tables goes through series.ts, which records a load before it runs: a
+// box recorded for an insert that rolled back only sends a later load through the anti-join,
+// exact whatever the table holds; so does a block a box wrongly covers (boxes are hulls, and
+// models are told apart by a hash of their id). What is held is a few numbers a site and model,
+// whatever the history, the vintages or the loads.
 
 /** What a staged block's rows are of: a vintage (a site forecast's: model '') and their valid times' span, epoch ms. */
 export interface BlockSpan {
@@ -30,6 +32,108 @@ export function spanOf(modelId: string, issue: number, validTimes: ArrayLike<num
   return { modelId, issue, firstValid, lastValid };
 }
 
+/** A box: first and last issue, first and last valid time. An empty one meets nothing. */
+type Box = [number, number, number, number];
+const EMPTY: Box = [
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+];
+
+/** A site's entry per model, flat: the model's hash, its hull (4), its edge (4). */
+const ENTRY = 9;
+const HULL = 1;
+const EDGE = 5;
+
+export class StoredVintages {
+  /** Per site the table held no row of when first asked: its models' entries (ENTRY numbers each), flat. */
+  private readonly clean = new Map<string, number[]>();
+  /** Sites the table held rows of: what they hold is not known here. */
+  private readonly foreign = new Set<string>();
+
+  /** The sites not asked about yet. */
+  unknown(sites: readonly string[]): string[] {
+    return sites.filter((site) => !this.clean.has(site) && !this.foreign.has(site));
+  }
+
+  /** What the table was found to hold of `sites` (asked of them together: any of them, all taken to). */
+  learn(sites: readonly string[], holdsRows: boolean): void {
+    for (const site of sites) {
+      if (holdsRows) this.foreign.add(site);
+      else this.clean.set(site, []);
+    }
+  }
+
+  /** Whether every block of `loads` is known to have no stored key (a load with a block not spanned is not). */
+  allNew(loads: readonly { siteId: string; spans: readonly BlockSpan[] | undefined }[]): boolean {
+    return loads.every(({ siteId, spans }) => {
+      const entries = this.clean.get(siteId);
+      return entries !== undefined && spans !== undefined && spans.every((span) => !meets(entries, span));
+    });
+  }
+
+  /**
+   * Records a load's blocks as inserted, before its insert runs: per model, the edge before it
+   * and every vintage of the load but its oldest join the hull, and its oldest is the edge. A
+   * load with a block not spanned leaves its site unknown from then on.
+   */
+  record(siteId: string, spans: readonly BlockSpan[] | undefined): void {
+    const entries = this.clean.get(siteId);
+    if (entries === undefined) return;
+    if (spans === undefined) {
+      this.clean.delete(siteId);
+      this.foreign.add(siteId);
+      return;
+    }
+    for (const [modelId, vintages] of byModel(spans)) {
+      const at = entryOf(entries, hashOf(modelId));
+      const oldest = Math.min(...vintages.keys());
+      let hull = hullOf(box(entries, at + HULL), box(entries, at + EDGE));
+      for (const [issue, [firstValid, lastValid]] of vintages) {
+        if (issue !== oldest) hull = hullOf(hull, [issue, issue, firstValid, lastValid]);
+      }
+      const [firstValid, lastValid] = vintages.get(oldest)!;
+      entries.splice(at + HULL, 8, ...hull, oldest, oldest, firstValid, lastValid);
+    }
+  }
+}
+
+/** Whether the block's model's hull or edge holds its vintage and meets its valid times. */
+function meets(entries: readonly number[], { modelId, issue, firstValid, lastValid }: BlockSpan): boolean {
+  const hash = hashOf(modelId);
+  for (let at = 0; at < entries.length; at += ENTRY) {
+    if (entries[at] !== hash) continue;
+    for (const offset of [HULL, EDGE]) {
+      const [first, last, from, to] = box(entries, at + offset);
+      if (issue >= first && issue <= last && firstValid <= to && lastValid >= from) return true;
+    }
+  }
+  return false;
+}
+
+/** The index of the model's entry among a site's, added (empty boxes) when it has none. */
+function entryOf(entries: number[], hash: number): number {
+  for (let at = 0; at < entries.length; at += ENTRY) if (entries[at] === hash) return at;
+  entries.push(hash, ...EMPTY, ...EMPTY);
+  return entries.length - ENTRY;
+}
+
+function box(entries: readonly number[], at: number): Box {
+  return [entries[at], entries[at + 1], entries[at + 2], entries[at + 3]];
+}
+
+function hullOf(a: Box, b: Box): Box {
+  return [Math.min(a[0], b[0]), Math.max(a[1], b[1]), Math.min(a[2], b[2]), Math.max(a[3], b[3])];
+}
+
+/** A model id's 32-bit FNV-1a hash: two models of a site that share one only share their boxes. */
+function hashOf(modelId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < modelId.length; i++) hash = Math.imul(hash ^ modelId.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /** Per model, per vintage (issue), the first and last valid time of its blocks. */
 function byModel(spans: readonly BlockSpan[]): Map<string, Map<number, [number, number]>> {
   const models = new Map<string, Map<number, [number, number]>>();
@@ -43,81 +147,4 @@ function byModel(spans: readonly BlockSpan[]): Map<string, Map<number, [number, 
     );
   }
   return models;
-}
-
-/** A box, flat: first and last issue, first and last valid time. */
-const BOX = 4;
-
-export class StoredVintages {
-  /** Sites the table held no row of when first asked. */
-  private readonly clean = new Set<string>();
-  /** Sites the table held rows of: what they hold is not known here. */
-  private readonly foreign = new Set<string>();
-  /** Per site and model (`site\0model`), each load's boxes (BOX numbers each), flat. */
-  private readonly boxes = new Map<string, number[]>();
-
-  /** The sites not asked about yet. */
-  unknown(sites: readonly string[]): string[] {
-    return sites.filter((site) => !this.clean.has(site) && !this.foreign.has(site));
-  }
-
-  /** What the table was found to hold of `sites` (asked of them together: any of them, all taken to). */
-  learn(sites: readonly string[], holdsRows: boolean): void {
-    for (const site of sites) (holdsRows ? this.foreign : this.clean).add(site);
-  }
-
-  /** Whether every block of `loads` is known to have no stored key (a load with a block not spanned is not). */
-  allNew(loads: readonly { siteId: string; spans: readonly BlockSpan[] | undefined }[]): boolean {
-    return loads.every(
-      ({ siteId, spans }) =>
-        this.clean.has(siteId) && spans !== undefined && spans.every((span) => !this.meets(siteId, span)),
-    );
-  }
-
-  /**
-   * Records a load's blocks as inserted, before its insert runs: per model, a box for its first
-   * vintage, one for its last, and one for those between (a read's rows of the vintage at either
-   * end are often the few valid times the next load's reads of it do not return). A load with a
-   * block not spanned leaves its site unknown from then on.
-   */
-  record(siteId: string, spans: readonly BlockSpan[] | undefined): void {
-    if (spans === undefined) {
-      this.clean.delete(siteId);
-      this.foreign.add(siteId);
-      return;
-    }
-    for (const [modelId, vintages] of byModel(spans)) {
-      const issues = [...vintages.keys()].sort((a, b) => a - b);
-      const first = issues[0];
-      const last = issues[issues.length - 1];
-      const boxes = [first, last].flatMap((issue, i) =>
-        i === 1 && issue === first ? [] : [issue, issue, ...vintages.get(issue)!],
-      );
-      const between = issues.slice(1, -1);
-      if (between.length > 0) {
-        const valid = between.map((issue) => vintages.get(issue)!);
-        boxes.push(
-          between[0],
-          between[between.length - 1],
-          Math.min(...valid.map((v) => v[0])),
-          Math.max(...valid.map((v) => v[1])),
-        );
-      }
-      const key = `${siteId}\0${modelId}`;
-      const known = this.boxes.get(key);
-      if (known) known.push(...boxes);
-      else this.boxes.set(key, boxes);
-    }
-  }
-
-  /** Whether a box of the block's site and model holds its vintage and meets its valid times. */
-  private meets(siteId: string, { modelId, issue, firstValid, lastValid }: BlockSpan): boolean {
-    const known = this.boxes.get(`${siteId}\0${modelId}`);
-    if (!known) return false;
-    for (let i = 0; i < known.length; i += BOX) {
-      if (issue >= known[i] && issue <= known[i + 1] && firstValid <= known[i + 3] && lastValid >= known[i + 2])
-        return true;
-    }
-    return false;
-  }
 }
