@@ -59,4 +59,17 @@ describe('stored vintages', () => {
   it('spans a block whatever the order of its valid times', () => {
     expect(spanOf('', 7, [30, 10, 20])).toEqual({ modelId: '', issue: 7, firstValid: 10, lastValid: 30 });
   });
+
+  it("keeps every site's entries apart across the pool's chunks, whatever the order sites add models in", () => {
+    const stored = new StoredVintages();
+    const sites = Array.from({ length: 5000 }, (_, i) => `s${i}`);
+    stored.learn(stored.unknown(sites), false);
+    for (const [i, site] of sites.entries()) stored.record(site, [span(i, i)]);
+    for (const [i, site] of sites.entries()) stored.record(site, [span(i, i, i, 'other')]);
+    for (const i of [0, 4095, 4096, 4999]) {
+      expect(stored.allNew([{ siteId: `s${i}`, spans: [span(i, i)] }])).toBe(false);
+      expect(stored.allNew([{ siteId: `s${i}`, spans: [span(i, i, i, 'other')] }])).toBe(false);
+      expect(stored.allNew([{ siteId: `s${i}`, spans: [span(i + 1, i)] }])).toBe(true);
+    }
+  });
 });

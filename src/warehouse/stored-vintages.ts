@@ -10,8 +10,8 @@
 // Every insert into these tables goes through series.ts, which records a load before it runs: a
 // box recorded for an insert that rolled back only sends a later load through the anti-join,
 // exact whatever the table holds; so does a block a box wrongly covers (boxes are hulls, and
-// models are told apart by a hash of their id). What is held is a few numbers a site and model,
-// whatever the history, the vintages or the loads.
+// models are told apart by a hash of their id). What is held is ten numbers a site and model in
+// one pool of typed arrays, whatever the history, the vintages or the loads.
 
 /** What a staged block's rows are of: a vintage (a site forecast's: model '') and their valid times' span, epoch ms. */
 export interface BlockSpan {
@@ -41,16 +41,23 @@ const EMPTY: Box = [
   Number.NEGATIVE_INFINITY,
 ];
 
-/** A site's entry per model, flat: the model's hash, its hull (4), its edge (4). */
-const ENTRY = 9;
-const HULL = 1;
-const EDGE = 5;
+/** An entry, a site and model's: the model's hash, the site's next entry (NONE: the last), its hull (4), its edge (4). */
+const ENTRY = 10;
+const NEXT = 1;
+const HULL = 2;
+const EDGE = 6;
+const NONE = -1;
+/** Entries a chunk of the pool holds: the pool grows a chunk at a time, so it never copies nor holds more than a chunk spare. */
+const CHUNK = 4096;
 
 export class StoredVintages {
-  /** Per site the table held no row of when first asked: its models' entries (ENTRY numbers each), flat. */
-  private readonly clean = new Map<string, number[]>();
+  /** Per site the table held no row of when first asked: its first entry (NONE: none yet). */
+  private readonly clean = new Map<string, number>();
   /** Sites the table held rows of: what they hold is not known here. */
   private readonly foreign = new Set<string>();
+  /** Every site's entries, ENTRY numbers each, in chunks of CHUNK entries. */
+  private readonly chunks: Float64Array[] = [];
+  private entries = 0;
 
   /** The sites not asked about yet. */
   unknown(sites: readonly string[]): string[] {
@@ -61,66 +68,87 @@ export class StoredVintages {
   learn(sites: readonly string[], holdsRows: boolean): void {
     for (const site of sites) {
       if (holdsRows) this.foreign.add(site);
-      else this.clean.set(site, []);
+      else this.clean.set(site, NONE);
     }
   }
 
   /** Whether every block of `loads` is known to have no stored key (a load with a block not spanned is not). */
   allNew(loads: readonly { siteId: string; spans: readonly BlockSpan[] | undefined }[]): boolean {
     return loads.every(({ siteId, spans }) => {
-      const entries = this.clean.get(siteId);
-      return entries !== undefined && spans !== undefined && spans.every((span) => !meets(entries, span));
+      const first = this.clean.get(siteId);
+      if (first === undefined || spans === undefined) return false;
+      return spans.every((span) => !this.meets(first, span));
     });
   }
 
   /**
    * Records a load's blocks as inserted, before its insert runs: per model, the edge before it
    * and every vintage of the load but its oldest join the hull, and its oldest is the edge. A
-   * load with a block not spanned leaves its site unknown from then on.
+   * load with a block not spanned leaves its site unknown from then on (its entries stay in the
+   * pool unused: a site goes foreign once at most).
    */
   record(siteId: string, spans: readonly BlockSpan[] | undefined): void {
-    const entries = this.clean.get(siteId);
-    if (entries === undefined) return;
+    if (!this.clean.has(siteId)) return;
     if (spans === undefined) {
       this.clean.delete(siteId);
       this.foreign.add(siteId);
       return;
     }
     for (const [modelId, vintages] of byModel(spans)) {
-      const at = entryOf(entries, hashOf(modelId));
+      const entry = this.entryOf(siteId, hashOf(modelId));
       const oldest = Math.min(...vintages.keys());
-      let hull = hullOf(box(entries, at + HULL), box(entries, at + EDGE));
+      let hull = hullOf(this.box(entry, HULL), this.box(entry, EDGE));
       for (const [issue, [firstValid, lastValid]] of vintages) {
         if (issue !== oldest) hull = hullOf(hull, [issue, issue, firstValid, lastValid]);
       }
       const [firstValid, lastValid] = vintages.get(oldest)!;
-      entries.splice(at + HULL, 8, ...hull, oldest, oldest, firstValid, lastValid);
+      this.setBox(entry, HULL, hull);
+      this.setBox(entry, EDGE, [oldest, oldest, firstValid, lastValid]);
     }
   }
-}
 
-/** Whether the block's model's hull or edge holds its vintage and meets its valid times. */
-function meets(entries: readonly number[], { modelId, issue, firstValid, lastValid }: BlockSpan): boolean {
-  const hash = hashOf(modelId);
-  for (let at = 0; at < entries.length; at += ENTRY) {
-    if (entries[at] !== hash) continue;
-    for (const offset of [HULL, EDGE]) {
-      const [first, last, from, to] = box(entries, at + offset);
-      if (issue >= first && issue <= last && firstValid <= to && lastValid >= from) return true;
+  /** Whether the block's model's hull or edge, among the entries from `first` on, holds its vintage and meets its valid times. */
+  private meets(first: number, { modelId, issue, firstValid, lastValid }: BlockSpan): boolean {
+    const hash = hashOf(modelId);
+    for (let entry = first; entry !== NONE; entry = this.at(entry, NEXT)) {
+      if (this.at(entry, 0) !== hash) continue;
+      for (const offset of [HULL, EDGE]) {
+        const [from, to, validFrom, validTo] = this.box(entry, offset);
+        if (issue >= from && issue <= to && firstValid <= validTo && lastValid >= validFrom) return true;
+      }
     }
+    return false;
   }
-  return false;
-}
 
-/** The index of the model's entry among a site's, added (empty boxes) when it has none. */
-function entryOf(entries: number[], hash: number): number {
-  for (let at = 0; at < entries.length; at += ENTRY) if (entries[at] === hash) return at;
-  entries.push(hash, ...EMPTY, ...EMPTY);
-  return entries.length - ENTRY;
-}
+  /** The site's entry of the model, added first (empty boxes) when it has none. */
+  private entryOf(siteId: string, hash: number): number {
+    const first = this.clean.get(siteId)!;
+    for (let entry = first; entry !== NONE; entry = this.at(entry, NEXT)) if (this.at(entry, 0) === hash) return entry;
+    const entry = this.entries++;
+    if (entry % CHUNK === 0) this.chunks.push(new Float64Array(CHUNK * ENTRY));
+    this.set(entry, 0, hash);
+    this.set(entry, NEXT, first);
+    this.setBox(entry, HULL, EMPTY);
+    this.setBox(entry, EDGE, EMPTY);
+    this.clean.set(siteId, entry);
+    return entry;
+  }
 
-function box(entries: readonly number[], at: number): Box {
-  return [entries[at], entries[at + 1], entries[at + 2], entries[at + 3]];
+  private at(entry: number, offset: number): number {
+    return this.chunks[Math.floor(entry / CHUNK)][(entry % CHUNK) * ENTRY + offset];
+  }
+
+  private set(entry: number, offset: number, value: number): void {
+    this.chunks[Math.floor(entry / CHUNK)][(entry % CHUNK) * ENTRY + offset] = value;
+  }
+
+  private box(entry: number, offset: number): Box {
+    return [this.at(entry, offset), this.at(entry, offset + 1), this.at(entry, offset + 2), this.at(entry, offset + 3)];
+  }
+
+  private setBox(entry: number, offset: number, box: Box): void {
+    for (let i = 0; i < 4; i++) this.set(entry, offset + i, box[i]);
+  }
 }
 
 function hullOf(a: Box, b: Box): Box {
