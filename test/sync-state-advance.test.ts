@@ -1,5 +1,5 @@
 // The quiet sync states a run sends (advancesMark, src/sync/types.ts): a state is left out only
-// when the warehouse's own rule (SYNC_STATE_ADVANCE) would not write it, checked against that
+// when the warehouse's own rule (syncStateAdvanceSql) would not write it, checked against that
 // rule on a real DuckDB file for every combination of an end, a vintage and a digest.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -60,6 +60,34 @@ describe('open and migrate', () => {
     await warehouse.close();
   });
 
+  it("runs a transaction's deferred statements in order with its next call, all of them or none", async () => {
+    const warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+    await warehouse.run('CREATE TABLE t (n INTEGER)');
+    expect(() => warehouse.defer('INSERT INTO t VALUES (0)')).toThrow(/only inside a transaction/);
+    const seen = await warehouse.transaction(async () => {
+      warehouse.defer('INSERT INTO t VALUES (1)');
+      warehouse.defer('UPDATE t SET n = n * 10');
+      expect(() => warehouse.connection).toThrow(/statements wait/);
+      const seen = await warehouse.all<{ n: number }>('SELECT n FROM t');
+      warehouse.defer('INSERT INTO t VALUES (2)');
+      return seen;
+    });
+    expect(seen).toEqual([{ n: 10 }]);
+    expect(await warehouse.all('SELECT n FROM t ORDER BY n')).toEqual([{ n: 2 }, { n: 10 }]);
+
+    await expect(
+      warehouse.transaction(async () => {
+        warehouse.defer('INSERT INTO t VALUES (3)');
+        warehouse.defer("INSERT INTO t VALUES ('not a number')");
+        warehouse.defer('INSERT INTO t VALUES (4)');
+      }),
+    ).rejects.toThrow(/Conversion Error/);
+    expect(await warehouse.all('SELECT n FROM t ORDER BY n')).toEqual([{ n: 2 }, { n: 10 }]);
+    await warehouse.run('INSERT INTO t VALUES (5)');
+    expect(await warehouse.all('SELECT count(*)::INTEGER AS rows FROM t')).toEqual([{ rows: 3 }]);
+    await warehouse.close();
+  });
+
   it('a warehouse already at the newest migration, its views as views.sql defines them, opens and closes without a single write', async () => {
     const path = join(dir, 'warehouse.duckdb');
     const first = await Warehouse.open({ path });

@@ -162,7 +162,7 @@ export function syncStateOf(env: SyncEnv, resource: string, mark: SyncMark): Syn
 
 /**
  * Whether `next` moves `stored` (the mark read at the run's start) forward by the rule of
- * SYNC_STATE_ADVANCE (src/warehouse/merge.ts): a later end, a newer vintage, another digest. The
+ * syncStateAdvanceSql (src/warehouse/merge.ts): a later end, a newer vintage, another digest. The
  * stored state only moves forward during a run, so a quiet state that does not advance the mark
  * read at its start writes nothing, and is not sent.
  */

@@ -181,7 +181,7 @@ class LoadQueue {
           const { syncState, now = Date.now() } = job.options;
           return syncState ? [{ job, siteId: job.siteId, state: syncState, now }] : [];
         });
-        await writeVintageReads(warehouse, vintageReads);
+        writeVintageReads(warehouse, vintageReads);
         const advanced = await writeSyncStates(warehouse, marked);
         for (const { job, siteId, state } of marked) {
           if (advanced.has(stateKey(siteId, state.resource))) addRows(results.get(job)!, { sync_state: 1 });

@@ -7,5 +7,7 @@ import { createRequire } from 'node:module';
 
 const api: typeof import('@duckdb/node-api') = createRequire(import.meta.url)('@duckdb/node-api');
 
-export const { DuckDBInstance, DuckDBDataChunk, JSDuckDBValueConverter, DOUBLE, INTEGER, VARCHAR } = api;
+export const { DuckDBInstance, DuckDBDataChunk, DuckDBResultReader, JSDuckDBValueConverter, DOUBLE, INTEGER, VARCHAR } =
+  api;
 export type DuckDBInstance = import('@duckdb/node-api').DuckDBInstance;
+export type DuckDBResultReader = import('@duckdb/node-api').DuckDBResultReader;

@@ -5,7 +5,7 @@
 // The series tables carry no PRIMARY KEY index (it made bulk merges ~6x slower), so
 // every merge here is an anti-join on the table's key: only new keys go in. No key is staged
 // twice (series.ts says why), so the staged rows are taken as they are.
-import { instant } from './sql.js';
+import { instant, quoteLiteral } from './sql.js';
 
 /** The site id of a staged row, from its site_no and the batch's `sites` (an sqlList). */
 function siteOf(sites: string): string {
@@ -147,30 +147,33 @@ SELECT ${key}, new_value, seen_at, NULL FROM temp.${target.changes} WHERE NOT ex
 }
 
 /**
- * The sync states given as $1, a JSON array of [site_id, resource, synced_to, last_as_of,
- * updated_at, run_id, digest] rows (instants epoch ms): one parameter whatever their number, not six a
- * row in a VALUES list.
+ * The sync states given as `states`, the text of a JSON array of [site_id, resource, synced_to,
+ * last_as_of, updated_at, run_id, digest] rows (instants epoch ms), written into the statement as
+ * one literal whatever their number, not six values a row in a VALUES list; a literal, not a
+ * parameter, since a prepared statement takes two calls to DuckDB and a statement one.
  */
-const INCOMING_STATES = `SELECT r->>0 AS site_id, r->>1 AS resource, ${instant('CAST(r->>2 AS DOUBLE)')} AS synced_to,
+function incomingStates(states: string): string {
+  return `SELECT r->>0 AS site_id, r->>1 AS resource, ${instant('CAST(r->>2 AS DOUBLE)')} AS synced_to,
   ${instant('CAST(r->>3 AS DOUBLE)')} AS last_as_of, ${instant('CAST(r->>4 AS DOUBLE)')} AS updated_at, r->>5 AS run_id,
   r->>6 AS digest
-FROM (SELECT unnest(CAST($1 AS JSON[])) AS r)`;
+FROM (SELECT unnest(CAST(${quoteLiteral(states)} AS JSON[])) AS r)`;
+}
 
 /**
- * Moves the stored sync states of $1 forward (see INCOMING_STATES): the cursor never moves back
+ * Moves the stored sync states of `states` forward (incomingStates): the cursor never moves back
  * (a backfill of an older window keeps it), and a row is written only when it advances, so a
  * rerun of the same window writes nothing. Returns the site_id and resource of each row written.
- * An UPDATE, then SYNC_STATE_INSERT for the new ones, instead of an upsert (INSERT ... ON
+ * An UPDATE, then syncStateInsertSql for the new ones, instead of an upsert (INSERT ... ON
  * CONFLICT), which DuckDB runs slower.
  */
-export const SYNC_STATE_ADVANCE = `
+export const syncStateAdvanceSql = (states: string): string => `
 UPDATE sync_state SET
   synced_to = greatest(sync_state.synced_to, v.synced_to),
   last_as_of = greatest(sync_state.last_as_of, v.last_as_of),
   updated_at = v.updated_at,
   run_id = v.run_id,
   digest = v.digest
-FROM (${INCOMING_STATES}) v
+FROM (${incomingStates(states)}) v
 WHERE sync_state.site_id = v.site_id AND sync_state.resource = v.resource
   AND (v.synced_to > sync_state.synced_to
     OR v.last_as_of > sync_state.last_as_of
@@ -178,11 +181,11 @@ WHERE sync_state.site_id = v.site_id AND sync_state.resource = v.resource
     OR v.digest IS DISTINCT FROM sync_state.digest)
 RETURNING sync_state.site_id, sync_state.resource`;
 
-/** Inserts the sync states of $1 that are not stored yet; returns their site_id and resource. */
-export const SYNC_STATE_INSERT = `
+/** Inserts the sync states of `states` that are not stored yet; returns their site_id and resource. */
+export const syncStateInsertSql = (states: string): string => `
 INSERT INTO sync_state (site_id, resource, synced_to, last_as_of, updated_at, run_id, digest)
 SELECT v.site_id, v.resource, v.synced_to, v.last_as_of, v.updated_at, v.run_id, v.digest
-FROM (${INCOMING_STATES}) v ANTI JOIN sync_state s USING (site_id, resource)
+FROM (${incomingStates(states)}) v ANTI JOIN sync_state s USING (site_id, resource)
 RETURNING site_id, resource`;
 
 /** The last serving settings seen per model of a site, for the models staged in temp.models_in; $1 is now. */

@@ -86,7 +86,7 @@ export const SERIES: Record<SeriesKind, Series> = {
       // time on (flags.ts reaches back far enough for runs that began earlier): computed here
       // when the load was given thresholds, else by the sync once after its series.
       if (written.size > 0) {
-        await markFlagsPending(warehouse, `temp.${POWER_ACTUALS.changes}`);
+        markFlagsPending(warehouse, `temp.${POWER_ACTUALS.changes}`);
         if (options.quality) {
           await flagPending(warehouse, options.quality, { sites: [...written.keys()], now: options.now ?? Date.now() });
         }
@@ -104,8 +104,8 @@ export const SERIES: Record<SeriesKind, Series> = {
 /**
  * Writes the fresh rows into `table` and counts them per site. When every staged vintage is known
  * to have no stored row (stored-vintages.ts: a first sync, or a site's older vintages after its
- * newest), every staged row is fresh (no key is staged twice) and goes in without the anti-join:
- * the counts are the staged rows. Else, several sites: the INSERT returns each written row's site
+ * newest), every staged row is fresh (no key is staged twice) and goes in without the anti-join,
+ * with the transaction's next call (Warehouse.defer): the counts are the staged rows. Else, several sites: the INSERT returns each written row's site
  * as its 1-based position in `sites` (a small integer, cheap to read back) and the counts are
  * taken here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a
  * TEMP table to count them costs more than reading back a small integer a row.
@@ -125,7 +125,7 @@ async function insertFresh(
   for (const { siteId, spans } of loads) known.record(siteId, spans);
   const list = sqlList(sites);
   if (allNew) {
-    await warehouse.run(`INSERT INTO main.${table} ${freshSql(list, false)}`);
+    warehouse.defer(`INSERT INTO main.${table} ${freshSql(list, false)}`);
     return new Map(sites.map((site, index) => [site, { [table]: staged.rowsBySite[index] ?? 0 }]));
   }
   if (sites.length === 1) {
@@ -134,16 +134,12 @@ async function insertFresh(
     ]);
   }
   const counts = new Array<number>(sites.length).fill(0);
-  await warehouse.exclusive(async () => {
-    const result = await warehouse.connection.run(
-      `INSERT INTO main.${table} ${freshSql(list, true)} RETURNING list_position([${list}], site_id)::INTEGER`,
-    );
-    // The result is materialized: its chunks are read where they are, not by fetchChunk, a round
-    // trip to a pool thread for every 2,048 rows.
-    for (let index = 0; index < result.chunkCount; index++) {
-      for (const position of result.getChunk(index).getColumnValues(0)) counts[(position as number) - 1] += 1;
-    }
-  });
+  const result = await warehouse.result(
+    `INSERT INTO main.${table} ${freshSql(list, true)} RETURNING list_position([${list}], site_id)::INTEGER`,
+  );
+  for (let index = 0; index < result.chunkCount; index++) {
+    for (const position of result.getChunk(index).getColumnValues(0)) counts[(position as number) - 1] += 1;
+  }
   return new Map(sites.flatMap((site, index) => (counts[index] > 0 ? [[site, { [table]: counts[index] }]] : [])));
 }
 
@@ -173,16 +169,16 @@ async function mergeActuals(
   target: ActualsTarget,
 ): Promise<Map<string, RowsWritten>> {
   const list = sqlList(sites);
-  await warehouse.run(actualChangesSql(list, target));
+  warehouse.defer(actualChangesSql(list, target));
   const counts = await warehouse.all<{ site_id: string; revised: number; inserted: number }>(`
     SELECT site_id, count(*) FILTER (WHERE existed)::INTEGER AS revised, count(*) FILTER (WHERE NOT existed)::INTEGER AS inserted
     FROM temp.${target.changes} GROUP BY site_id`);
   const apply = applyActualChangesSql(list, target);
   if (counts.some((c) => c.revised > 0)) {
-    await warehouse.run(apply.revisions);
-    await warehouse.run(apply.update);
+    warehouse.defer(apply.revisions);
+    warehouse.defer(apply.update);
   }
-  if (counts.some((c) => c.inserted > 0)) await warehouse.run(apply.insert);
+  if (counts.some((c) => c.inserted > 0)) warehouse.defer(apply.insert);
   return new Map(
     counts.map((c) => [c.site_id, nonZero({ [target.table]: c.revised + c.inserted, [target.revisions]: c.revised })]),
   );

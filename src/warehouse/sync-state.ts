@@ -1,7 +1,7 @@
 // The sync state (sync_state): how far each site's resource is synced, written with the data in
 // the same transaction by the commit queue (writeSyncStates), or on its own for the resources
 // that read nothing new (saveSyncStates).
-import { SYNC_STATE_ADVANCE, SYNC_STATE_INSERT } from './merge.js';
+import { syncStateAdvanceSql, syncStateInsertSql } from './merge.js';
 import type { RowsWritten } from './rows.js';
 import { sqlList } from './sql.js';
 import type { Warehouse } from './warehouse.js';
@@ -43,8 +43,8 @@ export async function writeSyncStates(
     ]),
   );
   const written = [
-    ...(await warehouse.all<{ site_id: string; resource: string }>(SYNC_STATE_ADVANCE, [rows])),
-    ...(await warehouse.all<{ site_id: string; resource: string }>(SYNC_STATE_INSERT, [rows])),
+    ...(await warehouse.all<{ site_id: string; resource: string }>(syncStateAdvanceSql(rows))),
+    ...(await warehouse.all<{ site_id: string; resource: string }>(syncStateInsertSql(rows))),
   ];
   return new Set(written.map((row) => stateKey(row.site_id, row.resource)));
 }

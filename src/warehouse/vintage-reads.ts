@@ -6,7 +6,7 @@
 // costs a row, not a statement or a transaction (a first sync defers ~200 vintages a site, and a
 // night can find the newest output of every model not out yet).
 import { DOUBLE, INTEGER, VARCHAR } from './duckdb-api.js';
-import { instant } from './sql.js';
+import { instant, instantLiteral, quoteLiteral } from './sql.js';
 import { appendBlocks } from './staging.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -110,40 +110,40 @@ export async function stageVintageReads(warehouse: Warehouse, entries: Entries):
   ]);
 }
 
-/** The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most three statements; inside its transaction. */
-export async function writeVintageReads(warehouse: Warehouse, entries: Entries): Promise<void> {
+/** The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most three statements, deferred to the transaction's next call (Warehouse.defer). */
+export function writeVintageReads(warehouse: Warehouse, entries: Entries): void {
   if (entries.length === 0) return;
   if (entries.some(({ reads }) => reads.stored.length > 0))
-    await warehouse.run(
+    warehouse.defer(
       `DELETE FROM vintage_reads v USING (${KEYS} WHERE kind = 'stored') k
         WHERE v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue`,
     );
   // One run's clock and id for the whole batch: the loads of a batch come from one sync.
   const { now, reads } = entries[0];
+  const at = instantLiteral(now);
+  const runId = quoteLiteral(reads.runId);
   if (entries.some(({ reads }) => reads.deferred.length > 0))
     // A vintage already recorded (a failed read, or deferred by a run that ended before its older
     // pass) keeps its row and its attempts, and a key is inserted once: the table has no key index
     // (migration 032), so the keys it holds already are found by a join built on the batch's
     // staged keys, and left out.
-    await warehouse.run(
+    warehouse.defer(
       `INSERT INTO vintage_reads
-       SELECT k.site_id, k.resource, k.model_id, k.issue, 'pending', 0, k.reason, ${instant('$1')}, ${instant('$1')}, $2
+       SELECT k.site_id, k.resource, k.model_id, k.issue, 'pending', 0, k.reason, ${at}, ${at}, ${runId}
          FROM (SELECT DISTINCT site_id, resource, model_id, issue, reason FROM (${KEYS} WHERE kind = 'deferred')) k
          ANTI JOIN (SELECT v.site_id, v.resource, v.model_id, v.issue
                       FROM vintage_reads v JOIN (${KEYS} WHERE kind = 'deferred') d
                         ON v.site_id = d.site_id AND v.resource = d.resource AND v.model_id = d.model_id AND v.issue = d.issue) held
            ON k.site_id = held.site_id AND k.resource = held.resource AND k.model_id = held.model_id AND k.issue = held.issue`,
-      [now, reads.runId],
     );
   if (entries.some(({ reads }) => reads.attempted.length > 0))
     // The key's row updated, or inserted where there is none: a key is kept once by its writers.
-    await warehouse.run(
+    warehouse.defer(
       `MERGE INTO vintage_reads v USING (${KEYS} WHERE kind = 'attempted') k
           ON v.site_id = k.site_id AND v.resource = k.resource AND v.model_id = k.model_id AND v.issue = k.issue
         WHEN MATCHED THEN UPDATE SET status = k.status, attempts = k.attempts, reason = k.reason,
-          last_failed_at = ${instant('$1')}, run_id = $2
+          last_failed_at = ${at}, run_id = ${runId}
         WHEN NOT MATCHED THEN INSERT VALUES (k.site_id, k.resource, k.model_id, k.issue, k.status, k.attempts, k.reason,
-          ${instant('$1')}, ${instant('$1')}, $2)`,
-      [now, reads.runId],
+          ${at}, ${at}, ${runId})`,
     );
 }

@@ -34,10 +34,17 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
-import type { DuckDBConnection, DuckDBInstance, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type {
+  DuckDBConnection,
+  DuckDBInstance,
+  DuckDBMaterializedResult,
+  DuckDBType,
+  DuckDBValue,
+} from '@duckdb/node-api';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SIZES, type RowSizes } from '../resources/sizes.js';
 import { faultPoint } from '../fault.js';
+import { DuckDBResultReader } from './duckdb-api.js';
 import { type DuckDBHandle, openDuckDB } from './duckdb.js';
 import { handBackPool } from './executor.js';
 import { ColdStore, coldFolderOf, hotCutoff, type MovedDay, presentCold, publishedSearchPath } from './cold.js';
@@ -118,6 +125,8 @@ export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly holding = new AsyncLocalStorage<true>();
   private inTransaction = false;
+  /** Statements of the open transaction waiting to go with its next one (defer). */
+  private deferred: string[] = [];
   private coldSettings: ColdSettings = { hotWindowMs: undefined, graceMs: DEFAULT_COLD_GRACE_MS, now: Date.now };
   /** DuckDB's memory_limit between steps (OpenOptions.memoryLimit): what a step's own limit gives way to. */
   memoryLimit: string | null = null;
@@ -144,8 +153,12 @@ export class Warehouse {
     this.cold = new ColdStore(this, coldFolderOf(path));
   }
 
-  /** Use it only inside `exclusive` (or `transaction`), so no other caller interleaves. */
+  /**
+   * Use it only inside `exclusive` (or `transaction`), so no other caller interleaves, and not
+   * while a deferred statement waits (`defer`): it would run before them.
+   */
   get connection(): DuckDBConnection {
+    if (this.deferred.length > 0) throw new Error('Warehouse: the connection is used while statements wait (defer)');
     return this.duckdb.connection;
   }
 
@@ -263,16 +276,13 @@ export class Warehouse {
 
   /** Rows as plain JS objects (TIMESTAMPTZ as Date, BIGINT as bigint, DOUBLE as number). */
   async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
-    return this.exclusive(async () => {
-      const reader = await this.connection.runAndReadAll(sql, params);
-      return reader.getRowObjectsJS() as T[];
-    });
+    return this.exclusive(async () => (await readInPlace(await this.execute(sql, params))).getRowObjectsJS() as T[]);
   }
 
   /** A query's columns, each an array of its values: many rows without an object each. */
   async columns<T extends unknown[]>(sql: string, params?: SqlParams): Promise<{ [K in keyof T]: T[K][] }> {
     return this.exclusive(async () => {
-      const reader = await this.connection.runAndReadAll(sql, params);
+      const reader = await readInPlace(await this.execute(sql, params));
       // The reader gives no column at all for no rows.
       const columns = reader.currentRowCount > 0 ? reader.getColumnsJS() : [];
       return Array.from({ length: reader.columnCount }, (_, i) => columns[i] ?? []) as { [K in keyof T]: T[K][] };
@@ -281,7 +291,41 @@ export class Warehouse {
 
   /** `types` binds params as given where a JS value's own type is wrong (typeForValue): an integral DOUBLE past int64 is no BIGINT. */
   async run(sql: string, params?: SqlParams, types?: DuckDBType[]): Promise<void> {
-    await this.exclusive(() => this.connection.run(sql, params, types));
+    await this.exclusive(() => this.execute(sql, params, types));
+  }
+
+  /** A statement's result whole, as DuckDB materialized it: its chunks are read in place (`getChunk`). */
+  async result(sql: string): Promise<DuckDBMaterializedResult> {
+    return this.exclusive(() => this.execute(sql));
+  }
+
+  /**
+   * Runs `sql` in the open transaction with its next statement, or its COMMIT, in one call: each
+   * call to DuckDB waits for the event loop to take its answer (~4 ms a call in a busy sync), so
+   * statements whose answer nobody reads share one. No parameters: the statements go as one text.
+   * One that fails fails the call that carries it, in the same transaction, which rolls back.
+   */
+  defer(sql: string): void {
+    if (!this.inTransaction || !this.holdsConnection()) throw new Error('Warehouse.defer: only inside a transaction');
+    this.deferred.push(sql);
+  }
+
+  /**
+   * Runs `sql` after the deferred statements: with them in one call (DuckDB answers for the
+   * last), or, with parameters, prepared after them (two calls: prepare, execute).
+   */
+  private async execute(sql: string, params?: SqlParams, types?: DuckDBType[]): Promise<DuckDBMaterializedResult> {
+    const { connection } = this.duckdb;
+    const deferred = this.deferred.splice(0);
+    if (!params) return connection.run([...deferred, sql].join(';\n'));
+    if (deferred.length > 0) await connection.run(deferred.join(';\n'));
+    const prepared = await connection.prepare(sql);
+    try {
+      prepared.bind(params, types);
+      return await prepared.run();
+    } finally {
+      prepared.destroySync();
+    }
   }
 
   /**
@@ -289,7 +333,7 @@ export class Warehouse {
    * and its transaction rolls back. For a second signal, which must not wait for a long statement.
    */
   interrupt(): void {
-    this.connection.interrupt();
+    this.duckdb.connection.interrupt();
   }
 
   /**
@@ -307,7 +351,7 @@ export class Warehouse {
 
   /** Runs a statement and returns how many rows it inserted, updated or deleted. */
   async changed(sql: string, params?: SqlParams): Promise<number> {
-    return this.exclusive(async () => (await this.connection.run(sql, params)).rowsChanged);
+    return this.exclusive(async () => (await this.execute(sql, params)).rowsChanged);
   }
 
   /** Whether a transaction of `transaction` is open (in which a nested call runs as part of it). */
@@ -319,17 +363,20 @@ export class Warehouse {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       if (this.inTransaction) return fn();
-      await this.connection.run('BEGIN TRANSACTION');
+      // BEGIN goes with the transaction's first statement (defer).
+      this.deferred.push('BEGIN TRANSACTION');
       this.inTransaction = true;
       try {
         const result = await fn();
-        await this.connection.run('COMMIT');
+        await this.execute('COMMIT');
         faultPoint('commit');
         return result;
       } catch (error) {
-        // A COMMIT that failed (a full disk) has ended the transaction already: the ROLLBACK's
-        // own error ("no transaction is active") must not hide the cause.
-        await this.connection.run('ROLLBACK').catch(() => undefined);
+        this.deferred = [];
+        // A COMMIT that failed (a full disk) has ended the transaction already, and a failure
+        // before the first statement began none: the ROLLBACK's own error ("no transaction is
+        // active") must not hide the cause.
+        await this.duckdb.connection.run('ROLLBACK').catch(() => undefined);
         throw explainDiskFull(error, this.writerPath);
       } finally {
         this.inTransaction = false;
@@ -515,6 +562,20 @@ export class Warehouse {
 }
 
 /** Replaces whatever `<path>.wal` is (a foreign WAL, or nothing) by a symlink to /dev/null, atomically. */
+/**
+ * A reader of a materialized result that takes its chunks where they are: the reader's own fetch
+ * is a call to DuckDB's thread a chunk, and one more for the end.
+ */
+async function readInPlace(result: DuckDBMaterializedResult): Promise<DuckDBResultReader> {
+  let next = 0;
+  const inPlace = Object.create(result, {
+    fetchChunk: { value: async () => (next < result.chunkCount ? result.getChunk(next++) : null) },
+  });
+  const reader = new DuckDBResultReader(inPlace);
+  await reader.readAll();
+  return reader;
+}
+
 function neutraliseWal(path: string): void {
   const draft = `${path}.wal.tmp-${randomUUID().slice(0, 8)}`;
   symlinkSync('/dev/null', draft);
