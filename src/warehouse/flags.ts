@@ -363,9 +363,9 @@ export async function reflagActuals(
 }
 
 /**
- * Records, in the caller's transaction (with its next statement: defer), that the flags of the sites in `changes` (a table with
- * site_id and valid_time: the actuals a load changed) are to be computed from the earliest
- * valid time that changed.
+ * Records, in the caller's transaction (with its next statement: defer), that the flags of the
+ * sites in `changes` (a table with site_id and valid_time: the actuals a load changed) are to be
+ * computed from the earliest valid time that changed.
  */
 export function markFlagsPending(warehouse: Pick<Warehouse, 'defer'>, changes: string): void {
   warehouse.defer(`INSERT INTO actual_flags_pending SELECT site_id, min(valid_time) FROM ${changes} GROUP BY site_id`);

@@ -105,10 +105,11 @@ export const SERIES: Record<SeriesKind, Series> = {
  * Writes the fresh rows into `table` and counts them per site. When every staged vintage is known
  * to have no stored row (stored-vintages.ts: a first sync, or a site's older vintages after its
  * newest), every staged row is fresh (no key is staged twice) and goes in without the anti-join,
- * with the transaction's next call (Warehouse.defer): the counts are the staged rows. Else, several sites: the INSERT returns each written row's site
- * as its 1-based position in `sites` (a small integer, cheap to read back) and the counts are
- * taken here: DuckDB cannot aggregate over RETURNING in SQL, and materialising the fresh rows in a
- * TEMP table to count them costs more than reading back a small integer a row.
+ * with the transaction's next call (Warehouse.defer): the counts are the staged rows. Else,
+ * several sites: the INSERT returns each written row's site as its 1-based position in `sites`
+ * (a small integer, cheap to read back) and the counts are taken here: DuckDB cannot aggregate
+ * over RETURNING in SQL, and materialising the fresh rows in a TEMP table to count them costs
+ * more than reading back a small integer a row.
  */
 async function insertFresh(
   warehouse: Warehouse,

@@ -110,7 +110,10 @@ export async function stageVintageReads(warehouse: Warehouse, entries: Entries):
   ]);
 }
 
-/** The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most three statements, deferred to the transaction's next call (Warehouse.defer). */
+/**
+ * The vintage bookkeeping of a batch's loads (staged by stageVintageReads), in at most three
+ * statements, deferred to the transaction's next call (Warehouse.defer).
+ */
 export function writeVintageReads(warehouse: Warehouse, entries: Entries): void {
   if (entries.length === 0) return;
   if (entries.some(({ reads }) => reads.stored.length > 0))

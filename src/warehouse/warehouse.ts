@@ -561,7 +561,6 @@ export class Warehouse {
   }
 }
 
-/** Replaces whatever `<path>.wal` is (a foreign WAL, or nothing) by a symlink to /dev/null, atomically. */
 /**
  * A reader of a materialized result that takes its chunks where they are: the reader's own fetch
  * is a call to DuckDB's thread a chunk, and one more for the end.
@@ -576,6 +575,7 @@ async function readInPlace(result: DuckDBMaterializedResult): Promise<DuckDBResu
   return reader;
 }
 
+/** Replaces whatever `<path>.wal` is (a foreign WAL, or nothing) by a symlink to /dev/null, atomically. */
 function neutraliseWal(path: string): void {
   const draft = `${path}.wal.tmp-${randomUUID().slice(0, 8)}`;
   symlinkSync('/dev/null', draft);
