@@ -1,6 +1,7 @@
-// Loading figures: the raw data-chunk append (the floor any loader pays) and the loader's full
-// path (staging + anti-join merge, one transaction per site). The lead's bench/run.ts calls
-// benchAppend(rows) for its "raw append" limit; run this file for the loader's own figures:
+// Loading figures: the raw data-chunk append (the floor any loader pays), the staging append
+// alone, and the loader's full path (staging + anti-join merge, one transaction per site). The
+// lead's bench/run.ts calls benchAppend(rows) for its "raw append" limit; run this file for the
+// loader's own figures:
 //   node --import tsx bench/load.ts [--sites 1000] [--rows-per-site 6000]
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBValue } from '@du
 import { openDuckDB } from '../src/warehouse/duckdb.js';
 import { loadForecasts } from '../src/warehouse/loader.js';
 import type { ForecastColumns } from '../src/warehouse/rows.js';
+import { appendBlocks, type StageBlock } from '../src/warehouse/staging.js';
 import { Warehouse } from '../src/warehouse/warehouse.js';
 
 const CHUNK_ROWS = 2048;
@@ -89,6 +91,42 @@ export async function benchAppend(rows: number): Promise<number> {
   }
 }
 
+/**
+ * Stages `rows` rows (blocks of 192: a site and a block number, then valid time, value and
+ * capacity, a value in 50 null) into a TEMP table through the loader's appender (staging.ts),
+ * best of three, into a fresh warehouse. Returns seconds.
+ */
+export async function benchStaging(rows: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'efsync-bench-staging-'));
+  const warehouse = await Warehouse.open({ path: join(dir, 'warehouse.duckdb') });
+  try {
+    await warehouse.run('CREATE TEMP TABLE staged (site_no INTEGER, t DOUBLE, v DOUBLE, c DOUBLE)');
+    const size = 192;
+    const valid = Array.from({ length: size }, (_, i) => START + i * QUARTER_HOUR);
+    const values = Array.from({ length: size }, (_, i) => (i % 50 === 0 ? null : i / 3));
+    const blocks: StageBlock[] = Array.from({ length: Math.ceil(rows / size) }, (_, b) => ({
+      rows: Math.min(size, rows - b * size),
+      columns: [
+        { type: INTEGER, values: { constant: b + 1 } },
+        { type: DOUBLE, values: valid },
+        { type: DOUBLE, values },
+        { type: DOUBLE, values: { constant: 1000 } },
+      ],
+    }));
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      await warehouse.run('DELETE FROM staged');
+      const started = performance.now();
+      await appendBlocks(warehouse, 'staged', blocks);
+      best = Math.min(best, (performance.now() - started) / 1000);
+    }
+    return best;
+  } finally {
+    await warehouse.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export interface LoaderFigures {
   sites: number;
   rows: number;
@@ -153,6 +191,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const appendSeconds = await benchAppend(rows);
   console.log(
     `raw append       ${rows.toLocaleString('en')} rows  ${appendSeconds.toFixed(2)} s  ${rate(rows, appendSeconds)}  cpu ${(cpu() - before).toFixed(1)} s`,
+  );
+  const stagingSeconds = await benchStaging(rows);
+  console.log(
+    `staging          ${rows.toLocaleString('en')} rows  ${stagingSeconds.toFixed(2)} s  ${rate(rows, stagingSeconds)}`,
   );
   for (const concurrency of [1, 8]) {
     before = cpu();

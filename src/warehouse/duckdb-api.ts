@@ -9,5 +9,10 @@ const api: typeof import('@duckdb/node-api') = createRequire(import.meta.url)('@
 
 export const { DuckDBInstance, DuckDBDataChunk, DuckDBResultReader, JSDuckDBValueConverter, DOUBLE, INTEGER, VARCHAR } =
   api;
+/**
+ * DuckDB's C API as the node-api package calls it: the staging tables take whole columns of
+ * numbers through it in one copy (staging.ts), where a node-api vector takes them one value at a time.
+ */
+export const bindings: typeof import('@duckdb/node-bindings') = createRequire(import.meta.url)('@duckdb/node-bindings');
 export type DuckDBInstance = import('@duckdb/node-api').DuckDBInstance;
 export type DuckDBResultReader = import('@duckdb/node-api').DuckDBResultReader;

@@ -1,8 +1,9 @@
 // Staging: a batch's blocks of one series into its TEMP staging tables, through DuckDB data
 // chunks (the commit queue, commit-queue.ts, stages every kind of a batch before merging them,
 // series.ts). Instants travel as DOUBLE epoch ms and become TIMESTAMPTZ in the merge SQL.
-import type { DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
-import { DuckDBDataChunk, INTEGER } from './duckdb-api.js';
+import type { DuckDBDataChunk as DataChunk, DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
+import type { Vector as DuckDBRawVector } from '@duckdb/node-bindings';
+import { bindings, DOUBLE, DuckDBDataChunk, INTEGER } from './duckdb-api.js';
 import type { BlockSpan } from './stored-vintages.js';
 import type { Warehouse } from './warehouse.js';
 
@@ -129,6 +130,7 @@ export async function appendBlocks(warehouse: Warehouse, table: string, blocks: 
   const total = filled.reduce((sum, block) => sum + block.rows, 0);
   if (total === 0) return;
   const types = filled[0].columns.map((c) => c.type);
+  const writers = types.map(columnWriter);
   const appender = await warehouse.connection.createAppender(table, 'main', 'temp');
   try {
     let blockIndex = 0;
@@ -136,13 +138,12 @@ export async function appendBlocks(warehouse: Warehouse, table: string, blocks: 
     for (let done = 0; done < total; done += CHUNK_ROWS) {
       const size = Math.min(CHUNK_ROWS, total - done);
       const chunk = DuckDBDataChunk.create(types, size);
-      const vectors = types.map((_, index) => chunk.getColumnVector(index));
+      for (const [index, writer] of writers.entries()) writer.start(chunk, index);
       for (let row = 0; row < size; ) {
         const block = filled[blockIndex];
         const count = Math.min(size - row, block.rows - offset);
-        block.columns.forEach((column, index) => {
-          setItems(vectors[index], row, column, offset, count);
-        });
+        for (let index = 0; index < writers.length; index++)
+          writers[index].write(block.columns[index], row, offset, count);
         row += count;
         offset += count;
         if (offset === block.rows) {
@@ -150,7 +151,7 @@ export async function appendBlocks(warehouse: Warehouse, table: string, blocks: 
           offset = 0;
         }
       }
-      for (const vector of vectors) vector.flush();
+      for (const writer of writers) writer.finish(size);
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();
@@ -159,12 +160,79 @@ export async function appendBlocks(warehouse: Warehouse, table: string, blocks: 
   }
 }
 
-/** Copies `count` values of `column` from `offset` into `vector` from row `row`. */
-function setItems(vector: DuckDBVector, row: number, column: StageColumn, offset: number, count: number): void {
-  const values = column.values;
-  if ('constant' in values) {
-    for (let i = 0; i < count; i++) vector.setItem(row + i, values.constant as DuckDBValue);
-  } else {
-    for (let i = 0; i < count; i++) vector.setItem(row + i, values[offset + i] as DuckDBValue);
-  }
+/** Writes one column of each data chunk: start, then its values run by run, then finish. */
+interface ColumnWriter {
+  start(chunk: DataChunk, index: number): void;
+  write(column: StageColumn, row: number, offset: number, count: number): void;
+  finish(size: number): void;
+}
+
+function columnWriter(type: DuckDBType): ColumnWriter {
+  if (type === DOUBLE) return numberWriter(new Float64Array(CHUNK_ROWS), type);
+  if (type === INTEGER) return numberWriter(new Int32Array(CHUNK_ROWS), type);
+  return valueWriter();
+}
+
+/**
+ * A DOUBLE or INTEGER column, gathered in a typed array and copied into the chunk's vector at once
+ * (its nulls as a validity mask): a node-api vector's setItem per value boxes each double it is
+ * passed and, once the chunk has a null, computes every later row's validity bit in BigInts.
+ */
+function numberWriter(data: Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer>, type: DuckDBType): ColumnWriter {
+  // DuckDB's validity: bit (row % 64) of 64-bit word (row / 64), little-endian, 1 = valid.
+  const validity = new Uint8Array(CHUNK_ROWS / 8);
+  const integer = data instanceof Int32Array;
+  let vector: DuckDBRawVector;
+  let nulls = false;
+  return {
+    start(chunk, index) {
+      vector = bindings.data_chunk_get_vector(chunk.chunk, index);
+      validity.fill(0xff);
+      nulls = false;
+    },
+    write({ values }, row, offset, count) {
+      if ('constant' in values) {
+        data.fill(checked(values.constant, integer, type), row, row + count);
+        return;
+      }
+      for (let i = 0; i < count; i++) {
+        const value = values[offset + i];
+        if (value == null) {
+          validity[(row + i) >> 3] &= ~(1 << ((row + i) & 7));
+          nulls = true;
+        } else data[row + i] = integer ? checked(value, true, type) : (value as number);
+      }
+    },
+    finish(size) {
+      bindings.copy_data_to_vector(vector, 0, data.buffer, 0, size * data.BYTES_PER_ELEMENT);
+      if (!nulls) return;
+      bindings.vector_ensure_validity_writable(vector);
+      bindings.copy_data_to_vector_validity(vector, 0, validity.buffer, 0, Math.ceil(size / 64) * 8);
+    },
+  };
+}
+
+/** A number for a numeric column: an INTEGER column takes whole numbers in int32's range only. */
+function checked(value: string | number, integer: boolean, type: DuckDBType): number {
+  const fits = typeof value === 'number' && (!integer || (Number.isInteger(value) && value === (value | 0)));
+  if (!fits) throw new Error(`staging: ${JSON.stringify(value)} is not a ${type} value`);
+  return value;
+}
+
+/** Any other column, value by value through the node-api vector. */
+function valueWriter(): ColumnWriter {
+  let vector: DuckDBVector;
+  return {
+    start(chunk, index) {
+      vector = chunk.getColumnVector(index);
+    },
+    write({ values }, row, offset, count) {
+      for (let i = 0; i < count; i++) {
+        vector.setItem(row + i, ('constant' in values ? values.constant : values[offset + i]) as DuckDBValue);
+      }
+    },
+    finish() {
+      vector.flush();
+    },
+  };
 }
